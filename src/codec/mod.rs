@@ -1,0 +1,314 @@
+//! Per-chunk compression (FORMAT.md §3.1): zstd, lz4 (block), gzip (raw DEFLATE) or none.
+//!
+//! Every call compresses one chunk on its own. Contexts are expensive to create, so each worker
+//! thread keeps one per codec in a thread-local and reuses it for every chunk it handles.
+
+use std::cell::RefCell;
+
+use crate::error::{Error, Result};
+
+/// Compression algorithm and level, chosen per file and recorded in the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    /// Store every chunk raw.
+    None,
+    /// zstd at a level from -100 (fastest) to 22.
+    Zstd(i32),
+    /// LZ4 block format (lz4_flex).
+    Lz4,
+    /// DEFLATE at a level from 1 to 9 (the algorithm of gzip, without gzip's per-member header).
+    Gzip(u32),
+}
+
+impl Default for Codec {
+    fn default() -> Self {
+        Codec::Zstd(3)
+    }
+}
+
+const ZSTD_LEVELS: std::ops::RangeInclusive<i32> = -100..=22;
+
+impl Codec {
+    /// Header identifier.
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::None => 0,
+            Codec::Zstd(_) => 1,
+            Codec::Lz4 => 2,
+            Codec::Gzip(_) => 3,
+        }
+    }
+
+    /// Level byte of the header (informational).
+    pub fn level_byte(self) -> i8 {
+        match self {
+            // Levels are range-checked on construction, so they fit.
+            Codec::Zstd(l) => l.clamp(-128, 127) as i8,
+            Codec::Gzip(l) => l.min(127) as i8,
+            Codec::None | Codec::Lz4 => 0,
+        }
+    }
+
+    /// Rebuilds the codec from header fields. The level never matters for decompression.
+    pub fn from_header(id: u8, level: i8) -> Result<Self> {
+        match id {
+            0 => Ok(Codec::None),
+            1 => Ok(Codec::Zstd(i32::from(level))),
+            2 => Ok(Codec::Lz4),
+            3 => Ok(Codec::Gzip(u32::try_from(level).unwrap_or(0))),
+            _ => Err(Error::InvalidHeader(format!("unknown codec id {id}"))),
+        }
+    }
+
+    /// The name as the command line spells it, e.g. `zstd:3`.
+    pub fn name(self) -> String {
+        match self {
+            Codec::None => "none".into(),
+            Codec::Zstd(l) => format!("zstd:{l}"),
+            Codec::Lz4 => "lz4".into(),
+            Codec::Gzip(l) => format!("gzip:{l}"),
+        }
+    }
+
+    /// The output space [`Codec::compress`] needs for `chunk` input bytes: the chunk itself,
+    /// except for lz4, whose encoder insists on room for its worst case.
+    pub(crate) fn out_len(self, chunk: usize) -> usize {
+        match self {
+            Codec::Lz4 => lz4_flex::block::get_maximum_output_size(chunk),
+            _ => chunk,
+        }
+    }
+
+    /// Compresses `input` into `out` (at least [`Codec::out_len`] bytes). Returns `Ok(None)`
+    /// when the result is not strictly smaller than `input`: the chunk is then stored raw.
+    pub(crate) fn compress(
+        self,
+        input: &[u8],
+        out: &mut [u8],
+        chunk_log2: u8,
+    ) -> Result<Option<usize>> {
+        let smaller = input.len().saturating_sub(1);
+        let n = match self {
+            Codec::None => None,
+            Codec::Zstd(level) => zstd_compress(level, chunk_log2, input, &mut out[..smaller])?,
+            Codec::Gzip(level) => deflate(level, input, &mut out[..smaller])?,
+            Codec::Lz4 => lz4_flex::block::compress_into(input, out).ok(),
+        };
+        Ok(n.filter(|&n| n > 0 && n <= smaller))
+    }
+
+    /// Decompresses one chunk into `out` (whose length is the chunk size) and returns its length.
+    /// The error string says what is wrong; the caller names the chunk.
+    pub(crate) fn decompress(
+        self,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> std::result::Result<usize, String> {
+        match self {
+            Codec::None => Err("a compressed chunk in a file whose codec is none".into()),
+            Codec::Zstd(_) => zstd_decompress(input, out),
+            Codec::Lz4 => lz4_flex::block::decompress_into(input, out).map_err(|e| e.to_string()),
+            Codec::Gzip(_) => inflate(input, out),
+        }
+    }
+}
+
+impl std::str::FromStr for Codec {
+    type Err = Error;
+    /// Parses `zstd[:LEVEL]`, `lz4`, `gzip[:LEVEL]` or `none`.
+    fn from_str(s: &str) -> Result<Self> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (s, None),
+        };
+        let bad_level = |range: &str| {
+            Error::InvalidOption(format!(
+                "invalid level in '{s}': {name} takes a level in {range}"
+            ))
+        };
+        let codec = match (name.to_ascii_lowercase().as_str(), level) {
+            ("zstd", None) => Codec::Zstd(3),
+            ("zstd", Some(l)) => {
+                let l: i32 = l.parse().map_err(|_| bad_level("-100..=22"))?;
+                if !ZSTD_LEVELS.contains(&l) || l == 0 {
+                    return Err(bad_level("-100..=-1 or 1..=22"));
+                }
+                Codec::Zstd(l)
+            }
+            ("gzip", None) => Codec::Gzip(6),
+            ("gzip", Some(l)) => match l.parse() {
+                Ok(l @ 1..=9) => Codec::Gzip(l),
+                _ => return Err(bad_level("1..=9")),
+            },
+            ("lz4", None) => Codec::Lz4,
+            ("none", None) => Codec::None,
+            ("lz4" | "none", Some(_)) => {
+                return Err(Error::InvalidOption(format!(
+                    "{name} takes no level: use '{name}'"
+                )))
+            }
+            _ => {
+                return Err(Error::InvalidOption(format!(
+                    "unknown compression '{s}': use zstd[:LEVEL], lz4, gzip[:LEVEL] or none"
+                )))
+            }
+        };
+        Ok(codec)
+    }
+}
+
+thread_local! {
+    static ZSTD_C: RefCell<Option<((i32, u8), zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    static ZSTD_D: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    static DEFLATE: RefCell<Option<(u32, flate2::Compress)>> = const { RefCell::new(None) };
+    static INFLATE: RefCell<Option<flate2::Decompress>> = const { RefCell::new(None) };
+}
+
+/// Level-3 zstd uses a 2 MiB window; with larger chunks the window is widened to the whole chunk,
+/// which recovers most of the ratio lost to independent chunks (README, "chunk size").
+fn zstd_window_log(level: i32, chunk_log2: u8) -> Option<u32> {
+    (chunk_log2 > 21 && level < 20).then_some(u32::from(chunk_log2))
+}
+
+fn zstd_compress(
+    level: i32,
+    chunk_log2: u8,
+    input: &[u8],
+    out: &mut [u8],
+) -> Result<Option<usize>> {
+    let codec_err = |e: std::io::Error| Error::Codec(format!("zstd: {e}"));
+    ZSTD_C.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().map(|(k, _)| *k) != Some((level, chunk_log2)) {
+            let mut c = zstd::bulk::Compressor::new(level).map_err(codec_err)?;
+            if let Some(w) = zstd_window_log(level, chunk_log2) {
+                c.set_parameter(zstd::stream::raw::CParameter::WindowLog(w))
+                    .map_err(codec_err)?;
+            }
+            c.include_checksum(false).map_err(codec_err)?;
+            *slot = Some(((level, chunk_log2), c));
+        }
+        let (_, c) = slot.as_mut().expect("just set");
+        // An error here is zstd's "destination too small": the chunk does not shrink.
+        Ok(c.compress_to_buffer(input, out).ok())
+    })
+}
+
+fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
+    ZSTD_D.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut d = zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?;
+            // Chunks are at most 16 MiB, so no valid frame needs a larger window.
+            d.set_parameter(zstd::stream::raw::DParameter::WindowLogMax(24))
+                .map_err(|e| e.to_string())?;
+            *slot = Some(d);
+        }
+        let d = slot.as_mut().expect("just set");
+        d.decompress_to_buffer(input, out)
+            .map_err(|e| e.to_string())
+    })
+}
+
+fn deflate(level: u32, input: &[u8], out: &mut [u8]) -> Result<Option<usize>> {
+    DEFLATE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        match slot.as_mut() {
+            Some((l, c)) if *l == level => c.reset(),
+            _ => {
+                *slot = Some((
+                    level,
+                    flate2::Compress::new(flate2::Compression::new(level), false),
+                ))
+            }
+        }
+        let (_, c) = slot.as_mut().expect("just set");
+        match c.compress(input, out, flate2::FlushCompress::Finish) {
+            Ok(flate2::Status::StreamEnd) => Ok(Some(c.total_out() as usize)),
+            // Ran out of room before the end: not smaller than the input.
+            Ok(_) => Ok(None),
+            Err(e) => Err(Error::Codec(format!("deflate: {e}"))),
+        }
+    })
+}
+
+fn inflate(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
+    INFLATE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        match slot.as_mut() {
+            Some(d) => d.reset(false),
+            None => *slot = Some(flate2::Decompress::new(false)),
+        }
+        let d = slot.as_mut().expect("just set");
+        match d.decompress(input, out, flate2::FlushDecompress::Finish) {
+            Ok(flate2::Status::StreamEnd) if d.total_in() as usize == input.len() => {
+                Ok(d.total_out() as usize)
+            }
+            Ok(flate2::Status::StreamEnd) => Err("data after the end of the DEFLATE stream".into()),
+            Ok(_) => Err("DEFLATE stream larger than the chunk or cut short".into()),
+            Err(e) => Err(format!("DEFLATE: {e}")),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|i| b"zseal compresses text "[i % 22] ^ (i / 997) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn every_codec_round_trips_and_refuses_growth() {
+        for codec in ["zstd:3", "zstd:-5", "zstd:19", "lz4", "gzip:1", "gzip:9"] {
+            let codec: Codec = codec.parse().unwrap();
+            let input = sample(100_000);
+            let mut out = vec![0u8; codec.out_len(input.len())];
+            let n = codec
+                .compress(&input, &mut out, 17)
+                .unwrap()
+                .expect("text shrinks");
+            assert!(n < input.len());
+            let mut back = vec![0u8; 1 << 17];
+            let m = codec.decompress(&out[..n], &mut back).unwrap();
+            assert_eq!(&back[..m], &input[..], "{codec:?}");
+            // Too small an output buffer must fail, not overflow.
+            assert!(
+                codec.decompress(&out[..n], &mut back[..1000]).is_err(),
+                "{codec:?}"
+            );
+            // Incompressible input is reported as not smaller.
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            let noise: Vec<u8> = (0..4096)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 32) as u8
+                })
+                .collect();
+            let mut out = vec![0u8; codec.out_len(noise.len())];
+            assert_eq!(
+                codec.compress(&noise, &mut out, 12).unwrap(),
+                None,
+                "{codec:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_levels_and_names() {
+        assert_eq!("zstd".parse::<Codec>().unwrap(), Codec::Zstd(3));
+        assert_eq!("zstd:-5".parse::<Codec>().unwrap(), Codec::Zstd(-5));
+        assert_eq!("gzip:9".parse::<Codec>().unwrap(), Codec::Gzip(9));
+        for bad in ["zstd:23", "zstd:0", "gzip:10", "lz4:1", "brotli", "zstd:x"] {
+            assert!(bad.parse::<Codec>().is_err(), "{bad}");
+        }
+        for c in [Codec::Zstd(-5), Codec::Lz4, Codec::Gzip(6), Codec::None] {
+            assert_eq!(Codec::from_header(c.id(), c.level_byte()).unwrap(), c);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Keys and the primitives composed from audited crates: HKDF and HMAC (docs/FORMAT.md §2),
+//! the payload AEAD and STREAM nonces ([`aead`]), and key stanzas ([`passphrase`]).
+
+pub mod aead;
+pub mod passphrase;
+
+use hkdf::Hkdf;
+use hmac::{Hmac, Mac};
+use rand_core::{CryptoRng, RngCore};
+use sha2::Sha256;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::error::{Error, Result};
+use crate::format::Stanza;
+
+/// Length of the file key, the payload key and the header MAC key.
+pub const KEY_LEN: usize = 32;
+
+const INFO_HEADER: &[u8] = b"zseal v1 header";
+const INFO_PAYLOAD: &[u8] = b"zseal v1 payload";
+
+/// The random per-file key that every stanza wraps. Zeroized on drop.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct FileKey([u8; KEY_LEN]);
+
+impl FileKey {
+    /// Draws a fresh file key from `rng`.
+    pub fn generate(rng: &mut (impl RngCore + CryptoRng)) -> Self {
+        let mut k = [0u8; KEY_LEN];
+        rng.fill_bytes(&mut k);
+        FileKey(k)
+    }
+
+    /// Wraps raw key bytes (for key stanzas that unwrap one).
+    pub fn from_bytes(bytes: [u8; KEY_LEN]) -> Self {
+        FileKey(bytes)
+    }
+
+    /// The raw key bytes, for stanzas that wrap them.
+    pub fn expose(&self) -> &[u8; KEY_LEN] {
+        &self.0
+    }
+
+    /// `mac_key` of FORMAT.md §2.2.
+    fn mac_key(&self) -> Zeroizing32 {
+        hkdf(&[], &self.0, INFO_HEADER)
+    }
+
+    /// `payload_key` of FORMAT.md §2.2.
+    pub(crate) fn payload_key(&self, payload_salt: &[u8]) -> Zeroizing32 {
+        hkdf(payload_salt, &self.0, INFO_PAYLOAD)
+    }
+
+    /// `header_mac` of FORMAT.md §2.3 over `header` (every header byte before the MAC).
+    pub(crate) fn header_mac(&self, header: &[u8]) -> [u8; 32] {
+        let key = self.mac_key();
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&key.0).expect("HMAC takes any key length");
+        mac.update(header);
+        mac.finalize().into_bytes().into()
+    }
+
+    /// Verifies `tag` in constant time; `Err(HeaderAuth)` when it does not match.
+    pub(crate) fn verify_header_mac(&self, header: &[u8], tag: &[u8]) -> Result<()> {
+        let key = self.mac_key();
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&key.0).expect("HMAC takes any key length");
+        mac.update(header);
+        mac.verify_slice(tag).map_err(|_| Error::HeaderAuth)
+    }
+}
+
+/// 32 secret bytes that are wiped on drop.
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub(crate) struct Zeroizing32(pub(crate) [u8; 32]);
+
+fn hkdf(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
+    let mut out = Zeroizing32([0u8; 32]);
+    Hkdf::<Sha256>::new(Some(salt), ikm)
+        .expand(info, &mut out.0)
+        .expect("32 bytes is a valid HKDF-SHA-256 output length");
+    out
+}
+
+/// Something a file can be encrypted to: it wraps the file key into one or more stanzas.
+pub trait Recipient {
+    /// Wraps `file_key` into the stanzas that go into the header.
+    fn wrap_file_key(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<Vec<Stanza>>;
+
+    /// True when the stanzas of this recipient must be the only ones in a file (passphrases).
+    fn exclusive(&self) -> bool {
+        false
+    }
+}
+
+/// Something that can open a file: it unwraps the file key from one of its stanzas.
+pub trait Identity {
+    /// `Ok(Some(key))` when one of `stanzas` is for this identity and unwraps, `Ok(None)` when
+    /// none is for it, `Err` when one is for it but is invalid (e.g. a wrong passphrase).
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>>;
+}
+
+/// Fills `buf` from the operating system's CSPRNG.
+pub fn os_random(buf: &mut [u8]) -> Result<()> {
+    rand_core::OsRng
+        .try_fill_bytes(buf)
+        .map_err(|e| Error::Random(e.to_string()))
+}

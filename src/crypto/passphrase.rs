@@ -1,0 +1,217 @@
+//! The passphrase stanza (FORMAT.md §1.1, type `01`): Argon2id wraps the file key.
+
+use aes_gcm::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::ChaCha20Poly1305;
+use rand_core::RngCore;
+use zeroize::Zeroizing;
+
+use super::{FileKey, Identity, Recipient, Zeroizing32, KEY_LEN};
+use crate::error::{Error, Result};
+use crate::format::Stanza;
+
+/// Stanza type of a passphrase stanza.
+pub const STANZA_TYPE: u8 = 0x01;
+const SALT_LEN: usize = 16;
+const BODY_LEN: usize = SALT_LEN + 12 + KEY_LEN + 16;
+
+/// Readers refuse Argon2 parameters above these before doing any work (FORMAT.md §1.1).
+pub const MAX_M_COST_KIB: u32 = 1 << 20;
+/// Highest accepted number of Argon2 passes.
+pub const MAX_T_COST: u32 = 16;
+/// Highest accepted number of Argon2 lanes.
+pub const MAX_P_COST: u32 = 16;
+
+/// Argon2id cost parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Argon2Params {
+    /// Memory in KiB.
+    pub m_cost: u32,
+    /// Passes.
+    pub t_cost: u32,
+    /// Lanes.
+    pub p_cost: u32,
+}
+
+impl Default for Argon2Params {
+    /// 46 MiB, 3 passes, 1 lane: OWASP's Argon2id minimum with a margin (FORMAT.md §8).
+    fn default() -> Self {
+        Argon2Params {
+            m_cost: 47104,
+            t_cost: 3,
+            p_cost: 1,
+        }
+    }
+}
+
+impl Argon2Params {
+    /// Checks the limits of FORMAT.md §1.1; the message names the parameter over its limit.
+    pub fn check(&self) -> Result<()> {
+        if !(1..=MAX_P_COST).contains(&self.p_cost) {
+            return Err(Error::Limit(format!(
+                "Argon2 lanes p={} (allowed 1..={MAX_P_COST})",
+                self.p_cost
+            )));
+        }
+        if self.m_cost < 8 * self.p_cost || self.m_cost > MAX_M_COST_KIB {
+            return Err(Error::Limit(format!(
+                "Argon2 memory {} KiB (allowed {}..={MAX_M_COST_KIB} KiB): the file demands more work than zseal allows",
+                self.m_cost,
+                8 * self.p_cost
+            )));
+        }
+        if !(1..=MAX_T_COST).contains(&self.t_cost) {
+            return Err(Error::Limit(format!(
+                "Argon2 passes t={} (allowed 1..={MAX_T_COST})",
+                self.t_cost
+            )));
+        }
+        Ok(())
+    }
+
+    fn derive(&self, passphrase: &[u8], salt: &[u8]) -> Result<Zeroizing32> {
+        self.check()?;
+        let params = argon2::Params::new(self.m_cost, self.t_cost, self.p_cost, Some(KEY_LEN))
+            .map_err(|e| Error::Limit(format!("Argon2 parameters: {e}")))?;
+        let argon =
+            argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut out = Zeroizing32([0u8; 32]);
+        argon
+            .hash_password_into(passphrase, salt, &mut out.0)
+            .map_err(|e| Error::InvalidOption(format!("Argon2 failed: {e}")))?;
+        Ok(out)
+    }
+}
+
+/// A passphrase, usable both as a recipient (to encrypt) and as an identity (to decrypt).
+pub struct Passphrase {
+    secret: Zeroizing<Vec<u8>>,
+    params: Argon2Params,
+}
+
+impl Passphrase {
+    /// A passphrase with the default Argon2 cost. Empty passphrases are refused.
+    pub fn new(secret: impl Into<Vec<u8>>) -> Result<Self> {
+        Self::with_params(secret, Argon2Params::default())
+    }
+
+    /// A passphrase with explicit Argon2 cost (used when encrypting; decrypting uses the file's).
+    pub fn with_params(secret: impl Into<Vec<u8>>, params: Argon2Params) -> Result<Self> {
+        let secret = Zeroizing::new(secret.into());
+        if secret.is_empty() {
+            return Err(Error::InvalidOption("the passphrase is empty".into()));
+        }
+        params.check()?;
+        Ok(Passphrase { secret, params })
+    }
+}
+
+impl Recipient for Passphrase {
+    fn wrap_file_key(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<Vec<Stanza>> {
+        let mut salt = [0u8; SALT_LEN];
+        rng.fill_bytes(&mut salt);
+        let wrap_key = self.params.derive(&self.secret, &salt)?;
+        let mut wrapped = file_key.expose().to_vec();
+        let tag = ChaCha20Poly1305::new((&wrap_key.0).into())
+            .encrypt_in_place_detached(&[0u8; 12].into(), b"", &mut wrapped)
+            .expect("32 bytes is far below the AEAD limit");
+        let mut body = Vec::with_capacity(BODY_LEN);
+        body.extend_from_slice(&salt);
+        for v in [self.params.m_cost, self.params.t_cost, self.params.p_cost] {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        body.extend_from_slice(&wrapped);
+        body.extend_from_slice(&tag);
+        Ok(vec![Stanza {
+            kind: STANZA_TYPE,
+            body,
+        }])
+    }
+
+    fn exclusive(&self) -> bool {
+        true
+    }
+}
+
+impl Identity for Passphrase {
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
+        let Some(stanza) = stanzas.iter().find(|s| s.kind == STANZA_TYPE) else {
+            return Ok(None);
+        };
+        if stanzas.len() != 1 {
+            return Err(Error::InvalidHeader(
+                "a passphrase stanza must be the only stanza of its file".into(),
+            ));
+        }
+        let b = &stanza.body;
+        if b.len() != BODY_LEN {
+            return Err(Error::InvalidHeader(format!(
+                "passphrase stanza of {} bytes (expected {BODY_LEN})",
+                b.len()
+            )));
+        }
+        let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let params = Argon2Params {
+            m_cost: word(SALT_LEN),
+            t_cost: word(SALT_LEN + 4),
+            p_cost: word(SALT_LEN + 8),
+        };
+        let wrap_key = params.derive(&self.secret, &b[..SALT_LEN])?;
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        key.copy_from_slice(&b[SALT_LEN + 12..SALT_LEN + 12 + KEY_LEN]);
+        ChaCha20Poly1305::new((&wrap_key.0).into())
+            .decrypt_in_place_detached(
+                &[0u8; 12].into(),
+                b"",
+                key.as_mut_slice(),
+                b[BODY_LEN - 16..].into(),
+            )
+            .map_err(|_| Error::WrongPassphrase)?;
+        Ok(Some(FileKey::from_bytes(*key)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHEAP: Argon2Params = Argon2Params {
+        m_cost: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+
+    #[test]
+    fn wraps_and_unwraps_and_rejects_wrong_passphrase() {
+        let key = FileKey::from_bytes([9; 32]);
+        let pw = Passphrase::with_params("correct horse", CHEAP).unwrap();
+        let stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
+        assert_eq!(stanzas[0].body.len(), BODY_LEN);
+        let got = pw.unwrap_stanzas(&stanzas).unwrap().unwrap();
+        assert_eq!(got.expose(), key.expose());
+        let wrong = Passphrase::with_params("battery staple", CHEAP).unwrap();
+        assert!(matches!(
+            wrong.unwrap_stanzas(&stanzas),
+            Err(Error::WrongPassphrase)
+        ));
+    }
+
+    #[test]
+    fn hostile_costs_are_refused_before_any_work() {
+        let key = FileKey::from_bytes([9; 32]);
+        let pw = Passphrase::with_params("pw", CHEAP).unwrap();
+        let mut stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
+        // m_cost = 4 GiB: must fail at once with a message naming the memory.
+        stanzas[0].body[SALT_LEN..SALT_LEN + 4].copy_from_slice(&(4u32 << 20).to_le_bytes());
+        let err = pw.unwrap_stanzas(&stanzas).err().unwrap().to_string();
+        assert!(err.contains("Argon2 memory"), "{err}");
+        stanzas[0].body[SALT_LEN..SALT_LEN + 4].copy_from_slice(&64u32.to_le_bytes());
+        stanzas[0].body[SALT_LEN + 4..SALT_LEN + 8].copy_from_slice(&1000u32.to_le_bytes());
+        let err = pw.unwrap_stanzas(&stanzas).err().unwrap().to_string();
+        assert!(err.contains("passes"), "{err}");
+    }
+
+    #[test]
+    fn empty_passphrase_is_refused() {
+        assert!(Passphrase::new("").is_err());
+    }
+}

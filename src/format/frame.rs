@@ -1,0 +1,132 @@
+//! Frames (FORMAT.md §3), the final frame (§3.2), the index (§4) and the footer (§5).
+
+use super::{END_MAGIC, MAX_CHUNKS};
+use crate::error::{Error, Result};
+
+/// `kind || body_len`.
+pub const FRAME_HEADER_LEN: usize = 5;
+/// Plaintext of the final frame.
+pub const FINAL_PLAIN_LEN: usize = 80;
+/// Body of the final frame (plaintext + tag).
+pub const FINAL_BODY_LEN: usize = FINAL_PLAIN_LEN + crate::crypto::aead::TAG_LEN;
+/// Whole final frame.
+pub const FINAL_FRAME_LEN: usize = FRAME_HEADER_LEN + FINAL_BODY_LEN;
+/// Footer.
+pub const FOOTER_LEN: usize = 16;
+
+/// The kind byte of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A chunk compressed by the file's codec.
+    Compressed,
+    /// A chunk stored as is.
+    Raw,
+    /// The final frame.
+    Final,
+}
+
+impl FrameKind {
+    /// The byte on disk.
+    pub fn byte(self) -> u8 {
+        match self {
+            FrameKind::Compressed => 0,
+            FrameKind::Raw => 1,
+            FrameKind::Final => 2,
+        }
+    }
+
+    /// Parses the byte on disk.
+    pub fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(FrameKind::Compressed),
+            1 => Some(FrameKind::Raw),
+            2 => Some(FrameKind::Final),
+            _ => None,
+        }
+    }
+}
+
+/// `kind || body_len`, which is also the frame's AAD.
+pub fn frame_header(kind: FrameKind, body_len: u32) -> [u8; FRAME_HEADER_LEN] {
+    let l = body_len.to_le_bytes();
+    [kind.byte(), l[0], l[1], l[2], l[3]]
+}
+
+/// Splits a frame header into kind and body length.
+pub fn parse_frame_header(h: &[u8; FRAME_HEADER_LEN]) -> (Option<FrameKind>, u32) {
+    (
+        FrameKind::from_byte(h[0]),
+        u32::from_le_bytes([h[1], h[2], h[3], h[4]]),
+    )
+}
+
+/// The plaintext of the final frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalFrame {
+    /// Total plaintext length `P`.
+    pub plaintext_len: u64,
+    /// Number of data frames `n`.
+    pub chunk_count: u64,
+    /// BLAKE3 of the index bytes.
+    pub index_digest: [u8; 32],
+    /// Whole-plaintext digest, left-aligned, zero-padded.
+    pub digest: [u8; 32],
+}
+
+impl FinalFrame {
+    /// Encodes the 80-byte plaintext.
+    pub fn encode(&self) -> [u8; FINAL_PLAIN_LEN] {
+        let mut b = [0u8; FINAL_PLAIN_LEN];
+        b[0..8].copy_from_slice(&self.plaintext_len.to_le_bytes());
+        b[8..16].copy_from_slice(&self.chunk_count.to_le_bytes());
+        b[16..48].copy_from_slice(&self.index_digest);
+        b[48..80].copy_from_slice(&self.digest);
+        b
+    }
+
+    /// Decodes the 80-byte plaintext (already authenticated).
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        if b.len() != FINAL_PLAIN_LEN {
+            return Err(Error::Damaged("final frame of the wrong size".into()));
+        }
+        let u64_at = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        let mut index_digest = [0u8; 32];
+        index_digest.copy_from_slice(&b[16..48]);
+        let mut digest = [0u8; 32];
+        digest.copy_from_slice(&b[48..80]);
+        Ok(FinalFrame {
+            plaintext_len: u64_at(0),
+            chunk_count: u64_at(8),
+            index_digest,
+            digest,
+        })
+    }
+}
+
+/// Encodes the footer.
+pub fn footer(chunk_count: u64) -> [u8; FOOTER_LEN] {
+    let mut f = [0u8; FOOTER_LEN];
+    f[..8].copy_from_slice(&chunk_count.to_le_bytes());
+    f[8..].copy_from_slice(&END_MAGIC);
+    f
+}
+
+/// Decodes the footer and returns the chunk count it claims (not yet authenticated).
+pub fn parse_footer(f: &[u8; FOOTER_LEN]) -> Result<u64> {
+    if f[8..] != END_MAGIC {
+        return Err(Error::Damaged("the footer's end magic is wrong".into()));
+    }
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&f[..8]);
+    let n = u64::from_le_bytes(w);
+    if n > MAX_CHUNKS {
+        return Err(Error::Damaged(format!(
+            "the footer claims {n} chunks, over the limit"
+        )));
+    }
+    Ok(n)
+}

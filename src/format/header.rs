@@ -1,0 +1,182 @@
+//! The header (FORMAT.md §1): fixed fields, key stanzas, header MAC.
+
+use std::io::Read;
+
+use super::{
+    MAGIC, MAX_CHUNK_LOG2, MAX_HEADER_LEN, MAX_STANZAS, MAX_STANZA_BODY, MIN_CHUNK_LOG2, VERSION,
+};
+use crate::codec::Codec;
+use crate::crypto::aead::Cipher;
+use crate::error::{Error, Result};
+use crate::hash::HashAlg;
+
+/// Length of the fixed part before the stanzas.
+pub const FIXED_LEN: usize = 50;
+/// Length of the header MAC.
+pub const MAC_LEN: usize = 32;
+/// Length of the payload salt.
+pub const SALT_LEN: usize = 32;
+
+/// One key stanza: a type and an opaque body (§1.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stanza {
+    /// Stanza type (`01` passphrase).
+    pub kind: u8,
+    /// Type-specific body.
+    pub body: Vec<u8>,
+}
+
+impl Stanza {
+    /// A short human name for the stanza's type.
+    pub fn kind_name(&self) -> String {
+        match self.kind {
+            crate::crypto::passphrase::STANZA_TYPE => "passphrase".into(),
+            k => format!("type {k:#04x}"),
+        }
+    }
+}
+
+/// Every header field but the MAC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Payload cipher.
+    pub cipher: Cipher,
+    /// Chunk codec.
+    pub codec: Codec,
+    /// Whole-plaintext hash.
+    pub hash: HashAlg,
+    /// `log2` of the chunk size.
+    pub chunk_log2: u8,
+    /// Random salt of the payload key.
+    pub payload_salt: [u8; SALT_LEN],
+    /// Key stanzas.
+    pub stanzas: Vec<Stanza>,
+}
+
+impl Header {
+    /// Chunk size in bytes.
+    pub fn chunk_size(&self) -> usize {
+        1 << self.chunk_log2
+    }
+
+    /// The header bytes that the MAC covers (everything but the MAC).
+    pub fn encode_unauthenticated(&self) -> Result<Vec<u8>> {
+        check_chunk_log2(self.chunk_log2)?;
+        if self.stanzas.is_empty() || self.stanzas.len() > MAX_STANZAS {
+            return Err(Error::Limit(format!(
+                "{} key stanzas (a file has 1..={MAX_STANZAS})",
+                self.stanzas.len()
+            )));
+        }
+        let mut b = Vec::with_capacity(FIXED_LEN + 128);
+        b.extend_from_slice(&MAGIC);
+        b.push(VERSION);
+        b.push(self.cipher.id());
+        b.push(self.codec.id());
+        b.push(self.codec.level_byte() as u8);
+        b.push(self.hash.id());
+        b.push(self.chunk_log2);
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&self.payload_salt);
+        b.extend_from_slice(&(self.stanzas.len() as u16).to_le_bytes());
+        for s in &self.stanzas {
+            if s.body.len() > MAX_STANZA_BODY {
+                return Err(Error::Limit(format!(
+                    "stanza body of {} bytes",
+                    s.body.len()
+                )));
+            }
+            b.push(s.kind);
+            b.extend_from_slice(&(s.body.len() as u16).to_le_bytes());
+            b.extend_from_slice(&s.body);
+        }
+        if b.len() + MAC_LEN > MAX_HEADER_LEN {
+            return Err(Error::Limit(
+                "header over 1 MiB: too many recipients".into(),
+            ));
+        }
+        Ok(b)
+    }
+
+    /// Reads a header from `r`. Returns the header, the bytes the MAC covers, and the MAC, which
+    /// the caller verifies once it holds the file key.
+    pub fn read(r: &mut impl Read) -> Result<(Header, Vec<u8>, [u8; MAC_LEN])> {
+        let mut raw = vec![0u8; FIXED_LEN];
+        read_header_bytes(r, &mut raw, true)?;
+        if raw[..8] != MAGIC {
+            return Err(Error::NotZseal);
+        }
+        if raw[8] != VERSION {
+            return Err(Error::UnsupportedVersion(raw[8]));
+        }
+        let cipher = Cipher::from_id(raw[9])?;
+        let codec = Codec::from_header(raw[10], raw[11] as i8)?;
+        let hash = HashAlg::from_id(raw[12])?;
+        let chunk_log2 = raw[13];
+        check_chunk_log2(chunk_log2)?;
+        if raw[14..16] != [0, 0] {
+            return Err(Error::InvalidHeader("reserved bytes are not zero".into()));
+        }
+        let mut payload_salt = [0u8; SALT_LEN];
+        payload_salt.copy_from_slice(&raw[16..48]);
+        let count = u16::from_le_bytes([raw[48], raw[49]]) as usize;
+        if count == 0 || count > MAX_STANZAS {
+            return Err(Error::InvalidHeader(format!(
+                "{count} key stanzas (a file has 1..={MAX_STANZAS})"
+            )));
+        }
+        let mut stanzas = Vec::with_capacity(count);
+        for _ in 0..count {
+            let at = raw.len();
+            raw.resize(at + 3, 0);
+            read_header_bytes(r, &mut raw[at..], false)?;
+            let len = u16::from_le_bytes([raw[at + 1], raw[at + 2]]) as usize;
+            if len > MAX_STANZA_BODY || raw.len() + len + MAC_LEN > MAX_HEADER_LEN {
+                return Err(Error::InvalidHeader(format!(
+                    "stanza of {len} bytes is over the limit"
+                )));
+            }
+            raw.resize(at + 3 + len, 0);
+            read_header_bytes(r, &mut raw[at + 3..], false)?;
+            stanzas.push(Stanza {
+                kind: raw[at],
+                body: raw[at + 3..].to_vec(),
+            });
+        }
+        let mut mac = [0u8; MAC_LEN];
+        read_header_bytes(r, &mut mac, false)?;
+        let header = Header {
+            cipher,
+            codec,
+            hash,
+            chunk_log2,
+            payload_salt,
+            stanzas,
+        };
+        Ok((header, raw, mac))
+    }
+}
+
+fn check_chunk_log2(log2: u8) -> Result<()> {
+    if (MIN_CHUNK_LOG2..=MAX_CHUNK_LOG2).contains(&log2) {
+        Ok(())
+    } else {
+        Err(Error::InvalidHeader(format!(
+            "chunk size 2^{log2} outside 1 KiB..16 MiB"
+        )))
+    }
+}
+
+/// `read_exact` that reports a short read as a truncated header (or, at the very start, as an
+/// input that is too short to be a zseal file).
+fn read_header_bytes(r: &mut impl Read, buf: &mut [u8], at_start: bool) -> Result<()> {
+    let n = crate::io::read_full(r, buf)?;
+    match n {
+        n if n == buf.len() => Ok(()),
+        0 if at_start => Err(Error::Truncated(
+            "the input is empty, not a zseal file".into(),
+        )),
+        _ if at_start => Err(Error::NotZseal),
+        _ => Err(Error::Truncated("in the header".into())),
+    }
+}

@@ -1,0 +1,33 @@
+//! The container layout of docs/FORMAT.md, section by section: [`header`] (§1), [`frame`] (§3–5).
+//! This module only encodes and decodes bytes; keys and the pipeline live elsewhere.
+
+pub mod frame;
+pub mod header;
+
+pub use frame::{
+    FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
+};
+pub use header::{Header, Stanza};
+
+/// File magic (§1).
+pub const MAGIC: [u8; 8] = *b"\x89ZSEAL\r\n";
+/// End magic (§5).
+pub const END_MAGIC: [u8; 8] = *b"ZSEALEND";
+/// The only version this build reads and writes.
+pub const VERSION: u8 = 1;
+/// Smallest chunk: 1 KiB, one BLAKE3 chunk.
+pub const MIN_CHUNK_LOG2: u8 = 10;
+/// Largest chunk: 16 MiB.
+pub const MAX_CHUNK_LOG2: u8 = 24;
+/// Default chunk: 4 MiB (README, "chunk size", has the measurement behind the choice).
+pub const DEFAULT_CHUNK_LOG2: u8 = 22;
+/// Most data frames a file may have (u32 index entries).
+pub const MAX_CHUNKS: u64 = u32::MAX as u64;
+/// Most plaintext bytes per file (the AES-GCM data bound, §8).
+pub const MAX_PLAINTEXT: u64 = 1 << 44;
+/// Largest header.
+pub const MAX_HEADER_LEN: usize = 1 << 20;
+/// Most stanzas in a header.
+pub const MAX_STANZAS: usize = 1024;
+/// Largest stanza body.
+pub const MAX_STANZA_BODY: usize = 8192;

@@ -1,0 +1,241 @@
+//! The whole-plaintext digest (FORMAT.md §3.2).
+//!
+//! BLAKE3 is computed on the worker threads: each chunk is a complete BLAKE3 subtree (chunks are a
+//! power of two of at least 1 KiB and start at multiples of their size), so a worker computes the
+//! chunk's chaining value and the ordered stage merges the values exactly as BLAKE3's own hasher
+//! does. The result is bit-for-bit what `b3sum` prints. XXH3 has no such tree, but at over
+//! 40 GB/s it is cheap enough to run in order on the calling thread.
+
+use blake3::hazmat::{
+    merge_subtrees_non_root, merge_subtrees_root, ChainingValue, HasherExt, Mode,
+};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::error::{Error, Result};
+
+/// Whole-plaintext hash, chosen per file and recorded in the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HashAlg {
+    /// No digest (chunks are still authenticated; only the end-to-end check is skipped).
+    None,
+    /// BLAKE3-256, as `b3sum` prints it.
+    #[default]
+    Blake3,
+    /// XXH3-64, as `xxhsum -H3` prints it (not cryptographic; the AEAD already authenticates).
+    Xxh3,
+}
+
+impl HashAlg {
+    /// Header identifier.
+    pub fn id(self) -> u8 {
+        match self {
+            HashAlg::None => 0,
+            HashAlg::Blake3 => 1,
+            HashAlg::Xxh3 => 2,
+        }
+    }
+
+    /// Parses a header identifier.
+    pub fn from_id(id: u8) -> Result<Self> {
+        match id {
+            0 => Ok(HashAlg::None),
+            1 => Ok(HashAlg::Blake3),
+            2 => Ok(HashAlg::Xxh3),
+            _ => Err(Error::InvalidHeader(format!("unknown hash id {id}"))),
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HashAlg::None => "none",
+            HashAlg::Blake3 => "blake3",
+            HashAlg::Xxh3 => "xxh3",
+        }
+    }
+
+    /// Digest length in bytes.
+    pub fn len(self) -> usize {
+        match self {
+            HashAlg::None => 0,
+            HashAlg::Blake3 => 32,
+            HashAlg::Xxh3 => 8,
+        }
+    }
+
+    /// True for [`HashAlg::None`].
+    pub fn is_empty(self) -> bool {
+        self == HashAlg::None
+    }
+}
+
+impl std::str::FromStr for HashAlg {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "blake3" | "b3" => Ok(HashAlg::Blake3),
+            "xxh3" | "xxh3-64" => Ok(HashAlg::Xxh3),
+            "none" => Ok(HashAlg::None),
+            _ => Err(Error::InvalidOption(format!(
+                "unknown hash '{s}': use blake3, xxh3 or none"
+            ))),
+        }
+    }
+}
+
+/// What a worker computes for one chunk: its BLAKE3 chaining value, and for chunk 0 also the root
+/// hash, which is the answer when the file has a single chunk.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChunkHash {
+    cv: Option<ChainingValue>,
+    root_if_alone: Option<[u8; 32]>,
+}
+
+impl ChunkHash {
+    /// Hashes chunk `index` of `chunk_size` bytes (the worker side).
+    pub(crate) fn compute(alg: HashAlg, index: u64, chunk_size: usize, data: &[u8]) -> Self {
+        if alg != HashAlg::Blake3 {
+            return ChunkHash::default();
+        }
+        let mut h = blake3::Hasher::new();
+        h.set_input_offset(index * chunk_size as u64);
+        h.update(data);
+        ChunkHash {
+            cv: Some(h.finalize_non_root()),
+            root_if_alone: (index == 0).then(|| *h.finalize().as_bytes()),
+        }
+    }
+}
+
+/// Builds the whole-plaintext digest from chunks delivered in order (the ordered side).
+pub(crate) struct Digest {
+    alg: HashAlg,
+    stack: Vec<ChainingValue>,
+    chunks: u64,
+    single_root: Option<[u8; 32]>,
+    xxh3: Option<Box<Xxh3>>,
+}
+
+impl Digest {
+    pub(crate) fn new(alg: HashAlg) -> Self {
+        Digest {
+            alg,
+            stack: Vec::new(),
+            chunks: 0,
+            single_root: None,
+            xxh3: (alg == HashAlg::Xxh3).then(|| Box::new(Xxh3::new())),
+        }
+    }
+
+    /// Adds the next chunk in plaintext order, with what the worker computed for it.
+    pub(crate) fn push(&mut self, data: &[u8], hash: &ChunkHash) {
+        if let Some(x) = self.xxh3.as_mut() {
+            x.update(data);
+        }
+        if let Some(cv) = hash.cv {
+            if self.chunks == 0 {
+                self.single_root = hash.root_if_alone;
+            }
+            // BLAKE3's lazy merge: keep one CV per set bit of the count of finished subtrees, so
+            // the right edge stays open until we know which node is the root.
+            while self.stack.len() as u32 > self.chunks.count_ones() {
+                self.merge_top();
+            }
+            self.stack.push(cv);
+            self.chunks += 1;
+        }
+    }
+
+    fn merge_top(&mut self) {
+        let right = self.stack.pop().expect("merge needs two CVs");
+        let left = self.stack.pop().expect("merge needs two CVs");
+        self.stack
+            .push(merge_subtrees_non_root(&left, &right, Mode::Hash));
+    }
+
+    /// The digest as stored in the final frame: left-aligned, zero-padded to 32 bytes.
+    pub(crate) fn finish(mut self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        match self.alg {
+            HashAlg::None => {}
+            HashAlg::Xxh3 => {
+                let x = self.xxh3.take().expect("xxh3 state exists for xxh3");
+                out[..8].copy_from_slice(&x.digest().to_be_bytes());
+            }
+            HashAlg::Blake3 => out = self.blake3_root(),
+        }
+        out
+    }
+
+    fn blake3_root(&mut self) -> [u8; 32] {
+        match self.chunks {
+            0 => *blake3::hash(b"").as_bytes(),
+            1 => self.single_root.expect("chunk 0 carries its root hash"),
+            _ => {
+                while self.stack.len() > 2 {
+                    self.merge_top();
+                }
+                let right = self.stack.pop().expect("two CVs remain");
+                let left = self.stack.pop().expect("two CVs remain");
+                *merge_subtrees_root(&left, &right, Mode::Hash).as_bytes()
+            }
+        }
+    }
+}
+
+/// Formats a stored digest the way the standard tool prints it (hex, `alg.len()` bytes).
+pub fn to_hex(alg: HashAlg, digest: &[u8; 32]) -> String {
+    digest[..alg.len()]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i % 251) as u8).collect()
+    }
+
+    fn chunked(alg: HashAlg, input: &[u8], chunk: usize) -> [u8; 32] {
+        let mut d = Digest::new(alg);
+        for (i, c) in input.chunks(chunk).enumerate() {
+            d.push(c, &ChunkHash::compute(alg, i as u64, chunk, c));
+        }
+        d.finish()
+    }
+
+    #[test]
+    fn blake3_from_chunks_equals_plain_blake3_at_boundaries() {
+        for chunk in [1024usize, 4096] {
+            for n in [
+                0,
+                1,
+                chunk - 1,
+                chunk,
+                chunk + 1,
+                2 * chunk,
+                3 * chunk + 7,
+                8 * chunk,
+                13 * chunk - 1,
+            ] {
+                let input = data(n);
+                assert_eq!(
+                    chunked(HashAlg::Blake3, &input, chunk),
+                    *blake3::hash(&input).as_bytes(),
+                    "n={n} chunk={chunk}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn xxh3_from_chunks_equals_one_shot() {
+        let input = data(10_000);
+        let d = chunked(HashAlg::Xxh3, &input, 1024);
+        assert_eq!(d[..8], xxhash_rust::xxh3::xxh3_64(&input).to_be_bytes());
+        assert_eq!(d[8..], [0u8; 24]);
+    }
+}

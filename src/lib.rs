@@ -1,0 +1,53 @@
+//! zseal: stream data through hash → compress → authenticated encryption, chunk by chunk, on
+//! every core, into a framed, seekable container — and back.
+//!
+//! The container format is specified in `docs/FORMAT.md`; [`format`] mirrors it. The engine is
+//! in [`pipeline`]: [`Encryptor`] is an `io::Write` adapter (call [`Encryptor::finish`]) and
+//! [`Decryptor`] an `io::Read` adapter whose end-of-stream means the whole file verified.
+//!
+//! ```
+//! use zseal::{decrypt_to_vec, encrypt_to_vec, Argon2Params, EncryptOptions, Passphrase};
+//! // Cheap Argon2 parameters keep the example fast; use Passphrase::new for real files.
+//! let cheap = Argon2Params { m_cost: 64, t_cost: 1, p_cost: 1 };
+//! let pw = Passphrase::with_params("correct horse battery staple", cheap)?;
+//! let sealed = encrypt_to_vec(b"hello", &[&pw], &EncryptOptions::default())?;
+//! assert_eq!(decrypt_to_vec(&sealed, &[&pw])?, b"hello");
+//! # Ok::<(), zseal::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod crypto;
+pub mod error;
+pub mod format;
+pub mod hash;
+pub mod io;
+pub mod pipeline;
+
+pub use codec::Codec;
+pub use crypto::aead::Cipher;
+pub use crypto::passphrase::{Argon2Params, Passphrase};
+pub use crypto::{FileKey, Identity, Recipient};
+pub use error::{Error, Result};
+pub use hash::HashAlg;
+pub use pipeline::{DecryptOptions, Decryptor, EncryptOptions, Encryptor};
+
+/// Encrypts `plaintext` in memory.
+pub fn encrypt_to_vec(
+    plaintext: &[u8],
+    recipients: &[&dyn Recipient],
+    opts: &EncryptOptions,
+) -> Result<Vec<u8>> {
+    let mut enc = Encryptor::new(Vec::new(), recipients, opts)?;
+    enc.copy_from(&mut &plaintext[..])?;
+    enc.finish()
+}
+
+/// Decrypts and fully verifies a container held in memory.
+pub fn decrypt_to_vec(container: &[u8], identities: &[&dyn Identity]) -> Result<Vec<u8>> {
+    let mut dec = Decryptor::new(container, identities, &DecryptOptions::default())?;
+    let mut out = Vec::new();
+    dec.copy_to(&mut out)?;
+    Ok(out)
+}

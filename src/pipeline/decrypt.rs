@@ -1,0 +1,415 @@
+//! The decrypting side: an `io::Read` adapter. The calling thread reads frames in order and hands
+//! them to workers, which authenticate, decompress and hash them; chunks come back in order and
+//! only authenticated bytes are ever returned. Reaching the end of the stream (a read returning 0,
+//! or [`Decryptor::copy_to`] returning `Ok`) means the final frame, the index, the footer, the
+//! length and the whole-plaintext digest have all been checked: a caller that stops reading early
+//! has not verified that the file is complete.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use super::{InFlight, Workers};
+use crate::codec::Codec;
+use crate::crypto::aead::{stream_nonce, PayloadCipher, TAG_LEN};
+use crate::crypto::Identity;
+use crate::error::{Error, Result};
+use crate::format::frame::{frame_header, parse_footer, parse_frame_header};
+use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN, FOOTER_LEN, FRAME_HEADER_LEN};
+use crate::hash::{ChunkHash, Digest};
+
+/// How to decrypt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecryptOptions {
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+}
+
+/// What every worker needs to open a chunk; shared, immutable.
+pub(crate) struct Opener {
+    cipher: PayloadCipher,
+    codec: Codec,
+    header: Header,
+}
+
+/// One opened chunk, back from a worker.
+struct Opened {
+    index: u64,
+    plain: Vec<u8>,
+    plain_len: usize,
+    spare: Vec<u8>,
+    hash: ChunkHash,
+}
+
+impl Opener {
+    fn chunk_size(&self) -> usize {
+        self.header.chunk_size()
+    }
+
+    /// Authenticates and decrypts frame `index` in place. On failure nothing of it is released.
+    fn open_body(&self, index: u64, last: bool, kind: FrameKind, body: &mut [u8]) -> Result<usize> {
+        let aad = frame_header(kind, body.len() as u32);
+        let len = body.len() - TAG_LEN;
+        let (msg, tag) = body.split_at_mut(len);
+        match self.cipher.open(&stream_nonce(index, last), &aad, msg, tag) {
+            Ok(()) => Ok(len),
+            Err(()) if last => Err(Error::FinalAuth),
+            Err(()) => Err(Error::ChunkAuth(index)),
+        }
+    }
+
+    /// The whole per-chunk job: authenticate, decompress (unless raw), hash.
+    fn open_chunk(
+        &self,
+        index: u64,
+        kind: FrameKind,
+        mut body: Vec<u8>,
+        mut spare: Vec<u8>,
+    ) -> Result<Opened> {
+        let len = self.open_body(index, false, kind, &mut body)?;
+        let (plain, plain_len, spare) = match kind {
+            FrameKind::Raw => (body, len, spare),
+            _ => {
+                spare.resize(self.chunk_size(), 0);
+                let n = self
+                    .codec
+                    .decompress(&body[..len], &mut spare)
+                    .map_err(|what| Error::ChunkInvalid { index, what })?;
+                if n == 0 {
+                    return Err(Error::ChunkInvalid {
+                        index,
+                        what: "decompresses to nothing".into(),
+                    });
+                }
+                (spare, n, body)
+            }
+        };
+        let hash = ChunkHash::compute(
+            self.header.hash,
+            index,
+            self.chunk_size(),
+            &plain[..plain_len],
+        );
+        Ok(Opened {
+            index,
+            plain,
+            plain_len,
+            spare,
+            hash,
+        })
+    }
+}
+
+enum State {
+    /// Reading frames.
+    Frames,
+    /// The final frame was read (its body is kept); chunks may still be in flight.
+    FinalRead(Vec<u8>),
+    /// Everything verified.
+    Done,
+    /// Sticky failure.
+    Failed(Error),
+}
+
+/// Decrypts a zseal container read from `R`. See the module documentation.
+pub struct Decryptor<R: Read> {
+    inner: R,
+    opener: Arc<Opener>,
+    header_len: u64,
+    workers: Workers,
+    pending: InFlight<Opened>,
+    state: State,
+    frames_read: u64,
+    container_read: u64,
+    chunks_released: u64,
+    plaintext_released: u64,
+    short_chunk_seen: bool,
+    index_hasher: blake3::Hasher,
+    digest: Digest,
+    current: Vec<u8>,
+    current_len: usize,
+    pos: usize,
+    spares: Vec<Vec<u8>>,
+}
+
+impl<R: Read> Decryptor<R> {
+    /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
+    /// verifies the header MAC. No payload is read yet.
+    pub fn new(mut inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
+        let (header, raw, mac) = Header::read(&mut inner)?;
+        let mut file_key = None;
+        for id in identities {
+            if let Some(k) = id.unwrap_stanzas(&header.stanzas)? {
+                file_key = Some(k);
+                break;
+            }
+        }
+        let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
+            stanzas: header.stanzas.len(),
+            kinds: header
+                .stanzas
+                .iter()
+                .map(|s| s.kind_name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        file_key.verify_header_mac(&raw, &mac)?;
+        let payload_key = file_key.payload_key(&header.payload_salt);
+        let workers = Workers::new(opts.threads)?;
+        let header_len = (raw.len() + mac.len()) as u64;
+        Ok(Decryptor {
+            inner,
+            opener: Arc::new(Opener {
+                cipher: PayloadCipher::new(header.cipher, &payload_key.0),
+                codec: header.codec,
+                header,
+            }),
+            header_len,
+            pending: InFlight::new(workers.in_flight()),
+            workers,
+            state: State::Frames,
+            frames_read: 0,
+            container_read: header_len,
+            chunks_released: 0,
+            plaintext_released: 0,
+            short_chunk_seen: false,
+            index_hasher: blake3::Hasher::new(),
+            digest: Digest::new(HashAlg::None),
+            current: Vec::new(),
+            current_len: 0,
+            pos: 0,
+            spares: Vec::new(),
+        }
+        .with_digest())
+    }
+
+    fn with_digest(mut self) -> Self {
+        self.digest = Digest::new(self.opener.header.hash);
+        self
+    }
+
+    /// The authenticated header.
+    pub fn header(&self) -> &Header {
+        &self.opener.header
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// Container bytes consumed so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.container_read
+    }
+
+    /// Writes the whole plaintext to `w`, chunk by chunk without an intermediate copy, and
+    /// verifies the end of the container. Returns the plaintext length.
+    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        let mut total = 0u64;
+        loop {
+            if self.pos < self.current_len {
+                w.write_all(&self.current[self.pos..self.current_len])?;
+                total += (self.current_len - self.pos) as u64;
+                self.pos = self.current_len;
+            }
+            if !self.step()? {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Makes the next authenticated chunk current. Returns false at the verified end.
+    fn step(&mut self) -> Result<bool> {
+        match &self.state {
+            State::Failed(e) => return Err(e.duplicate()),
+            State::Done => return Ok(false),
+            _ => {}
+        }
+        let r = self.advance();
+        match r {
+            Ok(more) => Ok(more),
+            Err(e) => {
+                self.state = State::Failed(e.duplicate());
+                self.current_len = 0;
+                self.pos = 0;
+                Err(e)
+            }
+        }
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        while matches!(self.state, State::Frames) && !self.pending.is_full() {
+            self.read_frame()?;
+        }
+        if let Some(opened) = self.pending.pop_wait() {
+            self.release(opened?)?;
+            return Ok(true);
+        }
+        let State::FinalRead(body) = std::mem::replace(&mut self.state, State::Done) else {
+            unreachable!("zseal bug: no chunk in flight while frames remain to be read");
+        };
+        self.verify_end(body)?;
+        Ok(false)
+    }
+
+    /// Reads one frame: a data frame goes to a worker, the final frame is kept for the end.
+    fn read_frame(&mut self) -> Result<()> {
+        let index = self.frames_read;
+        let mut fh = [0u8; FRAME_HEADER_LEN];
+        match crate::io::read_full(&mut self.inner, &mut fh)? {
+            FRAME_HEADER_LEN => {}
+            _ => {
+                return Err(Error::Truncated(format!(
+                    "no final frame after {index} chunk(s)"
+                )))
+            }
+        }
+        let (kind, body_len) = parse_frame_header(&fh);
+        let body_len = body_len as usize;
+        let kind = kind.ok_or_else(|| {
+            Error::Damaged(format!(
+                "frame {index} has an unknown kind byte {:#04x}",
+                fh[0]
+            ))
+        })?;
+        let max = if kind == FrameKind::Final {
+            FINAL_BODY_LEN
+        } else {
+            self.opener.chunk_size() + TAG_LEN
+        };
+        let min = if kind == FrameKind::Final {
+            FINAL_BODY_LEN
+        } else {
+            TAG_LEN + 1
+        };
+        if body_len < min || body_len > max {
+            return Err(Error::Damaged(format!(
+                "frame {index} declares {body_len} bytes, outside {min}..={max} for its kind"
+            )));
+        }
+        let mut body = self.spares.pop().unwrap_or_default();
+        body.resize(body_len, 0);
+        if crate::io::read_full(&mut self.inner, &mut body)? != body_len {
+            return Err(Error::Truncated(format!("inside frame {index}")));
+        }
+        self.container_read += (FRAME_HEADER_LEN + body_len) as u64;
+        self.frames_read += 1;
+        if kind == FrameKind::Final {
+            self.state = State::FinalRead(body);
+            return Ok(());
+        }
+        if index >= crate::format::MAX_CHUNKS {
+            return Err(Error::Limit("more than 2^32-1 chunks".into()));
+        }
+        self.index_hasher.update(&(body_len as u32).to_le_bytes());
+        let spare = self.spares.pop().unwrap_or_default();
+        let opener = Arc::clone(&self.opener);
+        let ticket = self
+            .workers
+            .submit(move || opener.open_chunk(index, kind, body, spare));
+        self.pending.push(ticket);
+        Ok(())
+    }
+
+    /// Makes an opened chunk (the next in order) current, after the checks that need order.
+    fn release(&mut self, o: Opened) -> Result<()> {
+        debug_assert_eq!(o.index, self.chunks_released, "chunks come back in order");
+        if self.short_chunk_seen {
+            return Err(Error::ChunkInvalid {
+                index: o.index,
+                what: "follows a short chunk (only the last chunk may be short)".into(),
+            });
+        }
+        self.short_chunk_seen = o.plain_len < self.opener.chunk_size();
+        self.digest.push(&o.plain[..o.plain_len], &o.hash);
+        self.chunks_released += 1;
+        self.plaintext_released += o.plain_len as u64;
+        self.spares.push(o.spare);
+        let old = std::mem::replace(&mut self.current, o.plain);
+        if old.capacity() > 0 {
+            self.spares.push(old);
+        }
+        self.current_len = o.plain_len;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Final frame, index, footer, end of input, length and digest.
+    fn verify_end(&mut self, mut body: Vec<u8>) -> Result<()> {
+        let n = self.chunks_released;
+        let len = self
+            .opener
+            .open_body(n, true, FrameKind::Final, &mut body)?;
+        let fin = FinalFrame::decode(&body[..len])?;
+        if fin.chunk_count != n || fin.plaintext_len != self.plaintext_released {
+            return Err(Error::Damaged(format!(
+                "the final frame records {} bytes in {} chunks, but {} bytes in {n} chunks were read",
+                fin.plaintext_len, fin.chunk_count, self.plaintext_released
+            )));
+        }
+        if *self.index_hasher.finalize().as_bytes() != fin.index_digest {
+            return Err(Error::Damaged(
+                "the frame lengths do not match the authenticated index".into(),
+            ));
+        }
+        self.verify_index_and_footer(n, &fin.index_digest)?;
+        let digest = std::mem::replace(&mut self.digest, Digest::new(HashAlg::None)).finish();
+        if digest != fin.digest {
+            return Err(Error::DigestMismatch);
+        }
+        self.current_len = 0;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Streams the index through BLAKE3 (constant memory), then checks the footer and that
+    /// nothing follows it.
+    fn verify_index_and_footer(&mut self, n: u64, index_digest: &[u8; 32]) -> Result<()> {
+        let mut h = blake3::Hasher::new();
+        let mut left = n * 4;
+        let mut buf = [0u8; 16384];
+        while left > 0 {
+            let want = left.min(buf.len() as u64) as usize;
+            if crate::io::read_full(&mut self.inner, &mut buf[..want])? != want {
+                return Err(Error::Truncated("in the index".into()));
+            }
+            h.update(&buf[..want]);
+            left -= want as u64;
+        }
+        if h.finalize().as_bytes() != index_digest {
+            return Err(Error::Damaged(
+                "the index does not match its authenticated digest".into(),
+            ));
+        }
+        let mut f = [0u8; FOOTER_LEN];
+        if crate::io::read_full(&mut self.inner, &mut f)? != FOOTER_LEN {
+            return Err(Error::Truncated("in the footer".into()));
+        }
+        if parse_footer(&f)? != n {
+            return Err(Error::Damaged("the footer's chunk count is wrong".into()));
+        }
+        self.container_read += n * 4 + FOOTER_LEN as u64;
+        if crate::io::read_full(&mut self.inner, &mut [0u8; 1])? != 0 {
+            return Err(Error::TrailingData);
+        }
+        Ok(())
+    }
+}
+
+use crate::hash::HashAlg;
+
+impl<R: Read> Read for Decryptor<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.pos < self.current_len {
+                let n = buf.len().min(self.current_len - self.pos);
+                buf[..n].copy_from_slice(&self.current[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
+            if buf.is_empty() || !self.step()? {
+                return Ok(0);
+            }
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The encrypting side: an `io::Write` adapter that cuts its input into chunks, has workers hash,
+//! compress and seal them, and writes the frames in order. `finish` must be called: it seals the
+//! last chunk and writes the final frame, the index and the footer. Dropping an unfinished
+//! `Encryptor` leaves a container without its final frame, which every reader rejects.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use rand_core::{CryptoRng, RngCore};
+
+use super::{InFlight, Workers};
+use crate::codec::Codec;
+use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
+use crate::crypto::{FileKey, Recipient};
+use crate::error::{Error, Result};
+use crate::format::frame::{footer, frame_header};
+use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
+use crate::hash::{ChunkHash, Digest, HashAlg};
+
+/// How to encrypt: algorithms, chunk size and threads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncryptOptions {
+    /// Chunk compression (default zstd:3).
+    pub codec: Codec,
+    /// Payload cipher (default AES-256-GCM).
+    pub cipher: Cipher,
+    /// Whole-plaintext hash (default BLAKE3).
+    pub hash: HashAlg,
+    /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 4 MiB).
+    pub chunk_size: usize,
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+}
+
+impl Default for EncryptOptions {
+    fn default() -> Self {
+        EncryptOptions {
+            codec: Codec::default(),
+            cipher: Cipher::default(),
+            hash: HashAlg::default(),
+            chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
+            threads: 0,
+        }
+    }
+}
+
+impl EncryptOptions {
+    fn chunk_log2(&self) -> Result<u8> {
+        let c = self.chunk_size;
+        let ok = c.is_power_of_two()
+            && (format::MIN_CHUNK_LOG2..=format::MAX_CHUNK_LOG2)
+                .contains(&(c.trailing_zeros() as u8));
+        if ok {
+            Ok(c.trailing_zeros() as u8)
+        } else {
+            Err(Error::InvalidOption(format!(
+                "chunk size {c} is not a power of two from 1K to 16M (e.g. 64K, 1M, 4M)"
+            )))
+        }
+    }
+}
+
+/// What every worker needs to seal a chunk; shared, immutable.
+struct Sealer {
+    cipher: PayloadCipher,
+    codec: Codec,
+    hash: HashAlg,
+    chunk_log2: u8,
+}
+
+/// One sealed chunk, back from a worker, with its buffers for reuse.
+struct Sealed {
+    frame: Vec<u8>,
+    frame_len: usize,
+    plain: Vec<u8>,
+    plain_len: usize,
+    hash: ChunkHash,
+}
+
+impl Sealer {
+    fn chunk_size(&self) -> usize {
+        1 << self.chunk_log2
+    }
+
+    /// The whole per-chunk job: hash, compress (or store raw), seal, frame.
+    fn seal_chunk(
+        &self,
+        index: u64,
+        plain: Vec<u8>,
+        plain_len: usize,
+        mut frame: Vec<u8>,
+    ) -> Result<Sealed> {
+        let data = &plain[..plain_len];
+        let hash = ChunkHash::compute(self.hash, index, self.chunk_size(), data);
+        frame.resize(
+            FRAME_HEADER_LEN + self.codec.out_len(self.chunk_size()) + TAG_LEN,
+            0,
+        );
+        let body = &mut frame[FRAME_HEADER_LEN..];
+        let (kind, len) = match self.codec.compress(data, body, self.chunk_log2)? {
+            Some(n) => (FrameKind::Compressed, n),
+            None => {
+                body[..plain_len].copy_from_slice(data);
+                (FrameKind::Raw, plain_len)
+            }
+        };
+        let frame_len = self.seal_into(&mut frame, index, false, kind, len);
+        Ok(Sealed {
+            frame,
+            frame_len,
+            plain,
+            plain_len,
+            hash,
+        })
+    }
+
+    /// Seals `frame[5..5+len]` in place as frame `index`, writes the frame header and the tag,
+    /// and returns the frame's total length.
+    fn seal_into(
+        &self,
+        frame: &mut [u8],
+        index: u64,
+        last: bool,
+        kind: FrameKind,
+        len: usize,
+    ) -> usize {
+        let body_len = (len + TAG_LEN) as u32;
+        let aad = frame_header(kind, body_len);
+        frame[..FRAME_HEADER_LEN].copy_from_slice(&aad);
+        let end = FRAME_HEADER_LEN + len;
+        let tag = self.cipher.seal(
+            &stream_nonce(index, last),
+            &aad,
+            &mut frame[FRAME_HEADER_LEN..end],
+        );
+        frame[end..end + TAG_LEN].copy_from_slice(&tag);
+        end + TAG_LEN
+    }
+}
+
+/// Encrypts everything written to it into `W`. See the module documentation.
+pub struct Encryptor<W: Write> {
+    inner: W,
+    sealer: Arc<Sealer>,
+    workers: Workers,
+    pending: InFlight<Sealed>,
+    /// The chunk being filled (always `chunk_size` long) and how much of it is filled.
+    fill: Vec<u8>,
+    fill_len: usize,
+    spare_plain: Vec<Vec<u8>>,
+    spare_frames: Vec<Vec<u8>>,
+    chunks_submitted: u64,
+    plaintext_len: u64,
+    index: Vec<u8>,
+    digest: Digest,
+    written: u64,
+    failed: Option<Error>,
+}
+
+impl<W: Write> Encryptor<W> {
+    /// Writes the header for `recipients` (at least one) to `inner` and returns the stream.
+    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
+        Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
+    }
+
+    /// As [`Encryptor::new`], drawing the file key and salts from `rng` (tests use a seeded one
+    /// to produce reproducible containers; production code must pass a CSPRNG).
+    pub fn with_rng(
+        mut inner: W,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let chunk_log2 = opts.chunk_log2()?;
+        if recipients.is_empty() {
+            return Err(Error::InvalidOption(
+                "no recipient or passphrase to encrypt to".into(),
+            ));
+        }
+        if recipients.len() > 1 && recipients.iter().any(|r| r.exclusive()) {
+            return Err(Error::InvalidOption(
+                "a passphrase cannot be combined with other recipients: each recipient could \
+                 re-wrap the file for the others; encrypt twice instead"
+                    .into(),
+            ));
+        }
+        let file_key = FileKey::generate(rng);
+        let mut payload_salt = [0u8; format::header::SALT_LEN];
+        rng.fill_bytes(&mut payload_salt);
+        let mut stanzas = Vec::new();
+        for r in recipients {
+            stanzas.extend(r.wrap_file_key(&file_key, rng)?);
+        }
+        let header = Header {
+            cipher: opts.cipher,
+            codec: opts.codec,
+            hash: opts.hash,
+            chunk_log2,
+            payload_salt,
+            stanzas,
+        };
+        let mut bytes = header.encode_unauthenticated()?;
+        let mac = file_key.header_mac(&bytes);
+        bytes.extend_from_slice(&mac);
+        inner.write_all(&bytes)?;
+        let payload_key = file_key.payload_key(&payload_salt);
+        let workers = Workers::new(opts.threads)?;
+        Ok(Encryptor {
+            inner,
+            sealer: Arc::new(Sealer {
+                cipher: PayloadCipher::new(opts.cipher, &payload_key.0),
+                codec: opts.codec,
+                hash: opts.hash,
+                chunk_log2,
+            }),
+            pending: InFlight::new(workers.in_flight()),
+            workers,
+            fill: vec![0u8; 1 << chunk_log2],
+            fill_len: 0,
+            spare_plain: Vec::new(),
+            spare_frames: Vec::new(),
+            chunks_submitted: 0,
+            plaintext_len: 0,
+            index: Vec::new(),
+            digest: Digest::new(opts.hash),
+            written: bytes.len() as u64,
+            failed: None,
+        })
+    }
+
+    /// Reads `r` to its end straight into chunk buffers (no intermediate copy) and returns the
+    /// number of bytes read. Short reads from pipes still produce full chunks.
+    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
+        self.check()?;
+        let mut total = 0u64;
+        loop {
+            let at = self.fill_len;
+            let n = crate::io::read_full(r, &mut self.fill[at..])?;
+            self.fill_len += n;
+            total += n as u64;
+            // read_full stops short only at the end of the input.
+            if self.fill_len < self.fill.len() {
+                return Ok(total);
+            }
+            self.guard(|s| s.submit())?;
+        }
+    }
+
+    /// Ends the stream: seals the last chunk, writes the final frame, index and footer, flushes,
+    /// and returns the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.check()?;
+        if self.fill_len > 0 {
+            self.guard(|s| s.submit())?;
+        }
+        while let Some(r) = self.pending.pop_wait() {
+            self.emit(r?)?;
+        }
+        let fin = FinalFrame {
+            plaintext_len: self.plaintext_len,
+            chunk_count: self.chunks_submitted,
+            index_digest: *blake3::hash(&self.index).as_bytes(),
+            digest: std::mem::replace(&mut self.digest, Digest::new(HashAlg::None)).finish(),
+        };
+        let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
+        frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
+        let len = self.sealer.seal_into(
+            &mut frame,
+            self.chunks_submitted,
+            true,
+            FrameKind::Final,
+            80,
+        );
+        debug_assert_eq!(len, format::FINAL_FRAME_LEN);
+        self.inner.write_all(&frame)?;
+        self.inner.write_all(&self.index)?;
+        self.inner.write_all(&footer(self.chunks_submitted))?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    /// Bytes of container written to the inner writer so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// Plaintext bytes accepted so far.
+    pub fn bytes_in(&self) -> u64 {
+        self.plaintext_len + self.fill_len as u64
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `f`; if it fails, the stream stays failed (sticky errors).
+    fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let r = f(self);
+        if let Err(e) = &r {
+            self.failed = Some(e.duplicate());
+        }
+        r
+    }
+
+    /// Hands the filled chunk to a worker; first makes room if too many are in flight.
+    fn submit(&mut self) -> Result<()> {
+        let index = self.chunks_submitted;
+        let len = self.fill_len;
+        if index >= format::MAX_CHUNKS || self.plaintext_len + len as u64 > format::MAX_PLAINTEXT {
+            return Err(Error::Limit(
+                "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
+            ));
+        }
+        while self.pending.is_full() {
+            let done = self.pending.pop_wait().expect("a full queue is not empty");
+            self.emit(done?)?;
+        }
+        let next = self
+            .spare_plain
+            .pop()
+            .unwrap_or_else(|| vec![0u8; self.fill.len()]);
+        let plain = std::mem::replace(&mut self.fill, next);
+        let frame = self.spare_frames.pop().unwrap_or_default();
+        self.fill_len = 0;
+        self.chunks_submitted += 1;
+        self.plaintext_len += len as u64;
+        let sealer = Arc::clone(&self.sealer);
+        let ticket = self
+            .workers
+            .submit(move || sealer.seal_chunk(index, plain, len, frame));
+        self.pending.push(ticket);
+        while let Some(done) = self.pending.pop_ready() {
+            self.emit(done?)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one sealed chunk (the next in order) and recycles its buffers.
+    fn emit(&mut self, s: Sealed) -> Result<()> {
+        self.inner.write_all(&s.frame[..s.frame_len])?;
+        self.written += s.frame_len as u64;
+        let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
+        self.index.extend_from_slice(&body_len.to_le_bytes());
+        self.digest.push(&s.plain[..s.plain_len], &s.hash);
+        self.spare_plain.push(s.plain);
+        self.spare_frames.push(s.frame);
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Encryptor<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.check()?;
+        let n = buf.len().min(self.fill.len() - self.fill_len);
+        self.fill[self.fill_len..self.fill_len + n].copy_from_slice(&buf[..n]);
+        self.fill_len += n;
+        if self.fill_len == self.fill.len() {
+            self.guard(|s| s.submit())?;
+        }
+        Ok(n)
+    }
+
+    /// Writes out the chunks already sealed. A partial chunk stays buffered until it is full or
+    /// until `finish`: chunks other than the last must be full.
+    fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.inner.flush()
+    }
+}

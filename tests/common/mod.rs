@@ -1,0 +1,47 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use zseal::{Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Passphrase};
+
+/// Argon2 at its minimum so that tests spend their time on the engine.
+pub const CHEAP: Argon2Params = Argon2Params {
+    m_cost: 64,
+    t_cost: 1,
+    p_cost: 1,
+};
+
+pub fn pass(s: &str) -> Passphrase {
+    Passphrase::with_params(s, CHEAP).unwrap()
+}
+
+/// `i % 251` with a slow drift: compressible, and swapped pieces change every digest.
+pub fn data(n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| ((i % 251) as u8).wrapping_add((i / 4093) as u8))
+        .collect()
+}
+
+/// Incompressible bytes from a seeded RNG.
+pub fn noise(n: usize, seed: u64) -> Vec<u8> {
+    use rand_chacha::rand_core::RngCore;
+    let mut v = vec![0u8; n];
+    ChaCha20Rng::seed_from_u64(seed).fill_bytes(&mut v);
+    v
+}
+
+/// Encrypts with a seeded RNG, so the same inputs give the same container.
+pub fn seal(plain: &[u8], pw: &Passphrase, opts: &EncryptOptions, seed: u64) -> Vec<u8> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut enc = Encryptor::with_rng(Vec::new(), &[pw], opts, &mut rng).unwrap();
+    enc.copy_from(&mut &plain[..]).unwrap();
+    enc.finish().unwrap()
+}
+
+pub fn open(container: &[u8], pw: &Passphrase, threads: usize) -> zseal::Result<Vec<u8>> {
+    let mut dec = Decryptor::new(container, &[pw], &DecryptOptions { threads })?;
+    let mut out = Vec::new();
+    dec.copy_to(&mut out)?;
+    Ok(out)
+}
