@@ -24,6 +24,7 @@ pub mod format;
 pub mod hash;
 pub mod io;
 pub mod pipeline;
+pub mod units;
 
 pub use codec::Codec;
 pub use crypto::aead::Cipher;
@@ -31,7 +32,7 @@ pub use crypto::passphrase::{Argon2Params, Passphrase};
 pub use crypto::{FileKey, Identity, Recipient};
 pub use error::{Error, Result};
 pub use hash::HashAlg;
-pub use pipeline::{DecryptOptions, Decryptor, EncryptOptions, Encryptor};
+pub use pipeline::{DecryptOptions, Decryptor, EncryptOptions, Encryptor, Locked};
 
 /// Encrypts `plaintext` in memory.
 pub fn encrypt_to_vec(

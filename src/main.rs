@@ -1,1 +1,200 @@
-fn main() {}
+//! The `zseal` command: parses arguments, asks for a passphrase, and hands the work to the
+//! library. Errors are printed once, as `zseal: error: …`; exit codes are 0 (ok), 1 (failure),
+//! 2 (usage), 141 (the reader of our output went away).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use zseal::io::{Input, Output};
+use zseal::{
+    Cipher, Codec, DecryptOptions, EncryptOptions, Encryptor, HashAlg, Locked, Passphrase,
+};
+
+const EXAMPLES: &str = "\
+Examples:
+  zseal encrypt big.tar -o big.tar.zseal              # asks for a passphrase
+  tar c dir | zseal encrypt --passphrase-file pw > dir.tar.zseal
+  zseal decrypt big.tar.zseal -o big.tar
+  zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x";
+
+#[derive(Parser)]
+#[command(name = "zseal", version, about = "Hash, compress and encrypt files and pipes on every core", after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Encrypt INPUT (or stdin) into a zseal container
+    #[command(after_help = EXAMPLES)]
+    Encrypt(EncryptArgs),
+    /// Decrypt and verify a zseal container
+    #[command(after_help = EXAMPLES)]
+    Decrypt(DecryptArgs),
+}
+
+#[derive(Args)]
+struct Common {
+    /// Input file; absent or `-` reads stdin
+    input: Option<PathBuf>,
+    /// Output file; absent or `-` writes stdout
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Read the passphrase from the first line of FILE
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+    /// Worker threads (default: all cores)
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
+    threads: usize,
+    /// Overwrite OUTPUT if it exists
+    #[arg(short, long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct EncryptArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
+    #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
+    compress: Codec,
+    /// Cipher: aes-256-gcm or chacha20-poly1305
+    #[arg(long, default_value = "aes-256-gcm", value_parser = parse_with::<Cipher>)]
+    cipher: Cipher,
+    /// Whole-file digest: blake3, xxh3 or none
+    #[arg(long, default_value = "blake3", value_parser = parse_with::<HashAlg>)]
+    hash: HashAlg,
+    /// Chunk size, a power of two from 1K to 16M
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_chunk)]
+    chunk_size: usize,
+}
+
+#[derive(Args)]
+struct DecryptArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: zseal::Error| e.to_string())
+}
+
+fn parse_chunk(s: &str) -> Result<usize, String> {
+    let n = zseal::units::parse_size(s).map_err(|e| e.to_string())?;
+    usize::try_from(n).map_err(|_| format!("chunk size {s} is too large"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(141),
+        Err(e) => {
+            eprintln!("zseal: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Encrypt(a) => encrypt(a),
+        Command::Decrypt(a) => decrypt(a),
+    }
+}
+
+fn encrypt(a: EncryptArgs) -> anyhow::Result<()> {
+    let c = &a.common;
+    let opts = EncryptOptions {
+        codec: a.compress,
+        cipher: a.cipher,
+        hash: a.hash,
+        chunk_size: a.chunk_size,
+        threads: c.threads,
+    };
+    let mut input = Input::open(c.input.as_deref())?;
+    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let pw = passphrase(c.passphrase_file.as_deref(), true)?;
+    let what = name(c.input.as_deref());
+    let mut enc = Encryptor::new(output, &[&pw], &opts)?;
+    enc.copy_from(&mut input)
+        .with_context(|| format!("encrypting {what}"))?;
+    enc.finish()?.commit()?;
+    Ok(())
+}
+
+fn decrypt(a: DecryptArgs) -> anyhow::Result<()> {
+    let c = &a.common;
+    let input = Input::open(c.input.as_deref())?;
+    let what = name(c.input.as_deref());
+    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    let pw = passphrase(c.passphrase_file.as_deref(), false)?;
+    let mut dec = locked
+        .unlock(&[&pw], &DecryptOptions { threads: c.threads })
+        .with_context(|| format!("opening {what}"))?;
+    let mut output = output;
+    dec.copy_to(&mut output)
+        .with_context(|| format!("decrypting {what}"))?;
+    output.commit()?;
+    Ok(())
+}
+
+fn name(p: Option<&Path>) -> String {
+    match p {
+        Some(p) if p != Path::new("-") => p.display().to_string(),
+        _ => "standard input".into(),
+    }
+}
+
+/// The passphrase from `--passphrase-file`, `ZSEAL_PASSPHRASE`, or the terminal (asked twice
+/// when encrypting).
+fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> {
+    if let Some(f) = file {
+        let text = std::fs::read(f)
+            .with_context(|| format!("cannot read passphrase file {}", f.display()))?;
+        let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            bail!(
+                "passphrase file {} is empty: put the passphrase on its first line",
+                f.display()
+            );
+        }
+        return Ok(Passphrase::new(line.to_vec())?);
+    }
+    if let Ok(p) = std::env::var("ZSEAL_PASSPHRASE") {
+        return Ok(Passphrase::new(p.into_bytes())?);
+    }
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty");
+    if tty.is_err() && !std::io::stdin().is_terminal() {
+        bail!("no terminal to ask for the passphrase: pass --passphrase-file FILE (or set ZSEAL_PASSPHRASE)");
+    }
+    let first = rpassword::prompt_password("Passphrase: ")
+        .context("cannot read the passphrase from the terminal")?;
+    if first.is_empty() {
+        bail!("the passphrase is empty");
+    }
+    if confirm {
+        let second = rpassword::prompt_password("Confirm passphrase: ")
+            .context("cannot read the passphrase from the terminal")?;
+        if first != second {
+            bail!("the passphrases do not match; nothing was written");
+        }
+    }
+    Ok(Passphrase::new(first.into_bytes())?)
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(c.downcast_ref::<zseal::Error>(), Some(zseal::Error::Io(io)) if io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

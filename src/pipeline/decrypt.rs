@@ -15,7 +15,7 @@ use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::frame::{frame_header, parse_footer, parse_frame_header};
 use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN, FOOTER_LEN, FRAME_HEADER_LEN};
-use crate::hash::{ChunkHash, Digest};
+use crate::hash::{ChunkHash, Digest, HashAlg};
 
 /// How to decrypt.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,6 +28,7 @@ pub struct DecryptOptions {
 pub(crate) struct Opener {
     cipher: PayloadCipher,
     codec: Codec,
+    digest_alg: HashAlg,
     header: Header,
 }
 
@@ -57,22 +58,29 @@ impl Opener {
         }
     }
 
+    /// Length of every buffer of the stream: room for a frame body or a chunk. Buffers are
+    /// recycled at this length, so no chunk pays for zeroing memory.
+    fn buffer_len(&self) -> usize {
+        self.chunk_size() + TAG_LEN
+    }
+
     /// The whole per-chunk job: authenticate, decompress (unless raw), hash.
     fn open_chunk(
         &self,
         index: u64,
         kind: FrameKind,
         mut body: Vec<u8>,
+        body_len: usize,
         mut spare: Vec<u8>,
     ) -> Result<Opened> {
-        let len = self.open_body(index, false, kind, &mut body)?;
+        let len = self.open_body(index, false, kind, &mut body[..body_len])?;
         let (plain, plain_len, spare) = match kind {
             FrameKind::Raw => (body, len, spare),
             _ => {
-                spare.resize(self.chunk_size(), 0);
+                spare.resize(self.buffer_len(), 0);
                 let n = self
                     .codec
-                    .decompress(&body[..len], &mut spare)
+                    .decompress(&body[..len], &mut spare[..self.chunk_size()])
                     .map_err(|what| Error::ChunkInvalid { index, what })?;
                 if n == 0 {
                     return Err(Error::ChunkInvalid {
@@ -131,18 +139,52 @@ pub struct Decryptor<R: Read> {
     spares: Vec<Vec<u8>>,
 }
 
-impl<R: Read> Decryptor<R> {
-    /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
-    /// verifies the header MAC. No payload is read yet.
-    pub fn new(mut inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
+/// A container whose header has been read but not yet authenticated: what `inspect` shows, and
+/// the step where a caller learns what kind of key the file wants before asking for it.
+pub struct Locked<R: Read> {
+    inner: R,
+    header: Header,
+    raw: Vec<u8>,
+    mac: [u8; 32],
+}
+
+impl<R: Read> Locked<R> {
+    /// Reads and parses the header (bounded: at most 1 MiB).
+    pub fn read(mut inner: R) -> Result<Self> {
         let (header, raw, mac) = Header::read(&mut inner)?;
+        Ok(Locked {
+            inner,
+            header,
+            raw,
+            mac,
+        })
+    }
+
+    /// The header as parsed. Not authenticated yet: use it for display and key selection only.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        (self.raw.len() + self.mac.len()) as u64
+    }
+
+    /// Unwraps the file key with the first identity that opens a stanza, verifies the header MAC
+    /// and returns the decrypting stream. No payload is read yet.
+    pub fn unlock(
+        self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<Decryptor<R>> {
         let mut file_key = None;
         for id in identities {
-            if let Some(k) = id.unwrap_stanzas(&header.stanzas)? {
+            if let Some(k) = id.unwrap_stanzas(&self.header.stanzas)? {
                 file_key = Some(k);
                 break;
             }
         }
+        let header = self.header;
         let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
             stanzas: header.stanzas.len(),
             kinds: header
@@ -152,15 +194,16 @@ impl<R: Read> Decryptor<R> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-        file_key.verify_header_mac(&raw, &mac)?;
+        file_key.verify_header_mac(&self.raw, &self.mac)?;
         let payload_key = file_key.payload_key(&header.payload_salt);
         let workers = Workers::new(opts.threads)?;
-        let header_len = (raw.len() + mac.len()) as u64;
+        let header_len = (self.raw.len() + self.mac.len()) as u64;
         Ok(Decryptor {
-            inner,
+            inner: self.inner,
             opener: Arc::new(Opener {
                 cipher: PayloadCipher::new(header.cipher, &payload_key.0),
                 codec: header.codec,
+                digest_alg: header.hash,
                 header,
             }),
             header_len,
@@ -181,9 +224,17 @@ impl<R: Read> Decryptor<R> {
         }
         .with_digest())
     }
+}
+
+impl<R: Read> Decryptor<R> {
+    /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
+    /// verifies the header MAC. No payload is read yet.
+    pub fn new(inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
+        Locked::read(inner)?.unlock(identities, opts)
+    }
 
     fn with_digest(mut self) -> Self {
-        self.digest = Digest::new(self.opener.header.hash);
+        self.digest = Digest::new(self.opener.digest_alg);
         self
     }
 
@@ -288,13 +339,14 @@ impl<R: Read> Decryptor<R> {
             )));
         }
         let mut body = self.spares.pop().unwrap_or_default();
-        body.resize(body_len, 0);
-        if crate::io::read_full(&mut self.inner, &mut body)? != body_len {
+        body.resize(self.opener.buffer_len().max(body_len), 0);
+        if crate::io::read_full(&mut self.inner, &mut body[..body_len])? != body_len {
             return Err(Error::Truncated(format!("inside frame {index}")));
         }
         self.container_read += (FRAME_HEADER_LEN + body_len) as u64;
         self.frames_read += 1;
         if kind == FrameKind::Final {
+            body.truncate(body_len);
             self.state = State::FinalRead(body);
             return Ok(());
         }
@@ -306,7 +358,7 @@ impl<R: Read> Decryptor<R> {
         let opener = Arc::clone(&self.opener);
         let ticket = self
             .workers
-            .submit(move || opener.open_chunk(index, kind, body, spare));
+            .submit(move || opener.open_chunk(index, kind, body, body_len, spare));
         self.pending.push(ticket);
         Ok(())
     }
@@ -395,8 +447,6 @@ impl<R: Read> Decryptor<R> {
         Ok(())
     }
 }
-
-use crate::hash::HashAlg;
 
 impl<R: Read> Read for Decryptor<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{bounded, Receiver};
 
-pub use decrypt::{DecryptOptions, Decryptor};
+pub use decrypt::{DecryptOptions, Decryptor, Locked};
 pub use encrypt::{EncryptOptions, Encryptor};
 
 use crate::error::{Error, Result};
