@@ -46,7 +46,7 @@ impl Input {
     }
 
     /// The input's size when it is a regular file.
-    pub fn len(&self) -> Option<u64> {
+    pub fn file_size(&self) -> Option<u64> {
         match self {
             Input::File(f) => f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()),
             Input::Stdin(_) => None,
