@@ -85,7 +85,9 @@ fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, St
 
 fn parse_chunk(s: &str) -> Result<usize, String> {
     let n = zseal::units::parse_size(s).map_err(|e| e.to_string())?;
-    usize::try_from(n).map_err(|_| format!("chunk size {s} is too large"))
+    let n = usize::try_from(n).map_err(|_| format!("chunk size {s} is too large"))?;
+    zseal::format::chunk_log2_of(n).map_err(|e| e.to_string())?;
+    Ok(n)
 }
 
 fn main() -> ExitCode {

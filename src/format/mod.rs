@@ -31,3 +31,15 @@ pub const MAX_HEADER_LEN: usize = 1 << 20;
 pub const MAX_STANZAS: usize = 1024;
 /// Largest stanza body.
 pub const MAX_STANZA_BODY: usize = 8192;
+
+/// `log2` of a chunk size, which must be a power of two from 1 KiB to 16 MiB (§7).
+pub fn chunk_log2_of(size: usize) -> crate::Result<u8> {
+    let log2 = size.trailing_zeros() as u8;
+    if size.is_power_of_two() && (MIN_CHUNK_LOG2..=MAX_CHUNK_LOG2).contains(&log2) {
+        Ok(log2)
+    } else {
+        Err(crate::Error::InvalidOption(format!(
+            "chunk size {size} is not a power of two from 1K to 16M (e.g. 64K, 1M, 4M)"
+        )))
+    }
+}

@@ -112,8 +112,8 @@ enum State {
     Frames,
     /// The final frame was read (its body is kept); chunks may still be in flight.
     FinalRead(Vec<u8>),
-    /// Everything verified.
-    Done,
+    /// Everything verified; the final frame's contents.
+    Done(FinalFrame),
     /// Sticky failure.
     Failed(Error),
 }
@@ -248,6 +248,24 @@ impl<R: Read> Decryptor<R> {
         self.header_len
     }
 
+    /// The verified contents of the final frame (length, chunk count, digest), once the whole
+    /// container has been read and checked; `None` before.
+    pub fn verified(&self) -> Option<&FinalFrame> {
+        match &self.state {
+            State::Done(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The whole-plaintext digest in the standard tool's hex form (`b3sum`, `xxhsum -H3`), once
+    /// verified; `None` before, or when the file has no digest.
+    pub fn digest_hex(&self) -> Option<String> {
+        let alg = self.opener.digest_alg;
+        self.verified()
+            .filter(|_| !alg.is_empty())
+            .map(|f| crate::hash::to_hex(alg, &f.digest))
+    }
+
     /// Container bytes consumed so far.
     pub fn bytes_read(&self) -> u64 {
         self.container_read
@@ -273,7 +291,7 @@ impl<R: Read> Decryptor<R> {
     fn step(&mut self) -> Result<bool> {
         match &self.state {
             State::Failed(e) => return Err(e.duplicate()),
-            State::Done => return Ok(false),
+            State::Done(_) => return Ok(false),
             _ => {}
         }
         let r = self.advance();
@@ -296,10 +314,11 @@ impl<R: Read> Decryptor<R> {
             self.release(opened?)?;
             return Ok(true);
         }
-        let State::FinalRead(body) = std::mem::replace(&mut self.state, State::Done) else {
+        let State::FinalRead(body) = std::mem::replace(&mut self.state, State::Frames) else {
             unreachable!("zseal bug: no chunk in flight while frames remain to be read");
         };
-        self.verify_end(body)?;
+        let fin = self.verify_end(body)?;
+        self.state = State::Done(fin);
         Ok(false)
     }
 
@@ -387,7 +406,7 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// Final frame, index, footer, end of input, length and digest.
-    fn verify_end(&mut self, mut body: Vec<u8>) -> Result<()> {
+    fn verify_end(&mut self, mut body: Vec<u8>) -> Result<FinalFrame> {
         let n = self.chunks_released;
         let len = self
             .opener
@@ -411,7 +430,7 @@ impl<R: Read> Decryptor<R> {
         }
         self.current_len = 0;
         self.pos = 0;
-        Ok(())
+        Ok(fin)
     }
 
     /// Streams the index through BLAKE3 (constant memory), then checks the footer and that
