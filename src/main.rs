@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
+use zeroize::Zeroizing;
 use zseal::io::{Input, Output};
 use zseal::{
     Cipher, Codec, DecryptOptions, EncryptOptions, Encryptor, HashAlg, Locked, Passphrase,
@@ -185,13 +186,15 @@ fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> 
         bail!("the passphrase is empty");
     }
     if confirm {
-        let second = rpassword::prompt_password("Confirm passphrase: ")
-            .context("cannot read the passphrase from the terminal")?;
-        if first != second {
+        let second = Zeroizing::new(
+            rpassword::prompt_password("Confirm passphrase: ")
+                .context("cannot read the passphrase from the terminal")?,
+        );
+        if *first != *second {
             bail!("the passphrases do not match; nothing was written");
         }
     }
-    Ok(Passphrase::new(first.into_bytes())?)
+    Ok(Passphrase::new(first.as_bytes().to_vec())?)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -12,6 +12,13 @@ fn zseal() -> Command {
     c
 }
 
+/// `zseal SUBCOMMAND ARGS… --passphrase-file fixtures/passphrase.txt`.
+fn with_pw<I: AsRef<std::ffi::OsStr>>(sub: &str, args: impl IntoIterator<Item = I>) -> Command {
+    let mut c = zseal();
+    c.arg(sub).args(args).arg("--passphrase-file").arg(pw());
+    c
+}
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
@@ -83,11 +90,7 @@ fn stdin_to_stdout_round_trip() {
 
 #[test]
 fn committed_fixture_decrypts_through_the_cli() {
-    let out = zseal()
-        .arg("decrypt")
-        .arg(fixtures().join("v1/default.zseal"))
-        .arg("--passphrase-file")
-        .arg(pw())
+    let out = with_pw("decrypt", [fixtures().join("v1/default.zseal")])
         .assert()
         .success();
     assert_eq!(out.get_output().stdout, sample());
@@ -116,26 +119,21 @@ fn existing_output_needs_force_and_is_left_intact() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("exists");
     std::fs::write(&out, "keep me").unwrap();
-    zseal()
-        .arg("encrypt")
-        .arg(fixtures().join("sample.log"))
-        .arg("-o")
-        .arg(&out)
-        .arg("--passphrase-file")
-        .arg(pw())
-        .assert()
-        .code(1)
-        .stderr(contains("already exists: use --force"));
+    let input = fixtures().join("sample.log");
+    with_pw(
+        "encrypt",
+        [input.as_os_str(), "-o".as_ref(), out.as_os_str()],
+    )
+    .assert()
+    .code(1)
+    .stderr(contains("already exists: use --force"));
     assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
-    zseal()
-        .arg("encrypt")
-        .arg(fixtures().join("sample.log"))
-        .arg("-fo")
-        .arg(&out)
-        .arg("--passphrase-file")
-        .arg(pw())
-        .assert()
-        .success();
+    with_pw(
+        "encrypt",
+        [input.as_os_str(), "-fo".as_ref(), out.as_os_str()],
+    )
+    .assert()
+    .success();
     assert!(std::fs::read(&out).unwrap().starts_with(b"\x89ZSEAL"));
 }
 
@@ -144,17 +142,13 @@ fn input_equal_to_output_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("same");
     std::fs::write(&f, "data").unwrap();
-    zseal()
-        .arg("encrypt")
-        .arg(&f)
-        .arg("-f")
-        .arg("-o")
-        .arg(&f)
-        .arg("--passphrase-file")
-        .arg(pw())
-        .assert()
-        .code(1)
-        .stderr(contains("both the input and the output"));
+    with_pw(
+        "encrypt",
+        [f.as_os_str(), "-f".as_ref(), "-o".as_ref(), f.as_os_str()],
+    )
+    .assert()
+    .code(1)
+    .stderr(contains("both the input and the output"));
     assert_eq!(std::fs::read(&f).unwrap(), b"data");
 }
 
@@ -197,13 +191,7 @@ fn truncated_or_damaged_container_leaves_no_output_file() {
     let cut = d.path().join("cut.zseal");
     std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
     let out = d.path().join("out");
-    zseal()
-        .arg("decrypt")
-        .arg(&cut)
-        .arg("-o")
-        .arg(&out)
-        .arg("--passphrase-file")
-        .arg(pw())
+    with_pw("decrypt", [cut.as_os_str(), "-o".as_ref(), out.as_os_str()])
         .assert()
         .code(1)
         .stderr(contains("cut.zseal").and(contains("truncated")));
@@ -213,18 +201,15 @@ fn truncated_or_damaged_container_leaves_no_output_file() {
     bad[i] ^= 0x20;
     let damaged = d.path().join("damaged.zseal");
     std::fs::write(&damaged, &bad).unwrap();
-    zseal()
-        .arg("decrypt")
-        .arg(&damaged)
-        .arg("-o")
-        .arg(&out)
-        .arg("--passphrase-file")
-        .arg(pw())
-        .assert()
-        .code(1)
-        .stderr(contains(
-            "failed authentication: the file is damaged or the key is wrong",
-        ));
+    with_pw(
+        "decrypt",
+        [damaged.as_os_str(), "-o".as_ref(), out.as_os_str()],
+    )
+    .assert()
+    .code(1)
+    .stderr(contains(
+        "failed authentication: the file is damaged or the key is wrong",
+    ));
     assert!(!out.exists());
     no_partial_files(d.path());
 }

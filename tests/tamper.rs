@@ -219,11 +219,8 @@ fn header_fields_are_authenticated() {
     // cipher, codec, level, hash, payload salt: each changed value must fail the header MAC.
     for at in [9usize, 10, 11, 12, 16, 47] {
         let mut c = sealed.clone();
-        c[at] = if at == 9 {
-            2
-        } else if at == 10 {
-            2
-        } else if at == 12 {
+        // Ids become another valid id (so parsing succeeds), other bytes are flipped.
+        c[at] = if [9, 10, 12].contains(&at) {
             2
         } else {
             c[at] ^ 4

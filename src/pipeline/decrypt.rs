@@ -392,6 +392,11 @@ impl<R: Read> Decryptor<R> {
             });
         }
         self.short_chunk_seen = o.plain_len < self.opener.chunk_size();
+        if self.plaintext_released + o.plain_len as u64 > crate::format::MAX_PLAINTEXT {
+            return Err(Error::Limit(
+                "more than 16 TiB of plaintext in one file".into(),
+            ));
+        }
         self.digest.push(&o.plain[..o.plain_len], &o.hash);
         self.chunks_released += 1;
         self.plaintext_released += o.plain_len as u64;
