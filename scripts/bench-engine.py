@@ -13,7 +13,7 @@ medians and ratios:
 The one-time Argon2 derivation is timed on its own (encrypting an empty input) and subtracted
 from zseal's times, as the issue asks. Prints a Markdown table (also written to
 target/bench-engine.md)."""
-import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,9 +21,14 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, **kw)
 
 def timed(cmd):
+    """Wall seconds and CPU seconds (user + system of everything the command ran)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     sh(cmd, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 def rss_kib(cmd, out):
     """Runs cmd under GNU time; returns peak RSS in KiB."""
@@ -32,7 +37,7 @@ def rss_kib(cmd, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--corpus", default=os.environ.get("ZSEAL_CORPUS", "/tmp/zseal-corpus"))
     ap.add_argument("--stream-gib", type=int, default=4)
     a = ap.parse_args()
@@ -66,9 +71,14 @@ def main():
     for _ in range(a.runs):
         for k, c in cmds.items():
             t[k].append(timed(c))
-    m = {k: statistics.median(v) for k, v in t.items()}
+    # Medians of wall time, best (least disturbed) wall time, and medians of CPU time.
+    m = {k: statistics.median(w for w, _ in v) for k, v in t.items()}
+    best = {k: min(w for w, _ in v) for k, v in t.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in t.items()}
     enc = m["zseal_enc"] - m["kdf_enc"]
     dec = m["zseal_dec"] - m["kdf_dec"]
+    enc_best = best["zseal_enc"] - best["kdf_enc"]
+    dec_best = best["zseal_dec"] - best["kdf_dec"]
     mbs = lambda s: size / s / 1e6
     zs_size, zst_size = os.path.getsize(zs), os.path.getsize(zst)
     n = a.stream_gib
@@ -78,14 +88,22 @@ def main():
     sh(f"{stream} | /usr/bin/time -f %M -o {er} {z} encrypt --passphrase-file {pw} "
        f"| /usr/bin/time -f %M -o {dr} {z} decrypt --passphrase-file {pw} > /dev/null")
     rss_enc, rss_dec = (int(open(p).read().split()[-1]) for p in (er, dr))
-    cpu = subprocess.run("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2", shell=True,
+    cpu_model = subprocess.run("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2", shell=True,
                          capture_output=True, text=True).stdout.strip()
     zver = subprocess.run("zstd -V", shell=True, capture_output=True, text=True).stdout.strip()
+    cpu_dec = cpu["zseal_dec"] - cpu["kdf_dec"]
+    cpu_enc = cpu["zseal_enc"] - cpu["kdf_enc"]
     rows = [
-        ("encrypt throughput (zstd:3, aes-256-gcm, blake3)", f"{mbs(enc):.0f} MB/s",
+        ("encrypt throughput (zstd:3, aes-256-gcm, blake3), median", f"{mbs(enc):.0f} MB/s",
          f"`zstd -3 -T0`: {mbs(m['zstd_enc']):.0f} MB/s", f"{m['zstd_enc'] / enc:.2f}x", ">= 0.9x"),
-        ("decrypt throughput", f"{mbs(dec):.0f} MB/s",
+        ("encrypt throughput, best run", f"{mbs(enc_best):.0f} MB/s",
+         f"{mbs(best['zstd_enc']):.0f} MB/s", f"{best['zstd_enc'] / enc_best:.2f}x", ">= 0.9x"),
+        ("decrypt throughput, median", f"{mbs(dec):.0f} MB/s",
          f"`zstd -d`: {mbs(m['zstd_dec']):.0f} MB/s", f"{m['zstd_dec'] / dec:.2f}x", ">= 1.5x"),
+        ("decrypt throughput, best run", f"{mbs(dec_best):.0f} MB/s",
+         f"{mbs(best['zstd_dec']):.0f} MB/s", f"{best['zstd_dec'] / dec_best:.2f}x", ">= 1.5x"),
+        ("CPU seconds per GiB, encrypt / decrypt", f"{cpu_enc * (1 << 30) / size:.2f} / {cpu_dec * (1 << 30) / size:.2f}",
+         f"{cpu['zstd_enc'] * (1 << 30) / size:.2f} / {cpu['zstd_dec'] * (1 << 30) / size:.2f}", "", "(noise-free cost)"),
         ("container size", f"{zs_size:,} B", f"`zstd -3`: {zst_size:,} B",
          f"{zs_size / zst_size:.4f}x", "<= 1.03x"),
         (f"peak RSS, {n} GiB through an encrypt→decrypt pipe", f"{rss_enc / 1024:.1f} / {rss_dec / 1024:.1f} MiB",
@@ -93,9 +111,9 @@ def main():
         ("Argon2id derivation (once per file)", f"{m['kdf_enc'] * 1000:.0f} ms enc, {m['kdf_dec'] * 1000:.0f} ms dec",
          "", "", "excluded above"),
     ]
-    out = [f"Machine: {os.cpu_count()} cores, {cpu}; {zver}",
+    out = [f"Machine: {os.cpu_count()} cores, {cpu_model}; {zver}",
            f"Corpus: text.tar ({size:,} B, first GiB of linux-source-6.1) from shared/corpus/make_corpus.sh",
-           f"Command: scripts/bench-engine.py --runs {a.runs} (medians of interleaved runs)", "",
+           f"Command: scripts/bench-engine.py --runs {a.runs} (interleaved runs; Argon2 subtracted)", "",
            "| figure | zseal | peer | ratio | bar |", "|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     text = "\n".join(out)
