@@ -64,6 +64,16 @@ pub enum Error {
     /// The whole-plaintext digest does not match.
     #[error("whole-file digest mismatch: the decrypted data does not match what was encrypted")]
     DigestMismatch,
+    /// A requested range reaches past the end of the plaintext.
+    #[error("the range {what} at byte {at}, past the end of the plaintext ({len} bytes)")]
+    RangePastEnd {
+        /// "starts" or "ends".
+        what: &'static str,
+        /// The offending offset.
+        at: u64,
+        /// The real plaintext length.
+        len: u64,
+    },
     /// An option given by the caller is not valid.
     #[error("{0}")]
     InvalidOption(String),
@@ -129,6 +139,11 @@ impl Error {
             Error::Damaged(s) => Error::Damaged(s.clone()),
             Error::TrailingData => Error::TrailingData,
             Error::DigestMismatch => Error::DigestMismatch,
+            Error::RangePastEnd { what, at, len } => Error::RangePastEnd {
+                what,
+                at: *at,
+                len: *len,
+            },
             Error::InvalidOption(s) => Error::InvalidOption(s.clone()),
             Error::Codec(s) => Error::Codec(s.clone()),
             Error::Random(s) => Error::Random(s.clone()),

@@ -8,6 +8,8 @@
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
+mod seek;
+
 use super::{InFlight, Workers};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher, TAG_LEN};
@@ -112,6 +114,9 @@ enum State {
     Frames,
     /// The final frame was read (its body is kept); chunks may still be in flight.
     FinalRead(Vec<u8>),
+    /// A range ended (or, with a loaded index, the last chunk was released): nothing more is
+    /// read until the next seek.
+    Stopped,
     /// Everything verified; the final frame's contents.
     Done(FinalFrame),
     /// Sticky failure.
@@ -137,6 +142,16 @@ pub struct Decryptor<R: Read> {
     current_len: usize,
     pos: usize,
     spares: Vec<Vec<u8>>,
+    /// Plaintext offset of the next byte `read` returns.
+    position: u64,
+    /// Bytes to drop from the next released chunk (a position inside it).
+    skip_in_chunk: usize,
+    /// Frames from this number on are not read (the end of a range).
+    stop_at_chunk: Option<u64>,
+    /// True while every chunk from the first was released: only then is the digest checked.
+    whole: bool,
+    /// The authenticated index, loaded by the first seek.
+    index: Option<seek::SeekIndex>,
 }
 
 /// A container whose header has been read but not yet authenticated: what `inspect` shows, and
@@ -221,6 +236,11 @@ impl<R: Read> Locked<R> {
             current_len: 0,
             pos: 0,
             spares: Vec::new(),
+            position: 0,
+            skip_in_chunk: 0,
+            stop_at_chunk: None,
+            whole: true,
+            index: None,
         }
         .with_digest())
     }
@@ -249,7 +269,8 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// The verified contents of the final frame (length, chunk count, digest), once the whole
-    /// container has been read and checked; `None` before.
+    /// container has been read from its first byte and checked; `None` before, and after a
+    /// range read.
     pub fn verified(&self) -> Option<&FinalFrame> {
         match &self.state {
             State::Done(f) => Some(f),
@@ -266,22 +287,34 @@ impl<R: Read> Decryptor<R> {
             .map(|f| crate::hash::to_hex(alg, &f.digest))
     }
 
+    /// Gives back the underlying reader (chunks in flight are dropped).
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
     /// Container bytes consumed so far.
     pub fn bytes_read(&self) -> u64 {
         self.container_read
     }
 
-    /// Writes the whole plaintext to `w`, chunk by chunk without an intermediate copy, and
-    /// verifies the end of the container. Returns the plaintext length.
+    /// Writes the whole plaintext (from the current position) to `w`, chunk by chunk without an
+    /// intermediate copy, and verifies the end of the container. Returns the bytes written.
     pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        self.copy_limited(w, u64::MAX)
+    }
+
+    /// Writes at most `limit` bytes from the current position to `w`.
+    pub(super) fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
         let mut total = 0u64;
         loop {
             if self.pos < self.current_len {
-                w.write_all(&self.current[self.pos..self.current_len])?;
-                total += (self.current_len - self.pos) as u64;
-                self.pos = self.current_len;
+                let n = ((self.current_len - self.pos) as u64).min(limit - total) as usize;
+                w.write_all(&self.current[self.pos..self.pos + n])?;
+                total += n as u64;
+                self.pos += n;
+                self.position += n as u64;
             }
-            if !self.step()? {
+            if total == limit || !self.step()? {
                 return Ok(total);
             }
         }
@@ -308,18 +341,64 @@ impl<R: Read> Decryptor<R> {
 
     fn advance(&mut self) -> Result<bool> {
         while matches!(self.state, State::Frames) && !self.pending.is_full() {
+            if self.stop_before_frame() {
+                self.state = State::Stopped;
+                break;
+            }
             self.read_frame()?;
         }
         if let Some(opened) = self.pending.pop_wait() {
             self.release(opened?)?;
             return Ok(true);
         }
-        let State::FinalRead(body) = std::mem::replace(&mut self.state, State::Frames) else {
-            unreachable!("zseal bug: no chunk in flight while frames remain to be read");
-        };
-        let fin = self.verify_end(body)?;
-        self.state = State::Done(fin);
+        match std::mem::replace(&mut self.state, State::Frames) {
+            State::FinalRead(body) => {
+                let fin = self.verify_end(body)?;
+                // The digest covers the whole plaintext; after a skip only the rest was checked.
+                self.state = if self.whole {
+                    State::Done(fin)
+                } else {
+                    State::Stopped
+                };
+            }
+            State::Stopped => self.finish_indexed()?,
+            _ => unreachable!("zseal bug: no chunk in flight while frames remain to be read"),
+        }
         Ok(false)
+    }
+
+    /// True when the next frame is not to be read: a range ends before it, or the index (already
+    /// authenticated with the final frame) says it is the final frame.
+    fn stop_before_frame(&self) -> bool {
+        self.stop_at_chunk == Some(self.frames_read)
+            || self
+                .index
+                .as_ref()
+                .is_some_and(|ix| self.frames_read >= ix.chunk_count())
+    }
+
+    /// After the last chunk read through a loaded index: when every chunk from the first was
+    /// released, the digest is checked as a sequential read would.
+    fn finish_indexed(&mut self) -> Result<()> {
+        let Some(ix) = self
+            .index
+            .as_ref()
+            .filter(|ix| self.chunks_released == ix.chunk_count())
+        else {
+            self.state = State::Stopped;
+            return Ok(());
+        };
+        if !self.whole {
+            self.state = State::Stopped;
+            return Ok(());
+        }
+        let fin = ix.final_frame().clone();
+        let digest = std::mem::replace(&mut self.digest, Digest::new(HashAlg::None)).finish();
+        if digest != fin.digest {
+            return Err(Error::DigestMismatch);
+        }
+        self.state = State::Done(fin);
+        Ok(())
     }
 
     /// Reads one frame: a data frame goes to a worker, the final frame is kept for the end.
@@ -385,6 +464,15 @@ impl<R: Read> Decryptor<R> {
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
     fn release(&mut self, o: Opened) -> Result<()> {
         debug_assert_eq!(o.index, self.chunks_released, "chunks come back in order");
+        if let Some(ix) = &self.index {
+            let want = ix.chunk_len(o.index, self.opener.chunk_size());
+            if o.plain_len as u64 != want {
+                return Err(Error::ChunkInvalid {
+                    index: o.index,
+                    what: format!("holds {} bytes, the index says {want}", o.plain_len),
+                });
+            }
+        }
         if self.short_chunk_seen {
             return Err(Error::ChunkInvalid {
                 index: o.index,
@@ -397,7 +485,9 @@ impl<R: Read> Decryptor<R> {
                 "more than 16 TiB of plaintext in one file".into(),
             ));
         }
-        self.digest.push(&o.plain[..o.plain_len], &o.hash);
+        if self.whole {
+            self.digest.push(&o.plain[..o.plain_len], &o.hash);
+        }
         self.chunks_released += 1;
         self.plaintext_released += o.plain_len as u64;
         self.spares.push(o.spare);
@@ -406,7 +496,8 @@ impl<R: Read> Decryptor<R> {
             self.spares.push(old);
         }
         self.current_len = o.plain_len;
-        self.pos = 0;
+        self.pos = self.skip_in_chunk.min(o.plain_len);
+        self.skip_in_chunk = 0;
         Ok(())
     }
 
@@ -430,7 +521,7 @@ impl<R: Read> Decryptor<R> {
         }
         self.verify_index_and_footer(n, &fin.index_digest)?;
         let digest = std::mem::replace(&mut self.digest, Digest::new(HashAlg::None)).finish();
-        if digest != fin.digest {
+        if self.whole && digest != fin.digest {
             return Err(Error::DigestMismatch);
         }
         self.current_len = 0;
@@ -479,6 +570,7 @@ impl<R: Read> Read for Decryptor<R> {
                 let n = buf.len().min(self.current_len - self.pos);
                 buf[..n].copy_from_slice(&self.current[self.pos..self.pos + n]);
                 self.pos += n;
+                self.position += n as u64;
                 return Ok(n);
             }
             if buf.is_empty() || !self.step()? {

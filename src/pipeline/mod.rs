@@ -120,6 +120,11 @@ impl<T> InFlight<T> {
         self.queue.push_back(t);
     }
 
+    /// Forgets every chunk in flight (after a seek). Workers still busy finish into the void.
+    pub(crate) fn clear(&mut self) {
+        self.queue.clear();
+    }
+
     /// The oldest result, waiting for it if needed.
     pub(crate) fn pop_wait(&mut self) -> Option<Result<T>> {
         self.queue.pop_front().map(|t| t.wait().and_then(|r| r))

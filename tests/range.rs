@@ -1,0 +1,260 @@
+//! Random access: byte ranges at chunk boundaries through the seekable and the streaming paths,
+//! `Seek`, a damaged index or trailer, and proof that a range reads only what it needs.
+
+mod common;
+
+use std::io::{Cursor, Read, Seek, SeekFrom};
+
+use common::*;
+use zseal::{DecryptOptions, Decryptor, EncryptOptions, Error, Passphrase};
+
+const C: usize = 1024;
+
+fn fixture() -> (Vec<u8>, Vec<u8>, Passphrase) {
+    let pw = pass("range");
+    let plain = data(10 * C + 300);
+    let opts = EncryptOptions {
+        chunk_size: C,
+        threads: 2,
+        ..Default::default()
+    };
+    let sealed = seal(&plain, &pw, &opts, 5);
+    (plain, sealed, pw)
+}
+
+fn points(len: usize) -> Vec<usize> {
+    let mut v = vec![
+        0,
+        1,
+        C - 1,
+        C,
+        C + 1,
+        5 * C - 1,
+        5 * C,
+        5 * C + 1,
+        len - 1,
+        len,
+    ];
+    v.dedup();
+    v
+}
+
+fn dec<'a>(c: &'a [u8], pw: &Passphrase, threads: usize) -> Decryptor<Cursor<&'a [u8]>> {
+    Decryptor::new(Cursor::new(c), &[pw], &DecryptOptions { threads }).unwrap()
+}
+
+#[test]
+fn every_boundary_range_matches_the_plaintext_both_ways() {
+    let (plain, sealed, pw) = fixture();
+    let len = plain.len();
+    for threads in [1, 2] {
+        for &s in &points(len) {
+            for e in points(len)
+                .into_iter()
+                .filter(|&e| e >= s)
+                .map(Some)
+                .chain([None])
+            {
+                let want = &plain[s..e.unwrap_or(len)];
+                let mut out = Vec::new();
+                let n = dec(&sealed, &pw, threads)
+                    .copy_range_to(s as u64, e.map(|e| e as u64), &mut out)
+                    .unwrap();
+                assert!(
+                    n as usize == want.len() && out == want,
+                    "seek {s}..{e:?} j{threads}: got {} bytes, want {}, first diff at {:?}",
+                    out.len(),
+                    want.len(),
+                    out.iter().zip(want).position(|(a, b)| a != b)
+                );
+                let mut out = Vec::new();
+                let mut d =
+                    Decryptor::new(&sealed[..], &[&pw], &DecryptOptions { threads }).unwrap();
+                d.copy_range_streaming(s as u64, e.map(|e| e as u64), &mut out)
+                    .unwrap_or_else(|err| panic!("stream {s}..{e:?}: {err}"));
+                assert!(out == want, "stream {s}..{e:?} j{threads}");
+            }
+        }
+    }
+}
+
+#[test]
+fn ranges_past_the_end_name_the_real_length() {
+    let (plain, sealed, pw) = fixture();
+    let len = plain.len() as u64;
+    let e = dec(&sealed, &pw, 2)
+        .copy_range_to(len + 1, None, &mut Vec::new())
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::RangePastEnd { what: "starts", len: l, .. } if l == len),
+        "{e}"
+    );
+    let mut out = Vec::new();
+    let e = dec(&sealed, &pw, 2)
+        .copy_range_to(10, Some(len + 5), &mut out)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the range ends at byte {}, past the end of the plaintext ({len} bytes)",
+            len + 5
+        )
+    );
+    assert!(out.is_empty(), "nothing is written before the check");
+    for (s, e) in [(len + 1, None), (len + 100_000, None), (10, Some(len + 5))] {
+        let mut d = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();
+        let err = d.copy_range_streaming(s, e, &mut Vec::new()).unwrap_err();
+        assert!(
+            matches!(err, Error::RangePastEnd { len: l, .. } if l == len),
+            "{s}..{e:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn seek_trait_reads_what_a_slice_holds() {
+    let (plain, sealed, pw) = fixture();
+    let mut d = dec(&sealed, &pw, 2);
+    let mut buf = [0u8; 100];
+    for (to, at) in [
+        (SeekFrom::Start(5000), 5000usize),
+        (SeekFrom::Current(-2000), 3100),
+        (SeekFrom::End(-100), plain.len() - 100),
+        (SeekFrom::Start(1020), 1020),
+    ] {
+        assert_eq!(d.seek(to).unwrap(), at as u64);
+        d.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf[..], &plain[at..at + 100], "{to:?}");
+    }
+    d.seek(SeekFrom::End(0)).unwrap();
+    assert_eq!(d.read(&mut buf).unwrap(), 0);
+    assert!(d
+        .seek(SeekFrom::Current(-(plain.len() as i64) - 1))
+        .is_err());
+}
+
+#[test]
+fn reading_everything_after_a_seek_to_zero_checks_the_digest() {
+    let (plain, sealed, pw) = fixture();
+    let mut d = dec(&sealed, &pw, 2);
+    d.seek(SeekFrom::Start(777)).unwrap();
+    d.seek(SeekFrom::Start(0)).unwrap();
+    let mut out = Vec::new();
+    d.copy_to(&mut out).unwrap();
+    assert_eq!(out, plain);
+    assert_eq!(
+        d.digest_hex().unwrap(),
+        blake3::hash(&plain).to_hex().to_string()
+    );
+    let mut d = dec(&sealed, &pw, 2);
+    d.copy_range_to(1, None, &mut Vec::new()).unwrap();
+    assert_eq!(
+        d.digest_hex(),
+        None,
+        "a range does not claim the whole-file digest"
+    );
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    read: u64,
+}
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+impl<R: Seek> Seek for Counting<R> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+#[test]
+fn a_range_reads_only_the_frames_it_needs() {
+    let pw = pass("range");
+    let plain = noise(64 * C, 3); // raw chunks: each frame is C + 21 bytes
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions {
+            chunk_size: C,
+            threads: 2,
+            ..Default::default()
+        },
+        8,
+    );
+    let mut d = Decryptor::new(
+        Counting {
+            inner: Cursor::new(&sealed[..]),
+            read: 0,
+        },
+        &[&pw],
+        &DecryptOptions { threads: 2 },
+    )
+    .unwrap();
+    let header = d.header_len();
+    let mut out = Vec::new();
+    d.copy_range_to(30 * C as u64 + 10, Some(31 * C as u64 + 10), &mut out)
+        .unwrap();
+    assert_eq!(out, &plain[30 * C + 10..31 * C + 10]);
+    let trailer = 101 + 64 * 4 + 16;
+    let two_frames = 2 * (C as u64 + 21);
+    let read = d.into_inner().read;
+    assert!(
+        read <= header + trailer + two_frames,
+        "read {read} bytes for a 1 KiB range"
+    );
+}
+
+#[test]
+fn damage_outside_a_range_does_not_matter_inside_it_does() {
+    let (plain, mut sealed, pw) = fixture();
+    // Flip a byte in the last data chunk's body (just before the final frame, index and footer).
+    let tail = 101 + 11 * 4 + 16;
+    let at = sealed.len() - tail - 30;
+    sealed[at] ^= 1;
+    let mut out = Vec::new();
+    dec(&sealed, &pw, 2)
+        .copy_range_to(0, Some(2000), &mut out)
+        .unwrap();
+    assert_eq!(out, &plain[..2000]);
+    let e = dec(&sealed, &pw, 2)
+        .copy_range_to(plain.len() as u64 - 10, None, &mut Vec::new())
+        .unwrap_err();
+    assert!(matches!(e, Error::ChunkAuth(10)), "{e}");
+}
+
+#[test]
+fn damaged_index_final_frame_or_footer_is_rejected() {
+    let (_, sealed, pw) = fixture();
+    let n = 11;
+    let footer = sealed.len() - 16;
+    let index = footer - 4 * n;
+    let fin = index - 101;
+    for (what, at) in [
+        ("index entry", index + 5),
+        ("final frame body", fin + 40),
+        ("final frame kind", fin),
+        ("footer count", footer),
+        ("footer magic", footer + 12),
+    ] {
+        let mut c = sealed.clone();
+        c[at] ^= 1;
+        let e = dec(&c, &pw, 2)
+            .copy_range_to(10, Some(20), &mut Vec::new())
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("damaged") || msg.contains("authentication") || msg.contains("truncated"),
+            "{what}: {msg}"
+        );
+    }
+    let e = dec(&sealed[..sealed.len() - 1], &pw, 2)
+        .plaintext_len()
+        .unwrap_err();
+    assert!(e.to_string().contains("damaged"), "{e}");
+}
