@@ -33,9 +33,11 @@ enum Command {
     /// Encrypt INPUT (or stdin) into a zseal container
     #[command(after_help = EXAMPLES)]
     Encrypt(EncryptArgs),
-    /// Decrypt and verify a zseal container
+    /// Decrypt and verify a zseal container (or a byte range of it)
     #[command(after_help = EXAMPLES)]
     Decrypt(DecryptArgs),
+    /// Check a container completely without writing anything; print its digest like b3sum
+    Verify(VerifyArgs),
 }
 
 #[derive(Args)]
@@ -78,10 +80,31 @@ struct EncryptArgs {
 struct DecryptArgs {
     #[command(flatten)]
     common: Common,
+    /// Only bytes START..END (END exclusive), START.. or START..START+LEN of the plaintext;
+    /// K/M/G suffixes. From a file only the chunks of the range are read; from a pipe
+    /// everything before the range is read and skipped, which is slower
+    #[arg(long, value_name = "RANGE", value_parser = parse_range)]
+    range: Option<(u64, Option<u64>)>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// Container to check; absent or `-` reads stdin
+    input: Option<PathBuf>,
+    /// Read the passphrase from the first line of FILE
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+    /// Worker threads (default: all cores)
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
+    threads: usize,
 }
 
 fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: zseal::Error| e.to_string())
+}
+
+fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
+    zseal::units::parse_range(s).map_err(|e| e.to_string())
 }
 
 fn parse_chunk(s: &str) -> Result<usize, String> {
@@ -107,6 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Encrypt(a) => encrypt(a),
         Command::Decrypt(a) => decrypt(a),
+        Command::Verify(a) => verify(a),
     }
 }
 
@@ -134,17 +158,73 @@ fn decrypt(a: DecryptArgs) -> anyhow::Result<()> {
     let c = &a.common;
     let input = Input::open(c.input.as_deref())?;
     let what = name(c.input.as_deref());
-    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
-    let pw = passphrase(c.passphrase_file.as_deref(), false)?;
-    let mut dec = locked
-        .unlock(&[&pw], &DecryptOptions { threads: c.threads })
-        .with_context(|| format!("opening {what}"))?;
-    let mut output = output;
-    dec.copy_to(&mut output)
-        .with_context(|| format!("decrypting {what}"))?;
+    let mut output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let done = match (input, a.range) {
+        (Input::File(f), Some((start, end))) => {
+            unlock(f, &what, c.passphrase_file.as_deref(), c.threads)?.copy_range_to(
+                start,
+                end,
+                &mut output,
+            )
+        }
+        (Input::Stdin(s), Some((start, end))) => {
+            unlock(s, &what, c.passphrase_file.as_deref(), c.threads)?.copy_range_streaming(
+                start,
+                end,
+                &mut output,
+            )
+        }
+        (input, None) => {
+            unlock(input, &what, c.passphrase_file.as_deref(), c.threads)?.copy_to(&mut output)
+        }
+    };
+    done.with_context(|| format!("decrypting {what}"))?;
     output.commit()?;
     Ok(())
+}
+
+fn verify(a: VerifyArgs) -> anyhow::Result<()> {
+    let input = Input::open(a.input.as_deref())?;
+    let what = name(a.input.as_deref());
+    let mut dec = unlock(input, &what, a.passphrase_file.as_deref(), a.threads)?;
+    let len = dec
+        .copy_to(&mut std::io::sink())
+        .with_context(|| format!("verifying {what}"))?;
+    let chunks = dec.verified().map_or(0, |f| f.chunk_count);
+    // The line names the plaintext (the container's name without .zseal), so that after
+    // decrypting, `b3sum -c` or `xxhsum -c` can check the result against it.
+    let plain_name = match a.input.as_deref() {
+        Some(p) if p != Path::new("-") => {
+            p.to_string_lossy().trim_end_matches(".zseal").to_string()
+        }
+        _ => "-".to_string(),
+    };
+    match (dec.header().hash, dec.digest_hex()) {
+        (zseal::HashAlg::Blake3, Some(hex)) => println!("{hex}  {plain_name}"),
+        (zseal::HashAlg::Xxh3, Some(hex)) => println!("XXH3 ({plain_name}) = {hex}"),
+        _ => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
+    }
+    eprintln!(
+        "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunks",
+        zseal::units::human_bytes(len)
+    );
+    Ok(())
+}
+
+/// Reads the header (so that a file that is not zseal fails before any prompt), gets the
+/// passphrase, and unlocks the container.
+fn unlock<R: std::io::Read>(
+    input: R,
+    what: &str,
+    passphrase_file: Option<&Path>,
+    threads: usize,
+) -> anyhow::Result<zseal::Decryptor<R>> {
+    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    let pw = passphrase(passphrase_file, false)?;
+    let dec = locked
+        .unlock(&[&pw], &DecryptOptions { threads })
+        .with_context(|| format!("opening {what}"))?;
+    Ok(dec)
 }
 
 fn name(p: Option<&Path>) -> String {

@@ -325,3 +325,132 @@ fn xxh3_digest_matches_the_xxhsum_program() {
         .unwrap_or_else(|| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&sample())));
     assert_eq!(digest_of_fixture("lz4-chacha-xxh3.zseal"), want);
 }
+
+#[test]
+fn range_from_a_file_and_from_a_pipe_is_the_same_slice() {
+    let fixture = fixtures().join("v1/default.zseal");
+    let s = sample();
+    for (range, lo, hi) in [
+        ("100K..200K", 100 << 10, 200 << 10),
+        ("65535..65537", 65535, 65537),
+        ("1000..", 1000, s.len()),
+        ("64K..64K+1", 65536, 65537),
+        ("7..7", 7, 7),
+    ] {
+        let out = with_pw(
+            "decrypt",
+            [fixture.as_os_str(), "--range".as_ref(), range.as_ref()],
+        )
+        .assert()
+        .success();
+        assert!(out.get_output().stdout == s[lo..hi], "file {range}");
+        let out = with_pw("decrypt", ["--range", range])
+            .write_stdin(std::fs::read(&fixture).unwrap())
+            .assert()
+            .success();
+        assert!(out.get_output().stdout == s[lo..hi], "pipe {range}");
+    }
+}
+
+#[test]
+fn range_past_the_end_states_the_size_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("slice");
+    let fixture = fixtures().join("v1/default.zseal");
+    with_pw(
+        "decrypt",
+        [
+            fixture.as_os_str(),
+            "--range".as_ref(),
+            "1M..2M".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ],
+    )
+    .assert()
+    .code(1)
+    .stderr(contains(
+        "the range ends at byte 2097152, past the end of the plaintext (1048576 bytes)",
+    ));
+    assert!(!out.exists());
+    no_partial_files(d.path());
+    zseal()
+        .args(["decrypt", "--range", "9..3"])
+        .assert()
+        .code(2)
+        .stderr(contains("ends before it starts"));
+}
+
+#[test]
+fn resume_a_broken_copy_by_appending_the_rest() {
+    let fixture = fixtures().join("v1/lz4-chacha-xxh3.zseal");
+    let s = sample();
+    let mut partial = s[..300_001].to_vec();
+    let rest = with_pw(
+        "decrypt",
+        [fixture.as_os_str(), "--range".as_ref(), "300001..".as_ref()],
+    )
+    .assert()
+    .success();
+    partial.extend_from_slice(&rest.get_output().stdout);
+    assert!(partial == s);
+}
+
+#[test]
+fn verify_prints_a_line_b3sum_can_check_and_fails_on_damage() {
+    let d = tempfile::tempdir().unwrap();
+    let sealed = d.path().join("sample.log.zseal");
+    std::fs::copy(fixtures().join("v1/default.zseal"), &sealed).unwrap();
+    let out = with_pw("verify", [&sealed])
+        .assert()
+        .success()
+        .stderr(contains("OK, 1048576 bytes"));
+    let line = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let want = format!(
+        "{}  {}\n",
+        blake3::hash(&sample()).to_hex(),
+        d.path().join("sample.log").display()
+    );
+    assert_eq!(line, want);
+    // After decrypting, b3sum -c accepts the line verify printed.
+    with_pw(
+        "decrypt",
+        [
+            sealed.as_os_str(),
+            "-o".as_ref(),
+            d.path().join("sample.log").as_os_str(),
+        ],
+    )
+    .assert()
+    .success();
+    let sums = d.path().join("sums");
+    std::fs::write(&sums, &line).unwrap();
+    if let Some(o) = peer("b3sum", &["-c"], &sums) {
+        assert!(o.contains(": OK"), "{o}");
+    }
+    let mut bad = std::fs::read(&sealed).unwrap();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 4;
+    std::fs::write(&sealed, bad).unwrap();
+    with_pw("verify", [&sealed])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(contains("failed authentication"));
+}
+
+#[test]
+fn verify_prints_xxh3_like_xxhsum() {
+    let out = with_pw("verify", ["-"])
+        .write_stdin(std::fs::read(fixtures().join("v1/lz4-chacha-xxh3.zseal")).unwrap())
+        .assert()
+        .success();
+    let want = format!(
+        "XXH3 (-) = {:016x}\n",
+        xxhash_rust::xxh3::xxh3_64(&sample())
+    );
+    assert_eq!(
+        String::from_utf8(out.get_output().stdout.clone()).unwrap(),
+        want
+    );
+}

@@ -67,14 +67,13 @@ impl Opener {
     }
 
     /// The whole per-chunk job: authenticate, decompress (unless raw), hash.
-    fn open_chunk(
-        &self,
-        index: u64,
-        kind: FrameKind,
-        mut body: Vec<u8>,
-        body_len: usize,
-        mut spare: Vec<u8>,
-    ) -> Result<Opened> {
+    fn open_chunk(&self, frame: DataFrame, hash: HashAlg, mut spare: Vec<u8>) -> Result<Opened> {
+        let DataFrame {
+            index,
+            kind,
+            mut body,
+            body_len,
+        } = frame;
         let len = self.open_body(index, false, kind, &mut body[..body_len])?;
         let (plain, plain_len, spare) = match kind {
             FrameKind::Raw => (body, len, spare),
@@ -93,12 +92,7 @@ impl Opener {
                 (spare, n, body)
             }
         };
-        let hash = ChunkHash::compute(
-            self.header.hash,
-            index,
-            self.chunk_size(),
-            &plain[..plain_len],
-        );
+        let hash = ChunkHash::compute(hash, index, self.chunk_size(), &plain[..plain_len]);
         Ok(Opened {
             index,
             plain,
@@ -107,6 +101,15 @@ impl Opener {
             hash,
         })
     }
+}
+
+/// A data frame as read, before a worker opens it.
+struct DataFrame {
+    index: u64,
+    kind: FrameKind,
+    /// Room for any frame of the stream; the frame's bytes are `body[..body_len]`.
+    body: Vec<u8>,
+    body_len: usize,
 }
 
 enum State {
@@ -454,9 +457,21 @@ impl<R: Read> Decryptor<R> {
         self.index_hasher.update(&(body_len as u32).to_le_bytes());
         let spare = self.spares.pop().unwrap_or_default();
         let opener = Arc::clone(&self.opener);
+        // Chunk hashes serve only the whole-plaintext digest: a range read skips them.
+        let hash = if self.whole {
+            opener.digest_alg
+        } else {
+            HashAlg::None
+        };
+        let frame = DataFrame {
+            index,
+            kind,
+            body,
+            body_len,
+        };
         let ticket = self
             .workers
-            .submit(move || opener.open_chunk(index, kind, body, body_len, spare));
+            .submit(move || opener.open_chunk(frame, hash, spare));
         self.pending.push(ticket);
         Ok(())
     }
