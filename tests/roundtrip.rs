@@ -95,7 +95,7 @@ fn incompressible_chunks_are_stored_raw_with_fixed_overhead() {
             ..Default::default()
         };
         let sealed = seal(&plain, &pw, &opts, 1);
-        let header = 50 + 3 + 76 + 32;
+        let header = 50 + 3 + 60 + 32;
         // Per chunk: 5-byte frame header, 16-byte tag, 4-byte index entry; final frame 101, footer 16.
         let expected = header + n + 10 * (5 + 16 + 4) + 101 + 16;
         assert_eq!(sealed.len(), expected, "{codec}");

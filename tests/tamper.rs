@@ -7,7 +7,7 @@ use common::*;
 use zseal::{DecryptOptions, Decryptor, EncryptOptions, Error, Passphrase};
 
 const CHUNK: usize = 1024;
-const HEADER_LEN: usize = 50 + 3 + 76 + 32;
+const HEADER_LEN: usize = 50 + 3 + 60 + 32;
 
 fn small() -> (Vec<u8>, Vec<u8>, Passphrase) {
     let pw = pass("tamper");

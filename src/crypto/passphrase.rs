@@ -5,14 +5,14 @@ use chacha20poly1305::ChaCha20Poly1305;
 use rand_core::RngCore;
 use zeroize::Zeroizing;
 
-use super::{FileKey, Identity, Recipient, Zeroizing32, KEY_LEN};
+use super::{FileKey, Identity, Recipient, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
 use crate::error::{Error, Result};
 use crate::format::Stanza;
 
 /// Stanza type of a passphrase stanza.
 pub const STANZA_TYPE: u8 = 0x01;
 const SALT_LEN: usize = 16;
-const BODY_LEN: usize = SALT_LEN + 12 + KEY_LEN + 16;
+const BODY_LEN: usize = SALT_LEN + 12 + FILE_KEY_LEN + 16;
 
 /// Readers refuse Argon2 parameters above these before doing any work (FORMAT.md §1.1).
 pub const MAX_M_COST_KIB: u32 = 1 << 20;
@@ -156,8 +156,8 @@ impl Identity for Passphrase {
             p_cost: word(SALT_LEN + 8),
         };
         let wrap_key = params.derive(&self.secret, &b[..SALT_LEN])?;
-        let mut key = Zeroizing::new([0u8; KEY_LEN]);
-        key.copy_from_slice(&b[SALT_LEN + 12..SALT_LEN + 12 + KEY_LEN]);
+        let mut key = Zeroizing::new([0u8; FILE_KEY_LEN]);
+        key.copy_from_slice(&b[SALT_LEN + 12..SALT_LEN + 12 + FILE_KEY_LEN]);
         ChaCha20Poly1305::new((&wrap_key.0).into())
             .decrypt_in_place_detached(
                 &[0u8; 12].into(),
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn wraps_and_unwraps_and_rejects_wrong_passphrase() {
-        let key = FileKey::from_bytes([9; 32]);
+        let key = FileKey::from_bytes([9; 16]);
         let pw = Passphrase::with_params("correct horse", CHEAP).unwrap();
         let stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
         assert_eq!(stanzas[0].body.len(), BODY_LEN);
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn hostile_costs_are_refused_before_any_work() {
-        let key = FileKey::from_bytes([9; 32]);
+        let key = FileKey::from_bytes([9; 16]);
         let pw = Passphrase::with_params("pw", CHEAP).unwrap();
         let mut stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
         // m_cost = 4 GiB: must fail at once with a message naming the memory.
