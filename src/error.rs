@@ -28,7 +28,7 @@ pub enum Error {
     #[error("wrong passphrase (or the key stanza is damaged)")]
     WrongPassphrase,
     /// No key the caller holds opens any stanza of the file.
-    #[error("no key given opens this file: it has {stanzas} key stanza(s) of kinds [{kinds}]")]
+    #[error("no identity matched any of the {stanzas} recipient(s) of this file ({kinds}): pass the identity it was encrypted to with -i")]
     NoMatchingKey {
         /// How many stanzas the header holds.
         stanzas: usize,

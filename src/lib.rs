@@ -22,6 +22,7 @@ pub mod crypto;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod inspect;
 pub mod io;
 pub mod pipeline;
 pub mod units;

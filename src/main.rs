@@ -9,9 +9,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use zeroize::Zeroizing;
+use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
 use zseal::io::{Input, Output};
 use zseal::{
-    Cipher, Codec, DecryptOptions, EncryptOptions, Encryptor, HashAlg, Locked, Passphrase,
+    Cipher, Codec, DecryptOptions, EncryptOptions, Encryptor, HashAlg, Identity, Locked,
+    Passphrase, Recipient,
 };
 
 const EXAMPLES: &str = "\
@@ -19,7 +21,13 @@ Examples:
   zseal encrypt big.tar -o big.tar.zseal              # asks for a passphrase
   tar c dir | zseal encrypt --passphrase-file pw > dir.tar.zseal
   zseal decrypt big.tar.zseal -o big.tar
-  zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x";
+  zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x
+  zseal keygen -o me.key                              # prints the recipient age1…
+  zseal encrypt -r age1… -R team.txt data.bin -o data.bin.zseal
+  zseal decrypt -i me.key data.bin.zseal -o data.bin
+  zseal decrypt --range 10G..10G+64M big.zseal -o slice.bin
+  zseal verify big.zseal                              # prints the digest like b3sum
+  zseal inspect data.bin.zseal                        # no key needed";
 
 #[derive(Parser)]
 #[command(name = "zseal", version, about = "Hash, compress and encrypt files and pipes on every core", after_help = EXAMPLES)]
@@ -38,6 +46,36 @@ enum Command {
     Decrypt(DecryptArgs),
     /// Check a container completely without writing anything; print its digest like b3sum
     Verify(VerifyArgs),
+    /// Make an identity (private key) and print its public recipient, like age-keygen
+    Keygen(KeygenArgs),
+    /// Show a container's header without any key (--json for scripts)
+    Inspect(InspectArgs),
+}
+
+#[derive(Args)]
+struct KeygenArgs {
+    /// Write the identity to FILE (created with mode 0600; never overwritten) instead of stdout
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Print the recipients of the identities in FILE instead (like age-keygen -y)
+    #[arg(short = 'y', value_name = "FILE", conflicts_with = "output")]
+    convert: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct InspectArgs {
+    /// Container to describe; absent or `-` reads stdin
+    input: Option<PathBuf>,
+    /// One JSON object on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct Identities {
+    /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key; repeatable
+    #[arg(short, long = "identity", value_name = "FILE")]
+    identity: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -62,6 +100,12 @@ struct Common {
 struct EncryptArgs {
     #[command(flatten)]
     common: Common,
+    /// Encrypt to RECIPIENT: age1…, "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
+    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
+    recipient: Vec<String>,
+    /// Encrypt to every recipient in FILE (one per line, # comments); repeatable
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipients_file: Vec<PathBuf>,
     /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
     #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
     compress: Codec,
@@ -80,6 +124,8 @@ struct EncryptArgs {
 struct DecryptArgs {
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    ids: Identities,
     /// Only bytes START..END (END exclusive), START.. or START..START+LEN of the plaintext;
     /// K/M/G suffixes. From a file only the chunks of the range are read; from a pipe
     /// everything before the range is read and skipped, which is slower
@@ -97,6 +143,8 @@ struct VerifyArgs {
     /// Worker threads (default: all cores)
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     threads: usize,
+    #[command(flatten)]
+    ids: Identities,
 }
 
 fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, String> {
@@ -131,6 +179,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Encrypt(a) => encrypt(a),
         Command::Decrypt(a) => decrypt(a),
         Command::Verify(a) => verify(a),
+        Command::Keygen(a) => keygen(a),
+        Command::Inspect(a) => inspect(a),
     }
 }
 
@@ -144,10 +194,20 @@ fn encrypt(a: EncryptArgs) -> anyhow::Result<()> {
         threads: c.threads,
     };
     let mut input = Input::open(c.input.as_deref())?;
+    let recipients = recipients(&a, matches!(input, Input::Stdin(_)))?;
+    if !recipients.is_empty() && c.passphrase_file.is_some() {
+        bail!("a passphrase cannot be combined with recipients (as in age): anyone holding one of the keys could re-wrap the file for the passphrase; encrypt twice instead");
+    }
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let pw = passphrase(c.passphrase_file.as_deref(), true)?;
     let what = name(c.input.as_deref());
-    let mut enc = Encryptor::new(output, &[&pw], &opts)?;
+    let pw;
+    let to: Vec<&dyn Recipient> = if recipients.is_empty() {
+        pw = passphrase(c.passphrase_file.as_deref(), true)?;
+        vec![&pw]
+    } else {
+        recipients.iter().map(|r| r as &dyn Recipient).collect()
+    };
+    let mut enc = Encryptor::new(output, &to, &opts)?;
     enc.copy_from(&mut input)
         .with_context(|| format!("encrypting {what}"))?;
     enc.finish()?.commit()?;
@@ -159,25 +219,28 @@ fn decrypt(a: DecryptArgs) -> anyhow::Result<()> {
     let input = Input::open(c.input.as_deref())?;
     let what = name(c.input.as_deref());
     let mut output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let done = match (input, a.range) {
-        (Input::File(f), Some((start, end))) => {
-            unlock(f, &what, c.passphrase_file.as_deref(), c.threads)?.copy_range_to(
-                start,
-                end,
-                &mut output,
-            )
-        }
-        (Input::Stdin(s), Some((start, end))) => {
-            unlock(s, &what, c.passphrase_file.as_deref(), c.threads)?.copy_range_streaming(
-                start,
-                end,
-                &mut output,
-            )
-        }
-        (input, None) => {
-            unlock(input, &what, c.passphrase_file.as_deref(), c.threads)?.copy_to(&mut output)
-        }
-    };
+    let done =
+        match (input, a.range) {
+            (Input::File(f), Some((start, end))) => {
+                unlock(f, &what, c.passphrase_file.as_deref(), &a.ids, c.threads)?.copy_range_to(
+                    start,
+                    end,
+                    &mut output,
+                )
+            }
+            (Input::Stdin(s), Some((start, end))) => {
+                unlock(s, &what, c.passphrase_file.as_deref(), &a.ids, c.threads)?
+                    .copy_range_streaming(start, end, &mut output)
+            }
+            (input, None) => unlock(
+                input,
+                &what,
+                c.passphrase_file.as_deref(),
+                &a.ids,
+                c.threads,
+            )?
+            .copy_to(&mut output),
+        };
     done.with_context(|| format!("decrypting {what}"))?;
     output.commit()?;
     Ok(())
@@ -186,7 +249,13 @@ fn decrypt(a: DecryptArgs) -> anyhow::Result<()> {
 fn verify(a: VerifyArgs) -> anyhow::Result<()> {
     let input = Input::open(a.input.as_deref())?;
     let what = name(a.input.as_deref());
-    let mut dec = unlock(input, &what, a.passphrase_file.as_deref(), a.threads)?;
+    let mut dec = unlock(
+        input,
+        &what,
+        a.passphrase_file.as_deref(),
+        &a.ids,
+        a.threads,
+    )?;
     let len = dec
         .copy_to(&mut std::io::sink())
         .with_context(|| format!("verifying {what}"))?;
@@ -211,20 +280,151 @@ fn verify(a: VerifyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads the header (so that a file that is not zseal fails before any prompt), gets the
-/// passphrase, and unlocks the container.
+/// Reads the header (so that a file that is not zseal fails before any prompt), then unlocks it
+/// with the identities given, or with a passphrase when the file has a passphrase stanza.
 fn unlock<R: std::io::Read>(
     input: R,
     what: &str,
     passphrase_file: Option<&Path>,
+    ids: &Identities,
     threads: usize,
 ) -> anyhow::Result<zseal::Decryptor<R>> {
     let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
-    let pw = passphrase(passphrase_file, false)?;
-    let dec = locked
-        .unlock(&[&pw], &DecryptOptions { threads })
-        .with_context(|| format!("opening {what}"))?;
-    Ok(dec)
+    let stanzas = &locked.header().stanzas;
+    let by_passphrase = stanzas
+        .iter()
+        .any(|s| s.kind == zseal::crypto::passphrase::STANZA_TYPE);
+    let opts = DecryptOptions { threads };
+    let dec = if by_passphrase {
+        if !ids.identity.is_empty() {
+            bail!("{what} is protected by a passphrase, not encrypted to a key: drop -i and give --passphrase-file (or type it)");
+        }
+        let pw = passphrase(passphrase_file, false)?;
+        locked.unlock(&[&pw], &opts)
+    } else {
+        if ids.identity.is_empty() {
+            let kinds: Vec<String> = stanzas.iter().map(|s| s.kind_name()).collect();
+            bail!(
+                "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i",
+                stanzas.len(),
+                kinds.join(", ")
+            );
+        }
+        let identities = read_identity_files(&ids.identity)?;
+        let refs: Vec<&dyn Identity> = identities.iter().map(|i| i as &dyn Identity).collect();
+        locked.unlock(&refs, &opts)
+    };
+    dec.with_context(|| format!("opening {what}"))
+}
+
+/// Asks on the terminal for the passphrase of an encrypted SSH key.
+#[derive(Clone)]
+struct TerminalPrompt;
+
+impl KeyPassphrase for TerminalPrompt {
+    fn passphrase(&self, description: &str) -> Option<String> {
+        rpassword::prompt_password(format!("{description}: ")).ok()
+    }
+}
+
+fn read_identity_files(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let data = Zeroizing::new(
+            std::fs::read(p)
+                .with_context(|| format!("cannot read identity file {}", p.display()))?,
+        );
+        out.extend(recipients::read_identities(
+            &data,
+            &p.display().to_string(),
+            TerminalPrompt,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The recipients of -r and -R (`-R -` reads stdin, unless the data comes from stdin).
+fn recipients(a: &EncryptArgs, data_on_stdin: bool) -> anyhow::Result<Vec<AgeRecipient>> {
+    let mut out = Vec::new();
+    for r in &a.recipient {
+        out.push(AgeRecipient::parse(r)?);
+    }
+    for f in &a.recipients_file {
+        if f == Path::new("-") {
+            if data_on_stdin {
+                bail!("-R - reads recipients from stdin, but the data comes from stdin too: give the data as a file, or the recipients in a file");
+            }
+            out.extend(recipients::read_recipients(
+                std::io::stdin().lock(),
+                "standard input",
+            )?);
+        } else {
+            let file = std::fs::File::open(f)
+                .with_context(|| format!("cannot open recipients file {}", f.display()))?;
+            out.extend(recipients::read_recipients(
+                std::io::BufReader::new(file),
+                &f.display().to_string(),
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+fn keygen(a: KeygenArgs) -> anyhow::Result<()> {
+    if let Some(f) = a.convert {
+        let data = Zeroizing::new(
+            std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?,
+        );
+        for r in recipients::recipients_of(&data, &f.display().to_string())? {
+            println!("{r}");
+        }
+        return Ok(());
+    }
+    let (secret, public) = recipients::generate();
+    let text = Zeroizing::new(format!(
+        "# created by zseal keygen\n# public key: {public}\n{}\n",
+        *secret
+    ));
+    match a.output {
+        Some(path) => {
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+            let mut f = opts.open(&path).with_context(|| {
+                format!(
+                    "cannot create {} (an existing key file is never overwritten)",
+                    path.display()
+                )
+            })?;
+            std::io::Write::write_all(&mut f, text.as_bytes())?;
+            f.sync_all()?;
+            eprintln!("Public key: {public}");
+        }
+        None => {
+            print!("{}", *text);
+            if !std::io::stdout().is_terminal() {
+                eprintln!("Public key: {public}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn inspect(a: InspectArgs) -> anyhow::Result<()> {
+    let input = Input::open(a.input.as_deref())?;
+    let what = name(a.input.as_deref());
+    let info = match input {
+        Input::File(f) => zseal::inspect::inspect_file(f),
+        Input::Stdin(s) => zseal::inspect::inspect_stream(s),
+    }
+    .with_context(|| format!("reading {what}"))?;
+    if a.json {
+        println!("{}", info.to_json());
+    } else {
+        print!("{}", info.to_text(&what));
+    }
+    Ok(())
 }
 
 fn name(p: Option<&Path>) -> String {

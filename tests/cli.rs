@@ -454,3 +454,191 @@ fn verify_prints_xxh3_like_xxhsum() {
         want
     );
 }
+
+fn key(name: &str) -> PathBuf {
+    fixtures().join("keys").join(name)
+}
+
+#[test]
+fn keygen_writes_a_private_key_file_and_never_overwrites_it() {
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("me.key");
+    let out = zseal().args(["keygen", "-o"]).arg(&k).assert().success();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let public = stderr
+        .trim()
+        .strip_prefix("Public key: ")
+        .unwrap()
+        .to_string();
+    assert!(public.starts_with("age1"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&k).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let y = zseal().args(["keygen", "-y"]).arg(&k).assert().success();
+    assert_eq!(
+        String::from_utf8(y.get_output().stdout.clone())
+            .unwrap()
+            .trim(),
+        public
+    );
+    let before = std::fs::read(&k).unwrap();
+    zseal()
+        .args(["keygen", "-o"])
+        .arg(&k)
+        .assert()
+        .code(1)
+        .stderr(contains("never overwritten"));
+    assert_eq!(std::fs::read(&k).unwrap(), before);
+}
+
+#[test]
+fn keygen_y_agrees_with_age_keygen() {
+    let want = std::fs::read_to_string(key("age.pub")).unwrap();
+    zseal()
+        .args(["keygen", "-y"])
+        .arg(key("age.key"))
+        .assert()
+        .success()
+        .stdout(want);
+}
+
+#[test]
+fn recipients_through_the_cli_and_stdin_stdout() {
+    let sealed = zseal()
+        .args(["encrypt", "-r"])
+        .arg(std::fs::read_to_string(key("age.pub")).unwrap().trim())
+        .arg("-r")
+        .arg(std::fs::read_to_string(key("ed25519.pub")).unwrap().trim())
+        .arg("-R")
+        .arg(key("all.txt"))
+        .write_stdin(sample())
+        .assert()
+        .success();
+    let sealed = sealed.get_output().stdout.clone();
+    for k in ["age.key", "ed25519", "rsa", "zseal.key"] {
+        let out = zseal()
+            .arg("decrypt")
+            .arg("-i")
+            .arg(key(k))
+            .write_stdin(sealed.clone())
+            .assert()
+            .success();
+        assert!(out.get_output().stdout == sample(), "{k}");
+    }
+    let other = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        other.path(),
+        "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX\n",
+    )
+    .unwrap();
+    zseal()
+        .arg("decrypt")
+        .arg("-i")
+        .arg(other.path())
+        .write_stdin(sealed)
+        .assert()
+        .code(1)
+        .stderr(contains("no identity matched any of the 7 recipient(s)"));
+}
+
+#[test]
+fn key_misuse_is_explained() {
+    zseal()
+        .args(["encrypt", "-r", "age1qqqq", "--passphrase-file"])
+        .arg(pw())
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains("invalid age recipient"));
+    let r = std::fs::read_to_string(key("age.pub")).unwrap();
+    zseal()
+        .args(["encrypt", "-r", r.trim(), "--passphrase-file"])
+        .arg(pw())
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains("a passphrase cannot be combined with recipients"));
+    zseal()
+        .args(["encrypt", "-R", "-"])
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains("data comes from stdin too"));
+    zseal()
+        .arg("decrypt")
+        .arg(fixtures().join("v1/recipients.zseal"))
+        .assert()
+        .code(1)
+        .stderr(
+            contains("encrypted to 5 recipient(s)").and(contains("pass an identity file with -i")),
+        );
+    zseal()
+        .arg("decrypt")
+        .arg(fixtures().join("v1/default.zseal"))
+        .arg("-i")
+        .arg(key("age.key"))
+        .assert()
+        .code(1)
+        .stderr(contains("protected by a passphrase"));
+}
+
+#[test]
+fn inspect_needs_no_key() {
+    let f = fixtures().join("v1/recipients.zseal");
+    zseal().arg("inspect").arg(&f).assert().success().stdout(
+        contains("recipients:  5 (X25519, ssh-ed25519, ssh-rsa, X25519, ssh-ed25519)")
+            .and(contains("chunk size:  64.0 KiB")),
+    );
+    let j = zseal()
+        .args(["inspect", "--json"])
+        .arg(&f)
+        .assert()
+        .success();
+    let j = String::from_utf8(j.get_output().stdout.clone()).unwrap();
+    assert!(
+        j.starts_with("{\"version\":1,\"cipher\":\"aes-256-gcm\",\"compression\":\"zstd:3\""),
+        "{j}"
+    );
+    assert!(
+        j.contains("\"chunks\":16,\"plaintext_min\":983041,\"plaintext_max\":1048576"),
+        "{j}"
+    );
+    let piped = zseal()
+        .args(["inspect", "-"])
+        .write_stdin(std::fs::read(&f).unwrap())
+        .assert()
+        .success();
+    assert!(
+        String::from_utf8_lossy(&piped.get_output().stdout).contains("unknown (read from a pipe)")
+    );
+}
+
+#[test]
+fn zseal_keys_work_in_age_and_age_keys_in_zseal() {
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("z.key");
+    zseal().args(["keygen", "-o"]).arg(&k).assert().success();
+    let r = zseal().args(["keygen", "-y"]).arg(&k).assert().success();
+    let r = String::from_utf8(r.get_output().stdout.clone())
+        .unwrap()
+        .trim()
+        .to_string();
+    let msg = d.path().join("m.age");
+    let Some(_) = peer(
+        "age",
+        &["-r", &r, "-o", msg.to_str().unwrap()],
+        &fixtures().join("passphrase.txt"),
+    ) else {
+        return;
+    };
+    let back = peer("age", &["-d", "-i", k.to_str().unwrap()], &msg).unwrap();
+    assert_eq!(
+        back,
+        std::fs::read_to_string(fixtures().join("passphrase.txt")).unwrap()
+    );
+}

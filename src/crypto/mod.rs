@@ -3,6 +3,7 @@
 
 pub mod aead;
 pub mod passphrase;
+pub mod recipients;
 
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};

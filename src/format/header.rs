@@ -31,6 +31,11 @@ impl Stanza {
     pub fn kind_name(&self) -> String {
         match self.kind {
             crate::crypto::passphrase::STANZA_TYPE => "passphrase".into(),
+            crate::crypto::recipients::STANZA_TYPE => match crate::crypto::recipients::decode(self)
+            {
+                Ok(s) => s.tag,
+                Err(_) => "malformed age stanza".into(),
+            },
             k => format!("type {k:#04x}"),
         }
     }

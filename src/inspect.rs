@@ -1,0 +1,143 @@
+//! What can be told about a container without any key: the header's algorithms and stanzas, and
+//! for a file, the footer's chunk count and so the plaintext size to within one chunk (the exact
+//! size is inside the encrypted final frame).
+
+use std::io::{Read, Seek, SeekFrom};
+
+use crate::error::{Error, Result};
+use crate::format::frame::parse_footer;
+use crate::format::{Header, FOOTER_LEN, VERSION};
+use crate::pipeline::Locked;
+
+/// A container's public description.
+#[derive(Clone, Debug)]
+pub struct Info {
+    /// The parsed (not authenticated) header.
+    pub header: Header,
+    /// Header length in bytes.
+    pub header_len: u64,
+    /// Container length, when the input is a file.
+    pub container_len: Option<u64>,
+    /// Number of chunks, from the footer, when the input is a file.
+    pub chunks: Option<u64>,
+}
+
+/// Describes a container read from a pipe (header only).
+pub fn inspect_stream(r: impl Read) -> Result<Info> {
+    let locked = Locked::read(r)?;
+    Ok(Info {
+        header_len: locked.header_len(),
+        header: locked.header().clone(),
+        container_len: None,
+        chunks: None,
+    })
+}
+
+/// Describes a container file (header and footer).
+pub fn inspect_file(mut f: impl Read + Seek) -> Result<Info> {
+    let mut info = inspect_stream(&mut f)?;
+    let len = f.seek(SeekFrom::End(0))?;
+    let mut footer = [0u8; FOOTER_LEN];
+    if len >= info.header_len + FOOTER_LEN as u64 {
+        f.seek(SeekFrom::End(-(FOOTER_LEN as i64)))?;
+        f.read_exact(&mut footer)?;
+        info.chunks = parse_footer(&footer).ok();
+    }
+    info.container_len = Some(len);
+    if info.chunks.is_none() {
+        return Err(Error::Damaged(
+            "no valid footer: the file is truncated or damaged".into(),
+        ));
+    }
+    Ok(info)
+}
+
+impl Info {
+    /// Lowest and highest plaintext size the chunk count allows.
+    pub fn plaintext_bounds(&self) -> Option<(u64, u64)> {
+        let c = self.header.chunk_size() as u64;
+        self.chunks.map(|n| {
+            if n == 0 {
+                (0, 0)
+            } else {
+                ((n - 1) * c + 1, n * c)
+            }
+        })
+    }
+
+    fn recipient_kinds(&self) -> Vec<String> {
+        self.header.stanzas.iter().map(|s| s.kind_name()).collect()
+    }
+
+    /// Human-readable lines.
+    pub fn to_text(&self, name: &str) -> String {
+        let h = &self.header;
+        let mut t = format!("{name}: zseal format version {VERSION}\n");
+        t += &format!(
+            "  cipher:      {}\n  compression: {}\n  digest:      {}\n",
+            h.cipher.name(),
+            h.codec.name(),
+            h.hash.name()
+        );
+        t += &format!(
+            "  chunk size:  {}\n",
+            crate::units::human_bytes(h.chunk_size() as u64)
+        );
+        t += &format!(
+            "  recipients:  {} ({})\n",
+            h.stanzas.len(),
+            self.recipient_kinds().join(", ")
+        );
+        if let (Some(len), Some(n)) = (self.container_len, self.chunks) {
+            t += &format!(
+                "  container:   {len} bytes ({}), {n} chunks\n",
+                crate::units::human_bytes(len)
+            );
+        }
+        match self.plaintext_bounds() {
+            Some((lo, hi)) if lo == hi => t += &format!("  plaintext:   {lo} bytes\n"),
+            Some((lo, hi)) => {
+                t += &format!("  plaintext:   {lo} to {hi} bytes (the exact size is encrypted)\n")
+            }
+            None => t += "  plaintext:   unknown (read from a pipe)\n",
+        }
+        t
+    }
+
+    /// One JSON object.
+    pub fn to_json(&self) -> String {
+        let h = &self.header;
+        let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+        let kinds: Vec<String> = self.recipient_kinds().iter().map(|k| json_str(k)).collect();
+        let (lo, hi) = self
+            .plaintext_bounds()
+            .map_or((None, None), |(a, b)| (Some(a), Some(b)));
+        format!(
+            "{{\"version\":{VERSION},\"cipher\":{},\"compression\":{},\"digest\":{},\"chunk_size\":{},\"recipients\":{},\"recipient_kinds\":[{}],\"header_len\":{},\"container_len\":{},\"chunks\":{},\"plaintext_min\":{},\"plaintext_max\":{}}}",
+            json_str(h.cipher.name()),
+            json_str(&h.codec.name()),
+            json_str(h.hash.name()),
+            h.chunk_size(),
+            h.stanzas.len(),
+            kinds.join(","),
+            self.header_len,
+            opt(self.container_len),
+            opt(self.chunks),
+            opt(lo),
+            opt(hi),
+        )
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o += "\\\"",
+            '\\' => o += "\\\\",
+            c if (c as u32) < 0x20 => o += &format!("\\u{:04x}", c as u32),
+            c => o.push(c),
+        }
+    }
+    o + "\""
+}

@@ -1,0 +1,297 @@
+//! Public-key recipients: round trips opened by each identity alone, every fixture key type
+//! (age-keygen, zseal keygen, ssh-keygen ed25519/rsa/encrypted), stanzas made by the real age
+//! tool, and what one recipient can and cannot do to the others (key commitment).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use hmac::Mac;
+use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
+use zseal::format::Header;
+use zseal::{
+    DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error, FileKey, Identity, Recipient,
+};
+
+fn keys() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys")
+}
+
+#[derive(Clone)]
+struct Fixed(Option<&'static str>);
+impl KeyPassphrase for Fixed {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        self.0.map(String::from)
+    }
+}
+
+fn identity(name: &str) -> AgeIdentity {
+    let data = std::fs::read(keys().join(name)).unwrap();
+    recipients::read_identities(&data, name, Fixed(Some("zseal fixture")))
+        .unwrap()
+        .remove(0)
+}
+
+fn recipient(name: &str) -> AgeRecipient {
+    AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
+}
+
+fn seal_to(plain: &[u8], to: &[&dyn Recipient]) -> Vec<u8> {
+    let opts = EncryptOptions {
+        chunk_size: 4096,
+        ..Default::default()
+    };
+    let mut enc = Encryptor::new(Vec::new(), to, &opts).unwrap();
+    enc.copy_from(&mut &plain[..]).unwrap();
+    enc.finish().unwrap()
+}
+
+fn open_with(c: &[u8], ids: &[&dyn Identity]) -> zseal::Result<Vec<u8>> {
+    let mut d = Decryptor::new(c, ids, &DecryptOptions::default())?;
+    let mut out = Vec::new();
+    d.copy_to(&mut out)?;
+    Ok(out)
+}
+
+const ALL: [(&str, &str); 5] = [
+    ("age.key", "age.pub"),
+    ("zseal.key", "zseal.pub"),
+    ("ed25519", "ed25519.pub"),
+    ("rsa", "rsa.pub"),
+    ("ed25519-encrypted", "ed25519-encrypted.pub"),
+];
+
+#[test]
+fn every_recipient_opens_a_multi_recipient_file_alone() {
+    let plain = common::data(3 * 4096 + 7);
+    let rs: Vec<AgeRecipient> = ALL.iter().map(|(_, p)| recipient(p)).collect();
+    let to: Vec<&dyn Recipient> = rs.iter().map(|r| r as &dyn Recipient).collect();
+    let sealed = seal_to(&plain, &to);
+    for (key, _) in ALL {
+        assert_eq!(
+            open_with(&sealed, &[&identity(key)]).unwrap(),
+            plain,
+            "{key}"
+        );
+    }
+    let h = Decryptor::new(&sealed[..], &[&identity("rsa")], &DecryptOptions::default()).unwrap();
+    let kinds: Vec<String> = h.header().stanzas.iter().map(|s| s.kind_name()).collect();
+    assert_eq!(
+        kinds,
+        ["X25519", "X25519", "ssh-ed25519", "ssh-rsa", "ssh-ed25519"]
+    );
+}
+
+#[test]
+fn committed_recipients_fixture_opens_with_every_fixture_key() {
+    let sealed =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1/recipients.zseal"))
+            .unwrap();
+    let sample =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample.log")).unwrap();
+    for (key, _) in ALL {
+        assert!(
+            open_with(&sealed, &[&identity(key)]).unwrap() == sample,
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn wrong_identity_says_none_matched_and_how_many_recipients_there_are() {
+    let sealed = seal_to(
+        b"secret",
+        &[
+            &recipient("age.pub"),
+            &recipient("rsa.pub"),
+            &recipient("zseal.pub"),
+        ],
+    );
+    let (other, _) = recipients::generate();
+    let other = recipients::read_identities(other.as_bytes(), "new", Fixed(None))
+        .unwrap()
+        .remove(0);
+    let e = open_with(&sealed, &[&other]).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("no identity matched any of the 3 recipient(s) of this file"),
+        "{e}"
+    );
+    // The right one among several identities is found.
+    assert_eq!(
+        open_with(&sealed, &[&other, &identity("zseal.key")]).unwrap(),
+        b"secret"
+    );
+}
+
+#[test]
+fn encrypted_ssh_key_without_its_passphrase_fails_clearly() {
+    let sealed = seal_to(b"x", &[&recipient("ed25519-encrypted.pub")]);
+    let data = std::fs::read(keys().join("ed25519-encrypted")).unwrap();
+    let id = recipients::read_identities(&data, "ed25519-encrypted", Fixed(Some("wrong")))
+        .unwrap()
+        .remove(0);
+    assert!(open_with(&sealed, &[&id]).is_err());
+}
+
+/// The age header of `hello.age`: its text up to and including "---", the X25519 stanza, the MAC.
+fn parse_age_header(file: &[u8]) -> (Vec<u8>, age_core::format::Stanza, Vec<u8>) {
+    let b64 = base64::engine::general_purpose::STANDARD_NO_PAD;
+    let text = String::from_utf8_lossy(file);
+    let end = text.find("\n---").unwrap() + 4;
+    let mac_line = text[end..].split('\n').next().unwrap().trim();
+    let lines: Vec<&str> = text[..end].lines().collect();
+    assert_eq!(lines[0], "age-encryption.org/v1");
+    let args: Vec<String> = lines[1]
+        .strip_prefix("-> ")
+        .unwrap()
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let body = b64.decode(lines[2]).unwrap();
+    let stanza = age_core::format::Stanza {
+        tag: args[0].clone(),
+        args: args[1..].to_vec(),
+        body,
+    };
+    (file[..end].to_vec(), stanza, b64.decode(mac_line).unwrap())
+}
+
+#[test]
+fn a_stanza_made_by_the_real_age_tool_unwraps_to_the_right_file_key() {
+    let file = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/age/hello.age"))
+        .unwrap();
+    let (header, stanza, mac) = parse_age_header(&file);
+    assert_eq!(stanza.tag, "X25519");
+    // The age stanza, carried in a zseal stanza, through zseal's identity path.
+    let zs = recipients::encode(&stanza).unwrap();
+    let fk = identity("age.key")
+        .unwrap_stanzas(&[zs])
+        .unwrap()
+        .expect("the fixture key opens it");
+    // Proof that the key is right: age's own header MAC (c2sp.org/age) verifies under it.
+    let mut mac_key = [0u8; 32];
+    hkdf::Hkdf::<sha2::Sha256>::new(Some(b""), fk.expose())
+        .expand(b"header", &mut mac_key)
+        .unwrap();
+    let mut h = hmac::Hmac::<sha2::Sha256>::new_from_slice(&mac_key).unwrap();
+    h.update(&header);
+    h.verify_slice(&mac)
+        .expect("age's header MAC verifies with the unwrapped file key");
+}
+
+/// Re-encodes the header of `c` after `edit`, keeping the old MAC or computing one with `mac_with`.
+fn rebuild(c: &[u8], edit: impl FnOnce(&mut Header), mac_with: Option<&FileKey>) -> Vec<u8> {
+    let (mut h, raw, old_mac) = Header::read(&mut &c[..]).unwrap();
+    let rest = &c[raw.len() + 32..];
+    edit(&mut h);
+    let mut out = h.encode_unauthenticated().unwrap();
+    let mac = match mac_with {
+        None => old_mac.to_vec(),
+        Some(k) => {
+            let mut mk = [0u8; 32];
+            hkdf::Hkdf::<sha2::Sha256>::new(Some(b""), k.expose())
+                .expand(b"zseal v1 header", &mut mk)
+                .unwrap();
+            let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&mk).unwrap();
+            m.update(&out);
+            m.finalize().into_bytes().to_vec()
+        }
+    };
+    out.extend_from_slice(&mac);
+    out.extend_from_slice(rest);
+    out
+}
+
+#[test]
+fn a_changed_or_added_stanza_is_rejected() {
+    let plain = common::data(5000);
+    let sealed = seal_to(&plain, &[&recipient("age.pub"), &recipient("zseal.pub")]);
+    let changed = rebuild(
+        &sealed,
+        |h| *h.stanzas[0].body.last_mut().unwrap() ^= 1,
+        None,
+    );
+    let e = open_with(&changed, &[&identity("zseal.key")]).unwrap_err();
+    assert!(
+        matches!(e, Error::HeaderAuth),
+        "changed stanza, other recipient: {e}"
+    );
+    assert!(open_with(&changed, &[&identity("age.key")]).is_err());
+    let extra = recipient("rsa.pub")
+        .wrap_file_key(&FileKey::from_bytes([1; 16]), &mut rand_core::OsRng)
+        .unwrap();
+    let added = rebuild(&sealed, |h| h.stanzas.extend(extra), None);
+    for key in ["age.key", "zseal.key"] {
+        let e = open_with(&added, &[&identity(key)]).unwrap_err();
+        assert!(matches!(e, Error::HeaderAuth), "added stanza, {key}: {e}");
+    }
+}
+
+#[test]
+fn one_recipient_cannot_make_another_see_different_plaintext() {
+    let plain = common::data(5000);
+    let sealed = seal_to(&plain, &[&recipient("age.pub"), &recipient("zseal.pub")]);
+    // The attacker holds age.key, learns the file key, and gives zseal.key's holder another key.
+    let (h, _, _) = Header::read(&mut &sealed[..]).unwrap();
+    let k = identity("age.key")
+        .unwrap_stanzas(&h.stanzas)
+        .unwrap()
+        .unwrap();
+    let k2 = FileKey::from_bytes([7; 16]);
+    assert_ne!(k.expose(), k2.expose());
+    let forged = recipient("zseal.pub")
+        .wrap_file_key(&k2, &mut rand_core::OsRng)
+        .unwrap()
+        .remove(0);
+    // (a) keeping the MAC: the victim's header fails.
+    let a = rebuild(&sealed, |h| h.stanzas[1] = forged.clone(), None);
+    assert!(matches!(
+        open_with(&a, &[&identity("zseal.key")]).unwrap_err(),
+        Error::HeaderAuth
+    ));
+    // (b) re-MACing with the new key: the header passes for the victim, but the payload was sealed
+    // under the real key, so chunk 0 fails; and the attacker's own view now fails the MAC.
+    let b = rebuild(&sealed, |h| h.stanzas[1] = forged.clone(), Some(&k2));
+    assert!(matches!(
+        open_with(&b, &[&identity("zseal.key")]).unwrap_err(),
+        Error::ChunkAuth(0)
+    ));
+    assert!(matches!(
+        open_with(&b, &[&identity("age.key")]).unwrap_err(),
+        Error::HeaderAuth
+    ));
+    // Untouched, both see the same plaintext.
+    assert_eq!(
+        open_with(&sealed, &[&identity("zseal.key")]).unwrap(),
+        plain
+    );
+    assert_eq!(open_with(&sealed, &[&identity("age.key")]).unwrap(), plain);
+}
+
+#[test]
+fn passphrase_and_recipients_do_not_mix() {
+    let pw = common::pass("pw");
+    let r = recipient("age.pub");
+    let e = Encryptor::new(Vec::new(), &[&pw, &r], &EncryptOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("cannot be combined"), "{e}");
+}
+
+#[test]
+fn recipients_files_skip_comments_and_report_bad_lines() {
+    let all = std::fs::read(keys().join("all.txt")).unwrap();
+    assert_eq!(
+        recipients::read_recipients(&all[..], "all.txt")
+            .unwrap()
+            .len(),
+        5
+    );
+    let e = recipients::read_recipients(&b"# c\n\nage1notakey\n"[..], "bad.txt")
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("bad.txt:3:"), "{e}");
+    assert!(recipients::read_recipients(&b"# only a comment\n"[..], "empty.txt").is_err());
+}
