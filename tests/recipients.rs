@@ -294,4 +294,13 @@ fn recipients_files_skip_comments_and_report_bad_lines() {
         .unwrap();
     assert!(e.to_string().starts_with("bad.txt:3:"), "{e}");
     assert!(recipients::read_recipients(&b"# only a comment\n"[..], "empty.txt").is_err());
+    // authorized_keys lines with options.
+    let ed = std::fs::read_to_string(keys().join("ed25519.pub")).unwrap();
+    let line = format!("from=\"10.0.0.1\",no-pty,command=\"echo a b\" {ed}");
+    let rs = recipients::read_recipients(line.as_bytes(), "authorized_keys").unwrap();
+    let sealed = seal_to(b"via authorized_keys", &[&rs[0]]);
+    assert_eq!(
+        open_with(&sealed, &[&identity("ed25519")]).unwrap(),
+        b"via authorized_keys"
+    );
 }

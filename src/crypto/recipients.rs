@@ -151,7 +151,7 @@ pub fn read_recipients(r: impl BufRead, origin: &str) -> Result<Vec<AgeRecipient
             continue;
         }
         out.push(
-            AgeRecipient::parse(line)
+            AgeRecipient::parse(strip_key_options(line))
                 .map_err(|e| Error::InvalidOption(format!("{origin}:{}: {e}", n + 1)))?,
         );
     }
@@ -159,6 +159,19 @@ pub fn read_recipients(r: impl BufRead, origin: &str) -> Result<Vec<AgeRecipient
         return Err(Error::InvalidOption(format!("{origin} holds no recipient")));
     }
     Ok(out)
+}
+
+/// An authorized_keys line may start with options (`from="…",no-pty ssh-ed25519 AAAA…`): the key
+/// starts at its type.
+fn strip_key_options(line: &str) -> &str {
+    if line.starts_with("age1") || line.starts_with("ssh-") {
+        return line;
+    }
+    ["ssh-ed25519 ", "ssh-rsa "]
+        .iter()
+        .filter_map(|t| line.find(&format!(" {t}")).map(|i| &line[i + 1..]))
+        .next()
+        .unwrap_or(line)
 }
 
 /// A private key to decrypt with.
