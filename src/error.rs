@@ -115,6 +115,32 @@ impl Error {
         }
     }
 
+    /// A short stable name of the error's kind, as test vectors and `--json` output spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io(_) => "io",
+            Error::NotZseal => "not zseal",
+            Error::UnsupportedVersion(_) => "unsupported version",
+            Error::InvalidHeader(_) => "invalid header",
+            Error::Limit(_) => "limit",
+            Error::WrongPassphrase => "wrong passphrase",
+            Error::NoMatchingKey { .. } => "no matching key",
+            Error::HeaderAuth => "header auth",
+            Error::ChunkAuth(_) => "chunk auth",
+            Error::FinalAuth => "final auth",
+            Error::ChunkInvalid { .. } => "chunk invalid",
+            Error::Truncated(_) => "truncated",
+            Error::Damaged(_) => "damaged",
+            Error::TrailingData => "trailing data",
+            Error::DigestMismatch => "digest mismatch",
+            Error::RangePastEnd { .. } => "range past end",
+            Error::InvalidOption(_) => "invalid option",
+            Error::Codec(_) => "codec",
+            Error::Random(_) => "random",
+            Error::Poisoned(_) => "poisoned",
+        }
+    }
+
     /// A copy of this error for sticky stream state (I/O errors are not `Clone`).
     pub(crate) fn duplicate(&self) -> Error {
         match self {

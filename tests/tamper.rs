@@ -38,19 +38,8 @@ fn must_fail(container: &[u8], pw: &Passphrase, threads: usize, plain: &[u8], wh
     }
 }
 
-/// Frame boundaries: (offset, total frame length) of each frame including the final one.
 fn frames(c: &[u8]) -> Vec<(usize, usize)> {
-    let mut at = HEADER_LEN;
-    let mut v = Vec::new();
-    loop {
-        let len = u32::from_le_bytes(c[at + 1..at + 5].try_into().unwrap()) as usize;
-        v.push((at, 5 + len));
-        let last = c[at] == 2;
-        at += 5 + len;
-        if last {
-            return v;
-        }
-    }
+    common::frames(c, HEADER_LEN)
 }
 
 #[test]

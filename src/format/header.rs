@@ -176,12 +176,14 @@ fn check_chunk_log2(log2: u8) -> Result<()> {
 /// input that is too short to be a zseal file).
 fn read_header_bytes(r: &mut impl Read, buf: &mut [u8], at_start: bool) -> Result<()> {
     let n = crate::io::read_full(r, buf)?;
+    // A short start that matches the magic so far is a cut zseal file, not another format.
+    let m = n.min(MAGIC.len());
     match n {
         n if n == buf.len() => Ok(()),
         0 if at_start => Err(Error::Truncated(
             "the input is empty, not a zseal file".into(),
         )),
-        _ if at_start => Err(Error::NotZseal),
+        _ if at_start && buf[..m] != MAGIC[..m] => Err(Error::NotZseal),
         _ => Err(Error::Truncated("in the header".into())),
     }
 }

@@ -117,6 +117,9 @@ enum State {
     Frames,
     /// The final frame was read (its body is kept); chunks may still be in flight.
     FinalRead(Vec<u8>),
+    /// Reading failed at a frame; the chunks read before it still come out (or fail) first, so
+    /// errors are reported in stream order whatever the number of threads.
+    Broken(Error),
     /// A range ended (or, with a loaded index, the last chunk was released): nothing more is
     /// read until the next seek.
     Stopped,
@@ -348,7 +351,10 @@ impl<R: Read> Decryptor<R> {
                 self.state = State::Stopped;
                 break;
             }
-            self.read_frame()?;
+            if let Err(e) = self.read_frame() {
+                self.state = State::Broken(e);
+                break;
+            }
         }
         if let Some(opened) = self.pending.pop_wait() {
             self.release(opened?)?;
@@ -365,6 +371,7 @@ impl<R: Read> Decryptor<R> {
                 };
             }
             State::Stopped => self.finish_indexed()?,
+            State::Broken(e) => return Err(e),
             _ => unreachable!("zseal bug: no chunk in flight while frames remain to be read"),
         }
         Ok(false)

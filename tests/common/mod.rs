@@ -45,3 +45,19 @@ pub fn open(container: &[u8], pw: &Passphrase, threads: usize) -> zseal::Result<
     dec.copy_to(&mut out)?;
     Ok(out)
 }
+
+/// Frame boundaries of a container whose header is `header_len` bytes: (offset, frame length) of
+/// every frame, the final one included.
+pub fn frames(c: &[u8], header_len: usize) -> Vec<(usize, usize)> {
+    let mut at = header_len;
+    let mut v = Vec::new();
+    loop {
+        let len = u32::from_le_bytes(c[at + 1..at + 5].try_into().unwrap()) as usize;
+        v.push((at, 5 + len));
+        let last = c[at] == 2;
+        at += 5 + len;
+        if last {
+            return v;
+        }
+    }
+}

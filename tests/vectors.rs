@@ -1,0 +1,655 @@
+//! Test vectors (fixtures/vectors/, format in fixtures/README.md): a fixed-seed generator and the
+//! check that every committed vector gives its expected result, and that the committed files are
+//! exactly what the generator makes. Regenerate with
+//! `ZSEAL_REGENERATE_VECTORS=1 cargo test --release --test vectors` (only for a deliberate change).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use bech32::ToBase32;
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use zseal::crypto::recipients::{self, AgeIdentity, KeyPassphrase};
+use zseal::format::Stanza;
+use zseal::{
+    Argon2Params, Cipher, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, FileKey,
+    HashAlg, Identity, Passphrase, Recipient,
+};
+
+const C: usize = 1024;
+const PASS: &str = "vector passphrase";
+const CHEAP: Argon2Params = Argon2Params {
+    m_cost: 64,
+    t_cost: 1,
+    p_cost: 1,
+};
+
+/// What a vector holds: its container, the keys that open it, and what opening it must give.
+struct Vector {
+    name: String,
+    comment: String,
+    container: Vec<u8>,
+    passphrase: Option<String>,
+    identities: Vec<String>,
+    /// `ok` or `error KIND` (KIND from `Error::kind`, with the chunk for chunk auth).
+    expect: String,
+    plaintext: Option<Vec<u8>>,
+}
+
+fn compressible(n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| b"zseal test vector text "[i % 23] ^ ((i / 1000) as u8))
+        .collect()
+}
+
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    ChaCha20Rng::seed_from_u64(seed).fill_bytes(&mut v);
+    v
+}
+
+/// An X25519 recipient that draws its ephemeral key from the caller's RNG, so the generator is
+/// deterministic. The stanza is age's (c2sp.org/age): the age crate unwraps it when decrypting.
+struct SeededX25519([u8; 32]);
+
+impl Recipient for SeededX25519 {
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        rng: &mut dyn RngCore,
+    ) -> zseal::Result<Vec<Stanza>> {
+        let mut e = [0u8; 32];
+        rng.fill_bytes(&mut e);
+        let e = x25519_dalek::StaticSecret::from(e);
+        let share = x25519_dalek::PublicKey::from(&e);
+        let shared = e.diffie_hellman(&x25519_dalek::PublicKey::from(self.0));
+        let mut salt = share.as_bytes().to_vec();
+        salt.extend_from_slice(&self.0);
+        let mut wrap_key = [0u8; 32];
+        hkdf::Hkdf::<sha2::Sha256>::new(Some(&salt), shared.as_bytes())
+            .expand(b"age-encryption.org/v1/X25519", &mut wrap_key)
+            .unwrap();
+        let mut body = file_key.expose().to_vec();
+        let tag = chacha20poly1305::ChaCha20Poly1305::new((&wrap_key).into())
+            .encrypt_in_place_detached(&[0u8; 12].into(), b"", &mut body)
+            .unwrap();
+        body.extend_from_slice(&tag);
+        let arg = base64::engine::general_purpose::STANDARD_NO_PAD.encode(share.as_bytes());
+        Ok(vec![recipients::encode(&age_core::format::Stanza {
+            tag: "X25519".into(),
+            args: vec![arg],
+            body,
+        })?])
+    }
+}
+
+/// A seeded X25519 identity: (AGE-SECRET-KEY-1… string, public key bytes).
+fn seeded_identity(rng: &mut ChaCha20Rng) -> (String, [u8; 32]) {
+    let mut s = [0u8; 32];
+    rng.fill_bytes(&mut s);
+    let public = *x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from(s)).as_bytes();
+    let text = bech32::encode("age-secret-key-", s.to_base32(), bech32::Variant::Bech32)
+        .unwrap()
+        .to_uppercase();
+    (text, public)
+}
+
+fn seal(plain: &[u8], opts: &EncryptOptions, to: &[&dyn Recipient], seed: u64) -> Vec<u8> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut enc = Encryptor::with_rng(Vec::new(), to, opts, &mut rng).unwrap();
+    enc.copy_from(&mut &plain[..]).unwrap();
+    enc.finish().unwrap()
+}
+
+fn options(codec: Codec, cipher: Cipher, hash: HashAlg) -> EncryptOptions {
+    EncryptOptions {
+        codec,
+        cipher,
+        hash,
+        chunk_size: C,
+        threads: 1,
+    }
+}
+
+fn ok(name: &str, comment: &str, plain: Vec<u8>, opts: EncryptOptions, seed: u64) -> Vector {
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    Vector {
+        name: name.into(),
+        comment: comment.into(),
+        container: seal(&plain, &opts, &[&pw], seed),
+        passphrase: Some(PASS.into()),
+        identities: vec![],
+        expect: "ok".into(),
+        plaintext: Some(plain),
+    }
+}
+
+fn bad(base: &Vector, name: &str, comment: &str, expect: &str, container: Vec<u8>) -> Vector {
+    Vector {
+        name: name.into(),
+        comment: comment.into(),
+        container,
+        passphrase: base.passphrase.clone(),
+        identities: base.identities.clone(),
+        expect: format!("error {expect}"),
+        plaintext: None,
+    }
+}
+
+/// Every scenario. Success first, then one failure per way to damage the base container.
+fn scenarios() -> Vec<Vector> {
+    let mut v = Vec::new();
+    let codecs = [
+        ("zstd", Codec::Zstd(3)),
+        ("lz4", Codec::Lz4),
+        ("gzip", Codec::Gzip(6)),
+        ("none", Codec::None),
+    ];
+    let ciphers = [
+        ("aes", Cipher::Aes256Gcm),
+        ("chacha", Cipher::ChaCha20Poly1305),
+    ];
+    let hashes = [
+        ("blake3", HashAlg::Blake3),
+        ("xxh3", HashAlg::Xxh3),
+        ("none", HashAlg::None),
+    ];
+    let mut seed = 1;
+    for (cn, codec) in codecs {
+        for (kn, cipher) in ciphers {
+            for (hn, hash) in hashes {
+                let name = format!("ok-{cn}-{kn}-{hn}");
+                v.push(ok(
+                    &name,
+                    "2.5 chunks of text",
+                    compressible(2 * C + C / 2),
+                    options(codec, cipher, hash),
+                    seed,
+                ));
+                seed += 1;
+            }
+        }
+    }
+    let def = || options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3);
+    v.push(ok("ok-empty", "no data frames", vec![], def(), 100));
+    v.push(ok(
+        "ok-one-byte",
+        "a single short chunk",
+        vec![42],
+        def(),
+        101,
+    ));
+    v.push(ok(
+        "ok-exact-3-chunks",
+        "a multiple of the chunk size: no short chunk",
+        compressible(3 * C),
+        def(),
+        102,
+    ));
+    v.push(ok(
+        "ok-stored-raw",
+        "incompressible: every chunk stored raw (kind 01)",
+        noise(3 * C - 7, 1),
+        def(),
+        103,
+    ));
+    let mut mixed = compressible(C);
+    mixed.extend(noise(C, 2));
+    mixed.extend(compressible(500));
+    v.push(ok(
+        "ok-mixed-raw-compressed",
+        "chunk 1 raw, chunks 0 and 2 compressed",
+        mixed,
+        def(),
+        104,
+    ));
+    // Three X25519 recipients; any one identity opens the file.
+    let mut rng = ChaCha20Rng::seed_from_u64(105);
+    let ids: Vec<(String, [u8; 32])> = (0..3).map(|_| seeded_identity(&mut rng)).collect();
+    let rs: Vec<SeededX25519> = ids.iter().map(|(_, p)| SeededX25519(*p)).collect();
+    let to: Vec<&dyn Recipient> = rs.iter().map(|r| r as &dyn Recipient).collect();
+    let plain = compressible(2 * C + 1);
+    v.push(Vector {
+        name: "ok-three-recipients".into(),
+        comment: "three X25519 recipients (age stanzas); each identity alone opens it".into(),
+        container: seal(&plain, &def(), &to, 106),
+        passphrase: None,
+        identities: ids.iter().map(|(s, _)| s.clone()).collect(),
+        expect: "ok".into(),
+        plaintext: Some(plain),
+    });
+
+    // The base of every failure: passphrase, zstd, AES-GCM, BLAKE3, 1 KiB chunks, 3 chunks.
+    let base = ok("base", "", compressible(3 * C - 100), def(), 200);
+    let b = &base.container;
+    let h = 50 + 3 + 60 + 32;
+    let f = common::frames(b, h);
+    let (fin_at, _) = f[3];
+    let index_at = fin_at + 101;
+    let footer_at = index_at + 12;
+    let fr = |i: usize| f[i].0..f[i].0 + f[i].1;
+    let set = |at: usize, val: u8| {
+        let mut c = b.clone();
+        c[at] = val;
+        c
+    };
+    let flip = |at: usize| {
+        let mut c = b.clone();
+        c[at] ^= 1;
+        c
+    };
+    let join = |parts: &[std::ops::Range<usize>]| -> Vec<u8> {
+        parts.iter().flat_map(|r| b[r.clone()].to_vec()).collect()
+    };
+    let le32 = |at: usize, val: u32| {
+        let mut c = b.clone();
+        c[at..at + 4].copy_from_slice(&val.to_le_bytes());
+        c
+    };
+    let head = 0..h;
+    let tail = fin_at..b.len();
+    let mut add = |name: &str, comment: &str, expect: &str, c: Vec<u8>| {
+        v.push(bad(&base, name, comment, expect, c))
+    };
+    add(
+        "bad-header-magic",
+        "bit flipped in the magic",
+        "not zseal",
+        flip(1),
+    );
+    add(
+        "bad-header-version",
+        "version 2",
+        "unsupported version",
+        set(8, 2),
+    );
+    add(
+        "bad-header-cipher",
+        "cipher id changed to ChaCha20-Poly1305",
+        "header auth",
+        set(9, 2),
+    );
+    add(
+        "bad-header-codec",
+        "codec id changed to lz4",
+        "header auth",
+        set(10, 2),
+    );
+    add(
+        "bad-header-level",
+        "level byte changed",
+        "header auth",
+        flip(11),
+    );
+    add(
+        "bad-header-hash",
+        "hash id changed to xxh3",
+        "header auth",
+        set(12, 2),
+    );
+    add(
+        "bad-header-chunk-size",
+        "chunk size 2 KiB instead of 1 KiB",
+        "header auth",
+        set(13, 11),
+    );
+    add(
+        "bad-header-chunk-size-over-limit",
+        "chunk size 2^25, over the 16 MiB limit",
+        "invalid header",
+        set(13, 25),
+    );
+    add(
+        "bad-header-reserved",
+        "reserved byte set",
+        "invalid header",
+        set(14, 1),
+    );
+    add(
+        "bad-header-salt",
+        "bit flipped in the payload salt",
+        "header auth",
+        flip(20),
+    );
+    add(
+        "bad-header-mac",
+        "bit flipped in the header MAC",
+        "header auth",
+        flip(120),
+    );
+    add(
+        "bad-stanza-type",
+        "stanza type 03, unknown: skipped, so nothing opens the file",
+        "no matching key",
+        set(50, 3),
+    );
+    add(
+        "bad-stanza-salt",
+        "bit flipped in the Argon2 salt",
+        "wrong passphrase",
+        flip(55),
+    );
+    add(
+        "bad-stanza-wrapped-key",
+        "bit flipped in the wrapped file key",
+        "wrong passphrase",
+        flip(90),
+    );
+    add(
+        "bad-stanza-kdf-memory-over-cap",
+        "Argon2 memory 2 GiB: refused before any work",
+        "limit",
+        le32(69, 2 << 20),
+    );
+    add(
+        "bad-stanza-kdf-passes-over-cap",
+        "Argon2 passes 100: refused before any work",
+        "limit",
+        le32(73, 100),
+    );
+    add(
+        "bad-frame-kind",
+        "chunk 0 kind changed from compressed to raw (authenticated as AAD)",
+        "chunk auth 0",
+        set(h, 1),
+    );
+    add(
+        "bad-frame-kind-unknown",
+        "chunk 0 kind 07",
+        "damaged",
+        set(h, 7),
+    );
+    add(
+        "bad-frame-length",
+        "bit flipped in chunk 0's length",
+        "chunk auth 0",
+        flip(h + 1),
+    );
+    add(
+        "bad-frame-length-huge",
+        "chunk 0 declares 4 GiB: rejected before reading or allocating",
+        "damaged",
+        le32(h + 1, u32::MAX),
+    );
+    add(
+        "bad-frame-body",
+        "bit flipped in chunk 1's ciphertext",
+        "chunk auth 1",
+        flip(f[1].0 + 10),
+    );
+    add(
+        "bad-frame-tag",
+        "bit flipped in chunk 2's tag",
+        "chunk auth 2",
+        flip(f[2].0 + f[2].1 - 1),
+    );
+    add(
+        "bad-final-kind",
+        "final frame's kind changed to compressed: it no longer authenticates as chunk 3",
+        "chunk auth 3",
+        set(fin_at, 0),
+    );
+    add(
+        "bad-final-body",
+        "bit flipped in the final frame",
+        "final auth",
+        flip(fin_at + 30),
+    );
+    add(
+        "bad-index-entry",
+        "bit flipped in the index",
+        "damaged",
+        flip(index_at + 4),
+    );
+    add(
+        "bad-footer-count",
+        "bit flipped in the footer's chunk count",
+        "damaged",
+        flip(footer_at),
+    );
+    add(
+        "bad-footer-magic",
+        "bit flipped in the end magic",
+        "damaged",
+        flip(footer_at + 9),
+    );
+    add(
+        "bad-dropped-chunk",
+        "chunk 1 removed",
+        "chunk auth 1",
+        join(&[head.clone(), fr(0), fr(2), tail.clone()]),
+    );
+    add(
+        "bad-duplicated-chunk",
+        "chunk 1 twice",
+        "chunk auth 2",
+        join(&[head.clone(), fr(0), fr(1), fr(1), fr(2), tail.clone()]),
+    );
+    add(
+        "bad-reordered-chunks",
+        "chunks 1 and 2 swapped",
+        "chunk auth 1",
+        join(&[head.clone(), fr(0), fr(2), fr(1), tail.clone()]),
+    );
+    add(
+        "bad-appended-chunk",
+        "chunk 2 again before the final frame",
+        "chunk auth 3",
+        join(&[head.clone(), fr(0), fr(1), fr(2), fr(2), tail.clone()]),
+    );
+    add(
+        "bad-dropped-last-chunk",
+        "the last chunk removed: the final frame was sealed as frame 3",
+        "final auth",
+        join(&[head.clone(), fr(0), fr(1), tail.clone()]),
+    );
+    add(
+        "bad-final-frame-appended",
+        "a second final frame after the footer",
+        "trailing data",
+        join(&[0..b.len(), fin_at..fin_at + 101]),
+    );
+    let mut trailing = b.clone();
+    trailing.push(0);
+    add(
+        "bad-trailing-garbage",
+        "one byte after the footer",
+        "trailing data",
+        trailing,
+    );
+    let cuts = [
+        ("empty", 0),
+        ("mid-magic", 4),
+        ("mid-fixed-header", 30),
+        ("in-stanza", 60),
+        ("in-header-mac", 130),
+        ("after-header", h),
+        ("mid-frame-header", h + 2),
+        ("mid-frame-body", h + 20),
+        ("after-chunk-0", f[1].0),
+        ("before-final-frame", fin_at),
+        ("mid-final-frame", fin_at + 50),
+        ("after-final-frame", index_at),
+        ("mid-index", index_at + 6),
+        ("before-footer", footer_at),
+        ("mid-footer", footer_at + 8),
+    ];
+    for (what, n) in cuts {
+        add(
+            &format!("bad-truncated-{what}"),
+            &format!("cut after {n} bytes"),
+            "truncated",
+            b[..n].to_vec(),
+        );
+    }
+    let mut wrong = bad(
+        &base,
+        "bad-wrong-passphrase",
+        "opened with another passphrase",
+        "wrong passphrase",
+        b.clone(),
+    );
+    wrong.passphrase = Some("not the passphrase".into());
+    v.push(wrong);
+    v
+}
+
+#[derive(Clone)]
+struct NoPrompt;
+impl KeyPassphrase for NoPrompt {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Opens a vector with one key (the passphrase, or one identity) and describes the outcome.
+fn outcome(container: &[u8], key: &dyn Identity) -> std::result::Result<Vec<u8>, String> {
+    let describe = |e: zseal::Error| match e {
+        zseal::Error::ChunkAuth(i) => format!("error chunk auth {i}"),
+        e => format!("error {}", e.kind()),
+    };
+    let mut d =
+        Decryptor::new(container, &[key], &DecryptOptions { threads: 2 }).map_err(describe)?;
+    let mut out = Vec::new();
+    d.copy_to(&mut out).map_err(describe)?;
+    Ok(out)
+}
+
+fn keys_of(v: &Vector) -> Vec<Box<dyn Identity>> {
+    let mut keys: Vec<Box<dyn Identity>> = Vec::new();
+    if let Some(p) = &v.passphrase {
+        keys.push(Box::new(Passphrase::with_params(p.clone(), CHEAP).unwrap()));
+    }
+    for id in &v.identities {
+        let parsed: Vec<AgeIdentity> =
+            recipients::read_identities(id.as_bytes(), &v.name, NoPrompt).unwrap();
+        keys.extend(parsed.into_iter().map(|i| Box::new(i) as Box<dyn Identity>));
+    }
+    keys
+}
+
+fn check(v: &Vector) {
+    for key in keys_of(v) {
+        match (outcome(&v.container, key.as_ref()), v.expect.as_str()) {
+            (Ok(p), "ok") => assert!(
+                Some(&p) == v.plaintext.as_ref(),
+                "{}: wrong plaintext",
+                v.name
+            ),
+            (Ok(_), want) => panic!("{}: decrypted, but {want} was expected", v.name),
+            (Err(got), want) => assert_eq!(got, want, "{}", v.name),
+        }
+    }
+}
+
+fn serialize(v: &Vector) -> Vec<u8> {
+    let mut t = format!(
+        "zseal test vector\nname: {}\nexpect: {}\n",
+        v.name, v.expect
+    );
+    if let Some(p) = &v.passphrase {
+        t += &format!("passphrase: {p}\n");
+    }
+    for id in &v.identities {
+        t += &format!("identity: {id}\n");
+    }
+    if let Some(p) = &v.plaintext {
+        t += &format!(
+            "plaintext-length: {}\nplaintext-blake3: {}\n",
+            p.len(),
+            blake3::hash(p).to_hex()
+        );
+    }
+    t += &format!("comment: {}\n\n", v.comment);
+    let mut out = t.into_bytes();
+    out.extend_from_slice(&v.container);
+    out
+}
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vectors")
+}
+
+#[test]
+fn every_scenario_gives_its_expected_result() {
+    for v in scenarios() {
+        check(&v);
+    }
+}
+
+#[test]
+fn committed_vectors_are_what_the_generator_makes() {
+    let vectors = scenarios();
+    if std::env::var_os("ZSEAL_REGENERATE_VECTORS").is_some() {
+        std::fs::create_dir_all(dir()).unwrap();
+        for old in std::fs::read_dir(dir()).unwrap() {
+            std::fs::remove_file(old.unwrap().path()).unwrap();
+        }
+        for v in &vectors {
+            std::fs::write(dir().join(&v.name), serialize(v)).unwrap();
+        }
+    }
+    let mut committed: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    committed.sort();
+    let mut made: Vec<String> = vectors.iter().map(|v| v.name.clone()).collect();
+    made.sort();
+    assert_eq!(
+        committed, made,
+        "fixtures/vectors holds other scenarios than the generator makes"
+    );
+    for v in &vectors {
+        let file = std::fs::read(dir().join(&v.name)).unwrap();
+        assert!(
+            file == serialize(v),
+            "{}: the committed vector differs from what the generator makes",
+            v.name
+        );
+    }
+}
+
+/// Reads a vector file the way another implementation would: header lines, a blank line, the
+/// container. Checks every committed file against its own `expect:` line.
+#[test]
+fn committed_vectors_parse_and_hold_their_expectations() {
+    for e in std::fs::read_dir(dir()).unwrap() {
+        let bytes = std::fs::read(e.unwrap().path()).unwrap();
+        let split = bytes.windows(2).position(|w| w == b"\n\n").unwrap();
+        let text = std::str::from_utf8(&bytes[..split]).unwrap();
+        let field = |k: &str| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(k))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        let digest = field("plaintext-blake3: ").pop();
+        let v = Vector {
+            name: field("name: ").pop().unwrap(),
+            comment: String::new(),
+            container: bytes[split + 2..].to_vec(),
+            passphrase: field("passphrase: ").pop(),
+            identities: field("identity: "),
+            expect: field("expect: ").pop().unwrap(),
+            plaintext: None,
+        };
+        for key in keys_of(&v) {
+            match outcome(&v.container, key.as_ref()) {
+                Ok(p) => {
+                    assert_eq!(v.expect, "ok", "{}", v.name);
+                    assert_eq!(
+                        Some(blake3::hash(&p).to_hex().to_string()),
+                        digest,
+                        "{}",
+                        v.name
+                    );
+                }
+                Err(got) => assert_eq!(got, v.expect, "{}", v.name),
+            }
+        }
+    }
+}
