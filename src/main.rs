@@ -294,6 +294,15 @@ fn unlock<R: std::io::Read>(
     let by_passphrase = stanzas
         .iter()
         .any(|s| s.kind == zseal::crypto::passphrase::STANZA_TYPE);
+    if !stanzas.iter().any(|s| {
+        s.kind == zseal::crypto::passphrase::STANZA_TYPE || s.kind == recipients::STANZA_TYPE
+    }) {
+        let kinds: Vec<String> = stanzas.iter().map(|s| s.kind_name()).collect();
+        bail!(
+            "{what} has no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
+            kinds.join(", ")
+        );
+    }
     let opts = DecryptOptions { threads };
     let dec = if by_passphrase {
         if !ids.identity.is_empty() {
