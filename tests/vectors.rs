@@ -274,9 +274,15 @@ fn scenarios() -> Vec<Vector> {
     );
     add(
         "bad-header-codec",
-        "codec id changed to lz4",
+        "codec id changed from zstd to gzip (level 3 is valid for both)",
         "header auth",
-        set(10, 2),
+        set(10, 3),
+    );
+    add(
+        "bad-header-codec-level",
+        "zstd level byte 0: not a zstd level, so the header is not canonical",
+        "invalid header",
+        set(11, 0),
     );
     add(
         "bad-header-level",

@@ -49,15 +49,22 @@ impl Codec {
         }
     }
 
-    /// Rebuilds the codec from header fields. The level never matters for decompression.
+    /// Rebuilds the codec from header fields. The level never matters for decompression, but it
+    /// must be valid for the codec so that the header has one encoding (FORMAT.md §1).
     pub fn from_header(id: u8, level: i8) -> Result<Self> {
-        match id {
-            0 => Ok(Codec::None),
-            1 => Ok(Codec::Zstd(i32::from(level))),
-            2 => Ok(Codec::Lz4),
-            3 => Ok(Codec::Gzip(u32::try_from(level).unwrap_or(0))),
-            _ => Err(Error::InvalidHeader(format!("unknown codec id {id}"))),
-        }
+        let codec = match (id, level) {
+            (0, 0) => Codec::None,
+            (1, l) if l != 0 && ZSTD_LEVELS.contains(&i32::from(l)) => Codec::Zstd(i32::from(l)),
+            (2, 0) => Codec::Lz4,
+            (3, l @ 1..=9) => Codec::Gzip(l as u32),
+            (0..=3, l) => {
+                return Err(Error::InvalidHeader(format!(
+                    "codec level {l} is not valid for codec id {id}"
+                )))
+            }
+            _ => return Err(Error::InvalidHeader(format!("unknown codec id {id}"))),
+        };
+        Ok(codec)
     }
 
     /// The name as the command line spells it, e.g. `zstd:3`.
@@ -309,6 +316,23 @@ mod tests {
         }
         for c in [Codec::Zstd(-5), Codec::Lz4, Codec::Gzip(6), Codec::None] {
             assert_eq!(Codec::from_header(c.id(), c.level_byte()).unwrap(), c);
+        }
+        // Regression (fuzz/header_roundtrip, crash-83dcc274): lz4 with level byte 3 parsed, then
+        // encoded back as 0, so the header had two encodings. Non-canonical levels are invalid.
+        for (id, level) in [
+            (2u8, 3i8),
+            (0, 1),
+            (3, 0),
+            (3, 10),
+            (3, -1),
+            (1, 0),
+            (1, 23),
+            (1, -101),
+        ] {
+            assert!(
+                Codec::from_header(id, level).is_err(),
+                "id {id} level {level}"
+            );
         }
     }
 }
