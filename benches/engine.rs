@@ -8,10 +8,11 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+mod common;
+
+use common::pw;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zseal::{
-    Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, HashAlg, Passphrase,
-};
+use zseal::{DecryptOptions, Decryptor, EncryptOptions, Encryptor, HashAlg, Passphrase};
 
 fn input() -> (String, Vec<u8>) {
     let dir = std::env::var("ZSEAL_CORPUS").unwrap_or_else(|_| "/tmp/zseal-corpus".into());
@@ -23,19 +24,6 @@ fn input() -> (String, Vec<u8>) {
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     (name, std::fs::read(&path).expect("bench input"))
-}
-
-/// Cheap Argon2: the key derivation is measured by its own bench, not inside throughput.
-fn pw() -> Passphrase {
-    Passphrase::with_params(
-        "bench",
-        Argon2Params {
-            m_cost: 64,
-            t_cost: 1,
-            p_cost: 1,
-        },
-    )
-    .unwrap()
 }
 
 fn seal(data: &[u8], threads: usize, hash: HashAlg) -> Vec<u8> {

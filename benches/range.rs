@@ -7,20 +7,11 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use zseal::{Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Passphrase};
+mod common;
 
-fn pw() -> Passphrase {
-    Passphrase::with_params(
-        "bench",
-        Argon2Params {
-            m_cost: 64,
-            t_cost: 1,
-            p_cost: 1,
-        },
-    )
-    .unwrap()
-}
+use common::pw;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use zseal::{DecryptOptions, Decryptor, EncryptOptions, Encryptor};
 
 /// Builds (once) the container and returns its path and plaintext size.
 fn container() -> (PathBuf, u64) {
