@@ -63,6 +63,42 @@ impl Read for Input {
     }
 }
 
+/// Temporary outputs not yet committed, so that an interrupt (Ctrl-C) can remove them: a
+/// signal handler cannot run destructors.
+static PARTIAL: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every temporary output that is still being written. For signal handlers, which then
+/// exit: the process must not go on writing to them.
+pub fn remove_partial_outputs() {
+    let paths = match PARTIAL.lock() {
+        Ok(mut p) => std::mem::take(&mut *p),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Registers a temporary output for [`remove_partial_outputs`] while it lives.
+pub struct PartialGuard(PathBuf);
+
+impl PartialGuard {
+    fn new(path: &Path) -> Self {
+        if let Ok(mut p) = PARTIAL.lock() {
+            p.push(path.to_path_buf());
+        }
+        PartialGuard(path.to_path_buf())
+    }
+}
+
+impl Drop for PartialGuard {
+    fn drop(&mut self) {
+        if let Ok(mut p) = PARTIAL.lock() {
+            p.retain(|q| *q != self.0);
+        }
+    }
+}
+
 /// Where data goes: standard output, or a temporary file beside the destination that is renamed
 /// over it only by [`Output::commit`]. Dropped without a commit, the temporary file is removed,
 /// so a failure never leaves a half-written output.
@@ -77,6 +113,8 @@ pub enum Output {
         dest: PathBuf,
         /// Whether an existing destination may be replaced.
         force: bool,
+        /// Keeps the temporary file registered for removal on Ctrl-C.
+        guard: PartialGuard,
     },
 }
 
@@ -127,10 +165,12 @@ impl Output {
                 format!("cannot create a file in {}: {e}", dir.display()),
             ))
         })?;
+        let guard = PartialGuard::new(tmp.path());
         Ok(Output::File {
             tmp,
             dest: dest.to_path_buf(),
             force,
+            guard,
         })
     }
 
@@ -142,6 +182,7 @@ impl Output {
                 mut tmp,
                 dest,
                 force,
+                guard: _guard,
             } => {
                 tmp.flush()?;
                 tmp.as_file().sync_all()?;

@@ -1,6 +1,7 @@
 //! The `zseal` command: parses arguments, asks for a passphrase, and hands the work to the
 //! library. Errors are printed once, as `zseal: error: …`; exit codes are 0 (ok), 1 (failure),
-//! 2 (usage), 141 (the reader of our output went away).
+//! 2 (usage), 130 (interrupted: temporary outputs removed), 141 (the reader of our output went
+//! away).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -164,6 +165,11 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C: no half-written output survives; 130 is the shell's code for an interrupt.
+    let _ = ctrlc::set_handler(|| {
+        zseal::io::remove_partial_outputs();
+        std::process::exit(130);
+    });
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::from(141),

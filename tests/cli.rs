@@ -642,3 +642,49 @@ fn zseal_keys_work_in_age_and_age_keys_in_zseal() {
         std::fs::read_to_string(fixtures().join("passphrase.txt")).unwrap()
     );
 }
+
+#[test]
+fn ctrl_c_removes_the_partial_output_and_exits_130() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("big.zseal");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zseal"))
+        .args(["encrypt", "--chunk-size", "64K", "-o"])
+        .arg(&out)
+        .arg("--passphrase-file")
+        .arg(pw())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Feed data (stdin stays open, so zseal is mid-stream) until the temporary file has frames.
+    let partial = || {
+        std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".zseal-partial"))
+    };
+    let started = std::time::Instant::now();
+    while partial()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_none_or(|m| m.len() < 1000)
+    {
+        stdin.write_all(&sample()).unwrap();
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "zseal never started writing"
+        );
+    }
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(status.code(), Some(130));
+    assert!(partial().is_none(), "the temporary file was left behind");
+    assert!(!out.exists());
+}
