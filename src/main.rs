@@ -49,6 +49,8 @@ enum Command {
     Verify(VerifyArgs),
     /// Make an identity (private key) and print its public recipient, like age-keygen
     Keygen(KeygenArgs),
+    /// Hash files in parallel, printing lines b3sum / xxhsum -H3 print (and --check reads)
+    Hash(HashArgs),
     /// Show a container's header without any key (--json for scripts)
     Inspect(InspectArgs),
 }
@@ -61,6 +63,18 @@ struct KeygenArgs {
     /// Print the recipients of the identities in FILE instead (like age-keygen -y)
     #[arg(short = 'y', value_name = "FILE", conflicts_with = "output")]
     convert: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct HashArgs {
+    /// Files to hash (none or `-`: stdin); with --check, files of check lines
+    files: Vec<PathBuf>,
+    /// blake3 (lines like b3sum) or xxh3 (lines like xxhsum -H3)
+    #[arg(long, default_value = "blake3", value_parser = parse_with::<HashAlg>)]
+    algo: HashAlg,
+    /// Read check lines (from b3sum, xxhsum -H3 or zseal hash) and verify the files they name
+    #[arg(short, long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -186,6 +200,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Decrypt(a) => decrypt(a),
         Command::Verify(a) => verify(a),
         Command::Keygen(a) => keygen(a),
+        Command::Hash(a) => hash(a),
         Command::Inspect(a) => inspect(a),
     }
 }
@@ -422,6 +437,92 @@ fn keygen(a: KeygenArgs) -> anyhow::Result<()> {
                 eprintln!("Public key: {public}");
             }
         }
+    }
+    Ok(())
+}
+
+fn hash(a: HashArgs) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    let files = if a.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        a.files.clone()
+    };
+    if a.check {
+        return check_sums(&files);
+    }
+    if a.algo == HashAlg::None {
+        bail!("--algo none has nothing to print: use blake3 or xxh3");
+    }
+    // Files in parallel, lines in the order given.
+    let results: Vec<_> = files
+        .par_iter()
+        .map(|f| zseal::hash::hash_path(a.algo, f))
+        .collect();
+    let mut failed = false;
+    for (f, r) in files.iter().zip(results) {
+        let name = if f == Path::new("-") && a.algo == HashAlg::Xxh3 {
+            "stdin".into()
+        } else {
+            f.display().to_string()
+        };
+        match r {
+            Ok(hex) => println!("{}", zseal::hash::check_line(a.algo, &hex, &name)),
+            Err(e) => {
+                eprintln!("zseal: error: {}: {e}", f.display());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        bail!("some files could not be hashed");
+    }
+    Ok(())
+}
+
+fn check_sums(lists: &[PathBuf]) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    let mut entries = Vec::new();
+    for l in lists {
+        let text = if l == Path::new("-") {
+            std::io::read_to_string(std::io::stdin().lock())?
+        } else {
+            std::fs::read_to_string(l).with_context(|| format!("cannot read {}", l.display()))?
+        };
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let e = zseal::hash::parse_check_line(line).with_context(|| {
+                format!("{}:{}: not a b3sum or xxhsum -H3 line", l.display(), n + 1)
+            })?;
+            entries.push(e);
+        }
+    }
+    let results: Vec<_> = entries
+        .par_iter()
+        .map(|(alg, _, name)| zseal::hash::hash_path(*alg, Path::new(name)))
+        .collect();
+    let mut bad = 0;
+    for ((_, want, name), got) in entries.iter().zip(results) {
+        match got {
+            Ok(hex) if hex == *want => println!("{name}: OK"),
+            Ok(_) => {
+                println!("{name}: FAILED");
+                bad += 1;
+            }
+            Err(e) => {
+                println!("{name}: FAILED to read ({e})");
+                bad += 1;
+            }
+        }
+    }
+    if bad > 0 {
+        bail!(
+            "{bad} of {} computed checksums did NOT match",
+            entries.len()
+        );
     }
     Ok(())
 }

@@ -688,3 +688,74 @@ fn ctrl_c_removes_the_partial_output_and_exits_130() {
     assert!(partial().is_none(), "the temporary file was left behind");
     assert!(!out.exists());
 }
+
+#[test]
+fn hash_lines_match_b3sum_and_xxhsum_and_check_both_ways() {
+    let files = [
+        fixtures().join("sample.log"),
+        fixtures().join("passphrase.txt"),
+        key("all.txt"),
+    ];
+    let ours = zseal().arg("hash").args(&files).assert().success();
+    let ours = String::from_utf8(ours.get_output().stdout.clone()).unwrap();
+    let mut want = String::new();
+    for f in &files {
+        let hex = blake3::hash(&std::fs::read(f).unwrap()).to_hex();
+        want += &format!("{hex}  {}\n", f.display());
+    }
+    assert_eq!(ours, want);
+    let ours_x = zseal()
+        .args(["hash", "--algo", "xxh3"])
+        .args(&files)
+        .assert()
+        .success();
+    let ours_x = String::from_utf8(ours_x.get_output().stdout.clone()).unwrap();
+    let first = ours_x.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "XXH3 ({}) = {:016x}",
+            files[0].display(),
+            xxhash_rust::xxh3::xxh3_64(&sample())
+        )
+    );
+    let d = tempfile::tempdir().unwrap();
+    for (name, text, tool, flag) in [("b3", &ours, "b3sum", "-c"), ("x", &ours_x, "xxhsum", "-c")] {
+        let sums = d.path().join(name);
+        std::fs::write(&sums, text).unwrap();
+        // zseal reads its own lines back …
+        zseal()
+            .args(["hash", "--check"])
+            .arg(&sums)
+            .assert()
+            .success()
+            .stdout(contains(": OK").and(contains("FAILED").not()));
+        // … and the standard tool reads them too.
+        if let Some(o) = peer(tool, &[flag], &sums) {
+            assert!(o.lines().all(|l| l.ends_with(": OK")), "{tool}: {o}");
+        }
+        if let Some(theirs) = peer(
+            tool,
+            if tool == "xxhsum" { &["-H3"] } else { &[] },
+            &files[0],
+        ) {
+            let t = d.path().join(format!("{name}.theirs"));
+            std::fs::write(&t, theirs).unwrap();
+            zseal().args(["hash", "-c"]).arg(&t).assert().success();
+        }
+    }
+    // A changed file is reported, with a non-zero exit.
+    let copy = d.path().join("copy.log");
+    std::fs::write(&copy, sample()).unwrap();
+    let sums = d.path().join("copy.b3");
+    let line = zseal().arg("hash").arg(&copy).assert().success();
+    std::fs::write(&sums, &line.get_output().stdout).unwrap();
+    std::fs::write(&copy, b"changed").unwrap();
+    zseal()
+        .args(["hash", "-c"])
+        .arg(&sums)
+        .assert()
+        .code(1)
+        .stdout(contains("copy.log: FAILED"))
+        .stderr(contains("1 of 1 computed checksums did NOT match"));
+}
