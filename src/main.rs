@@ -53,6 +53,13 @@ enum Command {
     Hash(HashArgs),
     /// Show a container's header without any key (--json for scripts)
     Inspect(InspectArgs),
+    /// Print a shell completion script: bash, zsh, fish or powershell
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `zseal man > /usr/local/share/man/man1/zseal.1`
+    Man,
 }
 
 #[derive(Args)]
@@ -201,6 +208,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify(a) => verify(a),
         Command::Keygen(a) => keygen(a),
         Command::Hash(a) => hash(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "zseal",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+        Command::Man => {
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut std::io::stdout())?;
+            Ok(())
+        }
         Command::Inspect(a) => inspect(a),
     }
 }
@@ -551,8 +572,21 @@ fn name(p: Option<&Path>) -> String {
 }
 
 /// The passphrase from `--passphrase-file`, `ZSEAL_PASSPHRASE`, or the terminal (asked twice
-/// when encrypting).
+/// when encrypting); a short one gets a warning when encrypting.
 fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> {
+    let (pw, len) = read_passphrase(file, confirm)?;
+    if confirm && len < 12 {
+        eprintln!(
+            "zseal: warning: the passphrase has only {len} characters; anyone holding the file can try \
+             guesses offline: prefer 5 or more random words, or a public key (zseal keygen)"
+        );
+    }
+    Ok(pw)
+}
+
+/// The passphrase and its length in characters.
+fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passphrase, usize)> {
+    let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().count();
     if let Some(f) = file {
         let text = std::fs::read(f)
             .with_context(|| format!("cannot read passphrase file {}", f.display()))?;
@@ -564,10 +598,11 @@ fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> 
                 f.display()
             );
         }
-        return Ok(Passphrase::new(line.to_vec())?);
+        return Ok((Passphrase::new(line.to_vec())?, chars(line)));
     }
     if let Ok(p) = std::env::var("ZSEAL_PASSPHRASE") {
-        return Ok(Passphrase::new(p.into_bytes())?);
+        let n = p.chars().count();
+        return Ok((Passphrase::new(p.into_bytes())?, n));
     }
     let tty = std::fs::OpenOptions::new()
         .read(true)
@@ -590,7 +625,10 @@ fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> 
             bail!("the passphrases do not match; nothing was written");
         }
     }
-    Ok(Passphrase::new(first.as_bytes().to_vec())?)
+    Ok((
+        Passphrase::new(first.as_bytes().to_vec())?,
+        first.chars().count(),
+    ))
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

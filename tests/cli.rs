@@ -759,3 +759,52 @@ fn hash_lines_match_b3sum_and_xxhsum_and_check_both_ways() {
         .stdout(contains("copy.log: FAILED"))
         .stderr(contains("1 of 1 computed checksums did NOT match"));
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_command_definition() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = zseal().args(["completions", shell]).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        for sub in ["encrypt", "decrypt", "verify", "keygen", "inspect", "hash"] {
+            assert!(text.contains(sub), "{shell} completion lacks {sub}");
+        }
+        if shell == "bash" {
+            let d = tempfile::tempdir().unwrap();
+            let f = d.path().join("zseal.bash");
+            std::fs::write(&f, &text).unwrap();
+            assert!(std::process::Command::new("bash")
+                .arg("-n")
+                .arg(&f)
+                .status()
+                .unwrap()
+                .success());
+        }
+    }
+    zseal()
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(contains(".TH zseal 1").and(contains("encrypt")));
+    zseal().args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn a_short_passphrase_is_warned_about_when_encrypting() {
+    let d = tempfile::tempdir().unwrap();
+    let short = d.path().join("short");
+    std::fs::write(&short, "hunter2\n").unwrap();
+    zseal()
+        .arg("encrypt")
+        .arg("--passphrase-file")
+        .arg(&short)
+        .write_stdin("x")
+        .assert()
+        .success()
+        .stderr(contains("warning: the passphrase has only 7 characters"));
+    // Not when decrypting, and not for a long one.
+    with_pw("encrypt", Vec::<&str>::new())
+        .write_stdin("x")
+        .assert()
+        .success()
+        .stderr("");
+}
