@@ -11,7 +11,6 @@ use std::sync::Arc;
 mod seek;
 
 use super::{InFlight, Workers};
-use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher, TAG_LEN};
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
@@ -29,8 +28,6 @@ pub struct DecryptOptions {
 /// What every worker needs to open a chunk; shared, immutable.
 pub(crate) struct Opener {
     cipher: PayloadCipher,
-    codec: Codec,
-    digest_alg: HashAlg,
     header: Header,
 }
 
@@ -80,6 +77,7 @@ impl Opener {
             _ => {
                 spare.resize(self.buffer_len(), 0);
                 let n = self
+                    .header
                     .codec
                     .decompress(&body[..len], &mut spare[..self.chunk_size()])
                     .map_err(|what| Error::ChunkInvalid { index, what })?;
@@ -219,12 +217,11 @@ impl<R: Read> Locked<R> {
         let payload_key = file_key.payload_key(&header.payload_salt);
         let workers = Workers::new(opts.threads)?;
         let header_len = (self.raw.len() + self.mac.len()) as u64;
+        let digest = Digest::new(header.hash);
         Ok(Decryptor {
             inner: self.inner,
             opener: Arc::new(Opener {
                 cipher: PayloadCipher::new(header.cipher, &payload_key.0),
-                codec: header.codec,
-                digest_alg: header.hash,
                 header,
             }),
             header_len,
@@ -237,7 +234,7 @@ impl<R: Read> Locked<R> {
             plaintext_released: 0,
             short_chunk_seen: false,
             index_hasher: blake3::Hasher::new(),
-            digest: Digest::new(HashAlg::None),
+            digest,
             current: Vec::new(),
             current_len: 0,
             pos: 0,
@@ -247,8 +244,7 @@ impl<R: Read> Locked<R> {
             stop_at_chunk: None,
             whole: true,
             index: None,
-        }
-        .with_digest())
+        })
     }
 }
 
@@ -257,11 +253,6 @@ impl<R: Read> Decryptor<R> {
     /// verifies the header MAC. No payload is read yet.
     pub fn new(inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
         Locked::read(inner)?.unlock(identities, opts)
-    }
-
-    fn with_digest(mut self) -> Self {
-        self.digest = Digest::new(self.opener.digest_alg);
-        self
     }
 
     /// The authenticated header.
@@ -287,7 +278,7 @@ impl<R: Read> Decryptor<R> {
     /// The whole-plaintext digest in the standard tool's hex form (`b3sum`, `xxhsum -H3`), once
     /// verified; `None` before, or when the file has no digest.
     pub fn digest_hex(&self) -> Option<String> {
-        let alg = self.opener.digest_alg;
+        let alg = self.opener.header.hash;
         self.verified()
             .filter(|_| !alg.is_empty())
             .map(|f| crate::hash::to_hex(alg, &f.digest))
@@ -466,7 +457,7 @@ impl<R: Read> Decryptor<R> {
         let opener = Arc::clone(&self.opener);
         // Chunk hashes serve only the whole-plaintext digest: a range read skips them.
         let hash = if self.whole {
-            opener.digest_alg
+            opener.header.hash
         } else {
             HashAlg::None
         };

@@ -165,7 +165,7 @@ impl<R: Read + Seek> Decryptor<R> {
         self.stop_at_chunk = None;
         self.whole = pos == 0;
         self.digest = Digest::new(if self.whole {
-            self.opener.digest_alg
+            self.opener.header.hash
         } else {
             HashAlg::None
         });
