@@ -402,17 +402,15 @@ impl<R: Read> Decryptor<R> {
         Ok(())
     }
 
-    /// Reads one frame: a data frame goes to a worker, the final frame is kept for the end.
-    fn read_frame(&mut self) -> Result<()> {
+    /// Reads the next frame header and checks its kind and length against FORMAT.md §3 before
+    /// anything of the body is read or allocated. Shared by decryption and by range skipping.
+    fn read_frame_header(&mut self) -> Result<(FrameKind, usize)> {
         let index = self.frames_read;
         let mut fh = [0u8; FRAME_HEADER_LEN];
-        match crate::io::read_full(&mut self.inner, &mut fh)? {
-            FRAME_HEADER_LEN => {}
-            _ => {
-                return Err(Error::Truncated(format!(
-                    "no final frame after {index} chunk(s)"
-                )))
-            }
+        if crate::io::read_full(&mut self.inner, &mut fh)? != FRAME_HEADER_LEN {
+            return Err(Error::Truncated(format!(
+                "no final frame after {index} chunk(s)"
+            )));
         }
         let (kind, body_len) = parse_frame_header(&fh);
         let body_len = body_len as usize;
@@ -422,21 +420,25 @@ impl<R: Read> Decryptor<R> {
                 fh[0]
             ))
         })?;
-        let max = if kind == FrameKind::Final {
-            FINAL_BODY_LEN
-        } else {
-            self.opener.chunk_size() + TAG_LEN
-        };
-        let min = if kind == FrameKind::Final {
-            FINAL_BODY_LEN
-        } else {
-            TAG_LEN + 1
+        let (min, max) = match kind {
+            FrameKind::Final => (FINAL_BODY_LEN, FINAL_BODY_LEN),
+            _ => (TAG_LEN + 1, self.opener.chunk_size() + TAG_LEN),
         };
         if body_len < min || body_len > max {
             return Err(Error::Damaged(format!(
                 "frame {index} declares {body_len} bytes, outside {min}..={max} for its kind"
             )));
         }
+        if kind != FrameKind::Final && index >= crate::format::MAX_CHUNKS {
+            return Err(Error::Limit("more than 2^32-1 chunks".into()));
+        }
+        Ok((kind, body_len))
+    }
+
+    /// Reads one frame: a data frame goes to a worker, the final frame is kept for the end.
+    fn read_frame(&mut self) -> Result<()> {
+        let index = self.frames_read;
+        let (kind, body_len) = self.read_frame_header()?;
         let mut body = self.spares.pop().unwrap_or_default();
         body.resize(self.opener.buffer_len().max(body_len), 0);
         if crate::io::read_full(&mut self.inner, &mut body[..body_len])? != body_len {
@@ -448,9 +450,6 @@ impl<R: Read> Decryptor<R> {
             body.truncate(body_len);
             self.state = State::FinalRead(body);
             return Ok(());
-        }
-        if index >= crate::format::MAX_CHUNKS {
-            return Err(Error::Limit("more than 2^32-1 chunks".into()));
         }
         self.index_hasher.update(&(body_len as u32).to_le_bytes());
         let spare = self.spares.pop().unwrap_or_default();

@@ -279,44 +279,30 @@ impl<R: Read> Decryptor<R> {
     /// authenticated and the plaintext length returned: the stream ended before the target.
     fn skip_frame(&mut self) -> Result<Option<u64>> {
         let i = self.frames_read;
-        let mut fh = [0u8; FRAME_HEADER_LEN];
-        if crate::io::read_full(&mut self.inner, &mut fh)? != FRAME_HEADER_LEN {
-            return Err(Error::Truncated(format!(
-                "no final frame after {i} chunk(s)"
-            )));
-        }
-        let (kind, body_len) = parse_frame_header(&fh);
-        let body_len = u64::from(body_len);
-        let max = self.opener.chunk_size() as u64 + TAG_LEN as u64;
-        match kind {
-            Some(FrameKind::Final) if body_len == FINAL_BODY_LEN as u64 => {
-                let mut body = vec![0u8; FINAL_BODY_LEN];
-                if crate::io::read_full(&mut self.inner, &mut body)? != FINAL_BODY_LEN {
-                    return Err(Error::Truncated("inside the final frame".into()));
-                }
-                let len = self
-                    .opener
-                    .open_body(i, true, FrameKind::Final, &mut body)?;
-                Ok(Some(FinalFrame::decode(&body[..len])?.plaintext_len))
+        let (kind, body_len) = self.read_frame_header()?;
+        if kind == FrameKind::Final {
+            let mut body = [0u8; FINAL_BODY_LEN];
+            if crate::io::read_full(&mut self.inner, &mut body)? != FINAL_BODY_LEN {
+                return Err(Error::Truncated("inside the final frame".into()));
             }
-            Some(FrameKind::Compressed | FrameKind::Raw)
-                if body_len > TAG_LEN as u64 && body_len <= max =>
-            {
-                let copied = io::copy(&mut (&mut self.inner).take(body_len), &mut io::sink())?;
-                if copied != body_len {
-                    return Err(Error::Truncated(format!("inside frame {i}")));
-                }
-                self.index_hasher.update(&(body_len as u32).to_le_bytes());
-                self.container_read += FRAME_HEADER_LEN as u64 + body_len;
-                self.frames_read += 1;
-                self.chunks_released += 1;
-                self.plaintext_released += self.opener.chunk_size() as u64;
-                Ok(None)
-            }
-            _ => Err(Error::Damaged(format!(
-                "frame {i} has an invalid kind or length"
-            ))),
+            let len = self
+                .opener
+                .open_body(i, true, FrameKind::Final, &mut body)?;
+            return Ok(Some(FinalFrame::decode(&body[..len])?.plaintext_len));
         }
+        let copied = io::copy(
+            &mut (&mut self.inner).take(body_len as u64),
+            &mut io::sink(),
+        )?;
+        if copied != body_len as u64 {
+            return Err(Error::Truncated(format!("inside frame {i}")));
+        }
+        self.index_hasher.update(&(body_len as u32).to_le_bytes());
+        self.container_read += (FRAME_HEADER_LEN + body_len) as u64;
+        self.frames_read += 1;
+        self.chunks_released += 1;
+        self.plaintext_released += self.opener.chunk_size() as u64;
+        Ok(None)
     }
 }
 
