@@ -544,22 +544,7 @@ impl<R: Read> Decryptor<R> {
     /// Streams the index through BLAKE3 (constant memory), then checks the footer and that
     /// nothing follows it.
     fn verify_index_and_footer(&mut self, n: u64, index_digest: &[u8; 32]) -> Result<()> {
-        let mut h = blake3::Hasher::new();
-        let mut left = n * 4;
-        let mut buf = [0u8; 16384];
-        while left > 0 {
-            let want = left.min(buf.len() as u64) as usize;
-            if crate::io::read_full(&mut self.inner, &mut buf[..want])? != want {
-                return Err(Error::Truncated("in the index".into()));
-            }
-            h.update(&buf[..want]);
-            left -= want as u64;
-        }
-        if h.finalize().as_bytes() != index_digest {
-            return Err(Error::Damaged(
-                "the index does not match its authenticated digest".into(),
-            ));
-        }
+        read_index(&mut self.inner, n, index_digest, |_| Ok(()))?;
         let mut f = [0u8; FOOTER_LEN];
         if crate::io::read_full(&mut self.inner, &mut f)? != FOOTER_LEN {
             return Err(Error::Truncated("in the footer".into()));
@@ -573,6 +558,36 @@ impl<R: Read> Decryptor<R> {
         }
         Ok(())
     }
+}
+
+/// Reads the `n` entries of the index (FORMAT.md §4) in pieces, hands each body length to
+/// `each`, and checks the whole against its authenticated digest: constant memory, one pass.
+fn read_index(
+    r: &mut impl Read,
+    n: u64,
+    index_digest: &[u8; 32],
+    mut each: impl FnMut(u32) -> Result<()>,
+) -> Result<()> {
+    let mut h = blake3::Hasher::new();
+    let mut left = n * 4;
+    let mut buf = [0u8; 16384];
+    while left > 0 {
+        let want = left.min(buf.len() as u64) as usize;
+        if crate::io::read_full(r, &mut buf[..want])? != want {
+            return Err(Error::Truncated("in the index".into()));
+        }
+        h.update(&buf[..want]);
+        for e in buf[..want].chunks_exact(4) {
+            each(u32::from_le_bytes(e.try_into().expect("chunks of 4 bytes")))?;
+        }
+        left -= want as u64;
+    }
+    if h.finalize().as_bytes() != index_digest {
+        return Err(Error::Damaged(
+            "the index does not match its authenticated digest".into(),
+        ));
+    }
+    Ok(())
 }
 
 impl<R: Read> Read for Decryptor<R> {

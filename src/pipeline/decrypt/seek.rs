@@ -102,34 +102,19 @@ impl<R: Read + Seek> Decryptor<R> {
         // The index itself, streamed through BLAKE3 while the offsets are summed.
         self.inner
             .seek(SeekFrom::Start(fin_at + FINAL_FRAME_LEN as u64))?;
-        let mut hasher = blake3::Hasher::new();
         let mut offsets = Vec::with_capacity(n as usize + 1);
         let mut at = self.header_len;
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut left = 4 * n;
-        while left > 0 {
-            let want = left.min(buf.len() as u64) as usize;
-            if crate::io::read_full(&mut self.inner, &mut buf[..want])? != want {
-                return Err(Error::Truncated("in the index".into()));
+        super::read_index(&mut self.inner, n, &fin.index_digest, |body_len| {
+            let body_len = u64::from(body_len);
+            if body_len <= TAG_LEN as u64 || body_len > c + TAG_LEN as u64 {
+                return Err(Error::Damaged(format!(
+                    "the index lists a frame of {body_len} bytes"
+                )));
             }
-            hasher.update(&buf[..want]);
-            for e in buf[..want].chunks_exact(4) {
-                let body_len = u64::from(u32::from_le_bytes(e.try_into().expect("4 bytes")));
-                if body_len <= TAG_LEN as u64 || body_len > c + TAG_LEN as u64 {
-                    return Err(Error::Damaged(format!(
-                        "the index lists a frame of {body_len} bytes"
-                    )));
-                }
-                offsets.push(at);
-                at += FRAME_HEADER_LEN as u64 + body_len;
-            }
-            left -= want as u64;
-        }
-        if *hasher.finalize().as_bytes() != fin.index_digest {
-            return Err(Error::Damaged(
-                "the index does not match its authenticated digest".into(),
-            ));
-        }
+            offsets.push(at);
+            at += FRAME_HEADER_LEN as u64 + body_len;
+            Ok(())
+        })?;
         if at != fin_at {
             return Err(Error::Damaged(
                 "the frames listed by the index do not end at the final frame".into(),
