@@ -256,7 +256,11 @@ pub fn hash_path(alg: HashAlg, path: &std::path::Path) -> std::io::Result<String
             h.update_reader(std::io::stdin().lock())?;
             Ok(h.finalize().to_hex().to_string())
         }
-        HashAlg::Xxh3 | HashAlg::None => {
+        HashAlg::None => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "hash algorithm none has no digest: use blake3 or xxh3",
+        )),
+        HashAlg::Xxh3 => {
             let mut r: Box<dyn Read> = if named {
                 Box::new(std::fs::File::open(path)?)
             } else {
