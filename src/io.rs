@@ -63,6 +63,57 @@ impl Read for Input {
     }
 }
 
+/// A reader or writer that counts the bytes through it into a shared counter, which another
+/// thread (a progress display) may read at any time.
+pub struct Counted<T> {
+    inner: T,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<T> Counted<T> {
+    /// Wraps `inner`, adding to `count`.
+    pub fn new(inner: T, count: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        Counted { inner, count }
+    }
+
+    /// The wrapped reader or writer.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+
+    fn add(&self, n: usize) {
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.add(n);
+        Ok(n)
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.add(n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Seeking counts nothing: the counter tells how many bytes were actually read.
+impl<S: io::Seek> io::Seek for Counted<S> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
 /// Temporary outputs not yet committed, so that an interrupt (Ctrl-C) can remove them: a
 /// signal handler cannot run destructors.
 static PARTIAL: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());

@@ -25,6 +25,7 @@ pub mod hash;
 pub mod inspect;
 pub mod io;
 pub mod pipeline;
+pub mod stats;
 pub mod units;
 
 pub use codec::Codec;

@@ -808,3 +808,108 @@ fn a_short_passphrase_is_warned_about_when_encrypting() {
         .success()
         .stderr("");
 }
+
+fn json_line(stderr: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON line on stderr: {text}"));
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn json_report_on_stderr_leaves_stdout_to_the_data() {
+    let plain = sample();
+    let out = with_pw("encrypt", ["--json", "-j", "2", "--chunk-size", "64K"])
+        .write_stdin(plain.clone())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let sealed = out.stdout;
+    let v = json_line(&out.stderr);
+    assert_eq!(v["command"], "encrypt");
+    assert_eq!(v["bytes_in"], plain.len() as u64);
+    assert_eq!(v["bytes_out"], sealed.len() as u64);
+    let ratio = sealed.len() as f64 / plain.len() as f64;
+    assert!((v["ratio"].as_f64().unwrap() - ratio).abs() < 1e-5);
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["chunks"], (plain.len() as u64).div_ceil(64 << 10));
+    for stage in ["read", "hash", "compress", "encrypt", "write", "wait"] {
+        assert!(v["stages_s"][stage].as_f64().unwrap() >= 0.0, "{stage}");
+    }
+    // Compression is the work of this job: it cannot have taken no time at all.
+    assert!(v["stages_s"]["compress"].as_f64().unwrap() > 0.0);
+    assert!(v["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(v["cpu_s"].as_f64().unwrap() > 0.0);
+
+    let out = with_pw("decrypt", ["--json", "-j", "1"])
+        .write_stdin(sealed.clone())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(out.stdout, plain, "the data is untouched by the report");
+    let v = json_line(&out.stderr);
+    assert_eq!(v["command"], "decrypt");
+    assert_eq!(v["bytes_in"], sealed.len() as u64);
+    assert_eq!(v["bytes_out"], plain.len() as u64);
+    assert_eq!(v["threads"], 1);
+    let wait = v["stages_s"]["wait"].as_f64().unwrap();
+    assert!(wait < 0.001, "one thread does not wait for workers: {wait}");
+    assert!(v["stages_s"]["decompress"].as_f64().unwrap() > 0.0);
+
+    let out = with_pw("verify", ["--json", "-q"])
+        .write_stdin(sealed)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = json_line(&out.stderr);
+    assert_eq!(v["command"], "verify");
+    assert_eq!(v["bytes_out"], plain.len() as u64);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(": OK,"), "-q drops the OK line: {err}");
+}
+
+#[test]
+fn stats_are_human_readable() {
+    let d = tempfile::tempdir().unwrap();
+    let enc = d.path().join("s.zseal");
+    with_pw("encrypt", ["--stats"])
+        .arg("-o")
+        .arg(&enc)
+        .arg(fixtures().join("sample.log"))
+        .assert()
+        .success()
+        .stderr(contains("zseal: encrypted 1.0 MiB ->"))
+        .stderr(contains("cores busy"))
+        .stderr(contains("compress"))
+        .stderr(contains("wait"));
+    with_pw("decrypt", ["--stats"])
+        .arg("-o")
+        .arg(d.path().join("out"))
+        .arg(&enc)
+        .assert()
+        .success()
+        .stderr(contains("zseal: decrypted"))
+        .stderr(contains("decompress"));
+    // Without the flags, nothing but the data.
+    with_pw("decrypt", Vec::<&str>::new())
+        .arg("-o")
+        .arg(d.path().join("out2"))
+        .arg(&enc)
+        .assert()
+        .success()
+        .stderr("");
+}
+
+#[test]
+fn progress_and_quiet_exclude_each_other() {
+    with_pw("encrypt", ["--progress", "-q"])
+        .write_stdin("x")
+        .assert()
+        .code(2)
+        .stderr(contains("cannot be used with"));
+}

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::frame::{frame_header, parse_footer, parse_frame_header};
 use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN, FOOTER_LEN, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
+use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
 /// How to decrypt.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,6 +39,7 @@ struct Opened {
     plain_len: usize,
     spare: Vec<u8>,
     hash: ChunkHash,
+    times: ChunkTimes,
 }
 
 impl Opener {
@@ -71,16 +73,19 @@ impl Opener {
             mut body,
             body_len,
         } = frame;
-        let len = self.open_body(index, false, kind, &mut body[..body_len])?;
+        let mut times = ChunkTimes::default();
+        let len = timed(&mut times.cipher, || {
+            self.open_body(index, false, kind, &mut body[..body_len])
+        })?;
         let (plain, plain_len, spare) = match kind {
             FrameKind::Raw => (body, len, spare),
             _ => {
                 spare.resize(self.buffer_len(), 0);
-                let n = self
-                    .header
-                    .codec
-                    .decompress(&body[..len], &mut spare[..self.chunk_size()])
-                    .map_err(|what| Error::ChunkInvalid { index, what })?;
+                let out = &mut spare[..self.chunk_size()];
+                let n = timed(&mut times.codec, || {
+                    self.header.codec.decompress(&body[..len], out)
+                })
+                .map_err(|what| Error::ChunkInvalid { index, what })?;
                 if n == 0 {
                     return Err(Error::ChunkInvalid {
                         index,
@@ -90,13 +95,16 @@ impl Opener {
                 (spare, n, body)
             }
         };
-        let hash = ChunkHash::compute(hash, index, self.chunk_size(), &plain[..plain_len]);
+        let hash = timed(&mut times.hash, || {
+            ChunkHash::compute(hash, index, self.chunk_size(), &plain[..plain_len])
+        });
         Ok(Opened {
             index,
             plain,
             plain_len,
             spare,
             hash,
+            times,
         })
     }
 }
@@ -156,6 +164,7 @@ pub struct Decryptor<R: Read> {
     whole: bool,
     /// The authenticated index, loaded by the first seek.
     index: Option<seek::SeekIndex>,
+    stages: Stages,
 }
 
 /// A container whose header has been read but not yet authenticated: what `inspect` shows, and
@@ -244,6 +253,7 @@ impl<R: Read> Locked<R> {
             stop_at_chunk: None,
             whole: true,
             index: None,
+            stages: Stages::default(),
         })
     }
 }
@@ -289,6 +299,15 @@ impl<R: Read> Decryptor<R> {
         self.inner
     }
 
+    /// Chunks released, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.chunks_released,
+            threads: self.workers.threads(),
+            stages: self.stages,
+        }
+    }
+
     /// Container bytes consumed so far.
     pub fn bytes_read(&self) -> u64 {
         self.container_read
@@ -306,7 +325,8 @@ impl<R: Read> Decryptor<R> {
         loop {
             if self.pos < self.current_len {
                 let n = ((self.current_len - self.pos) as u64).min(limit - total) as usize;
-                w.write_all(&self.current[self.pos..self.pos + n])?;
+                let bytes = &self.current[self.pos..self.pos + n];
+                timed(&mut self.stages.write, || w.write_all(bytes))?;
                 total += n as u64;
                 self.pos += n;
                 self.position += n as u64;
@@ -347,7 +367,8 @@ impl<R: Read> Decryptor<R> {
                 break;
             }
         }
-        if let Some(opened) = self.pending.pop_wait() {
+        let pending = &mut self.pending;
+        if let Some(opened) = timed(&mut self.stages.wait, || pending.pop_wait()) {
             self.release(opened?)?;
             return Ok(true);
         }
@@ -407,7 +428,11 @@ impl<R: Read> Decryptor<R> {
     fn read_frame_header(&mut self) -> Result<(FrameKind, usize)> {
         let index = self.frames_read;
         let mut fh = [0u8; FRAME_HEADER_LEN];
-        if crate::io::read_full(&mut self.inner, &mut fh)? != FRAME_HEADER_LEN {
+        let inner = &mut self.inner;
+        if timed(&mut self.stages.read, || {
+            crate::io::read_full(inner, &mut fh)
+        })? != FRAME_HEADER_LEN
+        {
             return Err(Error::Truncated(format!(
                 "no final frame after {index} chunk(s)"
             )));
@@ -441,7 +466,8 @@ impl<R: Read> Decryptor<R> {
         let (kind, body_len) = self.read_frame_header()?;
         let mut body = self.spares.pop().unwrap_or_default();
         body.resize(self.opener.buffer_len().max(body_len), 0);
-        if crate::io::read_full(&mut self.inner, &mut body[..body_len])? != body_len {
+        let (inner, dst) = (&mut self.inner, &mut body[..body_len]);
+        if timed(&mut self.stages.read, || crate::io::read_full(inner, dst))? != body_len {
             return Err(Error::Truncated(format!("inside frame {index}")));
         }
         self.container_read += (FRAME_HEADER_LEN + body_len) as u64;
@@ -500,6 +526,7 @@ impl<R: Read> Decryptor<R> {
         if self.whole {
             self.digest.push(&o.plain[..o.plain_len], &o.hash);
         }
+        self.stages.add_chunk(&o.times);
         self.chunks_released += 1;
         self.plaintext_released += o.plain_len as u64;
         self.spares.push(o.spare);

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::format::frame::{footer, frame_header};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
+use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
 /// How to encrypt: algorithms, chunk size and threads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +76,7 @@ struct Sealed {
     plain: Vec<u8>,
     plain_len: usize,
     hash: ChunkHash,
+    times: ChunkTimes,
 }
 
 impl Sealer {
@@ -91,26 +93,35 @@ impl Sealer {
         mut frame: Vec<u8>,
     ) -> Result<Sealed> {
         let data = &plain[..plain_len];
-        let hash = ChunkHash::compute(self.hash, index, self.chunk_size(), data);
+        let mut times = ChunkTimes::default();
+        let hash = timed(&mut times.hash, || {
+            ChunkHash::compute(self.hash, index, self.chunk_size(), data)
+        });
         frame.resize(
             FRAME_HEADER_LEN + self.codec.out_len(self.chunk_size()) + TAG_LEN,
             0,
         );
         let body = &mut frame[FRAME_HEADER_LEN..];
-        let (kind, len) = match self.codec.compress(data, body, self.chunk_log2)? {
+        let compressed = timed(&mut times.codec, || {
+            self.codec.compress(data, body, self.chunk_log2)
+        })?;
+        let (kind, len) = match compressed {
             Some(n) => (FrameKind::Compressed, n),
             None => {
                 body[..plain_len].copy_from_slice(data);
                 (FrameKind::Raw, plain_len)
             }
         };
-        let frame_len = self.seal_into(&mut frame, index, false, kind, len);
+        let frame_len = timed(&mut times.cipher, || {
+            self.seal_into(&mut frame, index, false, kind, len)
+        });
         Ok(Sealed {
             frame,
             frame_len,
             plain,
             plain_len,
             hash,
+            times,
         })
     }
 
@@ -155,6 +166,7 @@ pub struct Encryptor<W: Write> {
     digest: Digest,
     written: u64,
     failed: Option<Error>,
+    stages: Stages,
 }
 
 impl<W: Write> Encryptor<W> {
@@ -225,6 +237,7 @@ impl<W: Write> Encryptor<W> {
             digest: Digest::new(opts.hash),
             written: bytes.len() as u64,
             failed: None,
+            stages: Stages::default(),
         })
     }
 
@@ -235,7 +248,8 @@ impl<W: Write> Encryptor<W> {
         let mut total = 0u64;
         loop {
             let at = self.fill_len;
-            let n = crate::io::read_full(r, &mut self.fill[at..])?;
+            let fill = &mut self.fill[at..];
+            let n = timed(&mut self.stages.read, || crate::io::read_full(r, fill))?;
             self.fill_len += n;
             total += n as u64;
             // read_full stops short only at the end of the input.
@@ -248,12 +262,17 @@ impl<W: Write> Encryptor<W> {
 
     /// Ends the stream: seals the last chunk, writes the final frame, index and footer, flushes,
     /// and returns the inner writer.
-    pub fn finish(mut self) -> Result<W> {
+    pub fn finish(self) -> Result<W> {
+        self.finish_with_stats().map(|(w, _)| w)
+    }
+
+    /// As [`Encryptor::finish`], also returning the stream's counters.
+    pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
         self.check()?;
         if self.fill_len > 0 {
             self.guard(|s| s.submit())?;
         }
-        while let Some(r) = self.pending.pop_wait() {
+        while let Some(r) = self.wait_oldest() {
             self.emit(r?)?;
         }
         let fin = FinalFrame {
@@ -272,11 +291,30 @@ impl<W: Write> Encryptor<W> {
             80,
         );
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        self.inner.write_all(&frame)?;
-        self.inner.write_all(&self.index)?;
-        self.inner.write_all(&footer(self.chunks_submitted))?;
-        self.inner.flush()?;
-        Ok(self.inner)
+        let (inner, index, n) = (&mut self.inner, &self.index, self.chunks_submitted);
+        timed(&mut self.stages.write, || -> io::Result<()> {
+            inner.write_all(&frame)?;
+            inner.write_all(index)?;
+            inner.write_all(&footer(n))?;
+            inner.flush()
+        })?;
+        let stats = self.stats();
+        Ok((self.inner, stats))
+    }
+
+    /// Chunks, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.chunks_submitted,
+            threads: self.workers.threads(),
+            stages: self.stages,
+        }
+    }
+
+    /// The oldest chunk in flight, timing the wait for it.
+    fn wait_oldest(&mut self) -> Option<Result<Sealed>> {
+        let pending = &mut self.pending;
+        timed(&mut self.stages.wait, || pending.pop_wait())
     }
 
     /// Bytes of container written to the inner writer so far.
@@ -315,7 +353,7 @@ impl<W: Write> Encryptor<W> {
             ));
         }
         while self.pending.is_full() {
-            let done = self.pending.pop_wait().expect("a full queue is not empty");
+            let done = self.wait_oldest().expect("a full queue is not empty");
             self.emit(done?)?;
         }
         let next = self
@@ -340,7 +378,9 @@ impl<W: Write> Encryptor<W> {
 
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
-        self.inner.write_all(&s.frame[..s.frame_len])?;
+        let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
+        timed(&mut self.stages.write, || inner.write_all(bytes))?;
+        self.stages.add_chunk(&s.times);
         self.written += s.frame_len as u64;
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.index.extend_from_slice(&body_len.to_le_bytes());

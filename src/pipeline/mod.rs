@@ -52,6 +52,14 @@ impl Workers {
         Ok(Workers::Pool(Arc::new(pool)))
     }
 
+    /// Threads that run jobs.
+    pub(crate) fn threads(&self) -> usize {
+        match self {
+            Workers::Inline => 1,
+            Workers::Pool(p) => p.current_num_threads(),
+        }
+    }
+
     /// How many chunks may be in flight: enough to keep every worker busy while the calling
     /// thread reads or writes one, and no more (memory is proportional to it).
     pub(crate) fn in_flight(&self) -> usize {

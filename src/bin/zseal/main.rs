@@ -3,15 +3,21 @@
 //! 2 (usage), 130 (interrupted: temporary outputs removed), 141 (the reader of our output went
 //! away).
 
+mod progress;
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
-use zseal::io::{Input, Output};
+use zseal::io::{Counted, Input, Output};
+use zseal::stats::{Direction, Report, StreamStats};
+
+use progress::{Counters, Mode, Progress};
 use zseal::{
     Cipher, Codec, DecryptOptions, EncryptOptions, Encryptor, HashAlg, Identity, Locked,
     Passphrase, Recipient,
@@ -28,7 +34,8 @@ Examples:
   zseal decrypt -i me.key data.bin.zseal -o data.bin
   zseal decrypt --range 10G..10G+64M big.zseal -o slice.bin
   zseal verify big.zseal                              # prints the digest like b3sum
-  zseal inspect data.bin.zseal                        # no key needed";
+  zseal inspect data.bin.zseal                        # no key needed
+  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?";
 
 #[derive(Parser)]
 #[command(name = "zseal", version, about = "Hash, compress and encrypt files and pipes on every core", after_help = EXAMPLES)]
@@ -100,6 +107,83 @@ struct Identities {
     identity: Vec<PathBuf>,
 }
 
+/// What to tell on stderr while and after the work runs.
+#[derive(Args)]
+struct Reporting {
+    /// Show the progress line even when stderr is not a terminal
+    #[arg(long, conflicts_with = "quiet")]
+    progress: bool,
+    /// No progress line and no informational messages (warnings and errors still print)
+    #[arg(short, long)]
+    quiet: bool,
+    /// After the work, print bytes, ratio, wall and CPU time and time per stage to stderr
+    #[arg(long)]
+    stats: bool,
+    /// After the work, print the --stats figures as one JSON object on stderr
+    #[arg(long)]
+    json: bool,
+}
+
+impl Reporting {
+    fn mode(&self) -> Mode {
+        if self.quiet {
+            Mode::Quiet
+        } else if self.progress {
+            Mode::Force
+        } else {
+            Mode::Auto
+        }
+    }
+}
+
+/// Wall and CPU time from a starting point.
+struct Clock {
+    wall: Instant,
+    cpu: Option<(Duration, Duration)>,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            wall: Instant::now(),
+            cpu: zseal::stats::cpu_time(),
+        }
+    }
+
+    /// Prints the requested reports for a finished command.
+    fn report(
+        &self,
+        how: &Reporting,
+        direction: Direction,
+        bytes: (u64, u64),
+        stream: StreamStats,
+    ) {
+        if !how.stats && !how.json {
+            return;
+        }
+        let cpu = match (self.cpu, zseal::stats::cpu_time()) {
+            (Some((u0, s0)), Some((u1, s1))) => {
+                Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
+            }
+            _ => None,
+        };
+        let r = Report {
+            direction,
+            bytes_in: bytes.0,
+            bytes_out: bytes.1,
+            wall: self.wall.elapsed(),
+            cpu,
+            stream,
+        };
+        if how.stats {
+            eprint!("{}", r.to_text());
+        }
+        if how.json {
+            eprintln!("{}", r.to_json());
+        }
+    }
+}
+
 #[derive(Args)]
 struct Common {
     /// Input file; absent or `-` reads stdin
@@ -116,6 +200,8 @@ struct Common {
     /// Overwrite OUTPUT if it exists
     #[arg(short, long)]
     force: bool,
+    #[command(flatten)]
+    report: Reporting,
 }
 
 #[derive(Args)]
@@ -167,6 +253,8 @@ struct VerifyArgs {
     threads: usize,
     #[command(flatten)]
     ids: Identities,
+    #[command(flatten)]
+    report: Reporting,
 }
 
 fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, String> {
@@ -235,13 +323,17 @@ fn encrypt(a: EncryptArgs) -> anyhow::Result<()> {
         chunk_size: a.chunk_size,
         threads: c.threads,
     };
-    let mut input = Input::open(c.input.as_deref())?;
+    let input = Input::open(c.input.as_deref())?;
     let recipients = recipients(&a, matches!(input, Input::Stdin(_)))?;
     if !recipients.is_empty() && c.passphrase_file.is_some() {
         bail!("a passphrase cannot be combined with recipients (as in age): anyone holding one of the keys could re-wrap the file for the passphrase; encrypt twice instead");
     }
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     let what = name(c.input.as_deref());
+    let counters = Counters::default();
+    let size = input.file_size();
+    let mut input = Counted::new(input, counters.input.clone());
+    let output = Counted::new(output, counters.output.clone());
     let pw;
     let to: Vec<&dyn Recipient> = if recipients.is_empty() {
         pw = passphrase(c.passphrase_file.as_deref(), true)?;
@@ -250,9 +342,15 @@ fn encrypt(a: EncryptArgs) -> anyhow::Result<()> {
         recipients.iter().map(|r| r as &dyn Recipient).collect()
     };
     let mut enc = Encryptor::new(output, &to, &opts)?;
+    let clock = Clock::start();
+    let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     enc.copy_from(&mut input)
         .with_context(|| format!("encrypting {what}"))?;
-    enc.finish()?.commit()?;
+    let (output, stats) = enc.finish_with_stats()?;
+    progress.finish();
+    output.into_inner().commit()?;
+    let bytes = (counters.input(), counters.output());
+    clock.report(&c.report, Direction::Encrypt, bytes, stats);
     Ok(())
 }
 
@@ -260,48 +358,110 @@ fn decrypt(a: DecryptArgs) -> anyhow::Result<()> {
     let c = &a.common;
     let input = Input::open(c.input.as_deref())?;
     let what = name(c.input.as_deref());
-    let mut output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let done =
-        match (input, a.range) {
-            (Input::File(f), Some((start, end))) => {
-                unlock(f, &what, c.passphrase_file.as_deref(), &a.ids, c.threads)?.copy_range_to(
-                    start,
-                    end,
-                    &mut output,
-                )
-            }
-            (Input::Stdin(s), Some((start, end))) => {
-                unlock(s, &what, c.passphrase_file.as_deref(), &a.ids, c.threads)?
-                    .copy_range_streaming(start, end, &mut output)
-            }
-            (input, None) => unlock(
-                input,
+    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let counters = Counters::default();
+    // A range reads an unknown part of the file: no bar, only the counts.
+    let size = input.file_size().filter(|_| a.range.is_none());
+    let mut output = Counted::new(output, counters.output.clone());
+    let pw = c.passphrase_file.as_deref();
+    let job = Job {
+        how: &c.report,
+        counters: &counters,
+        size,
+        verb: "decrypting",
+    };
+    let (_, stats, clock) = match (input, a.range) {
+        (Input::File(f), Some((start, end))) => job.run(
+            unlock(
+                Counted::new(f, counters.input.clone()),
                 &what,
-                c.passphrase_file.as_deref(),
+                pw,
                 &a.ids,
                 c.threads,
-            )?
-            .copy_to(&mut output),
-        };
-    done.with_context(|| format!("decrypting {what}"))?;
-    output.commit()?;
+            )?,
+            |d| d.copy_range_to(start, end, &mut output),
+        ),
+        (Input::Stdin(s), Some((start, end))) => job.run(
+            unlock(
+                Counted::new(s, counters.input.clone()),
+                &what,
+                pw,
+                &a.ids,
+                c.threads,
+            )?,
+            |d| d.copy_range_streaming(start, end, &mut output),
+        ),
+        (input, None) => job.run(
+            unlock(
+                Counted::new(input, counters.input.clone()),
+                &what,
+                pw,
+                &a.ids,
+                c.threads,
+            )?,
+            |d| d.copy_to(&mut output),
+        ),
+    }
+    .with_context(|| format!("decrypting {what}"))?;
+    output.into_inner().commit()?;
+    let bytes = (counters.input(), counters.output());
+    clock.report(&c.report, Direction::Decrypt, bytes, stats);
     Ok(())
+}
+
+/// The data-moving part of decrypt and verify, with its progress line and clock.
+struct Job<'a> {
+    how: &'a Reporting,
+    counters: &'a Counters,
+    size: Option<u64>,
+    verb: &'static str,
+}
+
+impl Job<'_> {
+    fn run<R: std::io::Read, T>(
+        &self,
+        mut dec: zseal::Decryptor<R>,
+        work: impl FnOnce(&mut zseal::Decryptor<R>) -> zseal::Result<T>,
+    ) -> zseal::Result<(T, StreamStats, Clock)> {
+        let clock = Clock::start();
+        let progress = Progress::start(self.how.mode(), self.counters, self.size, self.verb);
+        let r = work(&mut dec);
+        progress.finish();
+        Ok((r?, dec.stats(), clock))
+    }
 }
 
 fn verify(a: VerifyArgs) -> anyhow::Result<()> {
     let input = Input::open(a.input.as_deref())?;
     let what = name(a.input.as_deref());
-    let mut dec = unlock(
+    let counters = Counters::default();
+    let job = Job {
+        how: &a.report,
+        counters: &counters,
+        size: input.file_size(),
+        verb: "verifying",
+    };
+    let input = Counted::new(input, counters.input.clone());
+    let dec = unlock(
         input,
         &what,
         a.passphrase_file.as_deref(),
         &a.ids,
         a.threads,
     )?;
-    let len = dec
-        .copy_to(&mut std::io::sink())
+    let mut kept = None;
+    let (len, stats, clock) = job
+        .run(dec, |d| {
+            let len = d.copy_to(&mut std::io::sink())?;
+            kept = Some((
+                d.header().hash,
+                d.digest_hex(),
+                d.verified().map_or(0, |f| f.chunk_count),
+            ));
+            Ok(len)
+        })
         .with_context(|| format!("verifying {what}"))?;
-    let chunks = dec.verified().map_or(0, |f| f.chunk_count);
+    let (alg, hex, chunks) = kept.expect("set on success");
     // The line names the plaintext (the container's name without .zseal), so that after
     // decrypting, `b3sum -c` or `xxhsum -c` can check the result against it.
     let plain_name = match a.input.as_deref() {
@@ -310,15 +470,18 @@ fn verify(a: VerifyArgs) -> anyhow::Result<()> {
         }
         _ => "-".to_string(),
     };
-    match (dec.header().hash, dec.digest_hex()) {
+    match (alg, hex) {
         (zseal::HashAlg::Blake3, Some(hex)) => println!("{hex}  {plain_name}"),
         (zseal::HashAlg::Xxh3, Some(hex)) => println!("XXH3 ({plain_name}) = {hex}"),
         _ => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
     }
-    eprintln!(
-        "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunks",
-        zseal::units::human_bytes(len)
-    );
+    if !a.report.quiet {
+        eprintln!(
+            "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunks",
+            zseal::units::human_bytes(len)
+        );
+    }
+    clock.report(&a.report, Direction::Verify, (counters.input(), len), stats);
     Ok(())
 }
 

@@ -1,0 +1,257 @@
+//! The command line on a real terminal: each test runs zseal in a pseudo-terminal (rexpect) and
+//! follows the transcript a person would see — the passphrase prompts, the refusal to print
+//! binary, and the progress line, which must appear on a terminal and nowhere else.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nix::sys::wait::WaitStatus;
+use rexpect::session::{spawn_command, PtySession};
+
+const TIMEOUT_MS: u64 = 30_000;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_zseal"))
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Runs `zseal ARGS` with stdin, stdout and stderr on a fresh pseudo-terminal.
+fn on_terminal(args: &[&str]) -> PtySession {
+    let mut c = Command::new(bin());
+    c.args(args).env_remove("ZSEAL_PASSPHRASE");
+    spawn_command(c, Some(TIMEOUT_MS)).expect("a pseudo-terminal")
+}
+
+/// Runs a shell line in a pseudo-terminal (for pipes into zseal while stderr is the terminal).
+fn shell_on_terminal(line: &str) -> PtySession {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(line)
+        .env("ZSEAL", bin())
+        .env("FIXTURES", fixtures())
+        .env_remove("ZSEAL_PASSPHRASE");
+    spawn_command(c, Some(TIMEOUT_MS)).expect("a pseudo-terminal")
+}
+
+/// Reads everything up to the exit and returns (transcript, exit code).
+fn finish(mut p: PtySession) -> (String, i32) {
+    let rest = p.exp_eof().expect("the command ends");
+    match p.process().wait().expect("wait") {
+        WaitStatus::Exited(_, code) => (rest, code),
+        other => panic!("zseal did not exit normally: {other:?}\n{rest}"),
+    }
+}
+
+#[test]
+fn encrypt_asks_twice_and_decrypt_once() {
+    let d = tempfile::tempdir().unwrap();
+    let (enc, dec) = (d.path().join("s.zseal"), d.path().join("s.out"));
+    let sample = fixtures().join("sample.log");
+    let mut p = on_terminal(&[
+        "encrypt",
+        sample.to_str().unwrap(),
+        "-o",
+        enc.to_str().unwrap(),
+    ]);
+    p.exp_string("Passphrase: ").unwrap();
+    p.send_line("a long enough terminal passphrase").unwrap();
+    p.exp_string("Confirm passphrase: ").unwrap();
+    p.send_line("a long enough terminal passphrase").unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !out.contains("warning"),
+        "no weak-passphrase warning: {out}"
+    );
+    assert!(
+        !out.contains("encrypting"),
+        "no progress line for work that takes a moment: {out}"
+    );
+    assert!(
+        !out.contains("terminal passphrase"),
+        "the passphrase is not echoed: {out}"
+    );
+
+    let mut p = on_terminal(&[
+        "decrypt",
+        enc.to_str().unwrap(),
+        "-o",
+        dec.to_str().unwrap(),
+    ]);
+    p.exp_string("Passphrase: ").unwrap();
+    p.send_line("a long enough terminal passphrase").unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read(&dec).unwrap(),
+        std::fs::read(&sample).unwrap()
+    );
+}
+
+#[test]
+fn mismatched_confirmation_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let enc = d.path().join("s.zseal");
+    let sample = fixtures().join("sample.log");
+    let mut p = on_terminal(&[
+        "encrypt",
+        sample.to_str().unwrap(),
+        "-o",
+        enc.to_str().unwrap(),
+    ]);
+    p.exp_string("Passphrase: ").unwrap();
+    p.send_line("first passphrase typed").unwrap();
+    p.exp_string("Confirm passphrase: ").unwrap();
+    p.send_line("second passphrase typed").unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("do not match"), "{out}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "no file");
+}
+
+#[test]
+fn weak_passphrase_is_warned_about_on_the_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let enc = d.path().join("s.zseal");
+    let sample = fixtures().join("sample.log");
+    let mut p = on_terminal(&[
+        "encrypt",
+        sample.to_str().unwrap(),
+        "-o",
+        enc.to_str().unwrap(),
+    ]);
+    p.exp_string("Passphrase: ").unwrap();
+    p.send_line("hunter2").unwrap();
+    p.exp_string("Confirm passphrase: ").unwrap();
+    p.send_line("hunter2").unwrap();
+    p.exp_string("warning: the passphrase has only 7 characters")
+        .unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert!(enc.exists());
+}
+
+#[test]
+fn wrong_passphrase_on_the_terminal_is_named() {
+    let enc = fixtures().join("v1/default.zseal");
+    let d = tempfile::tempdir().unwrap();
+    let out_path = d.path().join("out");
+    let mut p = on_terminal(&[
+        "decrypt",
+        enc.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    p.exp_string("Passphrase: ").unwrap();
+    p.send_line("not the fixture passphrase").unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("passphrase"), "{out}");
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn binary_is_never_written_to_the_terminal() {
+    let pw = fixtures().join("passphrase.txt");
+    let sample = fixtures().join("sample.log");
+    let p = on_terminal(&[
+        "encrypt",
+        sample.to_str().unwrap(),
+        "--passphrase-file",
+        pw.to_str().unwrap(),
+    ]);
+    let (out, code) = finish(p);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("terminal"), "{out}");
+    assert!(out.contains("-o"), "says what to do: {out}");
+}
+
+/// A producer that takes about 1.5 s, so the work lasts more than a moment whatever the
+/// machine's speed: 1 MiB, a pause, 1 MiB.
+const SLOW: &str = "{ head -c 1048576 \"$FIXTURES/sample.log\"; sleep 1.5; head -c 1048576 \"$FIXTURES/sample.log\"; }";
+
+#[test]
+fn progress_line_appears_on_a_terminal_when_work_lasts() {
+    let d = tempfile::tempdir().unwrap();
+    let line = format!(
+        "{SLOW} | \"$ZSEAL\" encrypt --passphrase-file \"$FIXTURES/passphrase.txt\" -j 2 -o '{}'",
+        d.path().join("s.zseal").display()
+    );
+    let mut p = shell_on_terminal(&line);
+    // The unknown-size form: bytes so far, rate, ratio.
+    p.exp_regex(r"encrypting .*MiB in .*/s, ratio")
+        .expect("a progress line on the terminal");
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn progress_line_shows_eta_when_the_size_is_known() {
+    let d = tempfile::tempdir().unwrap();
+    // A file input (size known), decrypted slowly because its reader is a slow consumer.
+    let enc = d.path().join("s.zseal");
+    let big = d.path().join("big");
+    std::fs::write(&big, vec![7u8; 64 << 20]).unwrap();
+    let status = Command::new(bin())
+        .args(["encrypt", "--chunk-size", "64K", "-c", "none"])
+        .arg(&big)
+        .arg("-o")
+        .arg(&enc)
+        .arg("--passphrase-file")
+        .arg(fixtures().join("passphrase.txt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let line = format!(
+        "\"$ZSEAL\" decrypt --passphrase-file \"$FIXTURES/passphrase.txt\" '{}' | {{ sleep 1.5; cat > /dev/null; }}",
+        enc.display()
+    );
+    let mut p = shell_on_terminal(&line);
+    p.exp_regex(r"decrypting .*/.*\[.*\].*ratio .*ETA")
+        .expect("a bar with an ETA");
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn quiet_and_redirected_stderr_show_no_progress() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("stderr.log");
+    let line = format!(
+        "{SLOW} | \"$ZSEAL\" encrypt -q --passphrase-file \"$FIXTURES/passphrase.txt\" -o '{}'; \
+         {SLOW} | \"$ZSEAL\" encrypt --passphrase-file \"$FIXTURES/passphrase.txt\" -o '{}' 2>'{}'; echo done",
+        d.path().join("a.zseal").display(),
+        d.path().join("b.zseal").display(),
+        log.display()
+    );
+    let p = shell_on_terminal(&line);
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("done"), "{out}");
+    assert!(!out.contains("encrypting"), "-q: no progress: {out}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !logged.contains("encrypting"),
+        "stderr to a file: no progress unless --progress: {logged}"
+    );
+}
+
+#[test]
+fn forced_progress_reaches_a_log_file() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("stderr.log");
+    let line = format!(
+        "{SLOW} | \"$ZSEAL\" encrypt --progress --passphrase-file \"$FIXTURES/passphrase.txt\" -o '{}' 2>'{}'",
+        d.path().join("a.zseal").display(),
+        log.display()
+    );
+    let (out, code) = finish(shell_on_terminal(&line));
+    assert_eq!(code, 0, "{out}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("encrypting"), "{logged}");
+    assert!(logged.contains("ratio"), "{logged}");
+}
