@@ -913,3 +913,66 @@ fn progress_and_quiet_exclude_each_other() {
         .code(2)
         .stderr(contains("cannot be used with"));
 }
+
+#[test]
+fn bench_on_a_file_prints_json_rows_and_draws_a_chart() {
+    let d = tempfile::tempdir().unwrap();
+    let svg = d.path().join("b.svg");
+    let out = zseal()
+        .args([
+            "bench", "--format", "json", "-q", "--size", "512K", "--plot",
+        ])
+        .arg(&svg)
+        .arg(fixtures().join("sample.log"))
+        .assert()
+        .success()
+        .stderr(contains(
+            "Recommended for this data: zseal encrypt --compress",
+        ))
+        .get_output()
+        .clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    for group in [
+        "order", "codec", "cipher", "hash", "chunk", "threads", "records",
+    ] {
+        assert!(rows.iter().any(|r| r["group"] == group), "{group}");
+    }
+    let enc_then_comp = rows
+        .iter()
+        .find(|r| r["order"] == "encrypt-then-compress" && r["direction"] == "encrypt")
+        .unwrap();
+    assert!(enc_then_comp["ratio"].as_f64().unwrap() >= 1.0);
+    let plain = rows
+        .iter()
+        .find(|r| r["group"] == "codec" && r["codec"] == "zstd" && r["direction"] == "encrypt")
+        .unwrap();
+    assert_eq!(plain["bytes_in"], 512 << 10, "--size bounds the sample");
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.contains("<svg") && chart.contains("Recommended"));
+    // The chart is not overwritten without --force.
+    zseal()
+        .args(["bench", "-q", "--size", "64K", "--plot"])
+        .arg(&svg)
+        .arg(fixtures().join("sample.log"))
+        .assert()
+        .failure()
+        .stderr(contains("--force"));
+}
+
+#[test]
+fn bench_builtin_sample_as_markdown_and_tiny_input_refused() {
+    zseal()
+        .args(["bench", "--format", "markdown", "-q", "--size", "256K"])
+        .assert()
+        .success()
+        .stdout(contains("| group | order | direction | codec |"))
+        .stdout(contains("built-in sample"))
+        .stdout(contains("Recommended for this data"));
+    zseal()
+        .args(["bench", "-", "-q"])
+        .write_stdin("tiny")
+        .assert()
+        .code(1)
+        .stderr(contains("at least 4 KiB"));
+}

@@ -3,6 +3,7 @@
 //! 2 (usage), 130 (interrupted: temporary outputs removed), 141 (the reader of our output went
 //! away).
 
+mod bench;
 mod progress;
 
 use std::io::IsTerminal;
@@ -37,6 +38,12 @@ Examples:
   zseal inspect data.bin.zseal                        # no key needed
   producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?";
 
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  zseal bench big.tar                          # quick subset on the first 64 MiB
+  zseal bench big.tar --full --plot bench.svg  # every row, 3 runs each, and a chart
+  zseal bench db.dump --format json > rows.json";
+
 #[derive(Parser)]
 #[command(name = "zseal", version, about = "Hash, compress and encrypt files and pipes on every core", after_help = EXAMPLES)]
 struct Cli {
@@ -60,6 +67,9 @@ enum Command {
     Hash(HashArgs),
     /// Show a container's header without any key (--json for scripts)
     Inspect(InspectArgs),
+    /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench(bench::BenchArgs),
     /// Print a shell completion script: bash, zsh, fish or powershell
     Completions {
         /// The shell
@@ -311,6 +321,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Inspect(a) => inspect(a),
+        Command::Bench(a) => bench::run(a),
     }
 }
 

@@ -1,0 +1,408 @@
+//! The bench's outputs: a table, CSV, JSON, Markdown, the recommended setting, and an SVG chart
+//! of throughput against ratio.
+
+use std::fmt::Write as _;
+
+use super::Row;
+use crate::error::{Error, Result};
+
+/// How `zseal bench` prints its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON array of row objects.
+    Json,
+    /// A Markdown table.
+    Markdown,
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "markdown" | "md" => Ok(Format::Markdown),
+            _ => Err(Error::InvalidOption(format!(
+                "unknown format {s:?}: use table, csv, json or markdown"
+            ))),
+        }
+    }
+}
+
+const COLUMNS: [&str; 14] = [
+    "group",
+    "order",
+    "direction",
+    "codec",
+    "level",
+    "cipher",
+    "hash",
+    "chunk",
+    "threads",
+    "MB/s in",
+    "MB/s out",
+    "ratio",
+    "CPU s",
+    "note",
+];
+
+fn cells(r: &Row) -> [String; 14] {
+    [
+        r.group.to_string(),
+        r.order.to_string(),
+        r.direction.to_string(),
+        r.codec.clone(),
+        r.level.map_or(String::new(), |l| l.to_string()),
+        r.cipher.to_string(),
+        r.hash.to_string(),
+        crate::units::human_bytes(r.chunk as u64).replace(' ', ""),
+        r.threads.to_string(),
+        format!("{:.1}", r.mb_s_in),
+        format!("{:.1}", r.mb_s_out),
+        format!("{:.4}", r.ratio),
+        format!("{:.3}", r.cpu_s),
+        r.note.clone(),
+    ]
+}
+
+/// The rows in `format`.
+pub fn render(rows: &[Row], format: Format) -> String {
+    match format {
+        Format::Json => serde_json::to_string_pretty(rows).expect("rows serialize") + "\n",
+        Format::Csv => {
+            let mut s = COLUMNS.join(",") + "\n";
+            for r in rows {
+                let line: Vec<String> = cells(r).iter().map(|c| csv_cell(c)).collect();
+                s += &(line.join(",") + "\n");
+            }
+            s
+        }
+        Format::Markdown => {
+            let mut s = format!("| {} |\n", COLUMNS.join(" | "));
+            s += &format!("|{}\n", "---|".repeat(COLUMNS.len()));
+            for r in rows {
+                s += &format!("| {} |\n", cells(r).join(" | "));
+            }
+            s
+        }
+        Format::Table => table(rows),
+    }
+}
+
+fn csv_cell(c: &str) -> String {
+    if c.contains([',', '"', '\n']) {
+        format!("\"{}\"", c.replace('"', "\"\""))
+    } else {
+        c.to_string()
+    }
+}
+
+fn table(rows: &[Row]) -> String {
+    let all: Vec<[String; 14]> = rows.iter().map(cells).collect();
+    let mut width = COLUMNS.map(str::len);
+    for c in &all {
+        for (w, cell) in width.iter_mut().zip(c.iter()).take(13) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |c: &[String]| {
+        let mut s = String::new();
+        for (i, cell) in c.iter().enumerate() {
+            if i == 13 {
+                s += cell;
+            } else if i >= 8 {
+                let _ = write!(s, "{cell:>w$}  ", w = width[i]);
+            } else {
+                let _ = write!(s, "{cell:<w$}  ", w = width[i]);
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut s = line(&COLUMNS.map(String::from));
+    let mut group = "";
+    for (r, c) in rows.iter().zip(&all) {
+        if r.group != group && !group.is_empty() {
+            s += "\n";
+        }
+        group = r.group;
+        s += &line(c);
+    }
+    s
+}
+
+/// The setting the bench recommends for the data it ran on, and why.
+#[derive(Clone, Debug)]
+pub struct Recommendation {
+    /// The `--compress` value to pass, e.g. `zstd:3`.
+    pub compress: String,
+    /// Index of the recommended row in the rows given to [`recommend`].
+    pub row: usize,
+    /// One sentence per reason.
+    pub why: Vec<String>,
+}
+
+fn codec_arg(r: &Row) -> String {
+    match r.level {
+        Some(l) => format!("{}:{l}", r.codec),
+        None => r.codec.clone(),
+    }
+}
+
+/// Picks the compression for this data from the `codec` rows (encrypt direction): the smallest
+/// output among the settings at least a third as fast as the fastest one that compresses; `none`
+/// when no setting saves 3%. Also says what the order rows showed.
+pub fn recommend(rows: &[Row]) -> Option<Recommendation> {
+    let codec: Vec<(usize, &Row)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.group == "codec" && r.direction == "encrypt")
+        .collect();
+    let compressing: Vec<&(usize, &Row)> =
+        codec.iter().filter(|(_, r)| r.codec != "none").collect();
+    let fastest = compressing
+        .iter()
+        .max_by(|a, b| a.1.mb_s_in.total_cmp(&b.1.mb_s_in))?;
+    let best_ratio = compressing
+        .iter()
+        .map(|(_, r)| r.ratio)
+        .fold(f64::INFINITY, f64::min);
+    let mut why = Vec::new();
+    let (row, pick) = if best_ratio > 0.97 {
+        let none = codec
+            .iter()
+            .find(|(_, r)| r.codec == "none")
+            .unwrap_or(fastest);
+        why.push(format!(
+            "no compression saves even 3% on this data (best ratio {best_ratio:.3}): --compress none skips the work and runs at {:.0} MB/s",
+            none.1.mb_s_in
+        ));
+        *none
+    } else {
+        let floor = fastest.1.mb_s_in / 3.0;
+        let pick = compressing
+            .iter()
+            .filter(|(_, r)| r.mb_s_in >= floor)
+            .min_by(|a, b| {
+                a.1.ratio
+                    .total_cmp(&b.1.ratio)
+                    .then(b.1.mb_s_in.total_cmp(&a.1.mb_s_in))
+            })
+            .unwrap_or(fastest);
+        why.push(format!(
+            "{} gives the smallest output (ratio {:.3}) of the settings at least a third as fast as the fastest ({} at {:.0} MB/s); it encrypts at {:.0} MB/s",
+            codec_arg(pick.1),
+            pick.1.ratio,
+            codec_arg(fastest.1),
+            fastest.1.mb_s_in,
+            pick.1.mb_s_in
+        ));
+        if let Some(smaller) = compressing
+            .iter()
+            .filter(|(_, r)| r.ratio < pick.1.ratio)
+            .min_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio))
+        {
+            why.push(format!(
+                "{} is smaller still (ratio {:.3}) but runs at only {:.0} MB/s: worth it for archives written once",
+                codec_arg(smaller.1),
+                smaller.1.ratio,
+                smaller.1.mb_s_in
+            ));
+        }
+        **pick
+    };
+    let order = |name: &str| {
+        rows.iter()
+            .find(|r| r.group == "order" && r.order == name && r.direction == "encrypt")
+    };
+    if let (Some(ce), Some(ec)) = (
+        order("compress-then-encrypt"),
+        order("encrypt-then-compress"),
+    ) {
+        why.push(format!(
+            "compress before encrypting: ratio {:.3} against {:.3} the other way round (ciphertext does not compress)",
+            ce.ratio, ec.ratio
+        ));
+    }
+    Some(Recommendation {
+        compress: codec_arg(pick),
+        row,
+        why,
+    })
+}
+
+const GROUP_COLORS: [(&str, &str); 6] = [
+    ("order", "#d62728"),
+    ("codec", "#1f77b4"),
+    ("cipher", "#2ca02c"),
+    ("hash", "#9467bd"),
+    ("chunk", "#ff7f0e"),
+    ("threads", "#8c564b"),
+];
+
+fn point_label(r: &Row) -> String {
+    match r.group {
+        "order" => r.order.to_string(),
+        "codec" => codec_arg(r),
+        "cipher" => r.cipher.to_string(),
+        "hash" => r.hash.to_string(),
+        "chunk" => crate::units::human_bytes(r.chunk as u64).replace(' ', ""),
+        "threads" => format!("{} threads", r.threads),
+        _ => String::new(),
+    }
+}
+
+/// An SVG chart: encryption throughput (log scale) against ratio, one point per encrypt row,
+/// coloured by question, the recommended setting ringed and explained under the chart.
+pub fn svg_plot(rows: &[Row], rec: Option<&Recommendation>, title: &str) -> String {
+    let (w, h) = (960.0, 660.0);
+    let (left, right, top, bottom) = (80.0, 160.0, 64.0, 200.0);
+    let pts: Vec<(usize, &Row)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.direction == "encrypt" && r.group != "records" && r.mb_s_in > 0.0)
+        .collect();
+    let max_ratio = pts.iter().map(|(_, r)| r.ratio).fold(1.05, f64::max);
+    let (lo, hi) = pts
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), (_, r)| {
+            (lo.min(r.mb_s_in), hi.max(r.mb_s_in))
+        });
+    let (ylo, yhi) = ((lo.max(0.1) / 1.5).log10(), (hi.max(1.0) * 1.5).log10());
+    let x = |ratio: f64| left + ratio / max_ratio * (w - left - right);
+    let y = |mbs: f64| top + (yhi - mbs.max(0.1).log10()) / (yhi - ylo) * (h - top - bottom);
+    let (head, sub) = title.split_once(';').unwrap_or((title, ""));
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"26\" font-size=\"16\">{}</text>\n<text x=\"{left}\" y=\"46\" fill=\"#555\">{}</text>\n",
+        xml(head),
+        xml(sub.trim())
+    );
+    // Axes, grid and ticks.
+    let (x0, x1, y0, y1) = (left, w - right, top, h - bottom);
+    let _ = writeln!(
+        s,
+        "<line x1=\"{x0}\" y1=\"{y1}\" x2=\"{x1}\" y2=\"{y1}\" stroke=\"black\"/><line x1=\"{x0}\" y1=\"{y0}\" x2=\"{x0}\" y2=\"{y1}\" stroke=\"black\"/>"
+    );
+    let mut t = 0.0;
+    while t <= max_ratio + 1e-9 {
+        let _ = writeln!(
+            s,
+            "<line x1=\"{0:.1}\" y1=\"{y0}\" x2=\"{0:.1}\" y2=\"{y1}\" stroke=\"#eee\"/><text x=\"{0:.1}\" y=\"{1}\" text-anchor=\"middle\">{t:.1}</text>",
+            x(t),
+            y1 + 18.0
+        );
+        t += 0.1;
+    }
+    let mut decade = 10f64.powf(ylo.floor());
+    while decade.log10() <= yhi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = decade * m;
+            if v.log10() >= ylo && v.log10() <= yhi {
+                let _ = writeln!(
+                    s,
+                    "<line x1=\"{x0}\" y1=\"{0:.1}\" x2=\"{x1}\" y2=\"{0:.1}\" stroke=\"#eee\"/><text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{v}</text>",
+                    y(v),
+                    x0 - 6.0,
+                    y(v) + 4.0
+                );
+            }
+        }
+        decade *= 10.0;
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">ratio = output / input (smaller is better) →</text>",
+        (x0 + x1) / 2.0,
+        y1 + 38.0
+    );
+    let _ = writeln!(
+        s,
+        "<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">encrypt throughput, MB/s in (log scale) →</text>",
+        (y0 + y1) / 2.0
+    );
+    // Points; a label that would overlap one already placed moves, or is left to the tooltip.
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new();
+    for (i, r) in &pts {
+        let color = GROUP_COLORS
+            .iter()
+            .find(|(g, _)| *g == r.group)
+            .map_or("#555", |(_, c)| c);
+        let (px, py) = (x(r.ratio), y(r.mb_s_in));
+        let label = point_label(r);
+        let lw = 7.0 * label.len() as f64;
+        let free = |ly: f64| {
+            placed
+                .iter()
+                .all(|&(x0, x1, y0)| (ly - y0).abs() >= 13.0 || px + 7.0 > x1 || px + 7.0 + lw < x0)
+        };
+        let spot = [-6.0, 10.0, -19.0, 23.0, -32.0, 36.0]
+            .iter()
+            .map(|d| py + d)
+            .find(|&ly| free(ly));
+        let _ = write!(
+            s,
+            "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{color}\"><title>{}</title></circle>",
+            xml(&format!(
+                "{} {label}: {:.0} MB/s, ratio {:.3}",
+                r.group, r.mb_s_in, r.ratio
+            ))
+        );
+        if let Some(ly) = spot {
+            placed.push((px + 7.0, px + 7.0 + lw, ly));
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"{color}\">{}</text>",
+                px + 9.0,
+                xml(&label)
+            );
+        }
+        s.push('\n');
+        if rec.is_some_and(|rec| rec.row == *i) {
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"13\" fill=\"none\" stroke=\"black\" stroke-width=\"2.5\"/>"
+            );
+        }
+    }
+    // Legend, one row under the axis title.
+    for (k, (g, c)) in GROUP_COLORS.iter().enumerate() {
+        let lx = left + 90.0 * k as f64;
+        let ly = y1 + 60.0;
+        let _ = writeln!(
+            s,
+            "<circle cx=\"{lx}\" cy=\"{}\" r=\"5\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{g}</text>",
+            ly,
+            lx + 10.0,
+            ly + 4.0
+        );
+    }
+    // The recommendation and why.
+    if let Some(rec) = rec {
+        let _ = writeln!(
+            s,
+            "<text x=\"{left}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">Recommended (ringed): zseal encrypt --compress {}</text>",
+            y1 + 92.0,
+            xml(&rec.compress)
+        );
+        for (k, line) in rec.why.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "<text x=\"{left}\" y=\"{}\">• {}</text>",
+                y1 + 114.0 + 18.0 * k as f64,
+                xml(line)
+            );
+        }
+    }
+    s + "</svg>\n"
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
