@@ -19,7 +19,8 @@ use crate::{Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, 
 const MAX_RECORDS: usize = 50_000;
 
 /// A case ready to run: its key, its pool, and what it wrote (the input of the decrypt runs).
-pub(super) struct Prepared {
+/// From [`Case::prepare`]; the criterion benches time its `encrypt` and `decrypt`.
+pub struct Prepared {
     case: Case,
     kind: Kind,
 }
@@ -122,7 +123,7 @@ impl Prepared {
     }
 
     /// Plaintext bytes one encrypt run reads.
-    pub(super) fn plain_len(&self, data: &[u8]) -> u64 {
+    pub fn plain_len(&self, data: &[u8]) -> u64 {
         match &self.kind {
             Kind::Pipeline { .. } => data.len() as u64,
             Kind::Chunks { plain_len, .. } | Kind::Records { plain_len, .. } => *plain_len,
@@ -130,7 +131,7 @@ impl Prepared {
     }
 
     /// Bytes one decrypt run reads.
-    pub(super) fn sealed_len(&self) -> u64 {
+    pub fn sealed_len(&self) -> u64 {
         match &self.kind {
             Kind::Pipeline { sealed, .. } => sealed.len() as u64,
             Kind::Chunks { frames, .. } | Kind::Records { frames, .. } => {
@@ -139,8 +140,8 @@ impl Prepared {
         }
     }
 
-    /// One timed encrypt run; returns the bytes written.
-    pub(super) fn encrypt(&self, data: &[u8]) -> Result<u64> {
+    /// One encrypt run of `data` (the data given to `prepare`); returns the bytes written.
+    pub fn encrypt(&self, data: &[u8]) -> Result<u64> {
         let case = &self.case;
         match &self.kind {
             Kind::Pipeline { pw, .. } => {
@@ -162,8 +163,8 @@ impl Prepared {
         }
     }
 
-    /// One timed decrypt run of what `new` wrote; returns the plaintext bytes.
-    pub(super) fn decrypt(&self) -> Result<u64> {
+    /// One decrypt run of what `prepare` wrote; returns the plaintext bytes.
+    pub fn decrypt(&self) -> Result<u64> {
         let case = &self.case;
         match &self.kind {
             Kind::Pipeline { pw, sealed } => {

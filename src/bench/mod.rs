@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use engine::Prepared;
 pub use report::{recommend, render, svg_plot, Format, Recommendation};
 
 use crate::codec::Codec;
@@ -323,10 +324,16 @@ impl Case {
         )
     }
 
+    /// Sets the case up on `data` (keys, pool) and encrypts it once, untimed, so that decrypt
+    /// runs have their input.
+    pub fn prepare(&self, data: &[u8]) -> Result<Prepared> {
+        Prepared::new(self, data)
+    }
+
     /// Runs the case on `data` in both directions, `runs` timed runs each (the median is
     /// kept), and returns the encrypt row and the decrypt row.
     pub fn measure(&self, data: &[u8], runs: usize) -> Result<[Row; 2]> {
-        let prepared = engine::Prepared::new(self, data)?;
+        let prepared = self.prepare(data)?;
         let enc = time_runs(runs, || prepared.encrypt(data))?;
         let dec = time_runs(runs, || prepared.decrypt())?;
         Ok([
