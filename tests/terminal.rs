@@ -46,10 +46,10 @@ fn finish(mut p: PtySession) -> (String, i32) {
     }
 }
 
-#[test]
-fn encrypt_asks_twice_and_decrypt_once() {
-    let d = tempfile::tempdir().unwrap();
-    let (enc, dec) = (d.path().join("s.zseal"), d.path().join("s.out"));
+/// `zseal encrypt sample.log -o DIR/s.zseal` on a terminal, typing `first`, then `second` at
+/// the confirmation prompt. Returns the session (to read on) and the output path.
+fn encrypt_typing(dir: &Path, first: &str, second: &str) -> (PtySession, PathBuf) {
+    let enc = dir.join("s.zseal");
     let sample = fixtures().join("sample.log");
     let mut p = on_terminal(&[
         "encrypt",
@@ -58,9 +58,18 @@ fn encrypt_asks_twice_and_decrypt_once() {
         enc.to_str().unwrap(),
     ]);
     p.exp_string("Passphrase: ").unwrap();
-    p.send_line("a long enough terminal passphrase").unwrap();
+    p.send_line(first).unwrap();
     p.exp_string("Confirm passphrase: ").unwrap();
-    p.send_line("a long enough terminal passphrase").unwrap();
+    p.send_line(second).unwrap();
+    (p, enc)
+}
+
+#[test]
+fn encrypt_asks_twice_and_decrypt_once() {
+    let d = tempfile::tempdir().unwrap();
+    let typed = "a long enough terminal passphrase";
+    let (p, enc) = encrypt_typing(d.path(), typed, typed);
+    let (dec, sample) = (d.path().join("s.out"), fixtures().join("sample.log"));
     let (out, code) = finish(p);
     assert_eq!(code, 0, "{out}");
     assert!(
@@ -95,18 +104,11 @@ fn encrypt_asks_twice_and_decrypt_once() {
 #[test]
 fn mismatched_confirmation_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
-    let enc = d.path().join("s.zseal");
-    let sample = fixtures().join("sample.log");
-    let mut p = on_terminal(&[
-        "encrypt",
-        sample.to_str().unwrap(),
-        "-o",
-        enc.to_str().unwrap(),
-    ]);
-    p.exp_string("Passphrase: ").unwrap();
-    p.send_line("first passphrase typed").unwrap();
-    p.exp_string("Confirm passphrase: ").unwrap();
-    p.send_line("second passphrase typed").unwrap();
+    let (p, _) = encrypt_typing(
+        d.path(),
+        "first passphrase typed",
+        "second passphrase typed",
+    );
     let (out, code) = finish(p);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("do not match"), "{out}");
@@ -116,18 +118,7 @@ fn mismatched_confirmation_writes_nothing() {
 #[test]
 fn weak_passphrase_is_warned_about_on_the_terminal() {
     let d = tempfile::tempdir().unwrap();
-    let enc = d.path().join("s.zseal");
-    let sample = fixtures().join("sample.log");
-    let mut p = on_terminal(&[
-        "encrypt",
-        sample.to_str().unwrap(),
-        "-o",
-        enc.to_str().unwrap(),
-    ]);
-    p.exp_string("Passphrase: ").unwrap();
-    p.send_line("hunter2").unwrap();
-    p.exp_string("Confirm passphrase: ").unwrap();
-    p.send_line("hunter2").unwrap();
+    let (mut p, enc) = encrypt_typing(d.path(), "hunter2", "hunter2");
     p.exp_string("warning: the passphrase has only 7 characters")
         .unwrap();
     let (out, code) = finish(p);
