@@ -81,6 +81,34 @@ pub fn cpu_time() -> Option<(Duration, Duration)> {
     }
 }
 
+/// Wall and CPU time from a starting point: what `--stats` and `zseal bench` both report.
+#[derive(Clone, Copy, Debug)]
+pub struct Stopwatch {
+    wall: Instant,
+    cpu: Option<(Duration, Duration)>,
+}
+
+impl Stopwatch {
+    /// Starts now.
+    pub fn start() -> Stopwatch {
+        Stopwatch {
+            wall: Instant::now(),
+            cpu: cpu_time(),
+        }
+    }
+
+    /// Wall time since the start.
+    pub fn wall(&self) -> Duration {
+        self.wall.elapsed()
+    }
+
+    /// CPU time (user, system) of the process since the start, when the platform says.
+    pub fn cpu(&self) -> Option<(Duration, Duration)> {
+        let ((u0, s0), (u1, s1)) = (self.cpu?, cpu_time()?);
+        Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
+    }
+}
+
 /// Which way a stream ran; names the stages in reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

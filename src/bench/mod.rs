@@ -16,7 +16,7 @@
 mod engine;
 mod report;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -389,23 +389,16 @@ struct Timed {
 fn time_runs(runs: usize, mut f: impl FnMut() -> Result<u64>) -> Result<Timed> {
     let mut all = Vec::new();
     for _ in 0..runs.max(1) {
-        let cpu0 = cpu_total();
-        let t = Instant::now();
+        let watch = crate::stats::Stopwatch::start();
         let bytes_out = f()?;
-        let wall = t.elapsed();
-        let cpu = cpu_total().saturating_sub(cpu0);
         all.push(Timed {
-            wall,
-            cpu,
+            wall: watch.wall(),
+            cpu: watch.cpu().map_or(Duration::ZERO, |(u, s)| u + s),
             bytes_out,
         });
     }
     all.sort_by_key(|t| t.wall);
     Ok(all[all.len() / 2])
-}
-
-fn cpu_total() -> Duration {
-    crate::stats::cpu_time().map_or(Duration::ZERO, |(u, s)| u + s)
 }
 
 /// Runs every case of `plan` on `data`, calling `progress(done, total, case)` before each.

@@ -9,7 +9,6 @@ mod progress;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
@@ -146,18 +145,12 @@ impl Reporting {
     }
 }
 
-/// Wall and CPU time from a starting point.
-struct Clock {
-    wall: Instant,
-    cpu: Option<(Duration, Duration)>,
-}
+/// The command's stopwatch, started once the data starts to move (prompts excluded).
+struct Clock(zseal::stats::Stopwatch);
 
 impl Clock {
     fn start() -> Clock {
-        Clock {
-            wall: Instant::now(),
-            cpu: zseal::stats::cpu_time(),
-        }
+        Clock(zseal::stats::Stopwatch::start())
     }
 
     /// Prints the requested reports for a finished command.
@@ -171,18 +164,12 @@ impl Clock {
         if !how.stats && !how.json {
             return;
         }
-        let cpu = match (self.cpu, zseal::stats::cpu_time()) {
-            (Some((u0, s0)), Some((u1, s1))) => {
-                Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
-            }
-            _ => None,
-        };
         let r = Report {
             direction,
             bytes_in: bytes.0,
             bytes_out: bytes.1,
-            wall: self.wall.elapsed(),
-            cpu,
+            wall: self.0.wall(),
+            cpu: self.0.cpu(),
             stream,
         };
         if how.stats {
