@@ -76,6 +76,11 @@ impl<T> Counted<T> {
         Counted { inner, count }
     }
 
+    /// Bytes counted so far (by this adapter and any other sharing its counter).
+    pub fn count(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The wrapped reader or writer.
     pub fn into_inner(self) -> T {
         self.inner

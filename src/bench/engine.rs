@@ -13,6 +13,7 @@ use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher, TAG_LEN};
 use crate::error::{Error, Result};
 use crate::format::FRAME_HEADER_LEN;
+use crate::io::Counted;
 use crate::{Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Passphrase};
 
 /// At most this many records are timed per record case.
@@ -145,9 +146,8 @@ impl Prepared {
         let case = &self.case;
         match &self.kind {
             Kind::Pipeline { pw, .. } => {
-                let mut sink = Counter(0);
-                pipeline_encrypt(case, pw, data, &mut sink)?;
-                Ok(sink.0)
+                let sink = Counted::new(io::sink(), Default::default());
+                Ok(pipeline_encrypt(case, pw, data, sink)?.count())
             }
             Kind::Chunks { pool, cipher, .. } => pool.install(|| {
                 data.par_chunks(case.chunk)
@@ -172,7 +172,7 @@ impl Prepared {
                     threads: case.threads,
                 };
                 let mut d = Decryptor::new(&sealed[..], &[pw], &opts)?;
-                d.copy_to(&mut Counter(0))
+                d.copy_to(&mut io::sink())
             }
             Kind::Chunks {
                 pool,
@@ -245,20 +245,6 @@ fn pipeline_encrypt<W: Write>(case: &Case, pw: &Passphrase, data: &[u8], out: W)
     let mut enc = Encryptor::new(out, &[pw], &opts)?;
     enc.copy_from(&mut &data[..])?;
     enc.finish()
-}
-
-/// Counts what is written and drops it.
-struct Counter(u64);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 fn digest(h: BenchHash, data: &[u8]) {
