@@ -107,37 +107,23 @@ impl Info {
     /// One JSON object.
     pub fn to_json(&self) -> String {
         let h = &self.header;
-        let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
-        let kinds: Vec<String> = self.recipient_kinds().iter().map(|k| json_str(k)).collect();
         let (lo, hi) = self
             .plaintext_bounds()
             .map_or((None, None), |(a, b)| (Some(a), Some(b)));
-        format!(
-            "{{\"version\":{VERSION},\"cipher\":{},\"compression\":{},\"digest\":{},\"chunk_size\":{},\"recipients\":{},\"recipient_kinds\":[{}],\"header_len\":{},\"container_len\":{},\"chunks\":{},\"plaintext_min\":{},\"plaintext_max\":{}}}",
-            json_str(h.cipher.name()),
-            json_str(&h.codec.name()),
-            json_str(h.hash.name()),
-            h.chunk_size(),
-            h.stanzas.len(),
-            kinds.join(","),
-            self.header_len,
-            opt(self.container_len),
-            opt(self.chunks),
-            opt(lo),
-            opt(hi),
-        )
+        serde_json::json!({
+            "version": VERSION,
+            "cipher": h.cipher.name(),
+            "compression": h.codec.name(),
+            "digest": h.hash.name(),
+            "chunk_size": h.chunk_size(),
+            "recipients": h.stanzas.len(),
+            "recipient_kinds": self.recipient_kinds(),
+            "header_len": self.header_len,
+            "container_len": self.container_len,
+            "chunks": self.chunks,
+            "plaintext_min": lo,
+            "plaintext_max": hi,
+        })
+        .to_string()
     }
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o += "\\\"",
-            '\\' => o += "\\\\",
-            c if (c as u32) < 0x20 => o += &format!("\\u{:04x}", c as u32),
-            c => o.push(c),
-        }
-    }
-    o + "\""
 }
