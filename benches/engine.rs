@@ -27,11 +27,7 @@ fn input() -> (String, Vec<u8>) {
 }
 
 fn seal(data: &[u8], threads: usize, hash: HashAlg) -> Vec<u8> {
-    let opts = EncryptOptions {
-        threads,
-        hash,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().threads(threads).hash(hash);
     let mut enc = Encryptor::new(Vec::with_capacity(data.len() / 4), &[&pw()], &opts).unwrap();
     enc.copy_from(&mut &data[..]).unwrap();
     enc.finish().unwrap()
@@ -46,10 +42,7 @@ fn engine(c: &mut Criterion) {
     for threads in [1, cores] {
         g.bench_function(BenchmarkId::new("zseal", format!("{threads}t")), |b| {
             b.iter(|| {
-                let opts = EncryptOptions {
-                    threads,
-                    ..Default::default()
-                };
+                let opts = EncryptOptions::default().threads(threads);
                 let mut enc = Encryptor::new(io::sink(), &[&pw()], &opts).unwrap();
                 enc.copy_from(&mut &data[..]).unwrap();
                 enc.finish().unwrap();
@@ -81,8 +74,12 @@ fn engine(c: &mut Criterion) {
             let id = BenchmarkId::new(format!("zseal-{}", hash.name()), format!("{threads}t"));
             g.bench_function(id, |b| {
                 b.iter(|| {
-                    let mut d =
-                        Decryptor::new(&sealed[..], &[&pw()], &DecryptOptions { threads }).unwrap();
+                    let mut d = Decryptor::new(
+                        &sealed[..],
+                        &[&pw()],
+                        &DecryptOptions::default().threads(threads),
+                    )
+                    .unwrap();
                     d.copy_to(&mut io::sink()).unwrap();
                 })
             });

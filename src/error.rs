@@ -1,15 +1,21 @@
 //! The one error type of the library. Every message says what is wrong and, where there is
-//! something to do, what to do next.
+//! something to do, what to do next; none names a command-line flag (front ends add their own
+//! advice). [`Error::kind`] gives the [`ErrorKind`] a program matches on.
 
 use std::io;
+use std::sync::Arc;
 
 /// Everything that can go wrong while writing or reading a zseal container.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Clone`, so that a failed stream can answer every later call with the same error (streams are
+/// sticky: once failed, always failed).
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An I/O error of the underlying reader or writer.
+    /// An I/O error of the underlying reader or writer. Its message is the operating system's
+    /// own, shown once (it is not also reported as a source).
     #[error("{0}")]
-    Io(#[from] io::Error),
+    Io(Arc<io::Error>),
     /// The input does not start with the zseal magic.
     #[error(
         "not a zseal file (the first bytes are not the zseal magic): was it encrypted with zseal?"
@@ -28,7 +34,7 @@ pub enum Error {
     #[error("wrong passphrase (or the key stanza is damaged)")]
     WrongPassphrase,
     /// No key the caller holds opens any stanza of the file.
-    #[error("no identity matched any of the {stanzas} recipient(s) of this file ({kinds}): pass the identity it was encrypted to with -i")]
+    #[error("no identity matched any of the {stanzas} recipient(s) of this file ({kinds}): use the identity the file was encrypted to")]
     NoMatchingKey {
         /// How many stanzas the header holds.
         stanzas: usize,
@@ -83,97 +89,183 @@ pub enum Error {
     /// The operating system's random number generator failed.
     #[error("the system random number generator failed: {0}")]
     Random(String),
-    /// A previous error left the stream unusable (streams are sticky: once failed, always failed).
-    #[error("the stream already failed: {0}")]
-    Poisoned(String),
+    /// A broken internal invariant (for example a worker thread that panicked): a bug in zseal.
+    #[error("internal error, a bug in zseal (please report it): {0}")]
+    Bug(String),
 }
 
 /// The library's result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// What kind of failure an [`Error`] is: the value a program (or a binding such as the Python
+/// package) matches on. [`ErrorKind::name`] is stable and is what test vectors and `--json` print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`Error::Io`].
+    Io,
+    /// [`Error::NotZseal`].
+    NotZseal,
+    /// [`Error::UnsupportedVersion`].
+    UnsupportedVersion,
+    /// [`Error::InvalidHeader`].
+    InvalidHeader,
+    /// [`Error::Limit`].
+    Limit,
+    /// [`Error::WrongPassphrase`].
+    WrongPassphrase,
+    /// [`Error::NoMatchingKey`].
+    NoMatchingKey,
+    /// [`Error::HeaderAuth`].
+    HeaderAuth,
+    /// [`Error::ChunkAuth`].
+    ChunkAuth,
+    /// [`Error::FinalAuth`].
+    FinalAuth,
+    /// [`Error::ChunkInvalid`].
+    ChunkInvalid,
+    /// [`Error::Truncated`].
+    Truncated,
+    /// [`Error::Damaged`].
+    Damaged,
+    /// [`Error::TrailingData`].
+    TrailingData,
+    /// [`Error::DigestMismatch`].
+    DigestMismatch,
+    /// [`Error::RangePastEnd`].
+    RangePastEnd,
+    /// [`Error::InvalidOption`].
+    InvalidOption,
+    /// [`Error::Codec`].
+    Codec,
+    /// [`Error::Random`].
+    Random,
+    /// [`Error::Bug`].
+    Bug,
+}
+
+impl ErrorKind {
+    /// A short stable name, e.g. `chunk auth`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::NotZseal => "not zseal",
+            ErrorKind::UnsupportedVersion => "unsupported version",
+            ErrorKind::InvalidHeader => "invalid header",
+            ErrorKind::Limit => "limit",
+            ErrorKind::WrongPassphrase => "wrong passphrase",
+            ErrorKind::NoMatchingKey => "no matching key",
+            ErrorKind::HeaderAuth => "header auth",
+            ErrorKind::ChunkAuth => "chunk auth",
+            ErrorKind::FinalAuth => "final auth",
+            ErrorKind::ChunkInvalid => "chunk invalid",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Damaged => "damaged",
+            ErrorKind::TrailingData => "trailing data",
+            ErrorKind::DigestMismatch => "digest mismatch",
+            ErrorKind::RangePastEnd => "range past end",
+            ErrorKind::InvalidOption => "invalid option",
+            ErrorKind::Codec => "codec",
+            ErrorKind::Random => "random",
+            ErrorKind::Bug => "bug",
+        }
+    }
+
+    /// True for the kinds that say the container's bytes are not what was written (damage,
+    /// truncation, forgery): what a caller reports as "the file is bad" rather than "the key or
+    /// the options are wrong".
+    pub fn is_integrity(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::HeaderAuth
+                | ErrorKind::ChunkAuth
+                | ErrorKind::FinalAuth
+                | ErrorKind::ChunkInvalid
+                | ErrorKind::Truncated
+                | ErrorKind::Damaged
+                | ErrorKind::TrailingData
+                | ErrorKind::DigestMismatch
+        )
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Error {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::NotZseal => ErrorKind::NotZseal,
+            Error::UnsupportedVersion(_) => ErrorKind::UnsupportedVersion,
+            Error::InvalidHeader(_) => ErrorKind::InvalidHeader,
+            Error::Limit(_) => ErrorKind::Limit,
+            Error::WrongPassphrase => ErrorKind::WrongPassphrase,
+            Error::NoMatchingKey { .. } => ErrorKind::NoMatchingKey,
+            Error::HeaderAuth => ErrorKind::HeaderAuth,
+            Error::ChunkAuth(_) => ErrorKind::ChunkAuth,
+            Error::FinalAuth => ErrorKind::FinalAuth,
+            Error::ChunkInvalid { .. } => ErrorKind::ChunkInvalid,
+            Error::Truncated(_) => ErrorKind::Truncated,
+            Error::Damaged(_) => ErrorKind::Damaged,
+            Error::TrailingData => ErrorKind::TrailingData,
+            Error::DigestMismatch => ErrorKind::DigestMismatch,
+            Error::RangePastEnd { .. } => ErrorKind::RangePastEnd,
+            Error::InvalidOption(_) => ErrorKind::InvalidOption,
+            Error::Codec(_) => ErrorKind::Codec,
+            Error::Random(_) => ErrorKind::Random,
+            Error::Bug(_) => ErrorKind::Bug,
+        }
+    }
+}
+
+/// An I/O error; one that carries a zseal error (as the `Read`/`Write` adapters return them)
+/// gives that error back.
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            if let Some(Ok(inner)) = e.into_inner().map(|b| b.downcast::<Error>()) {
+                return *inner;
+            }
+            return Error::Bug("an I/O error lost the zseal error it carried".into());
+        }
+        Error::Io(Arc::new(e))
+    }
+}
+
 impl From<Error> for io::Error {
     fn from(e: Error) -> Self {
         match e {
-            Error::Io(io) => io,
+            Error::Io(io) => Arc::try_unwrap(io)
+                .unwrap_or_else(|shared| io::Error::new(shared.kind(), shared.to_string())),
             other => io::Error::new(io::ErrorKind::InvalidData, other),
         }
     }
 }
 
-impl Error {
-    /// Recovers a zseal error carried inside an `io::Error` (as the `Read`/`Write` adapters return
-    /// them), or wraps the I/O error.
-    pub fn from_io(e: io::Error) -> Self {
-        if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-            match e.into_inner().map(|b| b.downcast::<Error>()) {
-                Some(Ok(inner)) => *inner,
-                Some(Err(other)) => Error::Io(io::Error::other(other)),
-                None => Error::Io(io::Error::other("unknown I/O error")),
-            }
-        } else {
-            Error::Io(e)
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zseal_error_survives_the_trip_through_io_error() {
+        let back = Error::from(io::Error::from(Error::ChunkAuth(7)));
+        assert!(matches!(back, Error::ChunkAuth(7)), "{back}");
+        let plain = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(plain.kind(), ErrorKind::Io);
+        let again = io::Error::from(plain.clone());
+        assert_eq!(again.kind(), io::ErrorKind::BrokenPipe);
     }
 
-    /// A short stable name of the error's kind, as test vectors and `--json` output spell it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Error::Io(_) => "io",
-            Error::NotZseal => "not zseal",
-            Error::UnsupportedVersion(_) => "unsupported version",
-            Error::InvalidHeader(_) => "invalid header",
-            Error::Limit(_) => "limit",
-            Error::WrongPassphrase => "wrong passphrase",
-            Error::NoMatchingKey { .. } => "no matching key",
-            Error::HeaderAuth => "header auth",
-            Error::ChunkAuth(_) => "chunk auth",
-            Error::FinalAuth => "final auth",
-            Error::ChunkInvalid { .. } => "chunk invalid",
-            Error::Truncated(_) => "truncated",
-            Error::Damaged(_) => "damaged",
-            Error::TrailingData => "trailing data",
-            Error::DigestMismatch => "digest mismatch",
-            Error::RangePastEnd { .. } => "range past end",
-            Error::InvalidOption(_) => "invalid option",
-            Error::Codec(_) => "codec",
-            Error::Random(_) => "random",
-            Error::Poisoned(_) => "poisoned",
-        }
-    }
-
-    /// A copy of this error for sticky stream state (I/O errors are not `Clone`).
-    pub(crate) fn duplicate(&self) -> Error {
-        match self {
-            Error::Io(e) => Error::Poisoned(e.to_string()),
-            Error::NotZseal => Error::NotZseal,
-            Error::UnsupportedVersion(v) => Error::UnsupportedVersion(*v),
-            Error::InvalidHeader(s) => Error::InvalidHeader(s.clone()),
-            Error::Limit(s) => Error::Limit(s.clone()),
-            Error::WrongPassphrase => Error::WrongPassphrase,
-            Error::NoMatchingKey { stanzas, kinds } => Error::NoMatchingKey {
-                stanzas: *stanzas,
-                kinds: kinds.clone(),
-            },
-            Error::HeaderAuth => Error::HeaderAuth,
-            Error::ChunkAuth(i) => Error::ChunkAuth(*i),
-            Error::FinalAuth => Error::FinalAuth,
-            Error::ChunkInvalid { index, what } => Error::ChunkInvalid {
-                index: *index,
-                what: what.clone(),
-            },
-            Error::Truncated(s) => Error::Truncated(s.clone()),
-            Error::Damaged(s) => Error::Damaged(s.clone()),
-            Error::TrailingData => Error::TrailingData,
-            Error::DigestMismatch => Error::DigestMismatch,
-            Error::RangePastEnd { what, at, len } => Error::RangePastEnd {
-                what,
-                at: *at,
-                len: *len,
-            },
-            Error::InvalidOption(s) => Error::InvalidOption(s.clone()),
-            Error::Codec(s) => Error::Codec(s.clone()),
-            Error::Random(s) => Error::Random(s.clone()),
-            Error::Poisoned(s) => Error::Poisoned(s.clone()),
-        }
+    #[test]
+    fn an_io_error_is_shown_once() {
+        use std::error::Error as _;
+        let e = Error::from(io::Error::new(io::ErrorKind::NotFound, "gone"));
+        assert_eq!(e.to_string(), "gone");
+        assert!(e.source().is_none(), "a source would print the cause twice");
     }
 }

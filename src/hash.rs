@@ -191,6 +191,52 @@ pub fn to_hex(alg: HashAlg, digest: &[u8; 32]) -> String {
         .collect()
 }
 
+/// Hashes everything `r` yields and returns the hex digest as `b3sum` or `xxhsum -H3` prints it.
+pub fn hash_reader(alg: HashAlg, mut r: impl std::io::Read) -> std::io::Result<String> {
+    match alg {
+        HashAlg::Blake3 => {
+            let mut h = blake3::Hasher::new();
+            h.update_reader(r)?;
+            Ok(h.finalize().to_hex().to_string())
+        }
+        HashAlg::Xxh3 => {
+            let mut h = Xxh3::new();
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                match r.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => h.update(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(format!("{:016x}", h.digest()))
+        }
+        HashAlg::None => Err(no_digest()),
+    }
+}
+
+/// Hashes a file as [`hash_reader`] does; BLAKE3 maps it into memory and uses every core (as
+/// `b3sum` does).
+pub fn hash_file(alg: HashAlg, path: &std::path::Path) -> std::io::Result<String> {
+    match alg {
+        HashAlg::Blake3 => {
+            let mut h = blake3::Hasher::new();
+            h.update_mmap_rayon(path)?;
+            Ok(h.finalize().to_hex().to_string())
+        }
+        HashAlg::Xxh3 => hash_reader(alg, std::fs::File::open(path)?),
+        HashAlg::None => Err(no_digest()),
+    }
+}
+
+fn no_digest() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "hash algorithm none has no digest: use blake3 or xxh3",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,106 +283,5 @@ mod tests {
         let d = chunked(HashAlg::Xxh3, &input, 1024);
         assert_eq!(d[..8], xxhash_rust::xxh3::xxh3_64(&input).to_be_bytes());
         assert_eq!(d[8..], [0u8; 24]);
-    }
-}
-
-/// Hashes a file (`-` for stdin) and returns the hex digest as `b3sum` or `xxhsum -H3` prints it.
-/// BLAKE3 of a regular file uses memory mapping and every core (as `b3sum` does).
-pub fn hash_path(alg: HashAlg, path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let named = path != std::path::Path::new("-");
-    match alg {
-        HashAlg::Blake3 if named => {
-            let mut h = blake3::Hasher::new();
-            h.update_mmap_rayon(path)?;
-            Ok(h.finalize().to_hex().to_string())
-        }
-        HashAlg::Blake3 => {
-            let mut h = blake3::Hasher::new();
-            h.update_reader(std::io::stdin().lock())?;
-            Ok(h.finalize().to_hex().to_string())
-        }
-        HashAlg::None => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "hash algorithm none has no digest: use blake3 or xxh3",
-        )),
-        HashAlg::Xxh3 => {
-            let mut r: Box<dyn Read> = if named {
-                Box::new(std::fs::File::open(path)?)
-            } else {
-                Box::new(std::io::stdin().lock())
-            };
-            let mut h = Xxh3::new();
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                match r.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => h.update(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(format!("{:016x}", h.digest()))
-        }
-    }
-}
-
-/// One line as the standard tool prints it: `HEX  NAME` (b3sum) or `XXH3 (NAME) = HEX` (xxhsum -H3).
-pub fn check_line(alg: HashAlg, hex: &str, name: &str) -> String {
-    match alg {
-        HashAlg::Xxh3 => format!("XXH3 ({name}) = {hex}"),
-        _ => format!("{hex}  {name}"),
-    }
-}
-
-/// Parses a line written by `b3sum`, `xxhsum -H3` (either style) or [`check_line`]:
-/// returns the algorithm, the expected hex digest and the file name.
-pub fn parse_check_line(line: &str) -> Option<(HashAlg, String, String)> {
-    if let Some(rest) = line.strip_prefix("XXH3 (") {
-        let (name, hex) = rest.rsplit_once(") = ")?;
-        return (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| (HashAlg::Xxh3, hex.to_ascii_lowercase(), name.to_string()));
-    }
-    let (hex, name) = line.split_once("  ")?;
-    let alg = match hex.len() {
-        64 => HashAlg::Blake3,
-        16 => HashAlg::Xxh3,
-        _ => return None,
-    };
-    hex.bytes()
-        .all(|b| b.is_ascii_hexdigit())
-        .then(|| (alg, hex.to_ascii_lowercase(), name.to_string()))
-}
-
-#[cfg(test)]
-mod check_line_tests {
-    use super::*;
-
-    #[test]
-    fn parses_what_b3sum_and_xxhsum_write() {
-        let b3 = format!("{}  dir/a file.txt", "ab".repeat(32));
-        assert_eq!(
-            parse_check_line(&b3),
-            Some((HashAlg::Blake3, "ab".repeat(32), "dir/a file.txt".into()))
-        );
-        let x = "XXH3 (a) b) = 6AFF47E1F4B465AF";
-        assert_eq!(
-            parse_check_line(x),
-            Some((HashAlg::Xxh3, "6aff47e1f4b465af".into(), "a) b".into()))
-        );
-        assert_eq!(
-            parse_check_line("6aff47e1f4b465af  f"),
-            Some((HashAlg::Xxh3, "6aff47e1f4b465af".into(), "f".into()))
-        );
-        for bad in [
-            "",
-            "abc  f",
-            "XXH3 (f) = 12",
-            &format!("{}  f", "zz".repeat(32)),
-        ] {
-            assert_eq!(parse_check_line(bad), None, "{bad}");
-        }
-        assert_eq!(check_line(HashAlg::Xxh3, "00", "n"), "XXH3 (n) = 00");
-        assert_eq!(check_line(HashAlg::Blake3, "00", "n"), "00  n");
     }
 }

@@ -6,7 +6,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
 use crate::format::frame::parse_footer;
-use crate::format::{Header, FOOTER_LEN, VERSION};
+use crate::format::{Header, FOOTER_LEN};
 use crate::pipeline::Locked;
 
 /// A container's public description.
@@ -65,65 +65,8 @@ impl Info {
         })
     }
 
-    fn recipient_kinds(&self) -> Vec<String> {
-        self.header.stanzas.iter().map(|s| s.kind_name()).collect()
-    }
-
-    /// Human-readable lines.
-    pub fn to_text(&self, name: &str) -> String {
-        let h = &self.header;
-        let mut t = format!("{name}: zseal format version {VERSION}\n");
-        t += &format!(
-            "  cipher:      {}\n  compression: {}\n  digest:      {}\n",
-            h.cipher.name(),
-            h.codec.name(),
-            h.hash.name()
-        );
-        t += &format!(
-            "  chunk size:  {}\n",
-            crate::units::human_bytes(h.chunk_size() as u64)
-        );
-        t += &format!(
-            "  recipients:  {} ({})\n",
-            h.stanzas.len(),
-            self.recipient_kinds().join(", ")
-        );
-        if let (Some(len), Some(n)) = (self.container_len, self.chunks) {
-            t += &format!(
-                "  container:   {len} bytes ({}), {n} chunks\n",
-                crate::units::human_bytes(len)
-            );
-        }
-        match self.plaintext_bounds() {
-            Some((lo, hi)) if lo == hi => t += &format!("  plaintext:   {lo} bytes\n"),
-            Some((lo, hi)) => {
-                t += &format!("  plaintext:   {lo} to {hi} bytes (the exact size is encrypted)\n")
-            }
-            None => t += "  plaintext:   unknown (read from a pipe)\n",
-        }
-        t
-    }
-
-    /// One JSON object.
-    pub fn to_json(&self) -> String {
-        let h = &self.header;
-        let (lo, hi) = self
-            .plaintext_bounds()
-            .map_or((None, None), |(a, b)| (Some(a), Some(b)));
-        serde_json::json!({
-            "version": VERSION,
-            "cipher": h.cipher.name(),
-            "compression": h.codec.name(),
-            "digest": h.hash.name(),
-            "chunk_size": h.chunk_size(),
-            "recipients": h.stanzas.len(),
-            "recipient_kinds": self.recipient_kinds(),
-            "header_len": self.header_len,
-            "container_len": self.container_len,
-            "chunks": self.chunks,
-            "plaintext_min": lo,
-            "plaintext_max": hi,
-        })
-        .to_string()
+    /// The kinds of the header's key stanzas (`passphrase`, `X25519`, …), in header order.
+    pub fn recipient_kinds(&self) -> Vec<String> {
+        crate::crypto::kind_names(&self.header.stanzas)
     }
 }

@@ -1,9 +1,11 @@
 //! zseal: stream data through hash → compress → authenticated encryption, chunk by chunk, on
 //! every core, into a framed, seekable container — and back.
 //!
-//! The container format is specified in `docs/FORMAT.md`; [`format`] mirrors it. The engine is
-//! in [`pipeline`]: [`Encryptor`] is an `io::Write` adapter (call [`Encryptor::finish`]) and
-//! [`Decryptor`] an `io::Read` adapter whose end-of-stream means the whole file verified.
+//! The container format is specified in `docs/FORMAT.md`; [`mod@format`] mirrors it. The engine
+//! is in [`pipeline`]: [`Encryptor`] is an `io::Write` adapter (call [`Encryptor::finish`]) and
+//! [`Decryptor`] an `io::Read` adapter (and `Seek`, over a seekable input) whose end-of-stream
+//! means the whole file verified. [`Locked::needs`] tells a front end which key to ask for.
+//! `docs/ARCHITECTURE.md` draws the modules and the data path.
 //!
 //! ```
 //! use zseal::{decrypt_to_vec, encrypt_to_vec, Argon2Params, EncryptOptions, Passphrase};
@@ -32,10 +34,15 @@ pub mod units;
 pub use codec::Codec;
 pub use crypto::aead::Cipher;
 pub use crypto::passphrase::{Argon2Params, Passphrase};
+pub use crypto::recipients::{AgeIdentity, AgeRecipient};
 pub use crypto::{FileKey, Identity, Recipient};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
+pub use format::Header;
 pub use hash::HashAlg;
-pub use pipeline::{DecryptOptions, Decryptor, EncryptOptions, Encryptor, Locked};
+pub use inspect::Info;
+pub use pipeline::{
+    ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, KeyNeeded, Locked, Threads,
+};
 
 /// Encrypts `plaintext` in memory.
 pub fn encrypt_to_vec(
@@ -48,7 +55,8 @@ pub fn encrypt_to_vec(
     enc.finish()
 }
 
-/// Decrypts and fully verifies a container held in memory.
+/// Decrypts and fully verifies a container held in memory (on the calling thread when it holds a
+/// single chunk).
 pub fn decrypt_to_vec(container: &[u8], identities: &[&dyn Identity]) -> Result<Vec<u8>> {
     let mut dec = Decryptor::new(container, identities, &DecryptOptions::default())?;
     let mut out = Vec::new();

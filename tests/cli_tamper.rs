@@ -42,15 +42,7 @@ fn every_flipped_byte_and_every_cut_fails_cleanly_through_the_cli() {
     let pass_file = d.path().join("pw");
     std::fs::write(&pass_file, "cli tamper\n").unwrap();
     let plain = common::data(3 * 1024 - 10);
-    let sealed = common::seal(
-        &plain,
-        &pw,
-        &EncryptOptions {
-            chunk_size: 1024,
-            ..Default::default()
-        },
-        77,
-    );
+    let sealed = common::seal(&plain, &pw, &EncryptOptions::default().chunk_size(1024), 77);
     assert!(
         sealed.len() < 2000,
         "keep the container small: {} bytes",

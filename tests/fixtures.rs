@@ -80,13 +80,12 @@ fn plaintext(c: &Case) -> Vec<u8> {
 
 fn options(spec: &str) -> EncryptOptions {
     let p: Vec<&str> = spec.split(' ').collect();
-    EncryptOptions {
-        codec: p[0].parse().unwrap(),
-        cipher: p[1].parse().unwrap(),
-        hash: p[2].parse().unwrap(),
-        chunk_size: zseal::units::parse_size(p[3]).unwrap() as usize,
-        threads: 2,
-    }
+    EncryptOptions::default()
+        .codec(p[0].parse().unwrap())
+        .cipher(p[1].parse().unwrap())
+        .hash(p[2].parse().unwrap())
+        .chunk_size(zseal::units::parse_size(p[3]).unwrap() as usize)
+        .threads(2)
 }
 
 /// What the generator writes for a case: a fixed seed per case, so the bytes are reproducible.

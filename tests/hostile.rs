@@ -64,17 +64,14 @@ fn small() -> (Vec<u8>, zseal::Passphrase) {
     let c = common::seal(
         &common::data(5000),
         &pw,
-        &EncryptOptions {
-            chunk_size: 1024,
-            ..Default::default()
-        },
+        &EncryptOptions::default().chunk_size(1024),
         3,
     );
     (c, pw)
 }
 
 fn open(c: &[u8], pw: &zseal::Passphrase) -> zseal::Result<u64> {
-    Decryptor::new(c, &[pw], &DecryptOptions { threads: 2 })?.copy_to(&mut std::io::sink())
+    Decryptor::new(c, &[pw], &DecryptOptions::default().threads(2))?.copy_to(&mut std::io::sink())
 }
 
 #[test]
@@ -142,13 +139,11 @@ fn a_million_tiny_chunks_stream_in_constant_memory() {
     // mostly per-chunk overhead, the shape a hostile file would use to make a reader keep state.
     let n = 1 << 20;
     let pw = common::pass("hostile");
-    let opts = EncryptOptions {
-        codec: Codec::Lz4,
-        hash: HashAlg::Blake3,
-        chunk_size: 1024,
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default()
+        .codec(Codec::Lz4)
+        .hash(HashAlg::Blake3)
+        .chunk_size(1024)
+        .threads(2);
     let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
     let zeros = vec![0u8; 1 << 20];
     for _ in 0..(n / 1024) {
@@ -165,7 +160,11 @@ fn a_million_tiny_chunks_stream_in_constant_memory() {
     );
     // Seeking: the index of offsets is 8 bytes a chunk, bounded by the file's own size.
     let (r, peak) = peak_of(|| {
-        let mut d = Decryptor::new(Cursor::new(&c[..]), &[&pw], &DecryptOptions { threads: 2 })?;
+        let mut d = Decryptor::new(
+            Cursor::new(&c[..]),
+            &[&pw],
+            &DecryptOptions::default().threads(2),
+        )?;
         d.copy_range_to(512 << 20, Some((512 << 20) + 10), &mut std::io::sink())
     });
     assert_eq!(r.unwrap(), 10);
@@ -194,8 +193,12 @@ fn deeply_truncated_streams_end_in_an_error_not_a_hang() {
         c.len() - 17,
         c.len() - 1,
     ] {
-        let r = Decryptor::new(Dribble(&c[..cut]), &[&pw], &DecryptOptions { threads: 2 })
-            .and_then(|mut d| d.copy_to(&mut std::io::sink()));
+        let r = Decryptor::new(
+            Dribble(&c[..cut]),
+            &[&pw],
+            &DecryptOptions::default().threads(2),
+        )
+        .and_then(|mut d| d.copy_to(&mut std::io::sink()));
         assert!(matches!(r, Err(Error::Truncated(_))), "cut at {cut}: {r:?}");
     }
 }

@@ -24,12 +24,13 @@ fn opts() -> impl Strategy<Value = EncryptOptions> {
         10u8..=12,
         1usize..=3,
     )
-        .prop_map(|(codec, cipher, hash, log2, threads)| EncryptOptions {
-            codec,
-            cipher,
-            hash,
-            chunk_size: 1 << log2,
-            threads,
+        .prop_map(|(codec, cipher, hash, log2, threads)| {
+            EncryptOptions::default()
+                .codec(codec)
+                .cipher(cipher)
+                .hash(hash)
+                .chunk_size(1 << log2)
+                .threads(threads)
         })
 }
 

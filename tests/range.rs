@@ -13,11 +13,7 @@ const C: usize = 1024;
 fn fixture() -> (Vec<u8>, Vec<u8>, Passphrase) {
     let pw = pass("range");
     let plain = data(10 * C + 300);
-    let opts = EncryptOptions {
-        chunk_size: C,
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(C).threads(2);
     let sealed = seal(&plain, &pw, &opts, 5);
     (plain, sealed, pw)
 }
@@ -40,7 +36,12 @@ fn points(len: usize) -> Vec<usize> {
 }
 
 fn dec<'a>(c: &'a [u8], pw: &Passphrase, threads: usize) -> Decryptor<Cursor<&'a [u8]>> {
-    Decryptor::new(Cursor::new(c), &[pw], &DecryptOptions { threads }).unwrap()
+    Decryptor::new(
+        Cursor::new(c),
+        &[pw],
+        &DecryptOptions::default().threads(threads),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -68,8 +69,12 @@ fn every_boundary_range_matches_the_plaintext_both_ways() {
                     out.iter().zip(want).position(|(a, b)| a != b)
                 );
                 let mut out = Vec::new();
-                let mut d =
-                    Decryptor::new(&sealed[..], &[&pw], &DecryptOptions { threads }).unwrap();
+                let mut d = Decryptor::new(
+                    &sealed[..],
+                    &[&pw],
+                    &DecryptOptions::default().threads(threads),
+                )
+                .unwrap();
                 d.copy_range_streaming(s as u64, e.map(|e| e as u64), &mut out)
                     .unwrap_or_else(|err| panic!("stream {s}..{e:?}: {err}"));
                 assert!(out == want, "stream {s}..{e:?} j{threads}");
@@ -180,11 +185,7 @@ fn a_range_reads_only_the_frames_it_needs() {
     let sealed = seal(
         &plain,
         &pw,
-        &EncryptOptions {
-            chunk_size: C,
-            threads: 2,
-            ..Default::default()
-        },
+        &EncryptOptions::default().chunk_size(C).threads(2),
         8,
     );
     let mut d = Decryptor::new(
@@ -193,7 +194,7 @@ fn a_range_reads_only_the_frames_it_needs() {
             read: 0,
         },
         &[&pw],
-        &DecryptOptions { threads: 2 },
+        &DecryptOptions::default().threads(2),
     )
     .unwrap();
     let header = d.header_len();

@@ -38,10 +38,7 @@ fn recipient(name: &str) -> AgeRecipient {
 }
 
 fn seal_to(plain: &[u8], to: &[&dyn Recipient]) -> Vec<u8> {
-    let opts = EncryptOptions {
-        chunk_size: 4096,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(4096);
     let mut enc = Encryptor::new(Vec::new(), to, &opts).unwrap();
     enc.copy_from(&mut &plain[..]).unwrap();
     enc.finish().unwrap()

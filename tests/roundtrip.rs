@@ -28,13 +28,12 @@ fn every_codec_cipher_hash_at_boundary_sizes() {
     for codec in codecs {
         for cipher in [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305] {
             for hash in [HashAlg::Blake3, HashAlg::Xxh3, HashAlg::None] {
-                let opts = EncryptOptions {
-                    codec: codec.parse().unwrap(),
-                    cipher,
-                    hash,
-                    chunk_size: CHUNK,
-                    threads: 2,
-                };
+                let opts = EncryptOptions::default()
+                    .codec(codec.parse().unwrap())
+                    .cipher(cipher)
+                    .hash(hash)
+                    .chunk_size(CHUNK)
+                    .threads(2);
                 for n in sizes() {
                     let plain = data(n);
                     let sealed = seal(&plain, &pw, &opts, n as u64);
@@ -54,12 +53,10 @@ fn serial_and_parallel_give_identical_containers() {
     for codec in ["zstd:3", "lz4", "gzip:1"] {
         let mut outs = Vec::new();
         for threads in [1, 2, 3, 8] {
-            let opts = EncryptOptions {
-                codec: codec.parse().unwrap(),
-                chunk_size: CHUNK,
-                threads,
-                ..Default::default()
-            };
+            let opts = EncryptOptions::default()
+                .codec(codec.parse().unwrap())
+                .chunk_size(CHUNK)
+                .threads(threads);
             outs.push(seal(&plain, &pw, &opts, 42));
         }
         assert!(
@@ -75,10 +72,7 @@ fn serial_and_parallel_give_identical_containers() {
 #[test]
 fn different_seeds_give_different_containers() {
     let pw = pass("pw");
-    let opts = EncryptOptions {
-        chunk_size: CHUNK,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(CHUNK);
     let plain = data(3 * CHUNK);
     assert_ne!(seal(&plain, &pw, &opts, 1), seal(&plain, &pw, &opts, 2));
 }
@@ -89,11 +83,9 @@ fn incompressible_chunks_are_stored_raw_with_fixed_overhead() {
     let n = 10 * CHUNK;
     let plain = noise(n, 7);
     for codec in ["zstd:3", "lz4", "gzip:6", "none"] {
-        let opts = EncryptOptions {
-            codec: codec.parse().unwrap(),
-            chunk_size: CHUNK,
-            ..Default::default()
-        };
+        let opts = EncryptOptions::default()
+            .codec(codec.parse().unwrap())
+            .chunk_size(CHUNK);
         let sealed = seal(&plain, &pw, &opts, 1);
         let header = 50 + 3 + 60 + 32;
         // Per chunk: 5-byte frame header, 16-byte tag, 4-byte index entry; final frame 101, footer 16.
@@ -107,10 +99,7 @@ fn incompressible_chunks_are_stored_raw_with_fixed_overhead() {
 fn compressible_data_shrinks() {
     let pw = pass("pw");
     let plain = b"the same line again and again\n".repeat(10_000);
-    let opts = EncryptOptions {
-        chunk_size: 1 << 16,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(1 << 16);
     let sealed = seal(&plain, &pw, &opts, 1);
     assert!(
         sealed.len() * 20 < plain.len(),
@@ -124,17 +113,14 @@ fn compressible_data_shrinks() {
 fn write_and_read_adapters_with_odd_sized_calls() {
     let pw = pass("pw");
     let plain = data(5 * CHUNK + 17);
-    let opts = EncryptOptions {
-        chunk_size: CHUNK,
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(CHUNK).threads(2);
     let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
     for piece in plain.chunks(1000) {
         enc.write_all(piece).unwrap();
     }
     let sealed = enc.finish().unwrap();
-    let mut dec = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions { threads: 2 }).unwrap();
+    let mut dec =
+        Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(2)).unwrap();
     let mut back = Vec::new();
     let mut buf = [0u8; 333];
     loop {
@@ -159,15 +145,13 @@ fn digest_is_blake3_or_xxh3_of_the_plaintext() {
                 format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&plain)),
             ),
         ] {
-            let opts = EncryptOptions {
-                hash,
-                chunk_size: CHUNK,
-                codec: Codec::Lz4,
-                ..Default::default()
-            };
+            let opts = EncryptOptions::default()
+                .hash(hash)
+                .chunk_size(CHUNK)
+                .codec(Codec::Lz4);
             let sealed = seal(&plain, &pw, &opts, 3);
             let mut dec =
-                Decryptor::new(&sealed[..], &[&pw], &DecryptOptions { threads: 2 }).unwrap();
+                Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(2)).unwrap();
             assert_eq!(dec.digest_hex(), None, "not before the end");
             dec.copy_to(&mut std::io::sink()).unwrap();
             assert_eq!(
@@ -184,10 +168,7 @@ fn digest_is_blake3_or_xxh3_of_the_plaintext() {
 fn bad_chunk_sizes_are_refused() {
     let pw = pass("pw");
     for c in [0usize, 512, 3000, 1 << 25] {
-        let opts = EncryptOptions {
-            chunk_size: c,
-            ..Default::default()
-        };
+        let opts = EncryptOptions::default().chunk_size(c);
         let err = Encryptor::new(Vec::new(), &[&pw], &opts)
             .err()
             .expect("refused");

@@ -12,11 +12,7 @@ const HEADER_LEN: usize = 50 + 3 + 60 + 32;
 fn small() -> (Vec<u8>, Vec<u8>, Passphrase) {
     let pw = pass("tamper");
     let plain = data(3 * CHUNK + 100);
-    let opts = EncryptOptions {
-        chunk_size: CHUNK,
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = EncryptOptions::default().chunk_size(CHUNK).threads(2);
     let sealed = seal(&plain, &pw, &opts, 9);
     (plain, sealed, pw)
 }
@@ -24,8 +20,12 @@ fn small() -> (Vec<u8>, Vec<u8>, Passphrase) {
 /// Decrypts, returning what was released and the error; panics if it succeeds.
 fn must_fail(container: &[u8], pw: &Passphrase, threads: usize, plain: &[u8], what: &str) -> Error {
     let mut out = Vec::new();
-    let r = Decryptor::new(container, &[pw], &DecryptOptions { threads })
-        .and_then(|mut d| d.copy_to(&mut out));
+    let r = Decryptor::new(
+        container,
+        &[pw],
+        &DecryptOptions::default().threads(threads),
+    )
+    .and_then(|mut d| d.copy_to(&mut out));
     match r {
         Ok(_) => panic!("{what}: damaged container decrypted without error"),
         Err(e) => {
@@ -172,10 +172,7 @@ fn dropped_duplicated_reordered_and_foreign_chunks_are_detected() {
     let other = seal(
         &plain,
         &pw,
-        &EncryptOptions {
-            chunk_size: CHUNK,
-            ..Default::default()
-        },
+        &EncryptOptions::default().chunk_size(CHUNK),
         10,
     );
     let g = frames(&other);

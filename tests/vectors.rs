@@ -105,13 +105,12 @@ fn seal(plain: &[u8], opts: &EncryptOptions, to: &[&dyn Recipient], seed: u64) -
 }
 
 fn options(codec: Codec, cipher: Cipher, hash: HashAlg) -> EncryptOptions {
-    EncryptOptions {
-        codec,
-        cipher,
-        hash,
-        chunk_size: C,
-        threads: 1,
-    }
+    EncryptOptions::default()
+        .codec(codec)
+        .cipher(cipher)
+        .hash(hash)
+        .chunk_size(C)
+        .threads(1)
 }
 
 fn ok(name: &str, comment: &str, plain: Vec<u8>, opts: EncryptOptions, seed: u64) -> Vector {
@@ -517,8 +516,8 @@ fn outcome(container: &[u8], key: &dyn Identity) -> std::result::Result<Vec<u8>,
         zseal::Error::ChunkAuth(i) => format!("error chunk auth {i}"),
         e => format!("error {}", e.kind()),
     };
-    let mut d =
-        Decryptor::new(container, &[key], &DecryptOptions { threads: 2 }).map_err(describe)?;
+    let mut d = Decryptor::new(container, &[key], &DecryptOptions::default().threads(2))
+        .map_err(describe)?;
     let mut out = Vec::new();
     d.copy_to(&mut out).map_err(describe)?;
     Ok(out)

@@ -19,14 +19,14 @@ fuzz_target!(|data: &[u8]| {
     let pw = Passphrase::with_params("vector passphrase", Argon2Params { m_cost: 64, t_cost: 1, p_cost: 1 }).unwrap();
     let mut outs = Vec::new();
     for threads in [1, 2] {
-        let r = Decryptor::new(data, &[&pw], &DecryptOptions { threads }).and_then(|mut d| {
+        let r = Decryptor::new(data, &[&pw], &DecryptOptions::default().threads(threads)).and_then(|mut d| {
             let mut out = Vec::new();
             d.copy_to(&mut out).map(|_| out)
         });
         outs.push(r.map_err(|e| e.kind()));
     }
     assert_eq!(outs[0], outs[1], "one and two threads disagree");
-    if let Ok(mut d) = Decryptor::new(Cursor::new(data), &[&pw], &DecryptOptions { threads: 2 }) {
+    if let Ok(mut d) = Decryptor::new(Cursor::new(data), &[&pw], &DecryptOptions::default().threads(2)) {
         if let Ok(len) = d.plaintext_len() {
             let mut slice = Vec::new();
             if d.copy_range_to(len / 3, Some(len / 2), &mut slice).is_ok() {

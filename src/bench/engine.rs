@@ -168,9 +168,7 @@ impl Prepared {
         let case = &self.case;
         match &self.kind {
             Kind::Pipeline { pw, sealed } => {
-                let opts = DecryptOptions {
-                    threads: case.threads,
-                };
+                let opts = DecryptOptions::default().threads(case.threads);
                 let mut d = Decryptor::new(&sealed[..], &[pw], &opts)?;
                 d.copy_to(&mut io::sink())
             }
@@ -235,13 +233,12 @@ fn pipeline_encrypt<W: Write>(case: &Case, pw: &Passphrase, data: &[u8], out: W)
             ))
         }
     };
-    let opts = EncryptOptions {
-        codec: case.codec,
-        cipher: case.cipher,
-        hash,
-        chunk_size: case.chunk,
-        threads: case.threads,
-    };
+    let opts = EncryptOptions::default()
+        .codec(case.codec)
+        .cipher(case.cipher)
+        .hash(hash)
+        .chunk_size(case.chunk)
+        .threads(case.threads);
     let mut enc = Encryptor::new(out, &[pw], &opts)?;
     enc.copy_from(&mut &data[..])?;
     enc.finish()

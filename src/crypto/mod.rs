@@ -12,7 +12,6 @@ use sha2::Sha256;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::error::{Error, Result};
-use crate::format::Stanza;
 
 /// Length of the file key (age's size, FORMAT.md §2.1).
 pub const FILE_KEY_LEN: usize = 16;
@@ -85,6 +84,41 @@ fn hkdf(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
     out
 }
 
+/// One key stanza of a header (FORMAT.md §1.1): a type and a type-specific body that wraps the
+/// file key. The header (in [`crate::format`]) carries stanzas without knowing their types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stanza {
+    /// Stanza type (`01` passphrase, `02` age recipient).
+    pub kind: u8,
+    /// Type-specific body.
+    pub body: Vec<u8>,
+}
+
+impl Stanza {
+    /// A short human name for the stanza's type: `passphrase`, the age stanza's tag (`X25519`,
+    /// `ssh-ed25519`, …), or the type byte of a type this build does not know.
+    pub fn kind_name(&self) -> String {
+        match self.kind {
+            passphrase::STANZA_TYPE => "passphrase".into(),
+            recipients::STANZA_TYPE => match recipients::decode(self) {
+                Ok(s) => s.tag,
+                Err(_) => "malformed age stanza".into(),
+            },
+            k => format!("type {k:#04x}"),
+        }
+    }
+
+    /// True for the stanza types this build can unwrap.
+    pub fn is_known(&self) -> bool {
+        matches!(self.kind, passphrase::STANZA_TYPE | recipients::STANZA_TYPE)
+    }
+}
+
+/// The kind names of `stanzas`, in header order (for messages and `inspect`).
+pub fn kind_names(stanzas: &[Stanza]) -> Vec<String> {
+    stanzas.iter().map(Stanza::kind_name).collect()
+}
+
 /// Something a file can be encrypted to: it wraps the file key into one or more stanzas.
 pub trait Recipient {
     /// Wraps `file_key` into the stanzas that go into the header.
@@ -101,13 +135,6 @@ pub trait Identity {
     /// `Ok(Some(key))` when one of `stanzas` is for this identity and unwraps, `Ok(None)` when
     /// none is for it, `Err` when one is for it but is invalid (e.g. a wrong passphrase).
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>>;
-}
-
-/// Fills `buf` from the operating system's CSPRNG.
-pub fn os_random(buf: &mut [u8]) -> Result<()> {
-    rand_core::OsRng
-        .try_fill_bytes(buf)
-        .map_err(|e| Error::Random(e.to_string()))
 }
 
 #[cfg(test)]

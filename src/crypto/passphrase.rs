@@ -5,9 +5,8 @@ use chacha20poly1305::ChaCha20Poly1305;
 use rand_core::RngCore;
 use zeroize::Zeroizing;
 
-use super::{FileKey, Identity, Recipient, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
+use super::{FileKey, Identity, Recipient, Stanza, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
 use crate::error::{Error, Result};
-use crate::format::Stanza;
 
 /// Stanza type of a passphrase stanza.
 pub const STANZA_TYPE: u8 = 0x01;

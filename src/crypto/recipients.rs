@@ -9,9 +9,8 @@ use std::str::FromStr;
 use age::secrecy::ExposeSecret;
 use rand_core::RngCore;
 
-use super::{FileKey, Identity, Recipient};
+use super::{FileKey, Identity, Recipient, Stanza};
 use crate::error::{Error, Result};
-use crate::format::Stanza;
 
 /// Stanza type of an age recipient stanza.
 pub const STANZA_TYPE: u8 = 0x02;

@@ -46,6 +46,16 @@ impl FrameKind {
     }
 }
 
+/// The body lengths §3 allows for a frame of `kind` in a file of `chunk_size` chunks: a data
+/// frame holds at least one byte and at most a chunk, plus the tag.
+pub fn body_len_bounds(kind: FrameKind, chunk_size: usize) -> std::ops::RangeInclusive<usize> {
+    use crate::crypto::aead::TAG_LEN;
+    match kind {
+        FrameKind::Final => FINAL_BODY_LEN..=FINAL_BODY_LEN,
+        FrameKind::Compressed | FrameKind::Raw => TAG_LEN + 1..=chunk_size + TAG_LEN,
+    }
+}
+
 /// `kind || body_len`, which is also the frame's AAD.
 pub fn frame_header(kind: FrameKind, body_len: u32) -> [u8; FRAME_HEADER_LEN] {
     let l = body_len.to_le_bytes();

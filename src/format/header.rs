@@ -2,11 +2,10 @@
 
 use std::io::Read;
 
-use super::{
-    MAGIC, MAX_CHUNK_LOG2, MAX_HEADER_LEN, MAX_STANZAS, MAX_STANZA_BODY, MIN_CHUNK_LOG2, VERSION,
-};
+use super::{MAGIC, MAX_HEADER_LEN, MAX_STANZAS, MAX_STANZA_BODY, VERSION};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
+use crate::crypto::Stanza;
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 
@@ -16,30 +15,6 @@ pub const FIXED_LEN: usize = 50;
 pub const MAC_LEN: usize = 32;
 /// Length of the payload salt.
 pub const SALT_LEN: usize = 32;
-
-/// One key stanza: a type and an opaque body (§1.1).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stanza {
-    /// Stanza type (`01` passphrase).
-    pub kind: u8,
-    /// Type-specific body.
-    pub body: Vec<u8>,
-}
-
-impl Stanza {
-    /// A short human name for the stanza's type.
-    pub fn kind_name(&self) -> String {
-        match self.kind {
-            crate::crypto::passphrase::STANZA_TYPE => "passphrase".into(),
-            crate::crypto::recipients::STANZA_TYPE => match crate::crypto::recipients::decode(self)
-            {
-                Ok(s) => s.tag,
-                Err(_) => "malformed age stanza".into(),
-            },
-            k => format!("type {k:#04x}"),
-        }
-    }
-}
 
 /// Every header field but the MAC.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,7 +138,7 @@ impl Header {
 }
 
 fn check_chunk_log2(log2: u8) -> Result<()> {
-    if (MIN_CHUNK_LOG2..=MAX_CHUNK_LOG2).contains(&log2) {
+    if super::chunk_log2_in_range(log2) {
         Ok(())
     } else {
         Err(Error::InvalidHeader(format!(

@@ -4,10 +4,11 @@
 pub mod frame;
 pub mod header;
 
+pub use crate::crypto::Stanza;
 pub use frame::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
 };
-pub use header::{Header, Stanza};
+pub use header::Header;
 
 /// File magic (§1).
 pub const MAGIC: [u8; 8] = *b"\x89ZSEAL\r\n";
@@ -32,10 +33,15 @@ pub const MAX_STANZAS: usize = 1024;
 /// Largest stanza body.
 pub const MAX_STANZA_BODY: usize = 8192;
 
+/// The chunk-size rule of §7 on the header's `log2` byte: 1 KiB to 16 MiB.
+pub(crate) fn chunk_log2_in_range(log2: u8) -> bool {
+    (MIN_CHUNK_LOG2..=MAX_CHUNK_LOG2).contains(&log2)
+}
+
 /// `log2` of a chunk size, which must be a power of two from 1 KiB to 16 MiB (§7).
 pub fn chunk_log2_of(size: usize) -> crate::Result<u8> {
     let log2 = size.trailing_zeros() as u8;
-    if size.is_power_of_two() && (MIN_CHUNK_LOG2..=MAX_CHUNK_LOG2).contains(&log2) {
+    if size.is_power_of_two() && chunk_log2_in_range(log2) {
         Ok(log2)
     } else {
         Err(crate::Error::InvalidOption(format!(

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::{InFlight, Workers};
+use super::window::Window;
+use super::Threads;
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
 use crate::crypto::{FileKey, Recipient};
@@ -18,8 +19,10 @@ use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
-/// How to encrypt: algorithms, chunk size and threads.
+/// How to encrypt: algorithms, chunk size and threads. Start from `default()` and change what
+/// you need: `EncryptOptions::default().codec(Codec::Lz4).threads(2)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EncryptOptions {
     /// Chunk compression (default zstd:3).
     pub codec: Codec,
@@ -29,8 +32,8 @@ pub struct EncryptOptions {
     pub hash: HashAlg,
     /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 4 MiB).
     pub chunk_size: usize,
-    /// Worker threads; 0 means one per core.
-    pub threads: usize,
+    /// Where the chunk jobs run (default: a shared pool with one worker per core).
+    pub threads: Threads,
 }
 
 impl Default for EncryptOptions {
@@ -40,29 +43,46 @@ impl Default for EncryptOptions {
             cipher: Cipher::default(),
             hash: HashAlg::default(),
             chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
-            threads: 0,
+            threads: Threads::Auto,
         }
     }
 }
 
 impl EncryptOptions {
-    fn chunk_log2(&self) -> Result<u8> {
-        let c = self.chunk_size;
-        let ok = c.is_power_of_two()
-            && (format::MIN_CHUNK_LOG2..=format::MAX_CHUNK_LOG2)
-                .contains(&(c.trailing_zeros() as u8));
-        if ok {
-            Ok(c.trailing_zeros() as u8)
-        } else {
-            Err(Error::InvalidOption(format!(
-                "chunk size {c} is not a power of two from 1K to 16M (e.g. 64K, 1M, 4M)"
-            )))
-        }
+    /// Sets the chunk codec.
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Sets the payload cipher.
+    pub fn cipher(mut self, cipher: Cipher) -> Self {
+        self.cipher = cipher;
+        self
+    }
+
+    /// Sets the whole-plaintext hash.
+    pub fn hash(mut self, hash: HashAlg) -> Self {
+        self.hash = hash;
+        self
+    }
+
+    /// Sets the chunk size (checked when the stream starts).
+    pub fn chunk_size(mut self, bytes: usize) -> Self {
+        self.chunk_size = bytes;
+        self
+    }
+
+    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
+    /// [`Threads`] value with the caller's own pool.
+    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
+        self.threads = threads.into();
+        self
     }
 }
 
 /// What every worker needs to seal a chunk; shared, immutable.
-struct Sealer {
+pub(crate) struct Sealer {
     cipher: PayloadCipher,
     codec: Codec,
     hash: HashAlg,
@@ -70,9 +90,9 @@ struct Sealer {
 }
 
 /// One sealed chunk, back from a worker, with its buffers for reuse.
-struct Sealed {
-    frame: Vec<u8>,
-    frame_len: usize,
+pub(crate) struct Sealed {
+    pub(crate) frame: Vec<u8>,
+    pub(crate) frame_len: usize,
     plain: Vec<u8>,
     plain_len: usize,
     hash: ChunkHash,
@@ -80,12 +100,28 @@ struct Sealed {
 }
 
 impl Sealer {
+    /// A sealer for chunks of `2^chunk_log2` bytes under `key`.
+    pub(crate) fn new(
+        cipher: Cipher,
+        key: &[u8; 32],
+        codec: Codec,
+        hash: HashAlg,
+        chunk_log2: u8,
+    ) -> Self {
+        Sealer {
+            cipher: PayloadCipher::new(cipher, key),
+            codec,
+            hash,
+            chunk_log2,
+        }
+    }
+
     fn chunk_size(&self) -> usize {
         1 << self.chunk_log2
     }
 
     /// The whole per-chunk job: hash, compress (or store raw), seal, frame.
-    fn seal_chunk(
+    pub(crate) fn seal_chunk(
         &self,
         index: u64,
         plain: Vec<u8>,
@@ -153,8 +189,7 @@ impl Sealer {
 pub struct Encryptor<W: Write> {
     inner: W,
     sealer: Arc<Sealer>,
-    workers: Workers,
-    pending: InFlight<Sealed>,
+    window: Window<Sealed>,
     /// The chunk being filled (always `chunk_size` long) and how much of it is filled.
     fill: Vec<u8>,
     fill_len: usize,
@@ -164,7 +199,6 @@ pub struct Encryptor<W: Write> {
     plaintext_len: u64,
     index: Vec<u8>,
     digest: Digest,
-    written: u64,
     failed: Option<Error>,
     stages: Stages,
 }
@@ -183,7 +217,7 @@ impl<W: Write> Encryptor<W> {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let chunk_log2 = opts.chunk_log2()?;
+        let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         if recipients.is_empty() {
             return Err(Error::InvalidOption(
                 "no recipient or passphrase to encrypt to".into(),
@@ -191,8 +225,8 @@ impl<W: Write> Encryptor<W> {
         }
         if recipients.len() > 1 && recipients.iter().any(|r| r.exclusive()) {
             return Err(Error::InvalidOption(
-                "a passphrase cannot be combined with other recipients: each recipient could \
-                 re-wrap the file for the others; encrypt twice instead"
+                "a passphrase cannot be combined with recipients (as in age): anyone holding one \
+                 of the keys could re-wrap the file for the passphrase; encrypt twice instead"
                     .into(),
             ));
         }
@@ -216,17 +250,16 @@ impl<W: Write> Encryptor<W> {
         bytes.extend_from_slice(&mac);
         inner.write_all(&bytes)?;
         let payload_key = file_key.payload_key(&payload_salt);
-        let workers = Workers::new(opts.threads)?;
         Ok(Encryptor {
             inner,
-            sealer: Arc::new(Sealer {
-                cipher: PayloadCipher::new(opts.cipher, &payload_key.0),
-                codec: opts.codec,
-                hash: opts.hash,
+            sealer: Arc::new(Sealer::new(
+                opts.cipher,
+                &payload_key.0,
+                opts.codec,
+                opts.hash,
                 chunk_log2,
-            }),
-            pending: InFlight::new(workers.in_flight()),
-            workers,
+            )),
+            window: Window::new(&opts.threads)?,
             fill: vec![0u8; 1 << chunk_log2],
             fill_len: 0,
             spare_plain: Vec::new(),
@@ -235,7 +268,6 @@ impl<W: Write> Encryptor<W> {
             plaintext_len: 0,
             index: Vec::new(),
             digest: Digest::new(opts.hash),
-            written: bytes.len() as u64,
             failed: None,
             stages: Stages::default(),
         })
@@ -306,30 +338,20 @@ impl<W: Write> Encryptor<W> {
     pub fn stats(&self) -> StreamStats {
         StreamStats {
             chunks: self.chunks_submitted,
-            threads: self.workers.threads(),
+            threads: self.window.threads(),
             stages: self.stages,
         }
     }
 
     /// The oldest chunk in flight, timing the wait for it.
     fn wait_oldest(&mut self) -> Option<Result<Sealed>> {
-        let pending = &mut self.pending;
-        timed(&mut self.stages.wait, || pending.pop_wait())
-    }
-
-    /// Bytes of container written to the inner writer so far.
-    pub fn bytes_written(&self) -> u64 {
-        self.written
-    }
-
-    /// Plaintext bytes accepted so far.
-    pub fn bytes_in(&self) -> u64 {
-        self.plaintext_len + self.fill_len as u64
+        let window = &mut self.window;
+        timed(&mut self.stages.wait, || window.next())
     }
 
     fn check(&self) -> Result<()> {
         match &self.failed {
-            Some(e) => Err(e.duplicate()),
+            Some(e) => Err(e.clone()),
             None => Ok(()),
         }
     }
@@ -338,7 +360,7 @@ impl<W: Write> Encryptor<W> {
     fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         let r = f(self);
         if let Err(e) = &r {
-            self.failed = Some(e.duplicate());
+            self.failed = Some(e.clone());
         }
         r
     }
@@ -352,8 +374,8 @@ impl<W: Write> Encryptor<W> {
                 "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
             ));
         }
-        while self.pending.is_full() {
-            let done = self.wait_oldest().expect("a full queue is not empty");
+        while !self.window.has_room() {
+            let done = self.wait_oldest().expect("a full window is not empty");
             self.emit(done?)?;
         }
         let next = self
@@ -366,11 +388,9 @@ impl<W: Write> Encryptor<W> {
         self.chunks_submitted += 1;
         self.plaintext_len += len as u64;
         let sealer = Arc::clone(&self.sealer);
-        let ticket = self
-            .workers
-            .submit(move || sealer.seal_chunk(index, plain, len, frame));
-        self.pending.push(ticket);
-        while let Some(done) = self.pending.pop_ready() {
+        self.window
+            .push(move || sealer.seal_chunk(index, plain, len, frame));
+        while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
         Ok(())
@@ -381,7 +401,6 @@ impl<W: Write> Encryptor<W> {
         let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
         timed(&mut self.stages.write, || inner.write_all(bytes))?;
         self.stages.add_chunk(&s.times);
-        self.written += s.frame_len as u64;
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.index.extend_from_slice(&body_len.to_le_bytes());
         self.digest.push(&s.plain[..s.plain_len], &s.hash);

@@ -40,7 +40,11 @@ pub fn seal(plain: &[u8], pw: &Passphrase, opts: &EncryptOptions, seed: u64) -> 
 }
 
 pub fn open(container: &[u8], pw: &Passphrase, threads: usize) -> zseal::Result<Vec<u8>> {
-    let mut dec = Decryptor::new(container, &[pw], &DecryptOptions { threads })?;
+    let mut dec = Decryptor::new(
+        container,
+        &[pw],
+        &DecryptOptions::default().threads(threads),
+    )?;
     let mut out = Vec::new();
     dec.copy_to(&mut out)?;
     Ok(out)

@@ -8,14 +8,57 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use super::{Decryptor, State};
-use crate::crypto::aead::TAG_LEN;
+use super::Decryptor;
 use crate::error::{Error, Result};
-use crate::format::frame::{parse_footer, parse_frame_header};
+use crate::format::frame::{body_len_bounds, parse_footer, parse_frame_header};
 use crate::format::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
+    MAX_PLAINTEXT,
 };
-use crate::hash::{Digest, HashAlg};
+
+/// A byte range of the plaintext: `start..end`, or `start..` to the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteRange {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte; `None`: to the end of the plaintext.
+    pub end: Option<u64>,
+}
+
+impl ByteRange {
+    /// A range; one that ends before it starts is an error.
+    pub fn new(start: u64, end: Option<u64>) -> Result<Self> {
+        match end {
+            Some(e) if e < start => Err(Error::InvalidOption(format!(
+                "the range ends before it starts ({e} < {start})"
+            ))),
+            _ => Ok(ByteRange { start, end }),
+        }
+    }
+
+    /// The range's length, when it has an end.
+    pub fn len(&self) -> Option<u64> {
+        self.end.map(|e| e - self.start)
+    }
+
+    /// True for a range with an end equal to its start.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// Checks the range against a plaintext of `len` bytes; returns its end.
+    fn end_within(&self, len: u64) -> Result<u64> {
+        let past = |what, at| Error::RangePastEnd { what, at, len };
+        if self.start > len {
+            return Err(past("starts", self.start));
+        }
+        match self.end {
+            Some(e) if e > len => Err(past("ends", e)),
+            Some(e) => Ok(e),
+            None => Ok(len),
+        }
+    }
+}
 
 /// The authenticated index: where every frame starts, and the final frame.
 pub(crate) struct SeekIndex {
@@ -25,10 +68,6 @@ pub(crate) struct SeekIndex {
 }
 
 impl SeekIndex {
-    pub(crate) fn chunk_count(&self) -> u64 {
-        self.fin.chunk_count
-    }
-
     pub(crate) fn final_frame(&self) -> &FinalFrame {
         &self.fin
     }
@@ -39,60 +78,49 @@ impl SeekIndex {
     }
 }
 
-fn read_at(r: &mut (impl Read + Seek), at: u64, buf: &mut [u8], what: &str) -> Result<()> {
-    r.seek(SeekFrom::Start(at))?;
-    if crate::io::read_full(r, buf)? != buf.len() {
-        return Err(Error::Truncated(format!("in the {what}")));
-    }
-    Ok(())
-}
-
 impl<R: Read + Seek> Decryptor<R> {
-    /// Reads and authenticates the footer, the final frame and the index (once).
+    /// Reads and authenticates the footer, the final frame and the index (once). The reader's
+    /// position in the container is left where it was.
     fn load_index(&mut self) -> Result<&SeekIndex> {
         if self.index.is_none() {
-            let ix = self.read_index()?;
-            self.index = Some(ix);
+            let here = self.frames.inner.stream_position()?;
+            let ix = self.read_index();
+            self.frames.inner.seek(SeekFrom::Start(here))?;
+            self.index = Some(ix?);
         }
         Ok(self.index.as_ref().expect("just loaded"))
     }
 
     fn read_index(&mut self) -> Result<SeekIndex> {
-        let c = self.opener.chunk_size() as u64;
-        let file_len = self.inner.seek(SeekFrom::End(0))?;
-        let fixed = self.header_len + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
+        let c = self.opener.chunk_size();
+        let file_len = self.frames.inner.seek(SeekFrom::End(0))?;
+        let fixed = self.frames.first_at + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
         if file_len < fixed {
             return Err(Error::Truncated("before the final frame".into()));
         }
         let mut footer = [0u8; FOOTER_LEN];
-        read_at(
-            &mut self.inner,
-            file_len - FOOTER_LEN as u64,
-            &mut footer,
-            "footer",
-        )?;
+        let footer_at = file_len - FOOTER_LEN as u64;
+        self.frames.read_at(footer_at, &mut footer, "footer")?;
         let n = parse_footer(&footer)?;
         if n * 4 > file_len - fixed {
             return Err(Error::Damaged(format!(
                 "the footer claims {n} chunks, more than the file holds"
             )));
         }
-        let fin_at = file_len - FOOTER_LEN as u64 - 4 * n - FINAL_FRAME_LEN as u64;
+        let fin_at = footer_at - 4 * n - FINAL_FRAME_LEN as u64;
         let mut frame = [0u8; FINAL_FRAME_LEN];
-        read_at(&mut self.inner, fin_at, &mut frame, "final frame")?;
-        let head: [u8; FRAME_HEADER_LEN] = frame[..FRAME_HEADER_LEN].try_into().expect("5 bytes");
-        if parse_frame_header(&head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
+        self.frames.read_at(fin_at, &mut frame, "final frame")?;
+        let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
+        let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
+        if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
             return Err(Error::Damaged(
                 "no final frame where the footer places it".into(),
             ));
         }
-        let body = &mut frame[FRAME_HEADER_LEN..];
-        let len = self.opener.open_body(n, true, FrameKind::Final, body)?;
-        let fin = FinalFrame::decode(&body[..len])?;
-        let chunks_needed = fin.plaintext_len.div_ceil(c);
+        let fin = self.opener.open_final(n, body)?;
         if fin.chunk_count != n
-            || chunks_needed != n
-            || fin.plaintext_len > crate::format::MAX_PLAINTEXT
+            || fin.plaintext_len.div_ceil(c as u64) != n
+            || fin.plaintext_len > MAX_PLAINTEXT
         {
             return Err(Error::Damaged(format!(
                 "the final frame records {} bytes in {} chunks; the footer says {n} chunks",
@@ -100,19 +128,19 @@ impl<R: Read + Seek> Decryptor<R> {
             )));
         }
         // The index itself, streamed through BLAKE3 while the offsets are summed.
-        self.inner
-            .seek(SeekFrom::Start(fin_at + FINAL_FRAME_LEN as u64))?;
+        let data = body_len_bounds(FrameKind::Raw, c);
         let mut offsets = Vec::with_capacity(n as usize + 1);
-        let mut at = self.header_len;
-        super::read_index(&mut self.inner, n, &fin.index_digest, |body_len| {
-            let body_len = u64::from(body_len);
-            if body_len <= TAG_LEN as u64 || body_len > c + TAG_LEN as u64 {
+        let mut at = self.frames.first_at;
+        let inner = &mut self.frames.inner;
+        inner.seek(SeekFrom::Start(fin_at + FINAL_FRAME_LEN as u64))?;
+        super::frames::read_index(inner, n, &fin.index_digest, |body_len| {
+            if !data.contains(&(body_len as usize)) {
                 return Err(Error::Damaged(format!(
                     "the index lists a frame of {body_len} bytes"
                 )));
             }
             offsets.push(at);
-            at += FRAME_HEADER_LEN as u64 + body_len;
+            at += (FRAME_HEADER_LEN as u64) + u64::from(body_len);
             Ok(())
         })?;
         if at != fin_at {
@@ -132,32 +160,20 @@ impl<R: Read + Seek> Decryptor<R> {
     /// Positions the stream at plaintext offset `pos`: in-flight chunks are dropped and the next
     /// read starts with the chunk that holds `pos`. A position at or past the end reads nothing.
     fn reposition(&mut self, pos: u64) -> Result<()> {
-        if let State::Failed(e) = &self.state {
-            return Err(e.duplicate());
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
         }
         let c = self.opener.chunk_size() as u64;
         let ix = self.load_index()?;
-        let n = ix.chunk_count();
+        let n = ix.fin.chunk_count;
         let chunk = (pos / c).min(n);
-        let offset = ix.offsets[chunk as usize];
-        self.pending.clear();
-        self.inner.seek(SeekFrom::Start(offset))?;
-        self.frames_read = chunk;
-        self.chunks_released = chunk;
-        self.plaintext_released = chunk * c;
-        self.short_chunk_seen = false;
-        self.skip_in_chunk = if chunk < n { (pos % c) as usize } else { 0 };
-        self.stop_at_chunk = None;
-        self.whole = pos == 0;
-        self.digest = Digest::new(if self.whole {
-            self.opener.header.hash
-        } else {
-            HashAlg::None
-        });
-        self.current_len = 0;
-        self.pos = 0;
-        self.position = pos;
-        self.state = State::Frames;
+        let at = ix.offsets[chunk as usize];
+        self.window.clear();
+        self.frames.seek_to(chunk, at)?;
+        self.frames.stop_at = Some(n);
+        self.verifier.restart(chunk);
+        self.cursor.reset(pos);
+        self.verified = None;
         Ok(())
     }
 
@@ -170,29 +186,10 @@ impl<R: Read + Seek> Decryptor<R> {
         end: Option<u64>,
         w: &mut impl Write,
     ) -> Result<u64> {
-        let len = self.plaintext_len()?;
-        let end = end.unwrap_or(len);
-        if start > len {
-            return Err(Error::RangePastEnd {
-                what: "starts",
-                at: start,
-                len,
-            });
-        }
-        if end > len {
-            return Err(Error::RangePastEnd {
-                what: "ends",
-                at: end,
-                len,
-            });
-        }
-        if end < start {
-            return Err(Error::InvalidOption(format!(
-                "the range ends ({end}) before it starts ({start})"
-            )));
-        }
+        let range = ByteRange::new(start, end)?;
+        let end = range.end_within(self.plaintext_len()?)?;
         self.reposition(start)?;
-        self.stop_at_chunk = Some(end.div_ceil(self.opener.chunk_size() as u64));
+        self.frames.stop_at = Some(end.div_ceil(self.opener.chunk_size() as u64));
         let n = self.copy_limited(w, end - start)?;
         debug_assert_eq!(n, end - start, "the index promised these bytes");
         Ok(n)
@@ -210,22 +207,17 @@ impl<R: Read> Decryptor<R> {
         end: Option<u64>,
         w: &mut impl Write,
     ) -> Result<u64> {
-        if self.frames_read != 0 || !matches!(self.state, State::Frames) {
+        if self.frames.next != 0 || !self.window.is_empty() || self.failed.is_some() {
             return Err(Error::InvalidOption(
                 "a streamed range must start on a fresh decryptor".into(),
             ));
         }
-        if let Some(e) = end.filter(|&e| e < start) {
-            return Err(Error::InvalidOption(format!(
-                "the range ends ({e}) before it starts ({start})"
-            )));
-        }
+        let range = ByteRange::new(start, end)?;
         let c = self.opener.chunk_size() as u64;
         if start > 0 {
-            self.whole = false;
-            self.digest = Digest::new(HashAlg::None);
+            self.verifier.drop_digest();
         }
-        while self.frames_read < start / c {
+        while self.frames.next < start / c {
             if let Some(len) = self.skip_frame()? {
                 return Err(Error::RangePastEnd {
                     what: "starts",
@@ -234,28 +226,13 @@ impl<R: Read> Decryptor<R> {
                 });
             }
         }
-        self.skip_in_chunk = (start % c) as usize;
-        self.position = start;
-        self.stop_at_chunk = end.map(|e| e.div_ceil(c));
-        let want = end.map_or(u64::MAX, |e| e - start);
+        self.cursor.reset(start);
+        self.frames.stop_at = end.map(|e| e.div_ceil(c));
+        let want = range.len().unwrap_or(u64::MAX);
         let n = self.copy_limited(w, want)?;
         if n < want {
             // The stream ended, verified, before the range did: its length is now known.
-            let len = self.plaintext_released;
-            if start > len {
-                return Err(Error::RangePastEnd {
-                    what: "starts",
-                    at: start,
-                    len,
-                });
-            }
-            if let Some(e) = end {
-                return Err(Error::RangePastEnd {
-                    what: "ends",
-                    at: e,
-                    len,
-                });
-            }
+            range.end_within(self.verifier.plaintext)?;
         }
         Ok(n)
     }
@@ -263,30 +240,16 @@ impl<R: Read> Decryptor<R> {
     /// Reads past one data frame without decrypting it. If the frame is the final frame, it is
     /// authenticated and the plaintext length returned: the stream ended before the target.
     fn skip_frame(&mut self) -> Result<Option<u64>> {
-        let i = self.frames_read;
-        let (kind, body_len) = self.read_frame_header()?;
+        let (kind, body_len) = self.frames.read_header()?;
         if kind == FrameKind::Final {
             let mut body = [0u8; FINAL_BODY_LEN];
-            if crate::io::read_full(&mut self.inner, &mut body)? != FINAL_BODY_LEN {
-                return Err(Error::Truncated("inside the final frame".into()));
-            }
-            let len = self
-                .opener
-                .open_body(i, true, FrameKind::Final, &mut body)?;
-            return Ok(Some(FinalFrame::decode(&body[..len])?.plaintext_len));
+            self.frames.read_body(&mut body)?;
+            let fin = self.opener.open_final(self.verifier.chunks, &mut body)?;
+            return Ok(Some(fin.plaintext_len));
         }
-        let copied = io::copy(
-            &mut (&mut self.inner).take(body_len as u64),
-            &mut io::sink(),
-        )?;
-        if copied != body_len as u64 {
-            return Err(Error::Truncated(format!("inside frame {i}")));
-        }
-        self.index_hasher.update(&(body_len as u32).to_le_bytes());
-        self.container_read += (FRAME_HEADER_LEN + body_len) as u64;
-        self.frames_read += 1;
-        self.chunks_released += 1;
-        self.plaintext_released += self.opener.chunk_size() as u64;
+        self.frames.skip_body(body_len)?;
+        self.verifier.frame_read(body_len);
+        self.verifier.skipped();
         Ok(None)
     }
 }
@@ -296,7 +259,7 @@ impl<R: Read + Seek> Seek for Decryptor<R> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let target = match to {
             SeekFrom::Start(p) => Some(p),
-            SeekFrom::Current(d) => self.position.checked_add_signed(d),
+            SeekFrom::Current(d) => self.cursor.position.checked_add_signed(d),
             SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
         };
         let target = target.ok_or_else(|| {

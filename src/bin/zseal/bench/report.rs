@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::Row;
-use crate::error::{Error, Result};
+use zseal::bench::Row;
+use zseal::units::human_bytes;
 
 /// How `zseal bench` prints its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,16 +20,16 @@ pub enum Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "table" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "markdown" | "md" => Ok(Format::Markdown),
-            _ => Err(Error::InvalidOption(format!(
+            _ => Err(format!(
                 "unknown format {s:?}: use table, csv, json or markdown"
-            ))),
+            )),
         }
     }
 }
@@ -60,7 +60,7 @@ fn cells(r: &Row) -> [String; 14] {
         r.level.map_or(String::new(), |l| l.to_string()),
         r.cipher.to_string(),
         r.hash.to_string(),
-        crate::units::human_bytes(r.chunk as u64).replace(' ', ""),
+        human_bytes(r.chunk as u64).replace(' ', ""),
         r.threads.to_string(),
         format!("{:.1}", r.mb_s_in),
         format!("{:.1}", r.mb_s_out),
@@ -250,7 +250,7 @@ fn point_label(r: &Row) -> String {
         "codec" => codec_arg(r),
         "cipher" => r.cipher.to_string(),
         "hash" => r.hash.to_string(),
-        "chunk" => crate::units::human_bytes(r.chunk as u64).replace(' ', ""),
+        "chunk" => human_bytes(r.chunk as u64).replace(' ', ""),
         "threads" => format!("{} threads", r.threads),
         _ => String::new(),
     }
@@ -405,4 +405,107 @@ fn xml(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zseal::bench::{builtin_sample, Engine, Plan};
+
+    #[test]
+    fn a_measured_matrix_recommends_compressing_first() {
+        let data = builtin_sample(256 << 10);
+        let plan = Plan {
+            full: false,
+            max_threads: 2,
+            runs: 1,
+        };
+        let mut rows = Vec::new();
+        for mut case in plan.cases() {
+            if !matches!(case.engine, Engine::Records(_)) {
+                case.chunk = case.chunk.min(64 << 10);
+            }
+            rows.push(case.measure(&data, 1).unwrap()[0].clone());
+        }
+        let rec = recommend(&rows).unwrap();
+        assert!(rec.compress != "none", "{rec:?}");
+        assert!(rec
+            .why
+            .iter()
+            .any(|w| w.contains("compress before encrypting")));
+    }
+
+    fn row(codec: &str, level: Option<i32>, ratio: f64, mbs: f64) -> Row {
+        Row {
+            group: "codec",
+            order: "compress-then-encrypt",
+            direction: "encrypt",
+            codec: codec.into(),
+            level,
+            cipher: "aes-256-gcm",
+            hash: "blake3",
+            chunk: 4 << 20,
+            threads: 2,
+            bytes_in: 1000,
+            bytes_out: (1000.0 * ratio) as u64,
+            ratio,
+            mb_s_in: mbs,
+            mb_s_out: mbs * ratio,
+            wall_s: 1.0,
+            cpu_s: 2.0,
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn recommendation_trades_ratio_against_speed() {
+        let rows = vec![
+            row("zstd", Some(1), 0.30, 600.0),
+            row("zstd", Some(3), 0.27, 400.0),
+            row("zstd", Some(19), 0.20, 10.0),
+            row("lz4", None, 0.45, 900.0),
+            row("none", None, 1.0, 2000.0),
+        ];
+        let rec = recommend(&rows).unwrap();
+        assert_eq!(rec.compress, "zstd:3");
+        assert_eq!(rec.row, 1);
+        assert!(rec.why[1].contains("zstd:19"), "{:?}", rec.why);
+        // Incompressible data: nothing saves 3%, so none.
+        let rows = vec![
+            row("zstd", Some(3), 0.99, 400.0),
+            row("lz4", None, 1.0, 900.0),
+            row("none", None, 1.0, 2000.0),
+        ];
+        let rec = recommend(&rows).unwrap();
+        assert_eq!(rec.compress, "none");
+        assert_eq!(rec.row, 2);
+    }
+
+    #[test]
+    fn formats_carry_every_row() {
+        let rows = vec![
+            row("zstd", Some(3), 0.25, 400.0),
+            row("lz4", None, 0.4, 900.0),
+        ];
+        let json: serde_json::Value = serde_json::from_str(&render(&rows, Format::Json)).unwrap();
+        let arr = json.as_array().unwrap();
+        assert_eq!(arr.len(), 2);
+        assert_eq!(arr[0]["order"], "compress-then-encrypt");
+        assert_eq!(arr[0]["ratio"], 0.25);
+        assert_eq!(arr[0]["level"], 3);
+        assert_eq!(arr[1]["level"], serde_json::Value::Null);
+        let csv = render(&rows, Format::Csv);
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.starts_with("group,order,direction,codec,level"));
+        let md = render(&rows, Format::Markdown);
+        assert_eq!(md.lines().count(), 4);
+        assert!(md.lines().all(|l| l.starts_with('|')));
+        let table = render(&rows, Format::Table);
+        assert!(table.contains("MB/s in") && table.contains("0.2500"));
+        let rec = recommend(&rows);
+        let svg = svg_plot(&rows, rec.as_ref(), "t; machine");
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("Recommended (ringed): zseal encrypt --compress zstd:3"));
+        assert!(svg.contains("stroke-width=\"2.5\""), "the ring");
+    }
 }

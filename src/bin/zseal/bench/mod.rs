@@ -5,13 +5,22 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use zseal::bench::{self, Format, Plan};
-use zseal::io::{Input, Output};
+use zseal::bench::{self, Plan};
 
-#[derive(Args)]
-pub struct BenchArgs {
+use crate::files::{Input, Output};
+use report::{recommend, render, svg_plot, Format};
+
+mod report;
+
+pub const EXAMPLES: &str = "\
+Examples:
+  zseal bench big.tar                          # quick subset on the first 64 MiB
+  zseal bench big.tar --full --plot bench.svg  # every row, 3 runs each, and a chart
+  zseal bench db.dump --format json > rows.json";
+
+#[derive(clap::Args)]
+pub struct Args {
     /// File to measure on (its first --size bytes); absent: a built-in text-like sample; `-`: stdin
     input: Option<PathBuf>,
     /// The whole matrix (all zstd levels, gzip 1 and 6, chunk sizes 64K..16M, every thread
@@ -25,7 +34,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     runs: Option<usize>,
     /// Output format of the rows
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_parser = str::parse::<Format>)]
     format: Format,
     /// Also draw throughput against ratio into FILE.svg, the recommended setting marked
     #[arg(long, value_name = "FILE.svg")]
@@ -42,11 +51,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
     zseal::units::parse_size(s).map_err(|e| e.to_string())
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse().map_err(|e: zseal::Error| e.to_string())
-}
-
-pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+pub fn run(a: Args) -> anyhow::Result<()> {
     let mut plan = Plan::new(a.full);
     if let Some(r) = a.runs {
         plan.runs = r.max(1);
@@ -85,7 +90,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         bar.set_message(case.label());
     })?;
     bar.finish_and_clear();
-    let rec = bench::recommend(&rows);
+    let rec = recommend(&rows);
     let mut out = std::io::stdout().lock();
     let human = matches!(a.format, Format::Table | Format::Markdown);
     if human {
@@ -93,7 +98,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     } else {
         eprintln!("{heading}");
     }
-    out.write_all(bench::render(&rows, a.format).as_bytes())?;
+    out.write_all(render(&rows, a.format).as_bytes())?;
     if let Some(r) = &rec {
         let text = format!(
             "\nRecommended for this data: zseal encrypt --compress {}\n{}",
@@ -111,7 +116,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     }
     out.flush()?;
     if let Some(path) = &a.plot {
-        let svg = bench::svg_plot(&rows, rec.as_ref(), &heading);
+        let svg = svg_plot(&rows, rec.as_ref(), &heading);
         let mut f = Output::create(Some(path), a.force, None)?;
         f.write_all(svg.as_bytes())?;
         f.commit()?;

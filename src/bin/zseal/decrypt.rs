@@ -1,0 +1,113 @@
+//! `zseal decrypt`: a container (or a byte range of its plaintext) back to its plaintext.
+
+use anyhow::Context;
+use zseal::io::Counted;
+use zseal::ByteRange;
+
+use crate::common::{Common, Job};
+use crate::files::{display_name, Input, Output};
+use crate::keys::{Identities, Unlock};
+use crate::progress::Counters;
+use crate::report::Direction;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    ids: Identities,
+    /// Only bytes START..END (END exclusive), START.. or START..START+LEN of the plaintext;
+    /// K/M/G suffixes. From a file only the chunks of the range are read; from a pipe
+    /// everything before the range is read and skipped, which is slower
+    #[arg(long, value_name = "RANGE", value_parser = parse_range)]
+    range: Option<ByteRange>,
+}
+
+/// Parses `START..END` (END exclusive), `START..` or `START..START+LEN`; every number takes the
+/// suffixes of [`zseal::units::parse_size`].
+fn parse_range(s: &str) -> Result<ByteRange, String> {
+    let bad = |why: &str| {
+        format!("invalid range '{s}': {why}; use START..END, START.. or START..START+LEN, e.g. 10G..10G+64M")
+    };
+    let size = |t: &str| zseal::units::parse_size(t).map_err(|e| e.to_string());
+    let (a, b) = s.split_once("..").ok_or_else(|| bad("no '..'"))?;
+    let start = size(a)?;
+    if b.trim().is_empty() {
+        return Ok(ByteRange { start, end: None });
+    }
+    let mut end = 0u64;
+    for term in b.split('+') {
+        end = end
+            .checked_add(size(term)?)
+            .ok_or_else(|| bad("the end overflows"))?;
+    }
+    ByteRange::new(start, Some(end)).map_err(|e| bad(&e.to_string()))
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let c = &a.common;
+    let input = Input::open(c.input.as_deref())?;
+    let what = display_name(c.input.as_deref(), "standard input");
+    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let counters = Counters::default();
+    // A range reads an unknown part of the file: no bar, only the counts.
+    let size = input.file_size().filter(|_| a.range.is_none());
+    let mut output = Counted::new(output, counters.output.clone());
+    let job = Job {
+        how: &c.report,
+        counters: &counters,
+        size,
+        verb: "decrypting",
+    };
+    let keys = Unlock {
+        what: &what,
+        passphrase_file: c.passphrase_file.as_deref(),
+        ids: &a.ids,
+        threads: c.threads,
+        counter: counters.input.clone(),
+    };
+    let (_, stats, clock) = match (input, a.range) {
+        (Input::File(f, _), Some(r)) => job.run(keys.open(f)?, |d| {
+            d.copy_range_to(r.start, r.end, &mut output)
+        }),
+        (input, Some(r)) => job.run(keys.open(input)?, |d| {
+            d.copy_range_streaming(r.start, r.end, &mut output)
+        }),
+        (input, None) => job.run(keys.open(input)?, |d| d.copy_to(&mut output)),
+    }
+    .with_context(|| format!("decrypting {what}"))?;
+    output.into_inner().commit()?;
+    let bytes = (counters.input(), counters.output());
+    clock.report(&c.report, Direction::Decrypt, bytes, stats);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        let r = |s| parse_range(s).map(|r| (r.start, r.end));
+        assert_eq!(r("10..20").unwrap(), (10, Some(20)));
+        assert_eq!(r("1K..").unwrap(), (1024, None));
+        assert_eq!(
+            r("10G..10G+64M").unwrap(),
+            (10 << 30, Some((10 << 30) + (64 << 20)))
+        );
+        assert_eq!(r("5..5").unwrap(), (5, Some(5)));
+        for bad in [
+            "10",
+            "20..10",
+            "..5",
+            "a..b",
+            "1..2+",
+            "1..99999999999T+99999999999T",
+        ] {
+            assert!(r(bad).is_err(), "{bad}");
+        }
+        assert!(r("20..10")
+            .unwrap_err()
+            .contains("ends before it starts (10 < 20)"));
+    }
+}

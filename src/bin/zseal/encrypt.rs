@@ -1,0 +1,91 @@
+//! `zseal encrypt`: INPUT (or stdin) into a container, to recipients or a passphrase.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use zseal::{Cipher, Codec, EncryptOptions, Encryptor, HashAlg, Recipient};
+
+use crate::common::{Clock, Common};
+use crate::files::{display_name, Input, Output};
+use crate::keys;
+use crate::progress::{Counters, Progress};
+use crate::report::Direction;
+use zseal::io::Counted;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    /// Encrypt to RECIPIENT: age1…, "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
+    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
+    recipient: Vec<String>,
+    /// Encrypt to every recipient in FILE (one per line, # comments); repeatable
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipients_file: Vec<PathBuf>,
+    /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
+    #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
+    compress: Codec,
+    /// Cipher: aes-256-gcm or chacha20-poly1305
+    #[arg(long, default_value = "aes-256-gcm", value_parser = parse_with::<Cipher>)]
+    cipher: Cipher,
+    /// Whole-file digest: blake3, xxh3 or none
+    #[arg(long, default_value = "blake3", value_parser = parse_with::<HashAlg>)]
+    hash: HashAlg,
+    /// Chunk size, a power of two from 1K to 16M
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_chunk)]
+    chunk_size: usize,
+}
+
+/// A value of a library type that parses itself (`FromStr` with the library's error).
+pub fn parse_with<T: std::str::FromStr<Err = zseal::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: zseal::Error| e.to_string())
+}
+
+fn parse_chunk(s: &str) -> Result<usize, String> {
+    let n = zseal::units::parse_size(s).map_err(|e| e.to_string())?;
+    let n = usize::try_from(n).map_err(|_| format!("chunk size {s} is too large"))?;
+    zseal::format::chunk_log2_of(n).map_err(|e| e.to_string())?;
+    Ok(n)
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let c = &a.common;
+    let opts = EncryptOptions::default()
+        .codec(a.compress)
+        .cipher(a.cipher)
+        .hash(a.hash)
+        .chunk_size(a.chunk_size)
+        .threads(c.threads);
+    let input = Input::open(c.input.as_deref())?;
+    let recipients = keys::recipients(
+        &a.recipient,
+        &a.recipients_file,
+        matches!(input, Input::Stdin(_)),
+    )?;
+    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let what = display_name(c.input.as_deref(), "standard input");
+    let counters = Counters::default();
+    let size = input.file_size();
+    let mut input = Counted::new(input, counters.input.clone());
+    let output = Counted::new(output, counters.output.clone());
+    // A passphrase file given with recipients is passed on as well: the library refuses the mix.
+    let pw = match (&c.passphrase_file, recipients.is_empty()) {
+        (None, false) => None,
+        (file, _) => Some(keys::passphrase(file.as_deref(), true)?),
+    };
+    let mut to: Vec<&dyn Recipient> = recipients.iter().map(|r| r as &dyn Recipient).collect();
+    to.extend(pw.as_ref().map(|p| p as &dyn Recipient));
+    let mut enc = Encryptor::new(output, &to, &opts)?;
+    let clock = Clock::start();
+    let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
+    enc.copy_from(&mut input)
+        .with_context(|| format!("encrypting {what}"))?;
+    let (output, stats) = enc
+        .finish_with_stats()
+        .with_context(|| format!("encrypting {what}"))?;
+    progress.finish();
+    output.into_inner().commit()?;
+    let bytes = (counters.input(), counters.output());
+    clock.report(&c.report, Direction::Encrypt, bytes, stats);
+    Ok(())
+}

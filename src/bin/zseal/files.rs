@@ -1,0 +1,247 @@
+//! The command line's two ends: where data comes from and where it goes, with the rules every
+//! output follows (no file overwritten without --force, no half-written file, no binary on a
+//! terminal), and the registry of temporary outputs that an interrupt removes.
+//!
+//! Errors name the user's path and state the operating system's reason once; the hidden
+//! temporary file beside an output is never named.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail};
+
+/// How a path is named in messages: `-` and no path are standard input or output.
+pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
+    match p {
+        Some(p) if p != Path::new("-") => p.display().to_string(),
+        _ => stdio.into(),
+    }
+}
+
+/// The operating system's reason alone, without a path a library may have added to it (tempfile
+/// names its temporary file).
+fn reason(e: &io::Error) -> io::Error {
+    e.raw_os_error()
+        .map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error)
+}
+
+/// `e` again, its message naming `verb` and `name` once.
+fn named(e: io::Error, verb: &str, name: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot {verb} {name}: {}", reason(&e)))
+}
+
+/// Where data comes from: a file, or standard input for `None` and `-`.
+pub enum Input {
+    /// Standard input.
+    Stdin(io::StdinLock<'static>),
+    /// A file, and its name for messages.
+    File(File, String),
+}
+
+impl Input {
+    /// Opens `path` (`None` or `-` for stdin).
+    pub fn open(path: Option<&Path>) -> anyhow::Result<Self> {
+        let name = display_name(path, "standard input");
+        match path.filter(|p| *p != Path::new("-")) {
+            None => Ok(Input::Stdin(io::stdin().lock())),
+            Some(p) => match File::open(p) {
+                Ok(f) => Ok(Input::File(f, name)),
+                Err(e) => Err(named(e, "open", &name).into()),
+            },
+        }
+    }
+
+    /// The input's size when it is a regular file.
+    pub fn file_size(&self) -> Option<u64> {
+        match self {
+            Input::File(f, _) => f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()),
+            Input::Stdin(_) => None,
+        }
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Stdin(s) => s.read(buf).map_err(|e| named(e, "read", "standard input")),
+            Input::File(f, name) => f.read(buf).map_err(|e| named(e, "read", name)),
+        }
+    }
+}
+
+/// Temporary outputs not yet committed, so that an interrupt can remove them: a signal handler
+/// cannot run destructors.
+static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary output that is still being written. For signal handlers, which then
+/// exit: the process must not go on writing to them.
+pub fn remove_partial_outputs() {
+    let paths = std::mem::take(&mut *PARTIAL.lock().unwrap_or_else(|p| p.into_inner()));
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Registers a temporary output for [`remove_partial_outputs`] while it lives.
+pub struct PartialGuard(PathBuf);
+
+impl PartialGuard {
+    fn new(path: &Path) -> Self {
+        PARTIAL
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(path.to_path_buf());
+        PartialGuard(path.to_path_buf())
+    }
+}
+
+impl Drop for PartialGuard {
+    fn drop(&mut self) {
+        PARTIAL
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|q| *q != self.0);
+    }
+}
+
+/// Where data goes: standard output, or a temporary file beside the destination that is renamed
+/// over it only by [`Output::commit`]. Dropped without a commit, the temporary file is removed,
+/// so a failure never leaves a half-written output.
+pub enum Output {
+    /// Standard output.
+    Stdout(io::StdoutLock<'static>),
+    /// A temporary file and where it goes.
+    File {
+        tmp: tempfile::NamedTempFile,
+        dest: PathBuf,
+        force: bool,
+        _guard: PartialGuard,
+    },
+}
+
+impl Output {
+    /// Prepares `path` (`None` or `-` for stdout) for writing, checking first that it would not
+    /// overwrite a file without `force`, would not be the input itself, and would not put binary
+    /// on a terminal.
+    pub fn create(path: Option<&Path>, force: bool, input: Option<&Path>) -> anyhow::Result<Self> {
+        let Some(dest) = path.filter(|p| *p != Path::new("-")) else {
+            if io::stdout().is_terminal() {
+                bail!("refusing to write binary data to the terminal: use -o FILE or redirect the output (> FILE, | program)");
+            }
+            return Ok(Output::Stdout(io::stdout().lock()));
+        };
+        if input.is_some_and(|i| i != Path::new("-") && same_file(i, dest)) {
+            bail!(
+                "{} is both the input and the output: write to another file",
+                dest.display()
+            );
+        }
+        if dest.exists() && !force {
+            bail!(
+                "{} already exists: use --force to overwrite it, or choose another -o",
+                dest.display()
+            );
+        }
+        let dir = match dest.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".zseal-partial");
+        #[cfg(unix)]
+        builder.permissions(default_permissions());
+        let tmp = builder
+            .tempfile_in(dir)
+            .map_err(|e| anyhow!("cannot write {}: {}", dest.display(), reason(&e)))?;
+        let guard = PartialGuard::new(tmp.path());
+        Ok(Output::File {
+            tmp,
+            dest: dest.to_path_buf(),
+            force,
+            _guard: guard,
+        })
+    }
+
+    /// Flushes and, for a file, syncs it and renames it into place.
+    pub fn commit(self) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout(mut s) => Ok(s
+                .flush()
+                .map_err(|e| named(e, "write", "standard output"))?),
+            Output::File {
+                mut tmp,
+                dest,
+                force,
+                _guard,
+            } => {
+                let failed =
+                    |e: &io::Error| anyhow!("cannot write {}: {}", dest.display(), reason(e));
+                tmp.flush().map_err(|e| failed(&e))?;
+                tmp.as_file().sync_all().map_err(|e| failed(&e))?;
+                let placed = if force {
+                    tmp.persist(&dest)
+                } else {
+                    tmp.persist_noclobber(&dest)
+                };
+                placed.map(drop).map_err(|e| failed(&e.error))
+            }
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Output::Stdout(_) => "standard output".into(),
+            Output::File { dest, .. } => dest.display().to_string(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let r = match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::File { tmp, .. } => tmp.write(buf),
+        };
+        r.map_err(|e| named(e, "write", &self.name()))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let r = match self {
+            Output::Stdout(s) => s.flush(),
+            Output::File { tmp, .. } => tmp.flush(),
+        };
+        r.map_err(|e| named(e, "write", &self.name()))
+    }
+}
+
+/// What a newly created file gets from the umask, as with any other tool (tempfile would
+/// otherwise leave it readable by its owner only).
+#[cfg(unix)]
+fn default_permissions() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
+}
+
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}

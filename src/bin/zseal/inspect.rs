@@ -1,0 +1,91 @@
+//! `zseal inspect`: what a container says about itself without any key, as text or JSON.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use zseal::format::VERSION;
+use zseal::inspect::{inspect_file, inspect_stream};
+use zseal::units::human_bytes;
+use zseal::Info;
+
+use crate::files::{display_name, Input};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Container to describe; absent or `-` reads stdin
+    input: Option<PathBuf>,
+    /// One JSON object on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let input = Input::open(a.input.as_deref())?;
+    let what = display_name(a.input.as_deref(), "standard input");
+    let info = match input {
+        Input::File(f, _) => inspect_file(f),
+        Input::Stdin(s) => inspect_stream(s),
+    }
+    .with_context(|| format!("reading {what}"))?;
+    if a.json {
+        println!("{}", to_json(&info));
+    } else {
+        print!("{}", to_text(&info, &what));
+    }
+    Ok(())
+}
+
+/// Human-readable lines.
+fn to_text(info: &Info, name: &str) -> String {
+    let h = &info.header;
+    let mut t = format!("{name}: zseal format version {VERSION}\n");
+    t += &format!(
+        "  cipher:      {}\n  compression: {}\n  digest:      {}\n",
+        h.cipher.name(),
+        h.codec.name(),
+        h.hash.name()
+    );
+    t += &format!("  chunk size:  {}\n", human_bytes(h.chunk_size() as u64));
+    t += &format!(
+        "  recipients:  {} ({})\n",
+        h.stanzas.len(),
+        info.recipient_kinds().join(", ")
+    );
+    if let (Some(len), Some(n)) = (info.container_len, info.chunks) {
+        t += &format!(
+            "  container:   {len} bytes ({}), {n} chunks\n",
+            human_bytes(len)
+        );
+    }
+    match info.plaintext_bounds() {
+        Some((lo, hi)) if lo == hi => t += &format!("  plaintext:   {lo} bytes\n"),
+        Some((lo, hi)) => {
+            t += &format!("  plaintext:   {lo} to {hi} bytes (the exact size is encrypted)\n")
+        }
+        None => t += "  plaintext:   unknown (read from a pipe)\n",
+    }
+    t
+}
+
+/// One JSON object.
+fn to_json(info: &Info) -> String {
+    let h = &info.header;
+    let (lo, hi) = info
+        .plaintext_bounds()
+        .map_or((None, None), |(a, b)| (Some(a), Some(b)));
+    serde_json::json!({
+        "version": VERSION,
+        "cipher": h.cipher.name(),
+        "compression": h.codec.name(),
+        "digest": h.hash.name(),
+        "chunk_size": h.chunk_size(),
+        "recipients": h.stanzas.len(),
+        "recipient_kinds": info.recipient_kinds(),
+        "header_len": info.header_len,
+        "container_len": info.container_len,
+        "chunks": info.chunks,
+        "plaintext_min": lo,
+        "plaintext_max": hi,
+    })
+    .to_string()
+}

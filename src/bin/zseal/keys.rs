@@ -1,0 +1,207 @@
+//! Asking the user for keys: passphrases (file, environment or terminal), identity files, and
+//! recipients. The library decides which key a file needs ([`zseal::Locked::needs`]); this
+//! module only asks for it.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use zeroize::Zeroizing;
+use zseal::crypto::recipients::{self, KeyPassphrase};
+use zseal::io::Counted;
+use zseal::Passphrase;
+use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Decryptor, Identity, KeyNeeded, Locked};
+
+#[derive(Args)]
+pub struct Identities {
+    /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key; repeatable
+    #[arg(short, long = "identity", value_name = "FILE")]
+    pub identity: Vec<PathBuf>,
+}
+
+/// What it takes to open the container a command reads: its name for messages, the keys the
+/// user gave, the threads, and the counter of container bytes read (for the progress line).
+pub struct Unlock<'a> {
+    pub what: &'a str,
+    pub passphrase_file: Option<&'a Path>,
+    pub ids: &'a Identities,
+    pub threads: usize,
+    pub counter: Arc<AtomicU64>,
+}
+
+impl Unlock<'_> {
+    /// Reads the header (so that a file that is not zseal fails before any prompt), then
+    /// unlocks it with the key the library says it needs: the identities given, or a passphrase.
+    pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Decryptor<Counted<R>>> {
+        let input = Counted::new(input, self.counter.clone());
+        unlock(
+            input,
+            self.what,
+            self.passphrase_file,
+            self.ids,
+            self.threads,
+        )
+    }
+}
+
+fn unlock<R: std::io::Read>(
+    input: R,
+    what: &str,
+    passphrase_file: Option<&Path>,
+    ids: &Identities,
+    threads: usize,
+) -> anyhow::Result<Decryptor<R>> {
+    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    let opts = DecryptOptions::default().threads(threads);
+    let dec = match locked.needs() {
+        KeyNeeded::Passphrase => {
+            if !ids.identity.is_empty() {
+                bail!("{what} is protected by a passphrase, not encrypted to a key: drop -i and give --passphrase-file (or type it)");
+            }
+            let pw = passphrase(passphrase_file, false)?;
+            locked.unlock(&[&pw], &opts)
+        }
+        KeyNeeded::Identity { kinds } => {
+            if ids.identity.is_empty() {
+                bail!(
+                    "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i",
+                    kinds.len(),
+                    kinds.join(", ")
+                );
+            }
+            let identities = read_identity_files(&ids.identity)?;
+            let refs: Vec<&dyn Identity> = identities.iter().map(|i| i as &dyn Identity).collect();
+            locked.unlock(&refs, &opts)
+        }
+        KeyNeeded::Unsupported { kinds } => bail!(
+            "{what} has no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
+            kinds.join(", ")
+        ),
+        other => bail!("{what} needs a key this zseal cannot ask for ({other:?})"),
+    };
+    dec.with_context(|| format!("opening {what}"))
+}
+
+/// Asks on the terminal for the passphrase of an encrypted SSH key.
+#[derive(Clone)]
+struct TerminalPrompt;
+
+impl KeyPassphrase for TerminalPrompt {
+    fn passphrase(&self, description: &str) -> Option<String> {
+        rpassword::prompt_password(format!("{description}: ")).ok()
+    }
+}
+
+fn read_identity_files(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let data = Zeroizing::new(
+            std::fs::read(p)
+                .with_context(|| format!("cannot read identity file {}", p.display()))?,
+        );
+        out.extend(recipients::read_identities(
+            &data,
+            &p.display().to_string(),
+            TerminalPrompt,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The recipients of -r and -R (`-R -` reads stdin, unless the data comes from stdin).
+pub fn recipients(
+    given: &[String],
+    files: &[PathBuf],
+    data_on_stdin: bool,
+) -> anyhow::Result<Vec<AgeRecipient>> {
+    let mut out = Vec::new();
+    for r in given {
+        out.push(AgeRecipient::parse(r)?);
+    }
+    for f in files {
+        if f == Path::new("-") {
+            if data_on_stdin {
+                bail!("-R - reads recipients from stdin, but the data comes from stdin too: give the data as a file, or the recipients in a file");
+            }
+            out.extend(recipients::read_recipients(
+                std::io::stdin().lock(),
+                "standard input",
+            )?);
+        } else {
+            let file = std::fs::File::open(f)
+                .with_context(|| format!("cannot open recipients file {}", f.display()))?;
+            out.extend(recipients::read_recipients(
+                std::io::BufReader::new(file),
+                &f.display().to_string(),
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+/// The passphrase from `--passphrase-file`, `ZSEAL_PASSPHRASE`, or the terminal (asked twice
+/// when encrypting); a short one gets a warning when encrypting.
+pub fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> {
+    let (pw, len) = read_passphrase(file, confirm)?;
+    if confirm && len < 12 {
+        eprintln!(
+            "zseal: warning: the passphrase has only {len} characters; anyone holding the file can try \
+             guesses offline: prefer 5 or more random words, or a public key (zseal keygen)"
+        );
+    }
+    Ok(pw)
+}
+
+/// The passphrase and its length in characters.
+fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passphrase, usize)> {
+    let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().count();
+    if let Some(f) = file {
+        let text = Zeroizing::new(
+            std::fs::read(f)
+                .with_context(|| format!("cannot read passphrase file {}", f.display()))?,
+        );
+        let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            bail!(
+                "passphrase file {} is empty: put the passphrase on its first line",
+                f.display()
+            );
+        }
+        return Ok((Passphrase::new(line.to_vec())?, chars(line)));
+    }
+    if let Ok(p) = std::env::var("ZSEAL_PASSPHRASE") {
+        let n = p.chars().count();
+        return Ok((Passphrase::new(p.into_bytes())?, n));
+    }
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty");
+    if tty.is_err() && !std::io::stdin().is_terminal() {
+        bail!("no terminal to ask for the passphrase: pass --passphrase-file FILE (or set ZSEAL_PASSPHRASE)");
+    }
+    let first = Zeroizing::new(
+        rpassword::prompt_password("Passphrase: ")
+            .context("cannot read the passphrase from the terminal")?,
+    );
+    if first.is_empty() {
+        bail!("the passphrase is empty");
+    }
+    if confirm {
+        let second = Zeroizing::new(
+            rpassword::prompt_password("Confirm passphrase: ")
+                .context("cannot read the passphrase from the terminal")?,
+        );
+        if *first != *second {
+            bail!("the passphrases do not match; nothing was written");
+        }
+    }
+    Ok((
+        Passphrase::new(first.as_bytes().to_vec())?,
+        first.chars().count(),
+    ))
+}

@@ -1,0 +1,169 @@
+//! Where frames come from: the container after its header, read in order from wherever the
+//! reader stands (the first frame, or a frame a seek chose). Checks each frame header against
+//! FORMAT.md §3 before anything of the body is read or allocated; reads the trailer (index,
+//! footer, end of input) after the final frame.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::format::frame::{body_len_bounds, parse_footer, parse_frame_header};
+use crate::format::{FrameKind, FOOTER_LEN, FRAME_HEADER_LEN, MAX_CHUNKS};
+use crate::io::read_full;
+use crate::stats::timed;
+
+/// The frames of one container, read in order.
+pub(crate) struct Frames<R> {
+    pub(crate) inner: R,
+    /// Container offset of frame 0 (the header's length).
+    pub(crate) first_at: u64,
+    chunk_size: usize,
+    /// Number of the next frame to read.
+    pub(crate) next: u64,
+    /// Frames from this number on are not read (the end of a range, or of an indexed read).
+    pub(crate) stop_at: Option<u64>,
+    /// The final frame, or a failure, was read: nothing follows.
+    pub(crate) ended: bool,
+    /// Time spent reading.
+    pub(crate) read_time: Duration,
+}
+
+impl<R: Read> Frames<R> {
+    pub(crate) fn new(inner: R, first_at: u64, chunk_size: usize) -> Self {
+        Frames {
+            inner,
+            first_at,
+            chunk_size,
+            next: 0,
+            stop_at: None,
+            ended: false,
+            read_time: Duration::ZERO,
+        }
+    }
+
+    /// True while frames remain to be read.
+    pub(crate) fn more(&self) -> bool {
+        !self.ended && self.stop_at.is_none_or(|s| self.next < s)
+    }
+
+    /// Reads the next frame header: the frame's kind and body length, within §3's bounds.
+    pub(crate) fn read_header(&mut self) -> Result<(FrameKind, usize)> {
+        let index = self.next;
+        let mut fh = [0u8; FRAME_HEADER_LEN];
+        if self.read(&mut fh)? != FRAME_HEADER_LEN {
+            return Err(Error::Truncated(format!(
+                "no final frame after {index} chunk(s)"
+            )));
+        }
+        let (kind, body_len) = parse_frame_header(&fh);
+        let kind = kind.ok_or_else(|| {
+            Error::Damaged(format!(
+                "frame {index} has an unknown kind byte {:#04x}",
+                fh[0]
+            ))
+        })?;
+        let bounds = body_len_bounds(kind, self.chunk_size);
+        let body_len = body_len as usize;
+        if !bounds.contains(&body_len) {
+            return Err(Error::Damaged(format!(
+                "frame {index} declares {body_len} bytes, outside {}..={} for its kind",
+                bounds.start(),
+                bounds.end()
+            )));
+        }
+        if kind != FrameKind::Final && index >= MAX_CHUNKS {
+            return Err(Error::Limit("more than 2^32-1 chunks".into()));
+        }
+        Ok((kind, body_len))
+    }
+
+    /// Reads the body of the frame whose header was just read, and counts the frame.
+    pub(crate) fn read_body(&mut self, body: &mut [u8]) -> Result<()> {
+        if self.read(body)? != body.len() {
+            return Err(Error::Truncated(format!("inside frame {}", self.next)));
+        }
+        self.next += 1;
+        Ok(())
+    }
+
+    /// Reads past the body of the frame whose header was just read, and counts the frame.
+    pub(crate) fn skip_body(&mut self, body_len: usize) -> Result<()> {
+        let take = &mut (&mut self.inner).take(body_len as u64);
+        if io::copy(take, &mut io::sink())? != body_len as u64 {
+            return Err(Error::Truncated(format!("inside frame {}", self.next)));
+        }
+        self.next += 1;
+        Ok(())
+    }
+
+    /// After the final frame of `n` data frames: the index (checked against its authenticated
+    /// digest), the footer, and the end of the input.
+    pub(crate) fn read_trailer(&mut self, n: u64, index_digest: &[u8; 32]) -> Result<()> {
+        read_index(&mut self.inner, n, index_digest, |_| Ok(()))?;
+        let mut f = [0u8; FOOTER_LEN];
+        if read_full(&mut self.inner, &mut f)? != FOOTER_LEN {
+            return Err(Error::Truncated("in the footer".into()));
+        }
+        if parse_footer(&f)? != n {
+            return Err(Error::Damaged("the footer's chunk count is wrong".into()));
+        }
+        if read_full(&mut self.inner, &mut [0u8; 1])? != 0 {
+            return Err(Error::TrailingData);
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let inner = &mut self.inner;
+        timed(&mut self.read_time, || read_full(inner, buf))
+    }
+}
+
+impl<R: Read + Seek> Frames<R> {
+    /// Goes to frame `index`, which starts at container offset `at`.
+    pub(crate) fn seek_to(&mut self, index: u64, at: u64) -> Result<()> {
+        self.inner.seek(SeekFrom::Start(at))?;
+        self.next = index;
+        self.ended = false;
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes at container offset `at`; `what` names the part for a short read.
+    pub(crate) fn read_at(&mut self, at: u64, buf: &mut [u8], what: &str) -> Result<()> {
+        self.inner.seek(SeekFrom::Start(at))?;
+        if self.read(buf)? != buf.len() {
+            return Err(Error::Truncated(format!("in the {what}")));
+        }
+        Ok(())
+    }
+}
+
+/// Reads the `n` entries of the index (FORMAT.md §4) in pieces, hands each body length to
+/// `each`, and checks the whole against its authenticated digest: constant memory, one pass.
+pub(crate) fn read_index(
+    r: &mut impl Read,
+    n: u64,
+    index_digest: &[u8; 32],
+    mut each: impl FnMut(u32) -> Result<()>,
+) -> Result<()> {
+    let mut h = blake3::Hasher::new();
+    let mut left = n * 4;
+    let mut buf = [0u8; 16384];
+    while left > 0 {
+        let want = left.min(buf.len() as u64) as usize;
+        if read_full(r, &mut buf[..want])? != want {
+            return Err(Error::Truncated("in the index".into()));
+        }
+        h.update(&buf[..want]);
+        for e in buf[..want].chunks_exact(4) {
+            each(u32::from_le_bytes([e[0], e[1], e[2], e[3]]))?;
+        }
+        left -= want as u64;
+    }
+    if h.finalize().as_bytes() != index_digest {
+        return Err(Error::Damaged(
+            "the index does not match its authenticated digest".into(),
+        ));
+    }
+    Ok(())
+}

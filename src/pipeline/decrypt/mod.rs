@@ -1,0 +1,378 @@
+//! The decrypting side: an `io::Read` adapter. The calling thread reads frames in order and hands
+//! them to workers, which authenticate, decompress and hash them; chunks come back in order and
+//! only authenticated bytes are ever returned. Reaching the end of the stream (a read returning 0,
+//! or [`Decryptor::copy_to`] returning `Ok`) means the final frame, the index, the footer, the
+//! length and the whole-plaintext digest have all been checked: a caller that stops reading early
+//! has not verified that the file is complete.
+//!
+//! The parts, one job each: [`Frames`](frames) (where frames come from), [`Opener`](opener) (the
+//! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks),
+//! [`Cursor`](cursor) (where the reader is), and [`seek`] (the index, seeking and ranges).
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+mod cursor;
+mod frames;
+mod opener;
+mod seek;
+mod verify;
+
+pub use seek::ByteRange;
+
+use super::window::Window;
+use super::Threads;
+use crate::crypto::{kind_names, Identity};
+use crate::error::{Error, Result};
+use crate::format::{FinalFrame, FrameKind, Header};
+use crate::stats::{timed, Stages, StreamStats};
+use cursor::Cursor;
+use frames::Frames;
+use opener::{DataFrame, Opened, Opener};
+use verify::Verifier;
+
+/// How to decrypt. Start from `default()`: `DecryptOptions::default().threads(2)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecryptOptions {
+    /// Where the chunk jobs run (default: a shared pool with one worker per core).
+    pub threads: Threads,
+}
+
+impl DecryptOptions {
+    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
+    /// [`Threads`] value with the caller's own pool.
+    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
+        self.threads = threads.into();
+        self
+    }
+}
+
+/// What comes back from the window, in stream order.
+enum Item {
+    Chunk(Opened),
+    /// The final frame's body: every data frame is before it.
+    End(Vec<u8>),
+}
+
+/// Decrypts a zseal container read from `R`. See the module documentation.
+pub struct Decryptor<R: Read> {
+    frames: Frames<R>,
+    opener: Arc<Opener>,
+    window: Window<Item>,
+    verifier: Verifier,
+    cursor: Cursor,
+    /// The authenticated index, loaded by the first seek.
+    index: Option<seek::SeekIndex>,
+    /// The final frame, once the whole container was read from its first byte and checked.
+    verified: Option<FinalFrame>,
+    /// Sticky failure.
+    failed: Option<Error>,
+    spares: Vec<Vec<u8>>,
+    stages: Stages,
+}
+
+/// Which key a container needs, decided from its (not yet authenticated) header: what a front
+/// end asks its user for before calling [`Locked::unlock`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyNeeded {
+    /// A passphrase (the file has a passphrase stanza, which is then its only stanza).
+    Passphrase,
+    /// An identity matching one of the recipients, whose kinds (`X25519`, `ssh-ed25519`, …)
+    /// are listed in header order.
+    Identity {
+        /// The recipients' kinds.
+        kinds: Vec<String>,
+    },
+    /// No stanza of a type this build can unwrap: a damaged file, or a newer zseal's.
+    Unsupported {
+        /// The stanzas' kinds.
+        kinds: Vec<String>,
+    },
+}
+
+/// A container whose header has been read but not yet authenticated: what `inspect` shows, and
+/// the step where a caller learns what kind of key the file wants before asking for it.
+pub struct Locked<R: Read> {
+    inner: R,
+    header: Header,
+    raw: Vec<u8>,
+    mac: [u8; 32],
+}
+
+impl<R: Read> Locked<R> {
+    /// Reads and parses the header (bounded: at most 1 MiB).
+    pub fn read(mut inner: R) -> Result<Self> {
+        let (header, raw, mac) = Header::read(&mut inner)?;
+        Ok(Locked {
+            inner,
+            header,
+            raw,
+            mac,
+        })
+    }
+
+    /// The header as parsed. Not authenticated yet: use it for display and key selection only.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        (self.raw.len() + self.mac.len()) as u64
+    }
+
+    /// Which key the file needs.
+    pub fn needs(&self) -> KeyNeeded {
+        let stanzas = &self.header.stanzas;
+        let kinds = kind_names(stanzas);
+        if stanzas
+            .iter()
+            .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
+        {
+            KeyNeeded::Passphrase
+        } else if stanzas.iter().any(|s| s.is_known()) {
+            KeyNeeded::Identity { kinds }
+        } else {
+            KeyNeeded::Unsupported { kinds }
+        }
+    }
+
+    /// Unwraps the file key with the first identity that opens a stanza, verifies the header MAC
+    /// and returns the decrypting stream. No payload is read yet.
+    pub fn unlock(
+        self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<Decryptor<R>> {
+        let mut file_key = None;
+        for id in identities {
+            if let Some(k) = id.unwrap_stanzas(&self.header.stanzas)? {
+                file_key = Some(k);
+                break;
+            }
+        }
+        let header = self.header;
+        let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
+            stanzas: header.stanzas.len(),
+            kinds: kind_names(&header.stanzas).join(", "),
+        })?;
+        file_key.verify_header_mac(&self.raw, &self.mac)?;
+        let payload_key = file_key.payload_key(&header.payload_salt);
+        let header_len = (self.raw.len() + self.mac.len()) as u64;
+        let chunk_size = header.chunk_size();
+        let hash = header.hash;
+        Ok(Decryptor {
+            frames: Frames::new(self.inner, header_len, chunk_size),
+            opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
+            window: Window::new(&opts.threads)?,
+            verifier: Verifier::new(chunk_size, hash),
+            cursor: Cursor::new(),
+            index: None,
+            verified: None,
+            failed: None,
+            spares: Vec::new(),
+            stages: Stages::default(),
+        })
+    }
+}
+
+impl<R: Read> Decryptor<R> {
+    /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
+    /// verifies the header MAC. No payload is read yet.
+    pub fn new(inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
+        Locked::read(inner)?.unlock(identities, opts)
+    }
+
+    /// The authenticated header.
+    pub fn header(&self) -> &Header {
+        &self.opener.header
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        self.frames.first_at
+    }
+
+    /// The verified contents of the final frame (length, chunk count, digest), once the whole
+    /// container has been read from its first byte and checked; `None` before, and after a
+    /// range read.
+    pub fn verified(&self) -> Option<&FinalFrame> {
+        self.verified.as_ref()
+    }
+
+    /// The whole-plaintext digest in the standard tool's hex form (`b3sum`, `xxhsum -H3`), once
+    /// verified; `None` before, or when the file has no digest.
+    pub fn digest_hex(&self) -> Option<String> {
+        let alg = self.opener.header.hash;
+        self.verified()
+            .filter(|_| !alg.is_empty())
+            .map(|f| crate::hash::to_hex(alg, &f.digest))
+    }
+
+    /// Gives back the underlying reader (chunks in flight are dropped).
+    pub fn into_inner(self) -> R {
+        self.frames.inner
+    }
+
+    /// Chunks released, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        let mut stages = self.stages;
+        stages.read = self.frames.read_time;
+        StreamStats {
+            chunks: self.verifier.chunks,
+            threads: self.window.threads(),
+            stages,
+        }
+    }
+
+    /// Writes the whole plaintext (from the current position) to `w`, chunk by chunk without an
+    /// intermediate copy, and verifies the end of the container. Returns the bytes written.
+    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        self.copy_limited(w, u64::MAX)
+    }
+
+    /// Writes at most `limit` bytes from the current position to `w`.
+    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
+        let mut total = 0u64;
+        loop {
+            let bytes = self.cursor.available();
+            let n = (bytes.len() as u64).min(limit - total) as usize;
+            if n > 0 {
+                timed(&mut self.stages.write, || w.write_all(&bytes[..n]))?;
+                self.cursor.advance(n);
+                total += n as u64;
+            }
+            if total == limit || !self.step()? {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Makes the next authenticated chunk current. Returns false at the end (of the container,
+    /// verified, or of a range).
+    fn step(&mut self) -> Result<bool> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.advance().inspect_err(|e| {
+            self.failed = Some(e.clone());
+            self.cursor.reset(self.cursor.position);
+        })
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        self.fill_window();
+        let window = &mut self.window;
+        match timed(&mut self.stages.wait, || window.next()) {
+            Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
+            Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
+            Some(Err(e)) => Err(e),
+            None => self.end_of_indexed().map(|()| false),
+        }
+    }
+
+    /// Reads frames while the window has room. A read failure takes its place in the window, so
+    /// the chunks before it still come out first: errors surface in stream order whatever the
+    /// number of threads.
+    fn fill_window(&mut self) {
+        while self.window.has_room() && self.frames.more() {
+            if let Err(e) = self.read_frame() {
+                self.frames.ended = true;
+                self.window.push_done(Err(e));
+            }
+        }
+    }
+
+    /// Reads one frame: a data frame goes to a worker, the final frame to the end of the window.
+    fn read_frame(&mut self) -> Result<()> {
+        let index = self.frames.next;
+        let (kind, body_len) = self.frames.read_header()?;
+        let mut body = self.spares.pop().unwrap_or_default();
+        body.resize(self.opener.buffer_len().max(body_len), 0);
+        self.frames.read_body(&mut body[..body_len])?;
+        if kind == FrameKind::Final {
+            body.truncate(body_len);
+            self.frames.ended = true;
+            self.window.push_done(Ok(Item::End(body)));
+            return Ok(());
+        }
+        self.verifier.frame_read(body_len);
+        let spare = self.spares.pop().unwrap_or_default();
+        let opener = Arc::clone(&self.opener);
+        let hash = self.verifier.chunk_hash();
+        let frame = DataFrame {
+            index,
+            kind,
+            body,
+            body_len,
+        };
+        self.window
+            .push(move || opener.open_chunk(frame, hash, spare).map(Item::Chunk));
+        Ok(())
+    }
+
+    /// Makes an opened chunk (the next in order) current, after the checks that need order.
+    fn release(&mut self, o: Opened) -> Result<()> {
+        let c = self.opener.chunk_size();
+        let want = self.index.as_ref().map(|ix| ix.chunk_len(o.index, c));
+        self.verifier.accept(&o, want)?;
+        self.stages.add_chunk(&o.times);
+        self.spares.push(o.spare);
+        let old = self.cursor.load(o.plain, o.plain_len, o.index * c as u64);
+        if old.capacity() > 0 {
+            self.spares.push(old);
+        }
+        Ok(())
+    }
+
+    /// The final frame of a sequential read: its counts, the index, the footer, the end of the
+    /// input, and the digest.
+    fn end_of_stream(&mut self, mut body: Vec<u8>) -> Result<()> {
+        let fin = self.opener.open_final(self.verifier.chunks, &mut body)?;
+        self.verifier.check_end(&fin)?;
+        self.frames
+            .read_trailer(fin.chunk_count, &fin.index_digest)?;
+        if self.verifier.check_digest(&fin)? {
+            self.verified = Some(fin);
+        }
+        Ok(())
+    }
+
+    /// Nothing in flight and no frame left to read: a range ended, or an indexed read reached
+    /// the last chunk (whose final frame was authenticated with the index). When every chunk
+    /// from the first went through, the digest is checked as a sequential read would.
+    fn end_of_indexed(&mut self) -> Result<()> {
+        let Some(fin) = self
+            .index
+            .as_ref()
+            .map(|ix| ix.final_frame())
+            .filter(|fin| self.verifier.chunks == fin.chunk_count)
+            .cloned()
+        else {
+            return Ok(());
+        };
+        if self.verifier.check_digest(&fin)? {
+            self.verified = Some(fin);
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Decryptor<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let bytes = self.cursor.available();
+            if !bytes.is_empty() {
+                let n = buf.len().min(bytes.len());
+                buf[..n].copy_from_slice(&bytes[..n]);
+                self.cursor.advance(n);
+                return Ok(n);
+            }
+            if buf.is_empty() || !self.step()? {
+                return Ok(0);
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The per-chunk work of decryption, as pure functions of the key and the frame: authenticate,
+//! decrypt, decompress, hash. Shared, immutable, run on the workers; knows nothing of streams.
+
+use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
+use crate::error::{Error, Result};
+use crate::format::frame::frame_header;
+use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN};
+use crate::hash::{ChunkHash, HashAlg};
+use crate::stats::{timed, ChunkTimes};
+
+/// What every worker needs to open a chunk.
+pub(crate) struct Opener {
+    cipher: PayloadCipher,
+    pub(crate) header: Header,
+}
+
+/// A data frame as read, before a worker opens it.
+pub(crate) struct DataFrame {
+    pub(crate) index: u64,
+    pub(crate) kind: FrameKind,
+    /// Room for any frame of the stream; the frame's bytes are `body[..body_len]`.
+    pub(crate) body: Vec<u8>,
+    pub(crate) body_len: usize,
+}
+
+/// One opened chunk, back from a worker, with the buffer it no longer needs.
+pub(crate) struct Opened {
+    pub(crate) index: u64,
+    pub(crate) plain: Vec<u8>,
+    pub(crate) plain_len: usize,
+    pub(crate) spare: Vec<u8>,
+    pub(crate) hash: ChunkHash,
+    pub(crate) times: ChunkTimes,
+}
+
+impl Opener {
+    pub(crate) fn new(header: Header, cipher: Cipher, payload_key: &[u8; 32]) -> Self {
+        Opener {
+            cipher: PayloadCipher::new(cipher, payload_key),
+            header,
+        }
+    }
+
+    pub(crate) fn chunk_size(&self) -> usize {
+        self.header.chunk_size()
+    }
+
+    /// Length of every buffer of the stream: room for a frame body or a chunk. Buffers are
+    /// recycled at this length, so no chunk pays for zeroing memory.
+    pub(crate) fn buffer_len(&self) -> usize {
+        self.chunk_size() + TAG_LEN
+    }
+
+    /// Authenticates and decrypts frame `index` in place. On failure nothing of it is released.
+    fn open_body(&self, index: u64, last: bool, kind: FrameKind, body: &mut [u8]) -> Result<usize> {
+        let aad = frame_header(kind, body.len() as u32);
+        let len = body.len() - TAG_LEN;
+        let (msg, tag) = body.split_at_mut(len);
+        match self.cipher.open(&stream_nonce(index, last), &aad, msg, tag) {
+            Ok(()) => Ok(len),
+            Err(()) if last => Err(Error::FinalAuth),
+            Err(()) => Err(Error::ChunkAuth(index)),
+        }
+    }
+
+    /// Opens the final frame's body as the frame after `chunks` data frames (the nonce binds the
+    /// count, so a final frame moved or cut away fails here).
+    pub(crate) fn open_final(&self, chunks: u64, body: &mut [u8]) -> Result<FinalFrame> {
+        if body.len() != FINAL_BODY_LEN {
+            return Err(Error::Damaged("final frame of the wrong size".into()));
+        }
+        let len = self.open_body(chunks, true, FrameKind::Final, body)?;
+        FinalFrame::decode(&body[..len])
+    }
+
+    /// The whole per-chunk job: authenticate, decompress (unless raw), hash with `hash`.
+    pub(crate) fn open_chunk(
+        &self,
+        frame: DataFrame,
+        hash: HashAlg,
+        mut spare: Vec<u8>,
+    ) -> Result<Opened> {
+        let DataFrame {
+            index,
+            kind,
+            mut body,
+            body_len,
+        } = frame;
+        let mut times = ChunkTimes::default();
+        let len = timed(&mut times.cipher, || {
+            self.open_body(index, false, kind, &mut body[..body_len])
+        })?;
+        let (plain, plain_len, spare) = match kind {
+            FrameKind::Raw => (body, len, spare),
+            _ => {
+                spare.resize(self.buffer_len(), 0);
+                let out = &mut spare[..self.chunk_size()];
+                let n = timed(&mut times.codec, || {
+                    self.header.codec.decompress(&body[..len], out)
+                })
+                .map_err(|what| Error::ChunkInvalid { index, what })?;
+                if n == 0 {
+                    return Err(Error::ChunkInvalid {
+                        index,
+                        what: "decompresses to nothing".into(),
+                    });
+                }
+                (spare, n, body)
+            }
+        };
+        let hash = timed(&mut times.hash, || {
+            ChunkHash::compute(hash, index, self.chunk_size(), &plain[..plain_len])
+        });
+        Ok(Opened {
+            index,
+            plain,
+            plain_len,
+            spare,
+            hash,
+            times,
+        })
+    }
+}

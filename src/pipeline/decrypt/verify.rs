@@ -1,0 +1,127 @@
+//! What is verified beyond each chunk's own tag: that chunks come in an order only a writer could
+//! produce (full chunks, then at most one short one), that the frame lengths read match the
+//! authenticated index, and, when every chunk from the first went through, the whole-plaintext
+//! digest; at the end, that the final frame's counts match what was read.
+
+use crate::error::{Error, Result};
+use crate::format::{FinalFrame, MAX_PLAINTEXT};
+use crate::hash::{Digest, HashAlg};
+
+use super::opener::Opened;
+
+pub(crate) struct Verifier {
+    chunk_size: u64,
+    /// Chunks accepted (released, or skipped by a streamed range) from the first.
+    pub(crate) chunks: u64,
+    /// Their plaintext bytes.
+    pub(crate) plaintext: u64,
+    /// The frame lengths read in sequence, for the index digest.
+    lengths: blake3::Hasher,
+    /// The whole-plaintext digest, while every chunk from the first was accepted in order.
+    digest: Option<Digest>,
+    alg: HashAlg,
+}
+
+impl Verifier {
+    pub(crate) fn new(chunk_size: usize, alg: HashAlg) -> Self {
+        Verifier {
+            chunk_size: chunk_size as u64,
+            chunks: 0,
+            plaintext: 0,
+            lengths: blake3::Hasher::new(),
+            digest: Some(Digest::new(alg)),
+            alg,
+        }
+    }
+
+    /// Starts over at chunk `chunk` (after a seek); the digest is kept only from the first.
+    pub(crate) fn restart(&mut self, chunk: u64) {
+        self.chunks = chunk;
+        self.plaintext = chunk * self.chunk_size;
+        self.lengths = blake3::Hasher::new();
+        self.digest = (chunk == 0).then(|| Digest::new(self.alg));
+    }
+
+    /// Stops computing the digest (a range that does not start at the first byte).
+    pub(crate) fn drop_digest(&mut self) {
+        self.digest = None;
+    }
+
+    /// The hash the workers must compute for each chunk: none once the digest is not checked.
+    pub(crate) fn chunk_hash(&self) -> HashAlg {
+        if self.digest.is_some() {
+            self.alg
+        } else {
+            HashAlg::None
+        }
+    }
+
+    /// A data frame of `body_len` bytes was read.
+    pub(crate) fn frame_read(&mut self, body_len: usize) {
+        self.lengths.update(&(body_len as u32).to_le_bytes());
+    }
+
+    /// A streamed range read past a data frame without opening it (it must be a full chunk).
+    pub(crate) fn skipped(&mut self) {
+        self.chunks += 1;
+        self.plaintext += self.chunk_size;
+    }
+
+    /// Checks the next chunk in order; `want` is its length by the index, when one is loaded.
+    pub(crate) fn accept(&mut self, o: &Opened, want: Option<u64>) -> Result<()> {
+        let invalid = |what: String| Error::ChunkInvalid {
+            index: o.index,
+            what,
+        };
+        debug_assert_eq!(o.index, self.chunks, "chunks come back in order");
+        if let Some(want) = want.filter(|&w| w != o.plain_len as u64) {
+            return Err(invalid(format!(
+                "holds {} bytes, the index says {want}",
+                o.plain_len
+            )));
+        }
+        if self.plaintext < self.chunks * self.chunk_size {
+            return Err(invalid(
+                "follows a short chunk (only the last chunk may be short)".into(),
+            ));
+        }
+        if self.plaintext + o.plain_len as u64 > MAX_PLAINTEXT {
+            return Err(Error::Limit(
+                "more than 16 TiB of plaintext in one file".into(),
+            ));
+        }
+        if let Some(d) = self.digest.as_mut() {
+            d.push(&o.plain[..o.plain_len], &o.hash);
+        }
+        self.chunks += 1;
+        self.plaintext += o.plain_len as u64;
+        Ok(())
+    }
+
+    /// At the final frame of a sequential read: its counts against what was read, and the frame
+    /// lengths read against the authenticated index digest.
+    pub(crate) fn check_end(&self, fin: &FinalFrame) -> Result<()> {
+        if fin.chunk_count != self.chunks || fin.plaintext_len != self.plaintext {
+            return Err(Error::Damaged(format!(
+                "the final frame records {} bytes in {} chunks, but {} bytes in {} chunks were read",
+                fin.plaintext_len, fin.chunk_count, self.plaintext, self.chunks
+            )));
+        }
+        if *self.lengths.finalize().as_bytes() != fin.index_digest {
+            return Err(Error::Damaged(
+                "the frame lengths do not match the authenticated index".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// After the last chunk: the whole-plaintext digest against the final frame's. True when
+    /// it was checked (every chunk from the first went through), false when it could not be.
+    pub(crate) fn check_digest(&mut self, fin: &FinalFrame) -> Result<bool> {
+        match self.digest.take().map(|d| d.finish() == fin.digest) {
+            Some(false) => Err(Error::DigestMismatch),
+            Some(true) => Ok(true),
+            None => Ok(false),
+        }
+    }
+}

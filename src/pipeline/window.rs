@@ -1,0 +1,198 @@
+//! The ordered window of chunks in flight, shared by both directions: jobs go in in stream
+//! order, run on a pool (or inline), and come out in the same order. At most `limit` are in
+//! flight, so memory is bounded by the window, not by the input.
+//!
+//! The first job of a window is held back until a second one arrives: a stream of a single chunk
+//! (`encrypt_to_vec(b"hello")`, a one-chunk range) runs on the calling thread and never wakes a
+//! worker. From the second job on, every job runs on the pool at once.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crossbeam_channel::{bounded, Receiver};
+
+use super::Threads;
+use crate::error::{Error, Result};
+
+type Job<T> = Box<dyn FnOnce() -> Result<T> + Send>;
+
+enum Slot<T> {
+    /// The first job, not started yet.
+    Held(Job<T>),
+    /// On the pool.
+    Running(Receiver<Result<T>>),
+    /// Finished (inline jobs, and results known without a job, such as a read error).
+    Done(Result<T>),
+}
+
+/// See the module documentation.
+pub(crate) struct Window<T> {
+    pool: Option<Arc<rayon::ThreadPool>>,
+    queue: VecDeque<Slot<T>>,
+    limit: usize,
+    spawned: bool,
+}
+
+impl<T: Send + 'static> Window<T> {
+    pub(crate) fn new(threads: &Threads) -> Result<Self> {
+        let pool = threads.pool()?;
+        // Enough to keep every worker busy while the calling thread reads or writes one chunk.
+        let limit = pool.as_ref().map_or(1, |p| p.current_num_threads() + 2);
+        Ok(Window {
+            pool,
+            queue: VecDeque::with_capacity(limit),
+            limit,
+            spawned: false,
+        })
+    }
+
+    /// Threads that run jobs.
+    pub(crate) fn threads(&self) -> usize {
+        self.pool.as_ref().map_or(1, |p| p.current_num_threads())
+    }
+
+    pub(crate) fn has_room(&self) -> bool {
+        self.queue.len() < self.limit
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Queues `job` behind every job already queued.
+    pub(crate) fn push(&mut self, job: impl FnOnce() -> Result<T> + Send + 'static) {
+        let Some(pool) = self.pool.clone() else {
+            self.queue.push_back(Slot::Done(guarded(job)));
+            return;
+        };
+        if !self.spawned && self.queue.is_empty() {
+            self.queue.push_back(Slot::Held(Box::new(job)));
+            return;
+        }
+        self.spawned = true;
+        for slot in self.queue.iter_mut() {
+            if matches!(slot, Slot::Held(_)) {
+                let Slot::Held(held) = std::mem::replace(slot, Slot::Done(Err(lost()))) else {
+                    unreachable!("matched just above")
+                };
+                *slot = Slot::Running(spawn(&pool, held));
+            }
+        }
+        self.queue.push_back(Slot::Running(spawn(&pool, job)));
+    }
+
+    /// Queues a result that needs no work (it still comes out in order).
+    pub(crate) fn push_done(&mut self, r: Result<T>) {
+        self.queue.push_back(Slot::Done(r));
+    }
+
+    /// The oldest result, waiting for it (or running it, if it was held back). `None` when
+    /// nothing is in flight.
+    pub(crate) fn next(&mut self) -> Option<Result<T>> {
+        Some(match self.queue.pop_front()? {
+            Slot::Held(job) => guarded(job),
+            Slot::Running(rx) => rx.recv().unwrap_or_else(|_| Err(lost())),
+            Slot::Done(r) => r,
+        })
+    }
+
+    /// The oldest result if it is already there.
+    pub(crate) fn next_ready(&mut self) -> Option<Result<T>> {
+        let ready = match self.queue.front()? {
+            Slot::Held(_) => false,
+            Slot::Running(rx) => !rx.is_empty(),
+            Slot::Done(_) => true,
+        };
+        if ready {
+            self.next()
+        } else {
+            None
+        }
+    }
+
+    /// Forgets every job in flight (after a seek); jobs still running finish into the void.
+    pub(crate) fn clear(&mut self) {
+        self.queue.clear();
+    }
+}
+
+fn spawn<T: Send + 'static>(
+    pool: &rayon::ThreadPool,
+    job: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Receiver<Result<T>> {
+    let (tx, rx) = bounded(1);
+    pool.spawn(move || {
+        // The receiver is gone only if the stream was dropped: nobody to tell.
+        let _ = tx.send(guarded(job));
+    });
+    rx
+}
+
+/// Runs `job`; a panic becomes [`Error::Bug`] with its message instead of tearing down the pool.
+fn guarded<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(Error::Bug(format!("a worker thread panicked: {what}")))
+    })
+}
+
+fn lost() -> Error {
+    Error::Bug("a worker thread ended without returning its chunk".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_out_in_order_whatever_finishes_first() {
+        for threads in [1, 2, 3] {
+            let mut w = Window::new(&Threads::Count(threads)).unwrap();
+            let mut out = Vec::new();
+            for i in 0..20u64 {
+                while !w.has_room() {
+                    out.push(w.next().unwrap().unwrap());
+                }
+                w.push(move || {
+                    std::thread::sleep(std::time::Duration::from_micros((20 - i) * 50));
+                    Ok(i)
+                });
+            }
+            while let Some(r) = w.next() {
+                out.push(r.unwrap());
+            }
+            assert_eq!(out, (0..20).collect::<Vec<_>>(), "threads={threads}");
+        }
+    }
+
+    #[test]
+    fn a_single_job_runs_on_the_calling_thread() {
+        let mut w = Window::new(&Threads::Count(2)).unwrap();
+        let caller = std::thread::current().id();
+        w.push(move || Ok(std::thread::current().id()));
+        assert!(w.next_ready().is_none(), "held back, not started");
+        assert_eq!(w.next().unwrap().unwrap(), caller);
+        w.push(|| Ok(std::thread::current().id()));
+        w.push(|| Ok(std::thread::current().id()));
+        assert_ne!(w.next().unwrap().unwrap(), caller, "two jobs: on the pool");
+    }
+
+    #[test]
+    fn a_panicking_job_is_reported_as_a_bug() {
+        for threads in [1, 2] {
+            let mut w = Window::<u8>::new(&Threads::Count(threads)).unwrap();
+            w.push(|| Ok(1));
+            w.push(|| panic!("boom"));
+            assert_eq!(w.next().unwrap().unwrap(), 1);
+            let e = w.next().unwrap().unwrap_err();
+            assert!(
+                matches!(&e, Error::Bug(m) if m.contains("boom")),
+                "{threads}: {e}"
+            );
+        }
+    }
+}
