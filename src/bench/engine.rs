@@ -12,9 +12,13 @@ use super::{BenchHash, Case, Engine, Order};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher, TAG_LEN};
 use crate::error::{Error, Result};
-use crate::format::FRAME_HEADER_LEN;
+use crate::format::frame::frame_header;
+use crate::format::{FrameKind, FRAME_HEADER_LEN};
 use crate::io::Counted;
-use crate::{Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Passphrase};
+use crate::pipeline::Sealer;
+use crate::{
+    Argon2Params, DecryptOptions, Decryptor, EncryptOptions, Encryptor, HashAlg, Passphrase,
+};
 
 /// At most this many records are timed per record case.
 const MAX_RECORDS: usize = 50_000;
@@ -33,12 +37,12 @@ enum Kind {
     },
     Chunks {
         pool: rayon::ThreadPool,
-        cipher: PayloadCipher,
+        cipher: Keyed,
         frames: Vec<Frame>,
         plain_len: u64,
     },
     Records {
-        cipher: PayloadCipher,
+        cipher: Keyed,
         frames: Vec<Frame>,
         plain_len: u64,
         grew: usize,
@@ -63,6 +67,22 @@ impl Frame {
 /// The bench key: the cipher's speed does not depend on it.
 const KEY: [u8; 32] = [0x5a; 32];
 
+/// A case's cipher under the bench key, and the engine's own sealer for the order zseal uses.
+struct Keyed {
+    cipher: PayloadCipher,
+    sealer: Sealer,
+}
+
+impl Keyed {
+    fn new(case: &Case) -> Keyed {
+        let log2 = log2(case.chunk).max(10);
+        Keyed {
+            cipher: PayloadCipher::new(case.cipher, &KEY),
+            sealer: Sealer::new(case.cipher, &KEY, case.codec, HashAlg::None, log2),
+        }
+    }
+}
+
 impl Prepared {
     pub(super) fn new(case: &Case, data: &[u8]) -> Result<Prepared> {
         let kind = match case.engine {
@@ -82,7 +102,7 @@ impl Prepared {
                     .num_threads(case.threads)
                     .build()
                     .map_err(|e| Error::InvalidOption(format!("cannot start threads: {e}")))?;
-                let cipher = PayloadCipher::new(case.cipher, &KEY);
+                let cipher = Keyed::new(case);
                 let frames = pool.install(|| {
                     data.par_chunks(case.chunk)
                         .enumerate()
@@ -97,7 +117,7 @@ impl Prepared {
                 }
             }
             Engine::Records(size) => {
-                let cipher = PayloadCipher::new(case.cipher, &KEY);
+                let cipher = Keyed::new(case);
                 let records = records(data, size);
                 let mut frames = Vec::with_capacity(records.len());
                 let (mut grew, mut forced_out) = (0, 0u64);
@@ -280,7 +300,8 @@ fn seal(cipher: &PayloadCipher, i: u64, mut body: Vec<u8>) -> Vec<u8> {
     body
 }
 
-fn seal_chunk(case: &Case, cipher: &PayloadCipher, i: u64, plain: &[u8]) -> Result<Frame> {
+fn seal_chunk(case: &Case, keyed: &Keyed, i: u64, plain: &[u8]) -> Result<Frame> {
+    let cipher = &keyed.cipher;
     let frame = |compressed, body| Frame {
         compressed,
         body,
@@ -288,11 +309,16 @@ fn seal_chunk(case: &Case, cipher: &PayloadCipher, i: u64, plain: &[u8]) -> Resu
     };
     Ok(match case.order {
         Order::CompressThenEncrypt | Order::PerRecord => {
+            // What zseal writes: the engine's own per-chunk job (its frame, its raw fallback).
             digest(case.hash, plain);
-            match compress(case.codec, plain)? {
-                Some(c) => frame(true, seal(cipher, i, c)),
-                None => frame(false, seal(cipher, i, plain.to_vec())),
-            }
+            let s = keyed
+                .sealer
+                .seal_chunk(i, plain.to_vec(), plain.len(), Vec::new())?;
+            let kind = s.frame[0];
+            frame(
+                kind == FrameKind::Compressed.byte(),
+                s.frame[FRAME_HEADER_LEN..s.frame_len].to_vec(),
+            )
         }
         Order::EncryptThenCompress => {
             digest(case.hash, plain);
@@ -313,11 +339,11 @@ fn seal_chunk(case: &Case, cipher: &PayloadCipher, i: u64, plain: &[u8]) -> Resu
     })
 }
 
-fn open(cipher: &PayloadCipher, i: u64, sealed: &[u8]) -> Result<Vec<u8>> {
+fn open(cipher: &PayloadCipher, i: u64, sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
     let (msg, tag) = sealed.split_at(sealed.len() - TAG_LEN);
     let mut buf = msg.to_vec();
     cipher
-        .open(&stream_nonce(i, false), &[], &mut buf, tag)
+        .open(&stream_nonce(i, false), aad, &mut buf, tag)
         .map_err(|()| Error::ChunkAuth(i))?;
     Ok(buf)
 }
@@ -332,13 +358,25 @@ fn decompress(codec: Codec, input: &[u8], len: usize, i: u64) -> Result<Vec<u8>>
 }
 
 /// Opens one frame in the reverse order of its case and returns its plaintext length.
-fn open_chunk(case: &Case, cipher: &PayloadCipher, i: u64, f: &Frame) -> Result<u64> {
+fn open_chunk(case: &Case, keyed: &Keyed, i: u64, f: &Frame) -> Result<u64> {
+    let cipher = &keyed.cipher;
     let plain = match case.order {
         Order::CompressThenEncrypt | Order::PerRecord | Order::HashCiphertext => {
             if case.order == Order::HashCiphertext {
                 digest(case.hash, &f.body);
             }
-            let opened = open(cipher, i, &f.body)?;
+            // The engine's frames authenticate their frame header; the other orders' do not.
+            let aad = if case.order == Order::HashCiphertext {
+                Vec::new()
+            } else {
+                let kind = if f.compressed {
+                    FrameKind::Compressed
+                } else {
+                    FrameKind::Raw
+                };
+                frame_header(kind, f.body.len() as u32).to_vec()
+            };
+            let opened = open(cipher, i, &f.body, &aad)?;
             let plain = if f.compressed {
                 decompress(case.codec, &opened, f.plain_len, i)?
             } else {
@@ -355,7 +393,7 @@ fn open_chunk(case: &Case, cipher: &PayloadCipher, i: u64, f: &Frame) -> Result<
             } else {
                 f.body.clone()
             };
-            let plain = open(cipher, i, &sealed)?;
+            let plain = open(cipher, i, &sealed, &[])?;
             digest(case.hash, &plain);
             plain
         }

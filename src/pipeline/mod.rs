@@ -14,6 +14,7 @@ mod window;
 use std::sync::{Arc, Mutex};
 
 pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
+pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};
 
 use crate::error::{Error, Result};
@@ -57,17 +58,21 @@ impl From<usize> for Threads {
 }
 
 impl Threads {
-    /// The pool to run on; `None` for the calling thread.
-    fn pool(&self) -> Result<Option<Arc<rayon::ThreadPool>>> {
-        let n = match self {
-            Threads::Pool(p) => return Ok(Some(Arc::clone(p))),
+    /// How many threads run jobs (1: the calling thread).
+    pub fn count(&self) -> usize {
+        match self {
+            Threads::Pool(p) => p.current_num_threads(),
             Threads::Auto | Threads::Count(0) => available_threads(),
             Threads::Count(n) => *n,
-        };
-        if n == 1 {
-            return Ok(None);
         }
-        shared_pool(n).map(Some)
+    }
+
+    /// The pool to run on (built on first use when shared).
+    fn pool(&self) -> Result<Arc<rayon::ThreadPool>> {
+        match self {
+            Threads::Pool(p) => Ok(Arc::clone(p)),
+            _ => shared_pool(self.count()),
+        }
     }
 }
 
@@ -91,7 +96,52 @@ fn shared_pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
     Ok(pool)
 }
 
+/// True when a shared pool of `n` threads exists (tests: small streams must not build one).
+#[cfg(test)]
+pub(crate) fn shared_pool_exists(n: usize) -> bool {
+    let pools = POOLS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    pools.iter().any(|p| p.current_num_threads() == n)
+}
+
 /// Cores available to this process.
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Argon2Params, Passphrase};
+
+    #[test]
+    fn a_small_stream_starts_no_thread_and_a_large_one_shares_the_pool() {
+        // 7 threads: a count no other test asks for, so the shared registry tells the truth.
+        let pw = Passphrase::with_params(
+            "pw",
+            Argon2Params {
+                m_cost: 64,
+                t_cost: 1,
+                p_cost: 1,
+            },
+        )
+        .unwrap();
+        let small = EncryptOptions::default().threads(7).chunk_size(1024);
+        let sealed = crate::encrypt_to_vec(b"hello", &[&pw], &small).unwrap();
+        let mut dec =
+            Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(7)).unwrap();
+        let mut out = Vec::new();
+        dec.copy_to(&mut out).unwrap();
+        assert_eq!(out, b"hello");
+        assert!(!shared_pool_exists(7), "one chunk each way: no pool");
+        let big = vec![7u8; 10 * 1024];
+        let sealed = crate::encrypt_to_vec(&big, &[&pw], &small).unwrap();
+        assert!(shared_pool_exists(7), "ten chunks: the shared pool of 7");
+        let mut d1 =
+            Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(1)).unwrap();
+        let mut a = Vec::new();
+        d1.copy_to(&mut a).unwrap();
+        assert_eq!(a, big);
+    }
 }

@@ -3,8 +3,9 @@
 //! flight, so memory is bounded by the window, not by the input.
 //!
 //! The first job of a window is held back until a second one arrives: a stream of a single chunk
-//! (`encrypt_to_vec(b"hello")`, a one-chunk range) runs on the calling thread and never wakes a
-//! worker. From the second job on, every job runs on the pool at once.
+//! (`encrypt_to_vec(b"hello")`, a one-chunk range) runs on the calling thread, and the pool is
+//! not even looked up (a process that only seals small things starts no thread). From the second
+//! job on, every job runs on the pool at once.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -27,28 +28,29 @@ enum Slot<T> {
 
 /// See the module documentation.
 pub(crate) struct Window<T> {
+    threads: Threads,
+    /// The pool, once a second job needed it.
     pool: Option<Arc<rayon::ThreadPool>>,
     queue: VecDeque<Slot<T>>,
     limit: usize,
-    spawned: bool,
 }
 
 impl<T: Send + 'static> Window<T> {
     pub(crate) fn new(threads: &Threads) -> Result<Self> {
-        let pool = threads.pool()?;
+        let n = threads.count();
         // Enough to keep every worker busy while the calling thread reads or writes one chunk.
-        let limit = pool.as_ref().map_or(1, |p| p.current_num_threads() + 2);
+        let limit = if n == 1 { 1 } else { n + 2 };
         Ok(Window {
-            pool,
+            threads: threads.clone(),
+            pool: None,
             queue: VecDeque::with_capacity(limit),
             limit,
-            spawned: false,
         })
     }
 
     /// Threads that run jobs.
     pub(crate) fn threads(&self) -> usize {
-        self.pool.as_ref().map_or(1, |p| p.current_num_threads())
+        self.threads.count()
     }
 
     pub(crate) fn has_room(&self) -> bool {
@@ -61,15 +63,27 @@ impl<T: Send + 'static> Window<T> {
 
     /// Queues `job` behind every job already queued.
     pub(crate) fn push(&mut self, job: impl FnOnce() -> Result<T> + Send + 'static) {
-        let Some(pool) = self.pool.clone() else {
+        if self.limit == 1 {
             self.queue.push_back(Slot::Done(guarded(job)));
             return;
-        };
-        if !self.spawned && self.queue.is_empty() {
-            self.queue.push_back(Slot::Held(Box::new(job)));
-            return;
         }
-        self.spawned = true;
+        let pool = match &self.pool {
+            Some(p) => Arc::clone(p),
+            None if self.queue.is_empty() => {
+                self.queue.push_back(Slot::Held(Box::new(job)));
+                return;
+            }
+            None => match self.threads.pool() {
+                Ok(p) => {
+                    self.pool = Some(Arc::clone(&p));
+                    p
+                }
+                Err(e) => {
+                    self.queue.push_back(Slot::Done(Err(e)));
+                    return;
+                }
+            },
+        };
         for slot in self.queue.iter_mut() {
             if matches!(slot, Slot::Held(_)) {
                 let Slot::Held(held) = std::mem::replace(slot, Slot::Done(Err(lost()))) else {

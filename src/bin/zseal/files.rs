@@ -23,8 +23,15 @@ pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
 /// The operating system's reason alone, without a path a library may have added to it (tempfile
 /// names its temporary file).
 fn reason(e: &io::Error) -> io::Error {
-    e.raw_os_error()
-        .map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error)
+    if let Some(code) = e.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    // tempfile's PathError has no source; its message is "<os error> at path <temporary>".
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((os, _)) => io::Error::new(e.kind(), os.to_string()),
+        None => io::Error::new(e.kind(), text),
+    }
 }
 
 /// `e` again, its message naming `verb` and `name` once.
