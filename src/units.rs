@@ -1,4 +1,4 @@
-//! Sizes as people type them: `4M`, `64K`, `1G`, `512` (powers of 1024).
+//! Sizes as people type them: `4M`, `64K`, `1G`, `512` (powers of 1024), and back.
 
 use crate::error::{Error, Result};
 
@@ -27,32 +27,6 @@ pub fn parse_size(s: &str) -> Result<u64> {
         _ => return Err(bad()),
     };
     n.checked_mul(1u64 << shift).ok_or_else(bad)
-}
-
-/// Parses a byte range: `START..END` (END exclusive), `START..` (to the end) or
-/// `START..START+LEN`; every number takes the suffixes of [`parse_size`]. Returns the start and
-/// the end (`None`: to the end).
-pub fn parse_range(s: &str) -> Result<(u64, Option<u64>)> {
-    let bad = |why: &str| {
-        Error::InvalidOption(format!(
-            "invalid range '{s}': {why}; use START..END, START.. or START..START+LEN, e.g. 10G..10G+64M"
-        ))
-    };
-    let (a, b) = s.split_once("..").ok_or_else(|| bad("no '..'"))?;
-    let start = parse_size(a)?;
-    if b.trim().is_empty() {
-        return Ok((start, None));
-    }
-    let mut end = 0u64;
-    for term in b.split('+') {
-        end = end
-            .checked_add(parse_size(term)?)
-            .ok_or_else(|| bad("the end overflows"))?;
-    }
-    if end < start {
-        return Err(bad("it ends before it starts"));
-    }
-    Ok((start, Some(end)))
 }
 
 /// Formats a byte count with a binary unit, e.g. `4.0 MiB`.
@@ -86,27 +60,6 @@ mod tests {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
         assert_eq!(human_bytes(1536), "1.5 KiB");
-    }
-
-    #[test]
-    fn ranges() {
-        assert_eq!(parse_range("10..20").unwrap(), (10, Some(20)));
-        assert_eq!(parse_range("1K..").unwrap(), (1024, None));
-        assert_eq!(
-            parse_range("10G..10G+64M").unwrap(),
-            (10 << 30, Some((10 << 30) + (64 << 20)))
-        );
-        assert_eq!(parse_range("5..5").unwrap(), (5, Some(5)));
-        for bad in [
-            "10",
-            "20..10",
-            "..5",
-            "a..b",
-            "1..2+",
-            "1..99999999999T+99999999999T",
-        ] {
-            assert!(parse_range(bad).is_err(), "{bad}");
-        }
         assert_eq!(human_bytes(3), "3 B");
     }
 }
