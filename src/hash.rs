@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 
 /// Whole-plaintext hash, chosen per file and recorded in the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum HashAlg {
     /// No digest (chunks are still authenticated; only the end-to-end check is skipped).
     None,
@@ -66,6 +67,13 @@ impl HashAlg {
     /// True for [`HashAlg::None`].
     pub fn is_empty(self) -> bool {
         self == HashAlg::None
+    }
+}
+
+/// The name as the command line spells it; [`std::str::FromStr`] reads it back.
+impl std::fmt::Display for HashAlg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 
 /// Compression algorithm and level, chosen per file and recorded in the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Codec {
     /// Store every chunk raw.
     None,
@@ -117,6 +118,13 @@ impl Codec {
             Codec::Lz4 => lz4_flex::block::decompress_into(input, out).map_err(|e| e.to_string()),
             Codec::Gzip(_) => inflate(input, out),
         }
+    }
+}
+
+/// The name as the command line spells it; [`std::str::FromStr`] reads it back.
+impl std::fmt::Display for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
     }
 }
 

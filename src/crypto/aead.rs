@@ -13,6 +13,7 @@ pub const NONCE_LEN: usize = 12;
 
 /// The payload cipher, chosen per file and recorded in the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Cipher {
     /// AES-256-GCM (the default: hardware AES makes it the fastest on x86 and ARM).
     #[default]
@@ -45,6 +46,13 @@ impl Cipher {
             Cipher::Aes256Gcm => "aes-256-gcm",
             Cipher::ChaCha20Poly1305 => "chacha20-poly1305",
         }
+    }
+}
+
+/// The name as the command line spells it; [`std::str::FromStr`] reads it back.
+impl std::fmt::Display for Cipher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
