@@ -211,6 +211,106 @@ fn a_range_reads_only_the_frames_it_needs() {
     );
 }
 
+/// What a random-access front end (the Python file object) does: seek, limit the read-ahead to
+/// the request, read. Only the frames under the request are fetched, whatever the window size.
+#[test]
+fn a_limited_read_ahead_fetches_only_the_requested_frames() {
+    let pw = pass("range");
+    let plain = noise(64 * C, 4);
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    );
+    let frame = C as u64 + 21;
+    let trailer = 101 + 64 * 4 + 16;
+    for (threads, limited) in [(1, true), (4, true), (4, false)] {
+        let mut d = Decryptor::new(
+            Counting {
+                inner: Cursor::new(&sealed[..]),
+                read: 0,
+            },
+            &[&pw],
+            &DecryptOptions::default().threads(threads),
+        )
+        .unwrap();
+        let at = 20 * C as u64;
+        d.seek(SeekFrom::Start(at)).unwrap();
+        if limited {
+            d.limit_read_ahead(Some(at + 2 * C as u64)).unwrap();
+        }
+        let mut out = vec![0u8; 2 * C];
+        d.read_exact(&mut out).unwrap();
+        assert_eq!(out, &plain[20 * C..22 * C]);
+        let payload = d.into_inner().read - 16 - trailer;
+        let header_frames = payload / frame; // the header is under one frame long
+        if limited {
+            assert_eq!(header_frames, 2, "threads {threads}: read {payload} bytes");
+        } else {
+            assert!(header_frames > 2, "the window reads ahead without a limit");
+        }
+    }
+    // Raising the limit again continues where the stream stopped, to a verified end.
+    let mut d = dec(&sealed, &pw, 2);
+    d.seek(SeekFrom::Start(0)).unwrap();
+    d.limit_read_ahead(Some(1)).unwrap();
+    let mut first = [0u8; 1];
+    d.read_exact(&mut first).unwrap();
+    d.limit_read_ahead(None).unwrap();
+    let mut rest = Vec::new();
+    d.read_to_end(&mut rest).unwrap();
+    assert_eq!([&first[..], &rest[..]].concat(), plain);
+    assert!(
+        d.verified().is_some(),
+        "every chunk from the first was read"
+    );
+}
+
+/// A seek inside the current chunk keeps the chunk and the frames read ahead; `BufRead` serves
+/// lines from the chunk in place.
+#[test]
+fn seeks_inside_a_chunk_and_buffered_lines() {
+    use std::io::BufRead;
+    let pw = pass("range");
+    let text: Vec<u8> = (0..2000)
+        .flat_map(|i| format!("line {i}\n").into_bytes())
+        .collect();
+    let sealed = seal(
+        &text,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        9,
+    );
+    let mut d = Decryptor::new(
+        Counting {
+            inner: Cursor::new(&sealed[..]),
+            read: 0,
+        },
+        &[&pw],
+        &DecryptOptions::default().threads(1),
+    )
+    .unwrap();
+    let mut b = [0u8; 100];
+    d.read_exact(&mut b).unwrap();
+    let before = d.get_ref().read;
+    for to in [10u64, 99, 0, 500, C as u64 - 1] {
+        d.seek(SeekFrom::Start(to)).unwrap();
+        let mut one = [0u8; 1];
+        d.read_exact(&mut one).unwrap();
+        assert_eq!(one[0], text[to as usize], "at {to}");
+    }
+    assert_eq!(
+        d.get_ref().read,
+        before,
+        "no frame fetched for seeks inside the chunk"
+    );
+    d.seek(SeekFrom::Start(0)).unwrap();
+    let lines: Vec<String> = d.lines().collect::<Result<_, _>>().unwrap();
+    assert_eq!(lines.len(), 2000);
+    assert_eq!(lines[1999], "line 1999");
+}
+
 #[test]
 fn damage_outside_a_range_does_not_matter_inside_it_does() {
     let (plain, mut sealed, pw) = fixture();

@@ -42,6 +42,11 @@ impl Cursor {
         std::mem::replace(&mut self.chunk, chunk)
     }
 
+    /// True when `position` is inside the current chunk: moving there needs no frame.
+    pub(crate) fn holds(&self, position: u64) -> bool {
+        position >= self.start && position < self.start + self.len as u64
+    }
+
     /// Forgets the current chunk and moves to `position`.
     pub(crate) fn reset(&mut self, position: u64) {
         self.len = 0;

@@ -9,7 +9,7 @@
 //! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks),
 //! [`Cursor`](cursor) (where the reader is), and [`seek`] (the index, seeking and ranges).
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::sync::Arc;
 
 mod cursor;
@@ -211,6 +211,11 @@ impl<R: Read> Decryptor<R> {
             .map(|f| crate::hash::to_hex(alg, &f.digest))
     }
 
+    /// The underlying reader (its position is the decryptor's business: read, do not move it).
+    pub fn get_ref(&self) -> &R {
+        &self.frames.inner
+    }
+
     /// Gives back the underlying reader (chunks in flight are dropped).
     pub fn into_inner(self) -> R {
         self.frames.inner
@@ -374,5 +379,22 @@ impl<R: Read> Read for Decryptor<R> {
                 return Ok(0);
             }
         }
+    }
+}
+
+/// Lines and other delimited reads straight from the current chunk, without a second buffer.
+impl<R: Read> BufRead for Decryptor<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.cursor.available().is_empty() {
+            if !self.step()? {
+                break;
+            }
+        }
+        Ok(self.cursor.available())
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.cursor.available().len());
+        self.cursor.advance(n);
     }
 }

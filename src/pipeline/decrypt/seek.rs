@@ -157,6 +157,18 @@ impl<R: Read + Seek> Decryptor<R> {
         Ok(self.load_index()?.fin.plaintext_len)
     }
 
+    /// Reads no frame past the chunk that holds plaintext byte `end - 1` until a later call
+    /// raises the limit; `None` lifts it. A random-access reader that knows the extent of the
+    /// request it serves calls this before reading, so that the window (which otherwise reads
+    /// up to `threads + 2` frames ahead) fetches only the frames the request needs. Chunks
+    /// already read ahead stay; the checks are unchanged. Reads the index once.
+    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+        let c = self.opener.chunk_size() as u64;
+        let n = self.load_index()?.fin.chunk_count;
+        self.frames.stop_at = Some(end.map_or(n, |e| e.div_ceil(c).min(n)));
+        Ok(())
+    }
+
     /// Positions the stream at plaintext offset `pos`: in-flight chunks are dropped and the next
     /// read starts with the chunk that holds `pos`. A position at or past the end reads nothing.
     fn reposition(&mut self, pos: u64) -> Result<()> {
@@ -268,7 +280,12 @@ impl<R: Read + Seek> Seek for Decryptor<R> {
                 "seek before the start of the plaintext",
             )
         })?;
-        self.reposition(target)?;
+        if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
+            // Inside the current chunk: nothing to fetch, and the chunks read ahead stay.
+            self.cursor.position = target;
+        } else {
+            self.reposition(target)?;
+        }
         Ok(target)
     }
 }
