@@ -1,0 +1,1205 @@
+//! `zseal._zseal`: the Python bindings, over the library (not the command line). The Python
+//! package (`python/zseal/`) wraps these in `io` classes and an fsspec filesystem.
+//!
+//! Every call that does real work releases the GIL (`Python::detach`); a Python file object as
+//! the source or sink is called back with the GIL taken again. The chunk work itself runs on the
+//! library's shared pool, so a large read uses every core.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use zeroize::Zeroizing;
+use zseal::crypto::recipients::{self, KeyPassphrase};
+use zseal::crypto::Stanza;
+use zseal::pipeline::Threads;
+use zseal::{
+    AgeIdentity, AgeRecipient, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error,
+    ErrorKind, FileKey, HashAlg, Identity, KeyNeeded, Locked, Passphrase, Recipient,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Errors: the library's kind picks the Python class (defined in zseal/errors.py), the message is
+// the library's, prefixed with the file it concerns.
+
+/// The Python exception class for a library error.
+fn class_for(e: &Error) -> &'static str {
+    let kind = e.kind();
+    match kind {
+        ErrorKind::Io => match e {
+            Error::Io(io) if io.kind() == io::ErrorKind::NotFound => "ZsealFileNotFoundError",
+            _ => "ZsealIOError",
+        },
+        ErrorKind::NotZseal | ErrorKind::UnsupportedVersion => "NotZsealError",
+        ErrorKind::WrongPassphrase | ErrorKind::NoMatchingKey => "WrongKeyError",
+        ErrorKind::InvalidOption | ErrorKind::RangePastEnd => "OptionError",
+        k if k.is_integrity() || k == ErrorKind::InvalidHeader || k == ErrorKind::Limit => {
+            "IntegrityError"
+        }
+        _ => "ZsealError",
+    }
+}
+
+fn raise(py: Python<'_>, class: &str, kind: &str, name: &str, message: &str) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let cls = py.import("zseal.errors")?.getattr(class)?;
+        let text = if name.is_empty() {
+            message.to_string()
+        } else {
+            format!("{name}: {message}")
+        };
+        let exc = cls.call1((text,))?;
+        exc.setattr("kind", kind)?;
+        exc.setattr("filename", if name.is_empty() { None } else { Some(name) })?;
+        Ok(PyErr::from_value(exc))
+    })();
+    made.unwrap_or_else(|e| e)
+}
+
+/// Converts a library error about `name` into the Python exception. An I/O error that started
+/// as a Python exception (raised by a file object we read from) is re-raised as it was.
+fn to_py(py: Python<'_>, name: &str, e: Error) -> PyErr {
+    if let Error::Io(io) = &e {
+        if let Some(inner) = io.get_ref().and_then(|r| r.downcast_ref::<PyErr>()) {
+            return inner.clone_ref(py);
+        }
+    }
+    raise(py, class_for(&e), e.kind().name(), name, &e.to_string())
+}
+
+/// The error for a key that the caller did not pass.
+fn missing_key(py: Python<'_>, name: &str, message: String) -> PyErr {
+    raise(py, "MissingKeyError", "missing key", name, &message)
+}
+
+fn option_error(message: impl Into<String>) -> Error {
+    Error::InvalidOption(message.into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources and sinks: a path (read by Rust alone) or any Python binary file object.
+
+/// A Python binary file object as a Rust reader, writer and seeker.
+struct PyFileObj(Py<PyAny>);
+
+fn py_io(e: PyErr) -> io::Error {
+    io::Error::other(e)
+}
+
+impl Read for PyFileObj {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let got = self
+                .0
+                .bind(py)
+                .call_method1("read", (buf.len(),))
+                .map_err(py_io)?;
+            if got.is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the file object returned None: a non-blocking stream is not supported",
+                ));
+            }
+            let bytes: Vec<u8> = match got.cast::<PyBytes>() {
+                Ok(b) => {
+                    let b = b.as_bytes();
+                    let n = b.len().min(buf.len());
+                    buf[..n].copy_from_slice(&b[..n]);
+                    return check_len(b.len(), buf.len());
+                }
+                Err(_) => got.extract().map_err(py_io)?,
+            };
+            let n = bytes.len().min(buf.len());
+            buf[..n].copy_from_slice(&bytes[..n]);
+            check_len(bytes.len(), buf.len())
+        })
+    }
+}
+
+fn check_len(got: usize, asked: usize) -> io::Result<usize> {
+    if got > asked {
+        return Err(io::Error::other(format!(
+            "the file object returned {got} bytes when {asked} were asked for"
+        )));
+    }
+    Ok(got)
+}
+
+impl Seek for PyFileObj {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let (off, whence): (i128, u8) = match to {
+            SeekFrom::Start(p) => (p.into(), 0),
+            SeekFrom::Current(d) => (d.into(), 1),
+            SeekFrom::End(d) => (d.into(), 2),
+        };
+        Python::attach(|py| {
+            self.0
+                .bind(py)
+                .call_method1("seek", (off, whence))
+                .and_then(|p| p.extract::<u64>())
+                .map_err(py_io)
+        })
+    }
+}
+
+impl Write for PyFileObj {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let n = self
+                .0
+                .bind(py)
+                .call_method1("write", (PyBytes::new(py, buf),))
+                .map_err(py_io)?;
+            // A raw file may write part of the buffer; None means it would block.
+            match n.extract::<Option<usize>>().map_err(py_io)? {
+                Some(n) => Ok(n.min(buf.len())),
+                None => Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the file object returned None: a non-blocking stream is not supported",
+                )),
+            }
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Python::attach(|py| {
+            self.0
+                .bind(py)
+                .call_method0("flush")
+                .map(drop)
+                .map_err(py_io)
+        })
+    }
+}
+
+trait Source: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Source for T {}
+
+/// Reads of the frame headers are a few bytes: a buffer turns them into one call per frame.
+const SOURCE_BUFFER: usize = 64 << 10;
+
+/// `file` is a path (str or os.PathLike) or an object with `read`. Returns the source, its name
+/// for messages, and whether it can seek.
+fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bool)> {
+    let py = file.py();
+    if let Some(path) = as_path(file)? {
+        let name = path.display().to_string();
+        let f = py
+            .detach(|| File::open(&path))
+            .map_err(|e| to_py(py, &name, Error::from(e)))?;
+        return Ok((
+            Box::new(BufReader::with_capacity(SOURCE_BUFFER, f)),
+            name,
+            true,
+        ));
+    }
+    if !file.hasattr("read")? {
+        return Err(PyValueError::new_err(
+            "file must be a path or a binary file object with read()",
+        ));
+    }
+    let name = file_name(file);
+    let seekable = file.hasattr("seekable")?
+        && file.call_method0("seekable")?.is_truthy()?
+        && file.hasattr("seek")?;
+    Ok((
+        Box::new(BufReader::with_capacity(
+            SOURCE_BUFFER,
+            PyFileObj(file.clone().unbind()),
+        )),
+        name,
+        seekable,
+    ))
+}
+
+/// A str or os.PathLike as a path; None for anything else.
+fn as_path(file: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
+    if file.hasattr("read")? || file.hasattr("write")? {
+        return Ok(None);
+    }
+    let fspath = file.py().import("os")?.getattr("fspath")?;
+    match fspath.call1((file,)) {
+        Ok(p) => Ok(Some(p.extract::<PathBuf>()?)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What to call a file object in messages: its `path` (fsspec), `name`, or its type.
+fn file_name(file: &Bound<'_, PyAny>) -> String {
+    for attr in ["full_name", "path", "name"] {
+        if let Ok(v) = file.getattr(attr) {
+            if let Ok(s) = v.extract::<String>() {
+                return s;
+            }
+        }
+    }
+    file.get_type()
+        .name()
+        .map(|n| format!("<{n}>"))
+        .unwrap_or_else(|_| "<file object>".into())
+}
+
+fn threads_of(threads: Option<usize>) -> Threads {
+    threads.map_or(Threads::Auto, Threads::from)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys.
+
+/// An SSH key with a passphrase cannot be asked for from here: it is refused with a message.
+#[derive(Clone)]
+struct NoPrompt;
+
+impl KeyPassphrase for NoPrompt {
+    fn passphrase(&self, _description: &str) -> Option<String> {
+        None
+    }
+}
+
+/// `identity` entries: paths of identity files (age, OpenSSH), or `AGE-SECRET-KEY-1…` strings.
+fn read_identities(entries: &[String]) -> zseal::Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for entry in entries {
+        let trimmed = entry.trim();
+        if trimmed.starts_with("AGE-SECRET-KEY-1") {
+            out.extend(recipients::read_identities(
+                trimmed.as_bytes(),
+                "the identity string",
+                NoPrompt,
+            )?);
+            continue;
+        }
+        let data = Zeroizing::new(
+            std::fs::read(entry)
+                .map_err(|e| option_error(format!("cannot read identity file {entry}: {e}")))?,
+        );
+        out.extend(recipients::read_identities(&data, entry, NoPrompt)?);
+    }
+    Ok(out)
+}
+
+/// File keys already unwrapped by a passphrase in this process, so that the many opens of one
+/// file by a Dask worker pay Argon2 once. Keyed by a hash of the passphrase and the stanza (its
+/// salt makes it unique per file); bounded.
+static PASSPHRASE_KEYS: OnceLock<Mutex<HashMap<[u8; 32], FileKey>>> = OnceLock::new();
+const PASSPHRASE_CACHE_MAX: usize = 256;
+
+struct CachedPassphrase {
+    pw: Passphrase,
+    secret: Zeroizing<Vec<u8>>,
+}
+
+impl CachedPassphrase {
+    fn slot(&self, stanzas: &[Stanza]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_derive_key("zseal python passphrase cache v1");
+        h.update(&(self.secret.len() as u64).to_le_bytes());
+        h.update(&self.secret);
+        for s in stanzas {
+            h.update(&[s.kind]);
+            h.update(&(s.body.len() as u64).to_le_bytes());
+            h.update(&s.body);
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+fn cache() -> MutexGuard<'static, HashMap<[u8; 32], FileKey>> {
+    PASSPHRASE_KEYS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+impl Identity for CachedPassphrase {
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> zseal::Result<Option<FileKey>> {
+        let slot = self.slot(stanzas);
+        if let Some(k) = cache().get(&slot) {
+            return Ok(Some(k.clone()));
+        }
+        let key = self.pw.unwrap_stanzas(stanzas)?;
+        if let Some(k) = &key {
+            let mut c = cache();
+            if c.len() >= PASSPHRASE_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(slot, k.clone());
+        }
+        Ok(key)
+    }
+}
+
+/// The keys a caller passed to a decrypting call.
+struct Keys {
+    identity: Vec<String>,
+    passphrase: Option<Zeroizing<String>>,
+}
+
+/// Reads the header and unlocks it with the key it needs; a key the caller did not pass is a
+/// `MissingKeyError` naming what to pass.
+fn unlock<R: Read + Send>(
+    py: Python<'_>,
+    src: R,
+    name: &str,
+    keys: &Keys,
+    opts: &DecryptOptions,
+) -> PyResult<Decryptor<R>> {
+    let locked = py
+        .detach(|| Locked::read(src))
+        .map_err(|e| to_py(py, name, e))?;
+    match locked.needs() {
+        KeyNeeded::Passphrase => {
+            let Some(pw) = &keys.passphrase else {
+                return Err(missing_key(
+                    py,
+                    name,
+                    "the file is protected by a passphrase, not encrypted to a key: pass passphrase=".into(),
+                ));
+            };
+            let id = CachedPassphrase {
+                pw: Passphrase::new(pw.as_bytes()).map_err(|e| to_py(py, name, e))?,
+                secret: Zeroizing::new(pw.as_bytes().to_vec()),
+            };
+            py.detach(|| locked.unlock(&[&id], opts))
+                .map_err(|e| to_py(py, name, e))
+        }
+        KeyNeeded::Identity { kinds } => {
+            if keys.identity.is_empty() {
+                return Err(missing_key(
+                    py,
+                    name,
+                    format!(
+                        "the file is encrypted to {} recipient(s) ({}): pass identity= (an identity file)",
+                        kinds.len(),
+                        kinds.join(", ")
+                    ),
+                ));
+            }
+            py.detach(|| {
+                // Read here: an SSH identity is not Send, so it lives and dies on this thread.
+                let ids = read_identities(&keys.identity)?;
+                let refs: Vec<&dyn Identity> = ids.iter().map(|i| i as &dyn Identity).collect();
+                locked.unlock(&refs, opts)
+            })
+            .map_err(|e| to_py(py, name, e))
+        }
+        KeyNeeded::Unsupported { kinds } => Err(raise(
+            py,
+            "NotZsealError",
+            "unsupported",
+            name,
+            &format!(
+                "no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
+                kinds.join(", ")
+            ),
+        )),
+        other => Err(raise(
+            py,
+            "ZsealError",
+            "unsupported",
+            name,
+            &format!("the file needs a key this zseal cannot use ({other:?})"),
+        )),
+    }
+}
+
+fn keys_of(identity: Option<&Bound<'_, PyAny>>, passphrase: Option<String>) -> PyResult<Keys> {
+    let identity = match identity {
+        None => Vec::new(),
+        Some(v) if v.is_none() => Vec::new(),
+        Some(v) => match as_path(v)? {
+            Some(p) => vec![p.display().to_string()],
+            None => {
+                let mut out = Vec::new();
+                for item in v.try_iter()? {
+                    let item = item?;
+                    let path = as_path(&item)?.ok_or_else(|| {
+                        PyValueError::new_err("identity must be a path or a list of paths")
+                    })?;
+                    out.push(path.display().to_string());
+                }
+                out
+            }
+        },
+    };
+    Ok(Keys {
+        identity,
+        passphrase: passphrase.map(Zeroizing::new),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reading file object.
+
+struct ReadState {
+    dec: Decryptor<Box<dyn Source>>,
+    /// Plaintext length (authenticated), when the source can seek.
+    size: Option<u64>,
+    pos: u64,
+    /// Where the last read ended: a read that starts there is sequential and reads ahead.
+    last_end: u64,
+}
+
+impl ReadState {
+    /// How many bytes a read of `n` (negative: all) returns at most, and how far ahead the
+    /// engine may fetch for it: sequential reads keep the window full, a read after a seek
+    /// fetches only the frames it covers.
+    fn prepare(&mut self, n: i64) -> zseal::Result<Option<usize>> {
+        let Some(size) = self.size else {
+            return Ok(None);
+        };
+        let left = size.saturating_sub(self.pos);
+        let want = if n < 0 { left } else { (n as u64).min(left) };
+        let limit = (self.pos != self.last_end).then_some(self.pos + want);
+        self.dec.limit_read_ahead(limit)?;
+        usize::try_from(want)
+            .map(Some)
+            .map_err(|_| option_error("the read is larger than this machine's address space"))
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> zseal::Result<()> {
+        self.dec.read_exact(buf).map_err(Error::from)?;
+        self.pos += buf.len() as u64;
+        self.last_end = self.pos;
+        if Some(self.pos) == self.size {
+            // Run the end-of-stream checks now (and the whole-file digest, when every chunk
+            // from the first went through), not on a later read that may never come.
+            let rest = self.dec.fill_buf().map_err(Error::from)?;
+            debug_assert!(rest.is_empty(), "the authenticated length ends here");
+        }
+        Ok(())
+    }
+
+    /// A read when the size is unknown (a pipe): up to `n` bytes, or all when negative.
+    fn read_stream(&mut self, n: i64) -> zseal::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        if n < 0 {
+            self.dec.read_to_end(&mut out).map_err(Error::from)?;
+        } else {
+            (&mut self.dec)
+                .take(n as u64)
+                .read_to_end(&mut out)
+                .map_err(Error::from)?;
+        }
+        self.pos += out.len() as u64;
+        self.last_end = self.pos;
+        Ok(out)
+    }
+}
+
+/// A decrypting reader (`zseal.open(..., "rb")` wraps it in an `io.BufferedIOBase`).
+#[pyclass(module = "zseal._zseal", frozen)]
+struct Reader {
+    state: Mutex<Option<ReadState>>,
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    seekable: bool,
+}
+
+impl Reader {
+    fn lock(&self) -> MutexGuard<'_, Option<ReadState>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the open state without the GIL.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut ReadState) -> zseal::Result<T> + Send,
+    ) -> PyResult<T> {
+        let r = py.detach(|| match self.lock().as_mut() {
+            Some(st) => f(st).map_err(Some),
+            None => Err(None),
+        });
+        r.map_err(|e| match e {
+            Some(e) => to_py(py, &self.name, e),
+            None => PyValueError::new_err("I/O operation on closed file"),
+        })
+    }
+}
+
+#[pymethods]
+impl Reader {
+    #[new]
+    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None))]
+    fn new(
+        py: Python<'_>,
+        file: &Bound<'_, PyAny>,
+        identity: Option<&Bound<'_, PyAny>>,
+        passphrase: Option<String>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let keys = keys_of(identity, passphrase)?;
+        let (src, name, seekable) = open_source(file)?;
+        let opts = DecryptOptions::default().threads(threads_of(threads));
+        let mut dec = unlock(py, src, &name, &keys, &opts)?;
+        let size = if seekable {
+            Some(
+                py.detach(|| dec.plaintext_len())
+                    .map_err(|e| to_py(py, &name, e))?,
+            )
+        } else {
+            None
+        };
+        Ok(Reader {
+            state: Mutex::new(Some(ReadState {
+                dec,
+                size,
+                pos: 0,
+                last_end: 0,
+            })),
+            name,
+            seekable,
+        })
+    }
+
+    /// The plaintext length (from the authenticated final frame), or None for a stream.
+    #[getter]
+    fn size(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.with(py, |st| Ok(st.size))
+    }
+
+    #[pyo3(signature = (n=-1))]
+    fn read<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+        let n = n.unwrap_or(-1);
+        match self.with(py, |st| st.prepare(n))? {
+            Some(len) => PyBytes::new_with(py, len, |buf| self.with(py, |st| st.fill(buf))),
+            None => {
+                let v = self.with(py, |st| st.read_stream(n))?;
+                Ok(PyBytes::new(py, &v))
+            }
+        }
+    }
+
+    /// Reads into a writable, C-contiguous byte buffer; returns the bytes read (0 at the end).
+    fn readinto(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let buf = PyBuffer::<u8>::get(buffer)?;
+        if buf.readonly() || !buf.is_c_contiguous() {
+            return Err(PyValueError::new_err(
+                "readinto needs a writable, contiguous buffer",
+            ));
+        }
+        let cap = buf.len_bytes();
+        let ptr = buf.buf_ptr() as usize;
+        let fill = move |st: &mut ReadState, len: usize| -> zseal::Result<usize> {
+            // SAFETY: `buf` (a PyBuffer) holds the exporter's buffer for the whole call, so the
+            // memory stays allocated and cannot be resized; it is writable, contiguous and
+            // `cap` bytes long, and `len <= cap`. As with CPython's own readinto, another
+            // Python thread writing into the same buffer meanwhile is the caller's race.
+            let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
+            st.fill(out)?;
+            Ok(len)
+        };
+        let got = self.with(py, |st| match st.prepare(cap as i64)? {
+            Some(len) => fill(st, len),
+            None => {
+                let len = st.dec.fill_buf().map_err(Error::from)?.len().min(cap);
+                let out = unsafe {
+                    // SAFETY: as above.
+                    std::slice::from_raw_parts_mut(ptr as *mut u8, len)
+                };
+                st.dec.read_exact(out).map_err(Error::from)?;
+                st.pos += len as u64;
+                st.last_end = st.pos;
+                Ok(len)
+            }
+        });
+        drop(buf);
+        got
+    }
+
+    /// At most `n` bytes with at most one chunk fetched (`BufferedIOBase.read1`).
+    #[pyo3(signature = (n=-1))]
+    fn read1<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+        let n = n.unwrap_or(-1);
+        let v = self.with(py, |st| {
+            if st.pos != st.last_end {
+                let end = st.size.map(|s| s.min(st.pos + n.max(1) as u64));
+                if st.size.is_some() {
+                    st.dec.limit_read_ahead(end)?;
+                }
+            } else if st.size.is_some() {
+                st.dec.limit_read_ahead(None)?;
+            }
+            let avail = st.dec.fill_buf().map_err(Error::from)?;
+            let k = if n < 0 {
+                avail.len()
+            } else {
+                avail.len().min(n as usize)
+            };
+            let v = avail[..k].to_vec();
+            st.dec.consume(k);
+            st.pos += k as u64;
+            st.last_end = st.pos;
+            Ok(v)
+        })?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    /// One line (up to and including b"\n"), or at most `limit` bytes.
+    #[pyo3(signature = (limit=-1))]
+    fn readline<'py>(&self, py: Python<'py>, limit: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+        let limit = limit.unwrap_or(-1);
+        let v = self.with(py, |st| {
+            if st.size.is_some() && st.pos != st.last_end {
+                st.dec.limit_read_ahead(None)?;
+            }
+            let mut out = Vec::new();
+            loop {
+                let avail = st.dec.fill_buf().map_err(Error::from)?;
+                if avail.is_empty() {
+                    break;
+                }
+                let room = if limit < 0 {
+                    usize::MAX
+                } else {
+                    limit as usize - out.len()
+                };
+                let (k, done) = match avail.iter().take(room).position(|&b| b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (avail.len().min(room), avail.len() >= room),
+                };
+                out.extend_from_slice(&avail[..k]);
+                st.dec.consume(k);
+                if done {
+                    break;
+                }
+            }
+            st.pos += out.len() as u64;
+            st.last_end = st.pos;
+            Ok(out)
+        })?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    #[pyo3(signature = (offset, whence=0))]
+    fn seek(&self, py: Python<'_>, offset: i64, whence: i32) -> PyResult<u64> {
+        if !self.seekable {
+            return Err(py
+                .import("io")?
+                .getattr("UnsupportedOperation")?
+                .call1(("the source cannot seek (a pipe or stream)",))
+                .map(PyErr::from_value)?);
+        }
+        let to = match whence {
+            0 if offset >= 0 => SeekFrom::Start(offset as u64),
+            0 => {
+                return Err(PyValueError::new_err(format!(
+                    "negative seek position {offset}"
+                )))
+            }
+            1 => SeekFrom::Current(offset),
+            2 => SeekFrom::End(offset),
+            w => {
+                return Err(PyValueError::new_err(format!(
+                    "invalid whence ({w}, should be 0, 1 or 2)"
+                )))
+            }
+        };
+        self.with(py, |st| {
+            let to = match to {
+                // Relative to our own count: the engine's position may be at a chunk edge.
+                SeekFrom::Current(d) => SeekFrom::Start(
+                    st.pos
+                        .checked_add_signed(d)
+                        .ok_or_else(|| option_error("seek before the start of the plaintext"))?,
+                ),
+                other => other,
+            };
+            let p = st.dec.seek(to).map_err(Error::from)?;
+            st.pos = p;
+            Ok(p)
+        })
+    }
+
+    fn tell(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |st| Ok(st.pos))
+    }
+
+    /// The whole-plaintext digest in hex once every byte from the first was read and checked
+    /// (None before, after seeks that skipped chunks, or for a file without digest).
+    fn digest(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with(py, |st| Ok(st.dec.digest_hex()))
+    }
+
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.lock().take());
+    }
+
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.lock().is_none())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writing file object.
+
+enum Sink {
+    /// A path: a temporary file beside it, renamed over it when the container is complete.
+    Temp(BufWriterTemp),
+    Py(PyFileObj),
+}
+
+struct BufWriterTemp {
+    file: std::io::BufWriter<tempfile::NamedTempFile>,
+    target: PathBuf,
+    exclusive: bool,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Temp(t) => t.file.write(buf),
+            Sink::Py(p) => p.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Temp(t) => t.file.flush(),
+            Sink::Py(p) => p.flush(),
+        }
+    }
+}
+
+fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let base = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{base}."))
+        .suffix(".zseal-partial")
+        .tempfile_in(dir)
+}
+
+/// Renames a complete temporary file over (or, `exclusive`, beside only) its target.
+fn persist(t: BufWriterTemp) -> zseal::Result<()> {
+    let f = t
+        .file
+        .into_inner()
+        .map_err(|e| Error::from(e.into_error()))?;
+    f.as_file().sync_all()?;
+    let r = if t.exclusive {
+        f.persist_noclobber(&t.target)
+    } else {
+        f.persist(&t.target)
+    };
+    r.map(drop).map_err(|e| {
+        let what = if e.error.kind() == io::ErrorKind::AlreadyExists {
+            "it exists (pass overwrite=True, or mode \"wb\", to replace it)".to_string()
+        } else {
+            e.error.to_string()
+        };
+        option_error(format!("cannot create {}: {what}", t.target.display()))
+    })
+}
+
+fn recipients_of(
+    recipients: Option<Vec<String>>,
+    passphrase: Option<String>,
+) -> zseal::Result<Vec<Box<dyn Recipient + Send + Sync>>> {
+    let mut out: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
+    for r in recipients.unwrap_or_default() {
+        out.push(Box::new(AgeRecipient::parse(&r)?));
+    }
+    if let Some(pw) = passphrase {
+        out.push(Box::new(Passphrase::new(pw.into_bytes())?));
+    }
+    if out.is_empty() {
+        return Err(option_error(
+            "no key to encrypt to: pass recipients=[\"age1…\"] or passphrase=",
+        ));
+    }
+    Ok(out)
+}
+
+fn encrypt_options(
+    compress: Option<&str>,
+    cipher: Option<&str>,
+    hash: Option<&str>,
+    chunk_size: Option<usize>,
+    threads: Option<usize>,
+) -> zseal::Result<EncryptOptions> {
+    let mut o = EncryptOptions::default().threads(threads_of(threads));
+    if let Some(c) = compress {
+        o = o.codec(c.parse::<Codec>()?);
+    }
+    if let Some(c) = cipher {
+        o = o.cipher(c.parse()?);
+    }
+    if let Some(h) = hash {
+        o = o.hash(h.parse::<HashAlg>()?);
+    }
+    if let Some(c) = chunk_size {
+        o = o.chunk_size(c);
+    }
+    Ok(o)
+}
+
+/// An encrypting writer (`zseal.open(..., "wb")`); the container is complete after `close()`.
+#[pyclass(module = "zseal._zseal", frozen)]
+struct Writer {
+    state: Mutex<Option<Encryptor<Sink>>>,
+    #[pyo3(get)]
+    name: String,
+}
+
+impl Writer {
+    fn lock(&self) -> MutexGuard<'_, Option<Encryptor<Sink>>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl Writer {
+    #[new]
+    #[pyo3(signature = (file, *, recipients=None, passphrase=None, compress=None, cipher=None,
+                        hash=None, chunk_size=None, threads=None, exclusive=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        file: &Bound<'_, PyAny>,
+        recipients: Option<Vec<String>>,
+        passphrase: Option<String>,
+        compress: Option<&str>,
+        cipher: Option<&str>,
+        hash: Option<&str>,
+        chunk_size: Option<usize>,
+        threads: Option<usize>,
+        exclusive: bool,
+    ) -> PyResult<Self> {
+        let (sink, name) = match as_path(file)? {
+            Some(p) => {
+                let name = p.display().to_string();
+                if exclusive && p.exists() {
+                    return Err(raise(
+                        py,
+                        "ZsealFileExistsError",
+                        "io",
+                        &name,
+                        "the file exists (mode \"xb\" never replaces a file)",
+                    ));
+                }
+                let t = temp_beside(&p).map_err(|e| to_py(py, &name, e.into()))?;
+                (
+                    Sink::Temp(BufWriterTemp {
+                        file: std::io::BufWriter::with_capacity(1 << 20, t),
+                        target: p,
+                        exclusive,
+                    }),
+                    name,
+                )
+            }
+            None if file.hasattr("write")? => {
+                (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
+            }
+            None => {
+                return Err(PyValueError::new_err(
+                    "file must be a path or a binary file object with write()",
+                ))
+            }
+        };
+        let enc = py
+            .detach(|| {
+                let rs = recipients_of(recipients, passphrase)?;
+                let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
+                let opts = encrypt_options(compress, cipher, hash, chunk_size, threads)?;
+                Encryptor::new(sink, &refs, &opts)
+            })
+            .map_err(|e| to_py(py, &name, e))?;
+        Ok(Writer {
+            state: Mutex::new(Some(enc)),
+            name,
+        })
+    }
+
+    fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let owned;
+        let bytes: &[u8] = match data.cast::<PyBytes>() {
+            Ok(b) => b.as_bytes(),
+            Err(_) => {
+                owned = PyBuffer::<u8>::get(data)?.to_vec(py)?;
+                &owned
+            }
+        };
+        let r = py.detach(|| match self.lock().as_mut() {
+            Some(enc) => enc.write_all(bytes).map_err(|e| Some(Error::from(e))),
+            None => Err(None),
+        });
+        r.map(|()| bytes.len()).map_err(|e| match e {
+            Some(e) => to_py(py, &self.name, e),
+            None => PyValueError::new_err("write to closed file"),
+        })
+    }
+
+    /// Writes the final frame, index and footer; a path is renamed into place only now.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let r = py.detach(|| match self.lock().take() {
+            Some(enc) => match enc.finish()? {
+                Sink::Temp(t) => persist(t),
+                Sink::Py(mut p) => p.flush().map_err(Error::from),
+            },
+            None => Ok(()),
+        });
+        r.map_err(|e| to_py(py, &self.name, e))
+    }
+
+    /// Drops the container unfinished: a temporary file is removed, nothing replaces the target.
+    fn abort(&self, py: Python<'_>) {
+        py.detach(|| self.lock().take());
+    }
+
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.lock().is_none())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole-file functions.
+
+/// Decrypts `src` (a path) and verifies it; `dst` (a path) appears only when all of it verified.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, identity=None, passphrase=None, threads=None, overwrite=false))]
+fn decrypt_file(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    threads: Option<usize>,
+    overwrite: bool,
+) -> PyResult<Option<String>> {
+    let name = src.display().to_string();
+    let keys = keys_of(identity, passphrase)?;
+    let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let mut dec = unlock(
+        py,
+        BufReader::with_capacity(SOURCE_BUFFER, f),
+        &name,
+        &keys,
+        &opts,
+    )?;
+    let out_name = dst.display().to_string();
+    if !overwrite && dst.exists() {
+        return Err(raise(
+            py,
+            "ZsealFileExistsError",
+            "io",
+            &out_name,
+            "the file exists: pass overwrite=True to replace it",
+        ));
+    }
+    let t = temp_beside(&dst).map_err(|e| to_py(py, &out_name, e.into()))?;
+    let mut t = BufWriterTemp {
+        file: std::io::BufWriter::with_capacity(1 << 20, t),
+        target: dst,
+        exclusive: !overwrite,
+    };
+    py.detach(|| dec.copy_to(&mut Output(&mut t.file)))
+        .map_err(|e| {
+            let who = if is_output_error(&e) {
+                &out_name
+            } else {
+                &name
+            };
+            to_py(py, who, e)
+        })?;
+    py.detach(|| persist(t))
+        .map_err(|e| to_py(py, &out_name, e))?;
+    Ok(dec.digest_hex())
+}
+
+/// An error of the output (not the container), so that the message names the output file.
+#[derive(Debug)]
+struct OutputError(io::Error);
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// A writer whose errors are marked as the output's.
+struct Output<W>(W);
+
+impl<W: Write> Write for Output<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .write(buf)
+            .map_err(|e| io::Error::new(e.kind(), OutputError(e)))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0
+            .flush()
+            .map_err(|e| io::Error::new(e.kind(), OutputError(e)))
+    }
+}
+
+fn is_output_error(e: &Error) -> bool {
+    matches!(e, Error::Io(io) if io.get_ref().is_some_and(|r| r.is::<OutputError>()))
+}
+
+/// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, recipients=None, passphrase=None, compress=None, cipher=None,
+                    hash=None, chunk_size=None, threads=None, overwrite=false))]
+#[allow(clippy::too_many_arguments)]
+fn encrypt_file(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    recipients: Option<Vec<String>>,
+    passphrase: Option<String>,
+    compress: Option<&str>,
+    cipher: Option<&str>,
+    hash: Option<&str>,
+    chunk_size: Option<usize>,
+    threads: Option<usize>,
+    overwrite: bool,
+) -> PyResult<()> {
+    let name = src.display().to_string();
+    let out_name = dst.display().to_string();
+    let mut f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    if !overwrite && dst.exists() {
+        return Err(raise(
+            py,
+            "ZsealFileExistsError",
+            "io",
+            &out_name,
+            "the file exists: pass overwrite=True to replace it",
+        ));
+    }
+    let t = temp_beside(&dst).map_err(|e| to_py(py, &out_name, e.into()))?;
+    let sink = BufWriterTemp {
+        file: std::io::BufWriter::with_capacity(1 << 20, t),
+        target: dst,
+        exclusive: !overwrite,
+    };
+    py.detach(|| {
+        let rs = recipients_of(recipients, passphrase)?;
+        let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
+        let opts = encrypt_options(compress, cipher, hash, chunk_size, threads)?;
+        let mut enc = Encryptor::new(Sink::Temp(sink), &refs, &opts)?;
+        enc.copy_from(&mut f)?;
+        match enc.finish()? {
+            Sink::Temp(t) => persist(t),
+            Sink::Py(_) => unreachable!("built with a temporary file above"),
+        }
+    })
+    .map_err(|e| to_py(py, &out_name, e))
+}
+
+/// Reads and checks the whole container; returns the whole-plaintext digest in hex (the form
+/// of `b3sum` or `xxhsum -H3`), or None when the file was written without one.
+#[pyfunction]
+#[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None))]
+fn verify(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    threads: Option<usize>,
+) -> PyResult<Option<String>> {
+    let keys = keys_of(identity, passphrase)?;
+    let (src, name, _) = open_source(file)?;
+    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let mut dec = unlock(py, src, &name, &keys, &opts)?;
+    py.detach(|| dec.copy_to(&mut io::sink()))
+        .map_err(|e| to_py(py, &name, e))?;
+    Ok(dec.digest_hex())
+}
+
+/// What the header and footer say, without a key.
+#[pyfunction]
+fn inspect<'py>(py: Python<'py>, file: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let (mut src, name, seekable) = open_source(file)?;
+    let info = py
+        .detach(|| {
+            if seekable {
+                zseal::inspect::inspect_file(&mut src)
+            } else {
+                zseal::inspect::inspect_stream(&mut src)
+            }
+        })
+        .map_err(|e| to_py(py, &name, e))?;
+    let h = &info.header;
+    let d = PyDict::new(py);
+    d.set_item("version", 1)?;
+    d.set_item("cipher", h.cipher.name())?;
+    d.set_item("compression", h.codec.name())?;
+    d.set_item("digest", h.hash.name())?;
+    d.set_item("chunk_size", h.chunk_size())?;
+    d.set_item("recipients", h.stanzas.len())?;
+    d.set_item("recipient_kinds", info.recipient_kinds())?;
+    d.set_item("header_len", info.header_len)?;
+    d.set_item("container_len", info.container_len)?;
+    d.set_item("chunks", info.chunks)?;
+    let (lo, hi) = info.plaintext_bounds().unzip();
+    d.set_item("plaintext_min", lo)?;
+    d.set_item("plaintext_max", hi)?;
+    Ok(d)
+}
+
+/// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`). With `path`, also writes the identity
+/// file there (mode 0600, never over an existing file), as `zseal keygen -o` does.
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+fn keygen(py: Python<'_>, path: Option<PathBuf>) -> PyResult<(String, String)> {
+    let (secret, public) = recipients::generate();
+    if let Some(p) = path {
+        let text = Zeroizing::new(format!(
+            "# created by zseal keygen\n# public key: {public}\n{}\n",
+            *secret
+        ));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        let name = p.display().to_string();
+        let mut f = opts.open(&p).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                raise(
+                    py,
+                    "ZsealFileExistsError",
+                    "io",
+                    &name,
+                    "the file exists (a key file is never overwritten)",
+                )
+            } else {
+                to_py(py, &name, e.into())
+            }
+        })?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| to_py(py, &name, e.into()))?;
+    }
+    Ok((secret.to_string(), public))
+}
+
+#[pymodule]
+fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Reader>()?;
+    m.add_class::<Writer>()?;
+    m.add_function(wrap_pyfunction!(decrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(keygen, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,394 @@
+"""zseal.open and the whole-file functions: round trips at chunk boundaries, every whence, the
+interoperation with the zseal command and the peer hash tools, and every kind of bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import random
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+import zseal
+from conftest import peer
+
+C = 1024  # a small chunk size, so that boundaries are cheap to reach
+
+
+def noise(n: int, seed: int = 7) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
+def text(n: int) -> bytes:
+    line = b"the quick brown fox jumps over the lazy dog 0123456789\n"
+    return (line * (n // len(line) + 1))[:n]
+
+
+def seal(path: Path, data: bytes, recipient: str, **kw) -> Path:
+    with zseal.open(path, "wb", recipients=[recipient], **kw) as f:
+        f.write(data)
+    return path
+
+
+SIZES = [0, 1, C - 1, C, C + 1, 3 * C, 3 * C + 5]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("kind", ["text", "noise"])
+def test_round_trip_at_chunk_boundaries_and_the_command_agrees(
+    tmp_path, keys, zseal_bin, size, kind
+):
+    identity, recipient = keys
+    data = (text if kind == "text" else noise)(size)
+    c = seal(tmp_path / "c.zseal", data, recipient, chunk_size=C)
+    with zseal.open(c, identity=identity) as f:
+        assert f.size == size
+        assert f.read() == data
+        assert f.read() == b""
+        assert f.digest() == zseal.verify(c, identity=identity)
+    # The command decrypts what Python wrote, and Python reads what the command wrote.
+    out = subprocess.run(
+        [zseal_bin, "decrypt", "-i", identity, str(c)], capture_output=True, check=True
+    ).stdout
+    assert out == data
+    (tmp_path / "p").write_bytes(data)
+    c2 = tmp_path / "c2.zseal"
+    subprocess.run(
+        [zseal_bin, "encrypt", "-r", recipient, "--chunk-size", "1K", str(tmp_path / "p"), "-o", str(c2)],
+        check=True,
+    )
+    with zseal.open(c2, identity=identity) as f:
+        assert f.read() == data
+
+
+def test_every_whence_readinto_read1_readline_match_the_plaintext(tmp_path, keys):
+    identity, recipient = keys
+    data = text(10 * C + 300)
+    c = seal(tmp_path / "c.zseal", data, recipient, chunk_size=C)
+    rnd = random.Random(3)
+    for threads in (1, 2):
+        with zseal.open(c, identity=identity, threads=threads) as f:
+            assert f.seekable() and f.readable() and not f.writable()
+            pos = 0
+            for _ in range(300):
+                op = rnd.choice(["set", "cur", "end", "read", "readinto", "read1", "line"])
+                if op == "set":
+                    pos = rnd.randrange(len(data) + 10)
+                    assert f.seek(pos) == pos
+                elif op == "cur":
+                    d = rnd.randrange(-pos, len(data) - pos + 5)
+                    pos = f.seek(d, io.SEEK_CUR)
+                elif op == "end":
+                    d = -rnd.randrange(len(data) + 1)
+                    pos = f.seek(d, io.SEEK_END)
+                    assert pos == len(data) + d
+                elif op == "read":
+                    n = rnd.choice([0, 1, 7, C - 1, C, 3 * C + 1, -1])
+                    got = f.read(n)
+                    want = data[pos:] if n < 0 else data[pos : pos + n]
+                    assert got == want, (op, pos, n)
+                    pos += len(got)
+                elif op == "readinto":
+                    buf = bytearray(rnd.choice([1, 100, C + 3, 5 * C]))
+                    n = f.readinto(buf)
+                    assert bytes(buf[:n]) == data[pos : pos + len(buf)]
+                    pos += n
+                elif op == "read1":
+                    got = f.read1(rnd.choice([1, 50, 4 * C]))
+                    assert got == data[pos : pos + len(got)]
+                    assert got or pos >= len(data)
+                    pos += len(got)
+                else:
+                    got = f.readline()
+                    end = data.find(b"\n", pos)
+                    want = data[pos:] if end < 0 else data[pos : end + 1]
+                    assert got == want
+                    pos += len(got)
+                assert f.tell() == pos
+            f.seek(0)
+            assert list(f) == data.splitlines(keepends=True)
+        with pytest.raises(ValueError):
+            f.read(1)
+    with zseal.open(c, identity=identity) as f, pytest.raises(ValueError):
+        f.seek(-1)
+
+
+def test_text_mode_and_iteration(tmp_path, keys):
+    identity, recipient = keys
+    with zseal.open(tmp_path / "t.zseal", "wt", recipients=[recipient], encoding="utf-8") as f:
+        f.write("zeile ä\nline 2\n")
+    with zseal.open(tmp_path / "t.zseal", "rt", identity=identity, encoding="utf-8") as f:
+        assert f.readlines() == ["zeile ä\n", "line 2\n"]
+
+
+def test_python_file_objects_as_source_and_sink(tmp_path, keys):
+    identity, recipient = keys
+    data = noise(5 * C + 17)
+    sink = io.BytesIO()
+    with zseal.open(sink, "wb", recipients=[recipient], chunk_size=C) as f:
+        for i in range(0, len(data), 1000):
+            f.write(memoryview(data)[i : i + 1000])
+    blob = sink.getvalue()
+    assert not sink.closed, "the caller's file object stays open"
+    with zseal.open(io.BytesIO(blob), identity=identity) as f:
+        f.seek(2 * C + 3)
+        assert f.read(C) == data[2 * C + 3 : 3 * C + 3]
+
+    class Pipe(io.RawIOBase):
+        """A stream that cannot seek: read sequentially, verified at the end."""
+
+        def __init__(self, b: bytes):
+            self.b = io.BytesIO(b)
+
+        def readable(self):
+            return True
+
+        def readinto(self, buf):
+            return self.b.readinto(buf)
+
+    with zseal.open(Pipe(blob), identity=identity) as f:
+        assert not f.seekable() and f.size is None
+        assert f.read(10) == data[:10]
+        with pytest.raises(io.UnsupportedOperation):
+            f.seek(0)
+        assert f.read() == data[10:]
+        assert f.digest() is not None
+
+    class Failing(io.BytesIO):
+        def read(self, n=-1):
+            if self.tell() > 100:
+                raise OSError("the network went away")
+            return super().read(n)
+
+    with pytest.raises(OSError, match="the network went away"):
+        with zseal.open(Failing(blob), identity=identity) as f:
+            f.read()
+
+
+def test_serial_and_parallel_give_the_same_plaintext(tmp_path, keys):
+    identity, recipient = keys
+    data = text(64 * C + 9)
+    for threads in (1, 2, 4):
+        c = seal(tmp_path / f"c{threads}.zseal", data, recipient, chunk_size=C, threads=threads)
+        for rt in (1, 3):
+            with zseal.open(c, identity=identity, threads=rt) as f:
+                assert hashlib.sha256(f.read()).digest() == hashlib.sha256(data).digest()
+
+
+def test_concurrent_reads_from_threads_are_serialized_not_corrupted(tmp_path, keys):
+    identity, recipient = keys
+    data = noise(40 * C)
+    c = seal(tmp_path / "c.zseal", data, recipient, chunk_size=C)
+    errors = []
+    with zseal.open(c, identity=identity) as f:
+
+        def work(seed):
+            rnd = random.Random(seed)
+            for _ in range(50):
+                try:
+                    with lock:
+                        p = rnd.randrange(len(data))
+                        f.seek(p)
+                        assert f.read(100) == data[p : p + 100]
+                except Exception as e:  # pragma: no cover - reported below
+                    errors.append(e)
+
+        lock = threading.Lock()
+        ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+    assert not errors
+
+
+@pytest.mark.parametrize("alg,tool,args", [("blake3", "b3sum", []), ("xxh3", "xxhsum", ["-H3"])])
+def test_verify_returns_the_digest_the_peer_tools_print(tmp_path, keys, alg, tool, args):
+    identity, recipient = keys
+    exe = peer(tool)
+    if exe is None:
+        pytest.skip(f"{tool} not installed")
+    data = text(3 * C + 11)
+    (tmp_path / "p").write_bytes(data)
+    c = seal(tmp_path / "c.zseal", data, recipient, chunk_size=C, hash=alg)
+    want = subprocess.run([exe, *args, str(tmp_path / "p")], capture_output=True, text=True, check=True)
+    # b3sum: "HEX  FILE"; xxhsum 0.8 -H3: "XXH3 (FILE) = HEX" (BSD style).
+    digest = want.stdout.split()[-1] if tool == "xxhsum" else want.stdout.split()[0]
+    assert zseal.verify(c, identity=identity) == digest
+    assert zseal.verify(seal(tmp_path / "n.zseal", data, recipient, hash="none"), identity=identity) is None
+
+
+def test_files_inspect_keygen_and_passphrases(tmp_path, keys, zseal_bin):
+    identity, recipient = keys
+    data = text(100_000)
+    (tmp_path / "p").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient], compress="lz4", chunk_size=16384)
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient])
+    info = zseal.inspect(tmp_path / "c")
+    assert info["compression"] == "lz4" and info["chunk_size"] == 16384
+    assert info["recipient_kinds"] == ["X25519"] and info["chunks"] == 7
+    assert info["container_len"] == (tmp_path / "c").stat().st_size
+    cli = subprocess.run([zseal_bin, "inspect", "--json", str(tmp_path / "c")], capture_output=True, check=True)
+    import json
+
+    cli = json.loads(cli.stdout)
+    assert {k: cli.get(k) for k in info} == info
+    digest = zseal.decrypt_file(tmp_path / "c", tmp_path / "out", identity=identity)
+    assert (tmp_path / "out").read_bytes() == data and digest
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.decrypt_file(tmp_path / "c", tmp_path / "out", identity=identity)
+    zseal.decrypt_file(tmp_path / "c", tmp_path / "out", identity=[identity], overwrite=True)
+    # keygen: the identity string works as well as the file, and the file is private.
+    secret, public = zseal.keygen(tmp_path / "k")
+    assert public.startswith("age1") and secret.startswith("AGE-SECRET-KEY-1")
+    assert os.stat(tmp_path / "k").st_mode & 0o777 == 0o600
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.keygen(tmp_path / "k")
+    c = seal(tmp_path / "k.zseal", b"x" * 10, public)
+    with zseal.open(c, identity=secret) as f:
+        assert f.read() == b"x" * 10
+    # A passphrase (Argon2 at its default cost, once to write and once to read).
+    with zseal.open(tmp_path / "pw.zseal", "wb", passphrase="correct horse battery staple") as f:
+        f.write(data)
+    with zseal.open(tmp_path / "pw.zseal", passphrase="correct horse battery staple") as f:
+        f.seek(50_000)
+        assert f.read(10) == data[50_000:50_010]
+    # The same passphrase again in this process: the unwrapped key is reused (no second Argon2);
+    # a wrong one is still refused.
+    with zseal.open(tmp_path / "pw.zseal", passphrase="correct horse battery staple") as f:
+        assert f.read() == data
+    with pytest.raises(zseal.WrongKeyError, match="wrong passphrase"):
+        zseal.open(tmp_path / "pw.zseal", passphrase="correct horse battery stapler")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: one clear exception naming the file, no plaintext from a bad part, nothing on disk.
+
+
+def test_bad_input_raises_one_clear_exception_naming_the_file(tmp_path, keys, other_key):
+    identity, recipient = keys
+    data = noise(8 * C)
+    c = seal(tmp_path / "good.zseal", data, recipient, chunk_size=C)
+    blob = c.read_bytes()
+    name = str(c)
+
+    with pytest.raises(zseal.WrongKeyError) as e:
+        zseal.open(c, identity=other_key)
+    assert name in str(e.value) and "no identity matched" in str(e.value)
+    assert e.value.filename == name and e.value.kind == "no matching key"
+
+    with pytest.raises(zseal.MissingKeyError, match="pass identity=") as e:
+        zseal.open(c)
+    assert name in str(e.value)
+    with pytest.raises(zseal.MissingKeyError, match="pass passphrase="):
+        pw = tmp_path / "pw.zseal"
+        pw.write_bytes(subprocess_free_passphrase_container())
+        zseal.open(pw, identity=identity)
+
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"just some text, not a container\n" * 10)
+    with pytest.raises(zseal.NotZsealError, match="not a zseal file") as e:
+        zseal.open(plain, identity=identity)
+    assert str(plain) in str(e.value)
+
+    with pytest.raises(zseal.ZsealFileNotFoundError) as e:
+        zseal.open(tmp_path / "missing.zseal", identity=identity)
+    assert isinstance(e.value, FileNotFoundError) and "missing.zseal" in str(e.value)
+
+    with pytest.raises(zseal.ZsealError, match="cannot read identity file"):
+        zseal.open(c, identity=tmp_path / "no.key")
+
+    # Damage in chunk 5: everything before it reads; a read that touches it raises and returns
+    # nothing, and so does every read after (the failure is sticky).
+    frame = C + 21  # noise is stored raw: a frame header and the AEAD tag around each chunk
+    header = zseal.inspect(c)["header_len"]
+    bad = bytearray(blob)
+    bad[header + 5 * frame + 100] ^= 1
+    (tmp_path / "bad.zseal").write_bytes(bad)
+    with zseal.open(tmp_path / "bad.zseal", identity=identity) as f:
+        got = f.read(2 * C)
+        assert got == data[: 2 * C]
+        with pytest.raises(zseal.IntegrityError, match="chunk 5 failed authentication") as e:
+            f.read()
+        assert str(tmp_path / "bad.zseal") in str(e.value) and e.value.kind == "chunk auth"
+        with pytest.raises(zseal.IntegrityError):
+            f.read(1)
+    for threads in (1, 2):
+        with zseal.open(tmp_path / "bad.zseal", identity=identity, threads=threads) as f:
+            f.seek(5 * C - 10)
+            with pytest.raises(zseal.IntegrityError, match="chunk 5"):
+                f.read(20)  # 10 good bytes, then the bad chunk: nothing is returned
+            with pytest.raises(zseal.IntegrityError):
+                f.seek(6 * C)  # the failure is sticky: this reader is done
+        with zseal.open(tmp_path / "bad.zseal", identity=identity, threads=threads) as f:
+            f.seek(6 * C)  # a new reader that never touches chunk 5 reads the rest
+            assert f.read() == data[6 * C :]
+
+    # Truncated, extended, and a damaged footer: refused at open (the trailer is read then).
+    for label, b in [("cut", blob[:-7]), ("longer", blob + b"\0"), ("footer", blob[:-3] + bytes([blob[-3] ^ 1]) + blob[-2:])]:
+        p = tmp_path / f"{label}.zseal"
+        p.write_bytes(b)
+        with pytest.raises(zseal.IntegrityError) as e:
+            with zseal.open(p, identity=identity) as f:
+                f.read()
+        assert str(p) in str(e.value), label
+        # The streaming path (no seek) refuses them too, at the end.
+        with pytest.raises(zseal.IntegrityError):
+            with zseal.open(io.BufferedReader(NoSeek(b)), identity=identity) as f:
+                f.read()
+
+    # decrypt_file leaves nothing behind on damage.
+    with pytest.raises(zseal.IntegrityError):
+        zseal.decrypt_file(tmp_path / "bad.zseal", tmp_path / "out", identity=identity)
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in os.listdir(tmp_path) if "partial" in p]
+
+    # Options.
+    with pytest.raises(zseal.OptionError, match="codec|compress"):
+        zseal.open(tmp_path / "x.zseal", "wb", recipients=[recipient], compress="brotli")
+    with pytest.raises(zseal.OptionError, match="no key to encrypt to"):
+        zseal.open(tmp_path / "x.zseal", "wb")
+    with pytest.raises(zseal.OptionError, match="mode"):
+        zseal.open(c, "ab", identity=identity)
+    assert not (tmp_path / "x.zseal").exists()
+
+
+class NoSeek(io.RawIOBase):
+    def __init__(self, b: bytes):
+        self.b = io.BytesIO(b)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        return self.b.readinto(buf)
+
+
+_PW_CONTAINER: bytes | None = None
+
+
+def subprocess_free_passphrase_container() -> bytes:
+    global _PW_CONTAINER
+    if _PW_CONTAINER is None:
+        sink = io.BytesIO()
+        with zseal.open(sink, "wb", passphrase="a passphrase for the test") as f:
+            f.write(b"secret")
+        _PW_CONTAINER = sink.getvalue()
+    return _PW_CONTAINER
+
+
+def test_an_exception_inside_the_writer_leaves_nothing(tmp_path, keys):
+    _, recipient = keys
+    target = tmp_path / "out.zseal"
+    target.write_bytes(b"the old contents")
+    with pytest.raises(RuntimeError):
+        with zseal.open(target, "wb", recipients=[recipient], chunk_size=C) as f:
+            f.write(noise(10 * C))
+            raise RuntimeError("the producer failed")
+    assert target.read_bytes() == b"the old contents"
+    assert os.listdir(tmp_path) == ["out.zseal"], "no temporary file left"
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.open(target, "xb", recipients=[recipient])

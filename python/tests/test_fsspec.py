@@ -1,0 +1,153 @@
+"""The zseal:: protocol through fsspec, pandas and pyarrow, over the local filesystem and over S3
+(a local moto server), with the bytes the inner filesystem served counted."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import fsspec
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import zseal
+from conftest import csv_text
+from zseal.fs import ZsealFileSystem
+
+MiB = 1 << 20
+
+
+def test_the_protocol_is_registered_by_the_entry_point():
+    assert fsspec.get_filesystem_class("zseal") is ZsealFileSystem
+
+
+def test_local_open_info_ls_and_write(tmp_path, keys):
+    identity, recipient = keys
+    data = csv_text(5000)
+    url = f"zseal::file://{tmp_path}/d.csv.zseal"
+    with fsspec.open(url, "wb", zseal={"recipients": [recipient], "chunk_size": 16384}) as f:
+        f.write(data)
+    fs, path = fsspec.core.url_to_fs(url, zseal={"identity": identity})
+    assert isinstance(fs, ZsealFileSystem)
+    info = fs.info(path)
+    assert info["size"] == len(data) == fs.size(path)
+    assert info["encrypted_size"] == (tmp_path / "d.csv.zseal").stat().st_size
+    (tmp_path / "notes.txt").write_text("not a container")
+    listing = {e["name"].rsplit("/", 1)[-1]: e for e in fs.ls(str(tmp_path))}
+    assert listing["d.csv.zseal"]["size"] == len(data)
+    assert listing["notes.txt"]["size"] is None and "not a zseal file" in listing["notes.txt"]["zseal_error"]
+    with fs.open(path) as f:
+        f.seek(1000)
+        assert f.read(500) == data[1000:1500]
+    assert fs.cat_file(path, start=10, end=20) == data[10:20]
+    with fsspec.open(url, "rt", zseal={"identity": identity}) as f:
+        assert f.readline() == "id,value,price,name\n"
+    with pytest.raises(zseal.MissingKeyError, match="d.csv.zseal"):
+        fsspec.open(url).open()
+
+
+def test_pandas_csv_and_pyarrow_parquet_match_the_plaintext(tmp_path, keys):
+    identity, recipient = keys
+    data = csv_text(20000, seed=5)
+    (tmp_path / "d.csv").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "d.csv", tmp_path / "d.csv.zseal", recipients=[recipient], chunk_size=65536)
+    opts = {"zseal": {"identity": identity}}
+    want = pd.read_csv(tmp_path / "d.csv")
+    got = pd.read_csv(f"zseal::file://{tmp_path}/d.csv.zseal", storage_options=opts)
+    pd.testing.assert_frame_equal(got, want)
+
+    # Writing through pandas, then reading back.
+    wopts = {"zseal": {"recipients": [recipient]}}
+    want.to_csv(f"zseal::file://{tmp_path}/w.csv.zseal", index=False, storage_options=wopts)
+    pd.testing.assert_frame_equal(pd.read_csv(f"zseal::file://{tmp_path}/w.csv.zseal", storage_options=opts), want)
+
+    # Parquet: pyarrow reads the footer at the end first, then the column chunks it needs.
+    table = pa.table(
+        {
+            "id": pa.array(range(200_000)),
+            "x": pa.array([random.Random(i).random() for i in range(200_000)]),
+            "s": pa.array([f"row {i % 977}" for i in range(200_000)]),
+        }
+    )
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=20_000)
+    zseal.encrypt_file(tmp_path / "t.parquet", tmp_path / "t.parquet.zseal", recipients=[recipient], chunk_size=65536)
+    got = pd.read_parquet(f"zseal::file://{tmp_path}/t.parquet.zseal", storage_options=opts)
+    pd.testing.assert_frame_equal(got, table.to_pandas())
+    fs = ZsealFileSystem(identity=identity)
+    cols = pq.read_table(f"{tmp_path}/t.parquet.zseal", filesystem=fs, columns=["x"])
+    assert cols.column("x").equals(table.column("x"))
+    pf = pq.ParquetFile(fs.open(f"{tmp_path}/t.parquet.zseal"))
+    assert pf.metadata.num_rows == 200_000 and pf.metadata.num_row_groups == 10
+    assert pf.read_row_group(7).equals(table.slice(140_000, 20_000))
+
+
+def count_s3_bytes(monkeypatch) -> list[int]:
+    """Counts the bytes s3fs fetched from the server (every ranged GET goes through here)."""
+    import s3fs.core
+
+    served: list[int] = []
+    real = s3fs.core.S3File._fetch_range
+
+    def counting(self, start, end):
+        out = real(self, start, end)
+        served.append(len(out))
+        return out
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", counting)
+    return served
+
+
+def test_s3_reads_fetch_only_the_header_trailer_and_needed_frames(tmp_path, keys, s3, s3_options, monkeypatch):
+    identity, recipient = keys
+    data = random.Random(9).randbytes(64 * MiB)
+    s3.pipe("zseal-test/big.bin.zseal", _seal(data, recipient))
+    container = s3.size("zseal-test/big.bin.zseal")
+    served = count_s3_bytes(monkeypatch)
+    opts = {"zseal": {"identity": identity}, "s3": s3_options}
+    fs, path = fsspec.core.url_to_fs("zseal::s3://zseal-test/big.bin.zseal", **opts)
+    with fs.open(path) as f:
+        opened = sum(served)
+        f.seek(37 * MiB + 12345)
+        block = f.read(MiB)
+    assert block == data[37 * MiB + 12345 : 38 * MiB + 12345]
+    total = sum(served)
+    # Header + trailer (index: 4 bytes a chunk) at open, then the one frame of chunk 9 (4 MiB
+    # chunks: 36..40 MiB holds the range), with at most one 64 KiB buffer of read-ahead.
+    frame = 4 * MiB + 21
+    assert opened < 3 * 65536, opened
+    assert total <= opened + frame + 65536, total
+    print(f"\n1 MiB read from a {container / MiB:.0f} MiB container on S3: {total / MiB:.2f} MiB fetched"
+          f" ({total / container:.1%}), {len(served)} requests")
+
+
+def _seal(data: bytes, recipient: str, **kw) -> bytes:
+    sink = io.BytesIO()
+    with zseal.open(sink, "wb", recipients=[recipient], **kw) as f:
+        f.write(data)
+    return sink.getvalue()
+
+
+def test_pandas_over_s3_and_bad_input_there(tmp_path, keys, other_key, s3, s3_options):
+    identity, recipient = keys
+    data = csv_text(30000, seed=11)
+    s3.pipe("zseal-test/d.csv.zseal", _seal(data, recipient, chunk_size=65536))
+    url = "zseal::s3://zseal-test/d.csv.zseal"
+    got = pd.read_csv(url, storage_options={"zseal": {"identity": identity}, "s3": s3_options})
+    pd.testing.assert_frame_equal(got, pd.read_csv(io.BytesIO(data)))
+    with pytest.raises(zseal.WrongKeyError, match="zseal-test/d.csv.zseal"):
+        pd.read_csv(url, storage_options={"zseal": {"identity": other_key}, "s3": s3_options})
+    bad = bytearray(_seal(data, recipient, chunk_size=65536))
+    bad[len(bad) // 3] ^= 0x40
+    s3.pipe("zseal-test/bad.csv.zseal", bytes(bad))
+    with pytest.raises(zseal.IntegrityError, match="bad.csv.zseal"):
+        pd.read_csv("zseal::s3://zseal-test/bad.csv.zseal", storage_options={"zseal": {"identity": identity}, "s3": s3_options})
+    s3.pipe("zseal-test/plain.csv", data)
+    with pytest.raises(zseal.NotZsealError, match="plain.csv"):
+        pd.read_csv("zseal::s3://zseal-test/plain.csv", storage_options={"zseal": {"identity": identity}, "s3": s3_options})
+    # Writing to S3 through the filesystem.
+    fs = ZsealFileSystem(target_protocol="s3", target_options=s3_options, recipients=[recipient], identity=identity)
+    with fs.open("zseal-test/written.zseal", "wb") as f:
+        f.write(data)
+    assert fs.cat_file("zseal-test/written.zseal") == data

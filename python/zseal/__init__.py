@@ -1,0 +1,268 @@
+"""zseal for Python: read and write zseal containers where the data is processed.
+
+``zseal.open`` returns a binary file object that decrypts only the chunks a read needs and
+authenticates everything it returns; ``zseal::<url>`` works in fsspec, pandas, pyarrow and Dask
+(see :mod:`zseal.fs`). The work runs in Rust (the zseal library) without the GIL, on every core.
+
+>>> import zseal
+>>> identity, recipient = zseal.keygen()
+>>> with zseal.open("data.csv.zseal", "wb", recipients=[recipient]) as f:   # doctest: +SKIP
+...     f.write(b"a,b\\n1,2\\n")
+>>> with zseal.open("data.csv.zseal", identity="me.key") as f:              # doctest: +SKIP
+...     f.seek(4); f.read()
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import IO, Any, Iterable, Sequence, Union
+
+from . import _zseal
+from ._zseal import __version__, decrypt_file, encrypt_file, inspect, keygen, verify
+from .errors import (
+    IntegrityError,
+    MissingKeyError,
+    NotZsealError,
+    OptionError,
+    WrongKeyError,
+    ZsealError,
+    ZsealFileExistsError,
+    ZsealFileNotFoundError,
+    ZsealIOError,
+)
+
+__all__ = [
+    "open",
+    "ZsealReader",
+    "ZsealWriter",
+    "encrypt_file",
+    "decrypt_file",
+    "verify",
+    "inspect",
+    "keygen",
+    "ZsealError",
+    "NotZsealError",
+    "MissingKeyError",
+    "WrongKeyError",
+    "IntegrityError",
+    "OptionError",
+    "ZsealIOError",
+    "ZsealFileNotFoundError",
+    "ZsealFileExistsError",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ZsealReader(io.BufferedIOBase):
+    """A decrypting, seekable, read-only binary file (what ``zseal.open(..., "rb")`` returns).
+
+    Every byte returned has been authenticated; a damaged chunk raises :class:`IntegrityError`
+    and returns nothing. After a seek, a read fetches only the frames it covers; sequential reads
+    keep the engine's window full (one chunk per worker thread ahead). Reaching the end of the
+    file from its first byte also checks the whole-file digest (:meth:`digest`).
+    """
+
+    def __init__(
+        self,
+        file: PathLike | IO[bytes],
+        *,
+        identity: PathLike | Sequence[PathLike] | None = None,
+        passphrase: str | None = None,
+        threads: int | None = None,
+        _owned: Any = None,
+    ) -> None:
+        super().__init__()
+        self._owned = _owned
+        self._r = _zseal.Reader(
+            file, identity=identity, passphrase=passphrase, threads=threads
+        )
+
+    @property
+    def name(self) -> str:
+        return self._r.name
+
+    @property
+    def size(self) -> int | None:
+        """The plaintext length (authenticated), or None when reading a stream."""
+        return self._r.size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._r.seekable
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._r.read(-1 if size is None else size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._r.read1(size)
+
+    def readinto(self, buffer: Any) -> int:
+        return self._r.readinto(buffer)
+
+    def readinto1(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._r.read1(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._r.readline(-1 if size is None else size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._r.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._r.tell()
+
+    def digest(self) -> str | None:
+        """The whole-plaintext digest (hex, as b3sum prints it) once every byte from the first
+        has been read and checked; None before that."""
+        return self._r.digest()
+
+    def detach(self) -> Any:
+        raise io.UnsupportedOperation("a zseal reader has no raw stream to detach")
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._r.close()
+                if self._owned is not None:
+                    self._owned.close()
+            finally:
+                super().close()
+
+    def __repr__(self) -> str:
+        return f"<zseal.ZsealReader name={self.name!r}>"
+
+
+class ZsealWriter(io.BufferedIOBase):
+    """An encrypting, write-only binary file (what ``zseal.open(..., "wb")`` returns).
+
+    The container is complete when :meth:`close` returns; a path is written to a temporary file
+    beside it and renamed into place only then. Leaving a ``with`` block by an exception aborts:
+    the temporary file is removed and nothing replaces the target.
+    """
+
+    def __init__(
+        self,
+        file: PathLike | IO[bytes],
+        *,
+        recipients: Iterable[str] | None = None,
+        passphrase: str | None = None,
+        compress: str | None = None,
+        cipher: str | None = None,
+        hash: str | None = None,
+        chunk_size: int | None = None,
+        threads: int | None = None,
+        exclusive: bool = False,
+        _owned: Any = None,
+    ) -> None:
+        super().__init__()
+        self._owned = _owned
+        self._w = _zseal.Writer(
+            file,
+            recipients=None if recipients is None else list(recipients),
+            passphrase=passphrase,
+            compress=compress,
+            cipher=cipher,
+            hash=hash,
+            chunk_size=chunk_size,
+            threads=threads,
+            exclusive=exclusive,
+        )
+
+    @property
+    def name(self) -> str:
+        return self._w.name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._w.write(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._w.close()
+                if self._owned is not None:
+                    self._owned.close()
+            finally:
+                super().close()
+
+    def abort(self) -> None:
+        """Drops the container unfinished (a temporary file is removed)."""
+        if not self.closed:
+            self._w.abort()
+            super().close()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"<zseal.ZsealWriter name={self.name!r}>"
+
+
+def open(
+    file: PathLike | IO[bytes],
+    mode: str = "rb",
+    *,
+    identity: PathLike | Sequence[PathLike] | None = None,
+    passphrase: str | None = None,
+    recipients: Iterable[str] | None = None,
+    compress: str | None = None,
+    cipher: str | None = None,
+    hash: str | None = None,
+    chunk_size: int | None = None,
+    threads: int | None = None,
+    encoding: str | None = None,
+    errors: str | None = None,
+    newline: str | None = None,
+) -> Any:
+    """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
+    to replace a file). ``file`` is a path or a binary file object (e.g. an fsspec file).
+
+    Reading needs ``identity`` (a path, or a list of paths, of age identity files or OpenSSH
+    private keys; an ``AGE-SECRET-KEY-1…`` string also works) or ``passphrase``. Writing needs
+    ``recipients`` (``age1…``/``ssh-…`` strings) or ``passphrase``, and takes ``compress``
+    (``"zstd:3"``, ``"lz4"``, ``"gzip:6"``, ``"none"``), ``cipher`` (``"aes-256-gcm"``,
+    ``"chacha20-poly1305"``), ``hash`` (``"blake3"``, ``"xxh3"``, ``"none"``) and
+    ``chunk_size`` (bytes, a power of two). ``threads``: worker threads (default: one per core).
+    A ``"t"`` mode (``"rt"``, ``"wt"``) wraps the file in :class:`io.TextIOWrapper`.
+    """
+    text = "t" in mode
+    base = mode.replace("t", "").replace("b", "")
+    if base not in ("r", "w", "x") or ("t" in mode and "b" in mode):
+        raise OptionError(f"mode {mode!r}: use 'rb', 'wb' or 'xb' (or 'rt', 'wt', 'xt' for text)")
+    if not text and (encoding is not None or errors is not None or newline is not None):
+        raise OptionError("encoding, errors and newline apply to text modes only")
+    f: io.BufferedIOBase
+    if base == "r":
+        if recipients is not None:
+            raise OptionError("recipients are for writing; to read, pass identity= or passphrase=")
+        f = ZsealReader(file, identity=identity, passphrase=passphrase, threads=threads)
+    else:
+        if identity is not None:
+            raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
+        f = ZsealWriter(
+            file,
+            recipients=recipients,
+            passphrase=passphrase,
+            compress=compress,
+            cipher=cipher,
+            hash=hash,
+            chunk_size=chunk_size,
+            threads=threads,
+            exclusive=base == "x",
+        )
+    if text:
+        return io.TextIOWrapper(f, encoding=encoding, errors=errors, newline=newline)
+    return f

@@ -1,0 +1,98 @@
+"""Types of the Rust extension (python/src/lib.rs); the public API is in zseal/__init__.py."""
+
+import os
+from typing import IO, Any, Sequence
+
+_Path = str | os.PathLike[str]
+_Identity = _Path | Sequence[_Path] | None
+
+__version__: str
+
+class Reader:
+    name: str
+    seekable: bool
+    def __init__(
+        self,
+        file: _Path | IO[bytes],
+        *,
+        identity: _Identity = None,
+        passphrase: str | None = None,
+        threads: int | None = None,
+    ) -> None: ...
+    @property
+    def size(self) -> int | None: ...
+    @property
+    def closed(self) -> bool: ...
+    def read(self, n: int | None = -1) -> bytes: ...
+    def read1(self, n: int | None = -1) -> bytes: ...
+    def readinto(self, buffer: Any) -> int: ...
+    def readline(self, limit: int | None = -1) -> bytes: ...
+    def seek(self, offset: int, whence: int = 0) -> int: ...
+    def tell(self) -> int: ...
+    def digest(self) -> str | None: ...
+    def close(self) -> None: ...
+
+class Writer:
+    name: str
+    def __init__(
+        self,
+        file: _Path | IO[bytes],
+        *,
+        recipients: Sequence[str] | None = None,
+        passphrase: str | None = None,
+        compress: str | None = None,
+        cipher: str | None = None,
+        hash: str | None = None,
+        chunk_size: int | None = None,
+        threads: int | None = None,
+        exclusive: bool = False,
+    ) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    def write(self, data: Any) -> int: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+
+def encrypt_file(
+    src: _Path,
+    dst: _Path,
+    *,
+    recipients: Sequence[str] | None = None,
+    passphrase: str | None = None,
+    compress: str | None = None,
+    cipher: str | None = None,
+    hash: str | None = None,
+    chunk_size: int | None = None,
+    threads: int | None = None,
+    overwrite: bool = False,
+) -> None:
+    """Encrypts the file src into dst, which appears (atomically) only when complete."""
+
+def decrypt_file(
+    src: _Path,
+    dst: _Path,
+    *,
+    identity: _Identity = None,
+    passphrase: str | None = None,
+    threads: int | None = None,
+    overwrite: bool = False,
+) -> str | None:
+    """Decrypts src into dst, which appears only when every byte verified; returns the
+    whole-plaintext digest (hex), or None for a file written without one."""
+
+def verify(
+    file: _Path | IO[bytes],
+    *,
+    identity: _Identity = None,
+    passphrase: str | None = None,
+    threads: int | None = None,
+) -> str | None:
+    """Reads and checks the whole container; returns the whole-plaintext digest (hex, as b3sum
+    or xxhsum -H3 print it), or None for a file written without one."""
+
+def inspect(file: _Path | IO[bytes]) -> dict[str, Any]:
+    """What the header and footer say, without a key (the keys of `zseal inspect --json`)."""
+
+def keygen(path: _Path | None = None) -> tuple[str, str]:
+    """A new X25519 identity: (AGE-SECRET-KEY-1…, age1…); with path, also written there (0600,
+    never over an existing file)."""

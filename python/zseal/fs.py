@@ -1,0 +1,209 @@
+"""``zseal::<url>``: zseal containers as plaintext files, for fsspec, pandas, pyarrow and Dask.
+
+A chained filesystem over any other fsspec filesystem (local, ``s3://``, ``gs://``, ...)::
+
+    pd.read_csv("zseal::s3://bucket/big.csv.zseal",
+                storage_options={"zseal": {"identity": "me.key"}, "s3": {"anon": False}})
+
+Paths are the inner filesystem's. ``info()``/``size()``/``ls()`` report the plaintext size, read
+from the container's authenticated trailer (this needs the key). Opening for reading fetches the
+header and the trailer; a read fetches only the frames it covers, so a Dask task reading one
+block of a large container fetches about that block. Opening for writing (``"wb"``) encrypts to
+``recipients`` or ``passphrase``. Nothing is cached on disk; the plaintext exists only in the
+buffers of the reads that asked for it.
+
+Options (``storage_options={"zseal": {...}}``): ``identity`` (path or list of paths, or an
+``AGE-SECRET-KEY-1…`` string), ``passphrase``, ``threads``; for writing ``recipients``,
+``compress``, ``cipher``, ``hash``, ``chunk_size``. How the key reaches Dask workers: these
+options are part of the filesystem, which Dask pickles into every task. An ``identity`` path is
+read by each worker when it opens a file, so the file must exist at that path on every worker
+(and only the path travels); an identity string or a passphrase travels inside the task graph to
+every worker, through the scheduler, in the clear unless the cluster uses TLS.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fsspec
+from fsspec.implementations.chained import ChainedFileSystem
+from fsspec.implementations.local import LocalFileSystem
+
+from . import ZsealReader, ZsealWriter
+from .errors import ZsealError
+
+__all__ = ["ZsealFileSystem"]
+
+
+class ZsealFileSystem(ChainedFileSystem):
+    """fsspec filesystem for the ``zseal`` protocol (see the module documentation)."""
+
+    protocol = "zseal"
+    root_marker = ""
+
+    def __init__(
+        self,
+        target_protocol: str | None = None,
+        target_options: dict[str, Any] | None = None,
+        fs: fsspec.AbstractFileSystem | None = None,
+        identity: Any = None,
+        passphrase: str | None = None,
+        recipients: list[str] | None = None,
+        compress: str | None = None,
+        cipher: str | None = None,
+        hash: str | None = None,
+        chunk_size: int | None = None,
+        threads: int | None = None,
+        fo: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if fs is None:
+            fs = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
+        self.fs = fs
+        self._read = {"identity": identity, "passphrase": passphrase, "threads": threads}
+        self._write = {
+            "recipients": recipients,
+            "passphrase": passphrase,
+            "compress": compress,
+            "cipher": cipher,
+            "hash": hash,
+            "chunk_size": chunk_size,
+            "threads": threads,
+        }
+        self._sizes: dict[tuple[Any, ...], int] = {}
+
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        path = str(path)
+        for prefix in ("zseal::", "zseal://"):
+            if path.startswith(prefix):
+                path = path[len(prefix) :]
+        return path
+
+    def unstrip_protocol(self, name: str) -> str:
+        return "zseal::" + self.fs.unstrip_protocol(name)
+
+    # -- reading and writing --------------------------------------------------------------
+
+    def _source(self, path: str) -> tuple[Any, Any]:
+        """What the reader reads: a local path (read by Rust directly), or an inner file opened
+        without read-ahead cache (the reader buffers frame headers itself and asks for whole
+        frames, so every byte fetched is one it needs)."""
+        if isinstance(self.fs, LocalFileSystem):
+            return self.fs._strip_protocol(path), None
+        try:
+            f = self.fs.open(path, "rb", cache_type="none")
+        except TypeError:
+            f = self.fs.open(path, "rb")
+        return f, f
+
+    def _open(
+        self,
+        path: str,
+        mode: str = "rb",
+        block_size: Any = None,
+        autocommit: bool = True,
+        cache_options: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        path = self._strip_protocol(path)
+        if "r" in mode:
+            src, owned = self._source(path)
+            try:
+                return ZsealReader(src, _owned=owned, **self._read)
+            except BaseException:
+                if owned is not None:
+                    owned.close()
+                raise
+        exclusive = "x" in mode
+        if isinstance(self.fs, LocalFileSystem):
+            return ZsealWriter(self.fs._strip_protocol(path), exclusive=exclusive, **self._write)
+        if exclusive and self.fs.exists(path):
+            raise FileExistsError(path)
+        inner = self.fs.open(path, "wb")
+        try:
+            return ZsealWriter(inner, _owned=inner, **self._write)
+        except BaseException:
+            inner.close()
+            raise
+
+    # -- metadata: plaintext sizes --------------------------------------------------------
+
+    def _plain_size(self, path: str, inner: dict[str, Any]) -> int:
+        stamp = (
+            path,
+            inner.get("size"),
+            inner.get("mtime") or inner.get("LastModified") or inner.get("ETag"),
+        )
+        size = self._sizes.get(stamp)
+        if size is None:
+            with self._open(path, "rb") as f:
+                size = f.size
+            self._sizes[stamp] = size
+        return size
+
+    def _plain(self, entry: dict[str, Any], strict: bool) -> dict[str, Any]:
+        if entry.get("type") != "file":
+            return entry
+        entry = dict(entry)
+        entry["encrypted_size"] = entry.get("size")
+        try:
+            entry["size"] = self._plain_size(entry["name"], entry)
+        except ZsealError as e:
+            if strict:
+                raise
+            entry["size"] = None
+            entry["zseal_error"] = str(e)
+        return entry
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        return self._plain(self.fs.info(self._strip_protocol(path), **kwargs), strict=True)
+
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> Any:
+        out = self.fs.ls(self._strip_protocol(path), detail=detail, **kwargs)
+        if not detail:
+            return out
+        # A directory may hold files that are not containers: they are listed with size None.
+        return [self._plain(e, strict=False) for e in out]
+
+    # -- everything else is the inner filesystem's ----------------------------------------
+
+    def exists(self, path: str, **kwargs: Any) -> bool:
+        return self.fs.exists(self._strip_protocol(path), **kwargs)
+
+    def isdir(self, path: str) -> bool:
+        return self.fs.isdir(self._strip_protocol(path))
+
+    def isfile(self, path: str) -> bool:
+        return self.fs.isfile(self._strip_protocol(path))
+
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        self.fs.mkdir(self._strip_protocol(path), create_parents=create_parents, **kwargs)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        self.fs.makedirs(self._strip_protocol(path), exist_ok=exist_ok)
+
+    def rmdir(self, path: str) -> None:
+        self.fs.rmdir(self._strip_protocol(path))
+
+    def rm_file(self, path: str) -> None:
+        self.fs.rm_file(self._strip_protocol(path))
+
+    def rm(self, path: Any, recursive: bool = False, maxdepth: Any = None) -> None:
+        self.fs.rm(self._strip_protocol(path), recursive=recursive, maxdepth=maxdepth)
+
+    def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        # A copy of the container: still encrypted, still authenticated.
+        self.fs.cp_file(self._strip_protocol(path1), self._strip_protocol(path2), **kwargs)
+
+    def modified(self, path: str) -> Any:
+        return self.fs.modified(self._strip_protocol(path))
+
+    def created(self, path: str) -> Any:
+        return self.fs.created(self._strip_protocol(path))
+
+    def ukey(self, path: str) -> str:
+        return self.fs.ukey(self._strip_protocol(path))
