@@ -245,8 +245,19 @@ fn file_name(file: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "<file object>".into())
 }
 
+/// Worker threads: the caller's count, else `ZSEAL_THREADS`, else `OMP_NUM_THREADS` (the limit
+/// Dask's nanny sets to 1 in every worker process, as numpy's BLAS and other native libraries
+/// honour it: the cores are already shared out between worker processes, and extra threads
+/// there only contend), else one per core.
 fn threads_of(threads: Option<usize>) -> Threads {
-    threads.map_or(Threads::Auto, Threads::from)
+    let from_env = || {
+        ["ZSEAL_THREADS", "OMP_NUM_THREADS"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
+    };
+    threads
+        .or_else(from_env)
+        .map_or(Threads::Auto, Threads::from)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,6 +503,32 @@ impl ReadState {
     }
 }
 
+/// A new `bytes` of `len` bytes filled by `fill` (which must write every byte or fail). Unlike
+/// `PyBytes::new_with` it does not zero the memory first: for a large read that first pass
+/// costs as much as the decryption (every page is faulted in on the calling thread before any
+/// chunk is copied); here the pages are faulted in by the copy itself, while the workers decrypt.
+fn fresh_bytes<'py>(
+    py: Python<'py>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let size = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err("read size too large"))?;
+    // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new, uniquely owned bytes object with
+    // n writable bytes (uninitialized) or NULL with an exception set; `from_owned_ptr_or_err`
+    // takes that reference. The object is not visible to any other code until we return it,
+    // so writing through its buffer is sound; the slice is made from the pointer and length
+    // CPython gives for it, and it is fully written by `fill` before it is returned (on error
+    // the object is dropped unseen).
+    unsafe {
+        let obj = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
+        let bytes = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
+        let data = pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) as *mut u8;
+        fill(std::slice::from_raw_parts_mut(data, len))?;
+        Ok(bytes)
+    }
+}
+
 /// A decrypting reader (`zseal.open(..., "rb")` wraps it in an `io.BufferedIOBase`).
 #[pyclass(module = "zseal._zseal", frozen)]
 struct Reader {
@@ -569,7 +606,7 @@ impl Reader {
     fn read<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let n = n.unwrap_or(-1);
         match self.with(py, |st| st.prepare(n))? {
-            Some(len) => PyBytes::new_with(py, len, |buf| self.with(py, |st| st.fill(buf))),
+            Some(len) => fresh_bytes(py, len, |buf| self.with(py, |st| st.fill(buf))),
             None => {
                 let v = self.with(py, |st| st.read_stream(n))?;
                 Ok(PyBytes::new(py, &v))
@@ -783,6 +820,26 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         .tempfile_in(dir)
 }
 
+/// The temporary file for an output path; an existing target is an error unless `overwrite`.
+fn new_output(py: Python<'_>, dst: PathBuf, overwrite: bool) -> PyResult<BufWriterTemp> {
+    let name = dst.display().to_string();
+    if !overwrite && dst.exists() {
+        return Err(raise(
+            py,
+            "ZsealFileExistsError",
+            "io",
+            &name,
+            "the file exists: pass overwrite=True to replace it",
+        ));
+    }
+    let t = temp_beside(&dst).map_err(|e| to_py(py, &name, e.into()))?;
+    Ok(BufWriterTemp {
+        file: std::io::BufWriter::with_capacity(1 << 20, t),
+        target: dst,
+        exclusive: !overwrite,
+    })
+}
+
 /// Renames a complete temporary file over (or, `exclusive`, beside only) its target.
 fn persist(t: BufWriterTemp) -> zseal::Result<()> {
     let f = t
@@ -993,21 +1050,7 @@ fn decrypt_file(
         &opts,
     )?;
     let out_name = dst.display().to_string();
-    if !overwrite && dst.exists() {
-        return Err(raise(
-            py,
-            "ZsealFileExistsError",
-            "io",
-            &out_name,
-            "the file exists: pass overwrite=True to replace it",
-        ));
-    }
-    let t = temp_beside(&dst).map_err(|e| to_py(py, &out_name, e.into()))?;
-    let mut t = BufWriterTemp {
-        file: std::io::BufWriter::with_capacity(1 << 20, t),
-        target: dst,
-        exclusive: !overwrite,
-    };
+    let mut t = new_output(py, dst, overwrite)?;
     py.detach(|| dec.copy_to(&mut Output(&mut t.file)))
         .map_err(|e| {
             let who = if is_output_error(&e) {
@@ -1075,21 +1118,7 @@ fn encrypt_file(
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
     let mut f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
-    if !overwrite && dst.exists() {
-        return Err(raise(
-            py,
-            "ZsealFileExistsError",
-            "io",
-            &out_name,
-            "the file exists: pass overwrite=True to replace it",
-        ));
-    }
-    let t = temp_beside(&dst).map_err(|e| to_py(py, &out_name, e.into()))?;
-    let sink = BufWriterTemp {
-        file: std::io::BufWriter::with_capacity(1 << 20, t),
-        target: dst,
-        exclusive: !overwrite,
-    };
+    let sink = new_output(py, dst, overwrite)?;
     py.detach(|| {
         let rs = recipients_of(recipients, passphrase)?;
         let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();

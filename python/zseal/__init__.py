@@ -56,6 +56,18 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _close(f: Any, engine: Any, close_io: Any) -> None:
+    """Closes the engine (a writer completes its container here), then the inner file object
+    this package opened (fsspec), then the io object, whatever fails on the way."""
+    if not f.closed:
+        try:
+            engine.close()
+            if f._owned is not None:
+                f._owned.close()
+        finally:
+            close_io()
+
+
 class ZsealReader(io.BufferedIOBase):
     """A decrypting, seekable, read-only binary file (what ``zseal.open(..., "rb")`` returns).
 
@@ -128,13 +140,7 @@ class ZsealReader(io.BufferedIOBase):
         raise io.UnsupportedOperation("a zseal reader has no raw stream to detach")
 
     def close(self) -> None:
-        if not self.closed:
-            try:
-                self._r.close()
-                if self._owned is not None:
-                    self._owned.close()
-            finally:
-                super().close()
+        _close(self, self._r, super().close)
 
     def __repr__(self) -> str:
         return f"<zseal.ZsealReader name={self.name!r}>"
@@ -187,13 +193,7 @@ class ZsealWriter(io.BufferedIOBase):
         return self._w.write(data)
 
     def close(self) -> None:
-        if not self.closed:
-            try:
-                self._w.close()
-                if self._owned is not None:
-                    self._owned.close()
-            finally:
-                super().close()
+        _close(self, self._w, super().close)
 
     def abort(self) -> None:
         """Drops the container unfinished (a temporary file is removed)."""
