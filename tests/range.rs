@@ -178,6 +178,23 @@ impl<R: Seek> Seek for Counting<R> {
     }
 }
 
+/// A decryptor over `sealed` that counts the container bytes it reads.
+fn counting<'a>(
+    sealed: &'a [u8],
+    pw: &Passphrase,
+    threads: usize,
+) -> Decryptor<Counting<Cursor<&'a [u8]>>> {
+    Decryptor::new(
+        Counting {
+            inner: Cursor::new(sealed),
+            read: 0,
+        },
+        &[pw],
+        &DecryptOptions::default().threads(threads),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_range_reads_only_the_frames_it_needs() {
     let pw = pass("range");
@@ -188,15 +205,7 @@ fn a_range_reads_only_the_frames_it_needs() {
         &EncryptOptions::default().chunk_size(C).threads(2),
         8,
     );
-    let mut d = Decryptor::new(
-        Counting {
-            inner: Cursor::new(&sealed[..]),
-            read: 0,
-        },
-        &[&pw],
-        &DecryptOptions::default().threads(2),
-    )
-    .unwrap();
+    let mut d = counting(&sealed, &pw, 2);
     let header = d.header_len();
     let mut out = Vec::new();
     d.copy_range_to(30 * C as u64 + 10, Some(31 * C as u64 + 10), &mut out)
@@ -226,15 +235,7 @@ fn a_limited_read_ahead_fetches_only_the_requested_frames() {
     let frame = C as u64 + 21;
     let trailer = 101 + 64 * 4 + 16;
     for (threads, limited) in [(1, true), (4, true), (4, false)] {
-        let mut d = Decryptor::new(
-            Counting {
-                inner: Cursor::new(&sealed[..]),
-                read: 0,
-            },
-            &[&pw],
-            &DecryptOptions::default().threads(threads),
-        )
-        .unwrap();
+        let mut d = counting(&sealed, &pw, threads);
         let at = 20 * C as u64;
         d.seek(SeekFrom::Start(at)).unwrap();
         if limited {
@@ -282,15 +283,7 @@ fn seeks_inside_a_chunk_and_buffered_lines() {
         &EncryptOptions::default().chunk_size(C).threads(2),
         9,
     );
-    let mut d = Decryptor::new(
-        Counting {
-            inner: Cursor::new(&sealed[..]),
-            read: 0,
-        },
-        &[&pw],
-        &DecryptOptions::default().threads(1),
-    )
-    .unwrap();
+    let mut d = counting(&sealed, &pw, 1);
     let mut b = [0u8; 100];
     d.read_exact(&mut b).unwrap();
     let before = d.get_ref().read;

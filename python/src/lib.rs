@@ -419,6 +419,23 @@ fn unlock<R: Read + Send>(
     }
 }
 
+/// A decryptor over whatever `open_source` opened.
+type SourceDecryptor = Decryptor<Box<dyn Source>>;
+
+/// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
+fn open_decryptor(
+    file: &Bound<'_, PyAny>,
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    threads: Option<usize>,
+) -> PyResult<(SourceDecryptor, String, bool)> {
+    let keys = keys_of(identity, passphrase)?;
+    let (src, name, seekable) = open_source(file)?;
+    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let dec = unlock(file.py(), src, &name, &keys, &opts)?;
+    Ok((dec, name, seekable))
+}
+
 fn keys_of(identity: Option<&Bound<'_, PyAny>>, passphrase: Option<String>) -> PyResult<Keys> {
     let identity = match identity {
         None => Vec::new(),
@@ -448,7 +465,7 @@ fn keys_of(identity: Option<&Bound<'_, PyAny>>, passphrase: Option<String>) -> P
 // The reading file object.
 
 struct ReadState {
-    dec: Decryptor<Box<dyn Source>>,
+    dec: SourceDecryptor,
     /// Plaintext length (authenticated), when the source can seek.
     size: Option<u64>,
     pos: u64,
@@ -572,10 +589,7 @@ impl Reader {
         passphrase: Option<String>,
         threads: Option<usize>,
     ) -> PyResult<Self> {
-        let keys = keys_of(identity, passphrase)?;
-        let (src, name, seekable) = open_source(file)?;
-        let opts = DecryptOptions::default().threads(threads_of(threads));
-        let mut dec = unlock(py, src, &name, &keys, &opts)?;
+        let (mut dec, name, seekable) = open_decryptor(file, identity, passphrase, threads)?;
         let size = if seekable {
             Some(
                 py.detach(|| dec.plaintext_len())
@@ -1144,10 +1158,7 @@ fn verify(
     passphrase: Option<String>,
     threads: Option<usize>,
 ) -> PyResult<Option<String>> {
-    let keys = keys_of(identity, passphrase)?;
-    let (src, name, _) = open_source(file)?;
-    let opts = DecryptOptions::default().threads(threads_of(threads));
-    let mut dec = unlock(py, src, &name, &keys, &opts)?;
+    let (mut dec, name, _) = open_decryptor(file, identity, passphrase, threads)?;
     py.detach(|| dec.copy_to(&mut io::sink()))
         .map_err(|e| to_py(py, &name, e))?;
     Ok(dec.digest_hex())

@@ -18,7 +18,7 @@ import io
 import os
 from typing import IO, Any, Iterable, Sequence, Union
 
-from . import _zseal
+from . import _zseal, errors
 from ._zseal import __version__, decrypt_file, encrypt_file, inspect, keygen, verify
 from .errors import (
     IntegrityError,
@@ -41,16 +41,8 @@ __all__ = [
     "verify",
     "inspect",
     "keygen",
-    "ZsealError",
-    "NotZsealError",
-    "MissingKeyError",
-    "WrongKeyError",
-    "IntegrityError",
-    "OptionError",
-    "ZsealIOError",
-    "ZsealFileNotFoundError",
-    "ZsealFileExistsError",
     "__version__",
+    *errors.__all__,
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
