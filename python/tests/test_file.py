@@ -381,3 +381,27 @@ def test_an_exception_inside_the_writer_leaves_nothing(tmp_path, keys):
     assert os.listdir(tmp_path) == ["out.zseal"], "no temporary file left"
     with pytest.raises(zseal.ZsealFileExistsError):
         zseal.open(target, "xb", recipients=[recipient])
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.parametrize("container", sorted((FIXTURES / "v1").glob("*.zseal")), ids=lambda p: p.stem)
+def test_committed_v1_fixtures_decrypt_through_python(container):
+    """Every container a release committed reads here too, whole and by random access."""
+    empty = container.stem == "empty"
+    want = b"" if empty else (FIXTURES / "sample.log").read_bytes()
+    if container.stem == "recipients":
+        keys = [dict(identity=str(FIXTURES / "keys" / k)) for k in ("zseal.key", "age.key", "ed25519", "rsa")]
+    else:
+        pw = (FIXTURES / "passphrase.txt").read_bytes().split(b"\n")[0].decode()
+        keys = [dict(passphrase=pw)]
+    for key in keys:
+        with zseal.open(container, **key) as f:
+            assert f.size == len(want)
+            assert f.read() == want, key
+            if want:
+                assert f.digest() == zseal.verify(container, **key)
+                assert (f.digest() is None) == (zseal.inspect(container)["digest"] == "none")
+                f.seek(len(want) // 3)
+                assert f.read(5000) == want[len(want) // 3 : len(want) // 3 + 5000]
