@@ -14,6 +14,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
@@ -106,18 +107,13 @@ impl Read for PyFileObj {
                     "the file object returned None: a non-blocking stream is not supported",
                 ));
             }
-            let bytes: Vec<u8> = match got.cast::<PyBytes>() {
-                Ok(b) => {
-                    let b = b.as_bytes();
-                    let n = b.len().min(buf.len());
-                    buf[..n].copy_from_slice(&b[..n]);
-                    return check_len(b.len(), buf.len());
-                }
-                Err(_) => got.extract().map_err(py_io)?,
-            };
-            let n = bytes.len().min(buf.len());
-            buf[..n].copy_from_slice(&bytes[..n]);
-            check_len(bytes.len(), buf.len())
+            // bytes, or a bytearray from a raw file's readall-style read.
+            let bytes = got
+                .extract::<PyBackedBytes>()
+                .map_err(|e| py_io(PyErr::from(e)))?;
+            let n = check_len(bytes.len(), buf.len())?;
+            buf[..n].copy_from_slice(&bytes);
+            Ok(n)
         })
     }
 }
@@ -303,14 +299,24 @@ const PASSPHRASE_CACHE_MAX: usize = 256;
 
 struct CachedPassphrase {
     pw: Passphrase,
-    secret: Zeroizing<Vec<u8>>,
+    /// A key derived from the passphrase for the cache slots (the passphrase itself is kept
+    /// only inside `pw`).
+    slot_key: Zeroizing<[u8; 32]>,
 }
 
 impl CachedPassphrase {
+    fn new(secret: &str) -> zseal::Result<Self> {
+        Ok(CachedPassphrase {
+            pw: Passphrase::new(secret.as_bytes())?,
+            slot_key: Zeroizing::new(blake3::derive_key(
+                "zseal python passphrase cache v1",
+                secret.as_bytes(),
+            )),
+        })
+    }
+
     fn slot(&self, stanzas: &[Stanza]) -> [u8; 32] {
-        let mut h = blake3::Hasher::new_derive_key("zseal python passphrase cache v1");
-        h.update(&(self.secret.len() as u64).to_le_bytes());
-        h.update(&self.secret);
+        let mut h = blake3::Hasher::new_keyed(&self.slot_key);
         for s in stanzas {
             h.update(&[s.kind]);
             h.update(&(s.body.len() as u64).to_le_bytes());
@@ -372,10 +378,7 @@ fn unlock<R: Read + Send>(
                     "the file is protected by a passphrase, not encrypted to a key: pass passphrase=".into(),
                 ));
             };
-            let id = CachedPassphrase {
-                pw: Passphrase::new(pw.as_bytes()).map_err(|e| to_py(py, name, e))?,
-                secret: Zeroizing::new(pw.as_bytes().to_vec()),
-            };
+            let id = CachedPassphrase::new(pw).map_err(|e| to_py(py, name, e))?;
             py.detach(|| locked.unlock(&[&id], opts))
                 .map_err(|e| to_py(py, name, e))
         }
@@ -474,48 +477,69 @@ struct ReadState {
 }
 
 impl ReadState {
-    /// How many bytes a read of `n` (negative: all) returns at most, and how far ahead the
-    /// engine may fetch for it: sequential reads keep the window full, a read after a seek
-    /// fetches only the frames it covers.
+    /// Sets how far ahead the engine may fetch for a read of `want` bytes (None: not known, as
+    /// for a line): a read that continues where the last one ended keeps the window full, a read
+    /// after a seek fetches only the frames it covers.
+    fn plan(&mut self, want: Option<u64>) -> zseal::Result<()> {
+        if self.size.is_none() {
+            return Ok(()); // a stream: nothing to seek, nothing to limit
+        }
+        let limit = match want {
+            Some(w) if self.pos != self.last_end => Some(self.pos + w.max(1)),
+            _ => None,
+        };
+        self.dec.limit_read_ahead(limit)
+    }
+
+    /// How many bytes a read of `n` (negative: all) returns, when the size is known, with the
+    /// read-ahead planned for it.
     fn prepare(&mut self, n: i64) -> zseal::Result<Option<usize>> {
         let Some(size) = self.size else {
             return Ok(None);
         };
         let left = size.saturating_sub(self.pos);
-        let want = if n < 0 { left } else { (n as u64).min(left) };
-        let limit = (self.pos != self.last_end).then_some(self.pos + want);
-        self.dec.limit_read_ahead(limit)?;
+        let want = u64::try_from(n).map_or(left, |n| n.min(left));
+        self.plan(Some(want))?;
         usize::try_from(want)
             .map(Some)
             .map_err(|_| option_error("the read is larger than this machine's address space"))
     }
 
-    fn fill(&mut self, buf: &mut [u8]) -> zseal::Result<()> {
-        self.dec.read_exact(buf).map_err(Error::from)?;
-        self.pos += buf.len() as u64;
+    /// Accounts for `k` bytes returned. At the end of the plaintext, runs the end-of-stream
+    /// checks (and the whole-file digest, when every chunk from the first went through) now,
+    /// not on a later read that may never come.
+    fn advance(&mut self, k: usize) -> zseal::Result<()> {
+        self.pos += k as u64;
         self.last_end = self.pos;
         if Some(self.pos) == self.size {
-            // Run the end-of-stream checks now (and the whole-file digest, when every chunk
-            // from the first went through), not on a later read that may never come.
             let rest = self.dec.fill_buf().map_err(Error::from)?;
             debug_assert!(rest.is_empty(), "the authenticated length ends here");
         }
         Ok(())
     }
 
+    /// Fills all of `buf` (its length came from `prepare`).
+    fn fill(&mut self, buf: &mut [u8]) -> zseal::Result<()> {
+        self.dec.read_exact(buf).map_err(Error::from)?;
+        self.advance(buf.len())
+    }
+
+    /// Up to `buf.len()` bytes from the current chunk (fetching one if none is left).
+    fn read_some(&mut self, buf: &mut [u8]) -> zseal::Result<usize> {
+        let k = self.dec.read(buf).map_err(Error::from)?;
+        self.advance(k)?;
+        Ok(k)
+    }
+
     /// A read when the size is unknown (a pipe): up to `n` bytes, or all when negative.
     fn read_stream(&mut self, n: i64) -> zseal::Result<Vec<u8>> {
         let mut out = Vec::new();
-        if n < 0 {
-            self.dec.read_to_end(&mut out).map_err(Error::from)?;
-        } else {
-            (&mut self.dec)
-                .take(n as u64)
-                .read_to_end(&mut out)
-                .map_err(Error::from)?;
-        }
-        self.pos += out.len() as u64;
-        self.last_end = self.pos;
+        let limit = u64::try_from(n).unwrap_or(u64::MAX);
+        (&mut self.dec)
+            .take(limit)
+            .read_to_end(&mut out)
+            .map_err(Error::from)?;
+        self.advance(out.len())?;
         Ok(out)
     }
 }
@@ -638,27 +662,15 @@ impl Reader {
         }
         let cap = buf.len_bytes();
         let ptr = buf.buf_ptr() as usize;
-        let fill = move |st: &mut ReadState, len: usize| -> zseal::Result<usize> {
-            // SAFETY: `buf` (a PyBuffer) holds the exporter's buffer for the whole call, so the
-            // memory stays allocated and cannot be resized; it is writable, contiguous and
-            // `cap` bytes long, and `len <= cap`. As with CPython's own readinto, another
-            // Python thread writing into the same buffer meanwhile is the caller's race.
-            let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
-            st.fill(out)?;
-            Ok(len)
-        };
-        let got = self.with(py, |st| match st.prepare(cap as i64)? {
-            Some(len) => fill(st, len),
-            None => {
-                let len = st.dec.fill_buf().map_err(Error::from)?.len().min(cap);
-                let out = unsafe {
-                    // SAFETY: as above.
-                    std::slice::from_raw_parts_mut(ptr as *mut u8, len)
-                };
-                st.dec.read_exact(out).map_err(Error::from)?;
-                st.pos += len as u64;
-                st.last_end = st.pos;
-                Ok(len)
+        let got = self.with(py, move |st| {
+            // SAFETY: `buf` (a PyBuffer) holds the exporter's buffer until it is dropped after
+            // this call, so the memory stays allocated and cannot be resized; it is writable,
+            // C-contiguous and `cap` bytes long. As with CPython's own readinto, another Python
+            // thread writing into the same buffer meanwhile is the caller's race.
+            let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, cap) };
+            match st.prepare(cap as i64)? {
+                Some(len) => st.fill(&mut out[..len]).map(|()| len),
+                None => st.read_some(out),
             }
         });
         drop(buf);
@@ -670,24 +682,12 @@ impl Reader {
     fn read1<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let n = n.unwrap_or(-1);
         let v = self.with(py, |st| {
-            if st.pos != st.last_end {
-                let end = st.size.map(|s| s.min(st.pos + n.max(1) as u64));
-                if st.size.is_some() {
-                    st.dec.limit_read_ahead(end)?;
-                }
-            } else if st.size.is_some() {
-                st.dec.limit_read_ahead(None)?;
-            }
+            st.plan(Some(n.max(1) as u64))?;
             let avail = st.dec.fill_buf().map_err(Error::from)?;
-            let k = if n < 0 {
-                avail.len()
-            } else {
-                avail.len().min(n as usize)
-            };
+            let k = usize::try_from(n).map_or(avail.len(), |n| n.min(avail.len()));
             let v = avail[..k].to_vec();
             st.dec.consume(k);
-            st.pos += k as u64;
-            st.last_end = st.pos;
+            st.advance(k)?;
             Ok(v)
         })?;
         Ok(PyBytes::new(py, &v))
@@ -698,9 +698,7 @@ impl Reader {
     fn readline<'py>(&self, py: Python<'py>, limit: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let limit = limit.unwrap_or(-1);
         let v = self.with(py, |st| {
-            if st.size.is_some() && st.pos != st.last_end {
-                st.dec.limit_read_ahead(None)?;
-            }
+            st.plan(None)?;
             let mut out = Vec::new();
             loop {
                 let avail = st.dec.fill_buf().map_err(Error::from)?;
@@ -722,8 +720,7 @@ impl Reader {
                     break;
                 }
             }
-            st.pos += out.len() as u64;
-            st.last_end = st.pos;
+            st.advance(out.len())?;
             Ok(out)
         })?;
         Ok(PyBytes::new(py, &v))
@@ -834,8 +831,16 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         .tempfile_in(dir)
 }
 
+const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
+
 /// The temporary file for an output path; an existing target is an error unless `overwrite`.
-fn new_output(py: Python<'_>, dst: PathBuf, overwrite: bool) -> PyResult<BufWriterTemp> {
+/// `refusal` says how to replace it.
+fn new_output(
+    py: Python<'_>,
+    dst: PathBuf,
+    overwrite: bool,
+    refusal: &str,
+) -> PyResult<BufWriterTemp> {
     let name = dst.display().to_string();
     if !overwrite && dst.exists() {
         return Err(raise(
@@ -843,7 +848,7 @@ fn new_output(py: Python<'_>, dst: PathBuf, overwrite: bool) -> PyResult<BufWrit
             "ZsealFileExistsError",
             "io",
             &name,
-            "the file exists: pass overwrite=True to replace it",
+            &format!("the file exists ({refusal})"),
         ));
     }
     let t = temp_beside(&dst).map_err(|e| to_py(py, &name, e.into()))?;
@@ -953,24 +958,8 @@ impl Writer {
         let (sink, name) = match as_path(file)? {
             Some(p) => {
                 let name = p.display().to_string();
-                if exclusive && p.exists() {
-                    return Err(raise(
-                        py,
-                        "ZsealFileExistsError",
-                        "io",
-                        &name,
-                        "the file exists (mode \"xb\" never replaces a file)",
-                    ));
-                }
-                let t = temp_beside(&p).map_err(|e| to_py(py, &name, e.into()))?;
-                (
-                    Sink::Temp(BufWriterTemp {
-                        file: std::io::BufWriter::with_capacity(1 << 20, t),
-                        target: p,
-                        exclusive,
-                    }),
-                    name,
-                )
+                let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
+                (Sink::Temp(out), name)
             }
             None if file.hasattr("write")? => {
                 (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
@@ -1064,7 +1053,7 @@ fn decrypt_file(
         &opts,
     )?;
     let out_name = dst.display().to_string();
-    let mut t = new_output(py, dst, overwrite)?;
+    let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     py.detach(|| dec.copy_to(&mut Output(&mut t.file)))
         .map_err(|e| {
             let who = if is_output_error(&e) {
@@ -1132,7 +1121,7 @@ fn encrypt_file(
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
     let mut f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
-    let sink = new_output(py, dst, overwrite)?;
+    let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     py.detach(|| {
         let rs = recipients_of(recipients, passphrase)?;
         let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();

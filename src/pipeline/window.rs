@@ -84,12 +84,13 @@ impl<T: Send + 'static> Window<T> {
                 }
             },
         };
-        for slot in self.queue.iter_mut() {
-            if matches!(slot, Slot::Held(_)) {
-                let Slot::Held(held) = std::mem::replace(slot, Slot::Done(Err(lost()))) else {
+        // Only the first job of a window is ever held, so it is at the front.
+        if let Some(front) = self.queue.front_mut() {
+            if matches!(front, Slot::Held(_)) {
+                let Slot::Held(held) = std::mem::replace(front, Slot::Done(Err(lost()))) else {
                     unreachable!("matched just above")
                 };
-                *slot = Slot::Running(spawn(&pool, held));
+                *front = Slot::Running(spawn(&pool, held));
             }
         }
         self.queue.push_back(Slot::Running(spawn(&pool, job)));
