@@ -352,3 +352,77 @@ fn damaged_index_final_frame_or_footer_is_rejected() {
         .unwrap_err();
     assert!(e.to_string().contains("damaged"), "{e}");
 }
+
+/// A range streamed from a pipe that reaches the last chunk must check the trailer as a full read
+/// does: a damaged footer, index or final frame, or bytes after the footer, fail it. A range that
+/// ends earlier reads nothing after its last chunk and is unaffected.
+#[test]
+fn a_piped_range_that_reaches_the_end_checks_the_trailer() {
+    let (plain, sealed, pw) = fixture();
+    let len = plain.len() as u64;
+    let n = 11;
+    let footer = sealed.len() - 16;
+    let index = footer - 4 * n;
+    let fin = index - 101;
+    let mut damaged: Vec<(&str, Vec<u8>)> = [
+        ("footer chunk count", footer),
+        ("footer magic", footer + 12),
+        ("index entry", index + 5),
+        ("final frame body", fin + 40),
+    ]
+    .into_iter()
+    .map(|(what, at)| {
+        let mut c = sealed.clone();
+        c[at] ^= 1;
+        (what, c)
+    })
+    .collect();
+    let mut trailing = sealed.clone();
+    trailing.push(0);
+    damaged.push(("a byte after the footer", trailing));
+    damaged.push(("no trailer at all", sealed[..fin].to_vec()));
+    for (what, c) in &damaged {
+        for (s, e) in [(len - 10, Some(len)), (5000, Some(len - 1)), (3, None)] {
+            for threads in [1, 2] {
+                let mut d = Decryptor::new(
+                    &c[..],
+                    &[&pw],
+                    &DecryptOptions::default().threads(threads),
+                )
+                .unwrap();
+                let r = d.copy_range_streaming(s, e, &mut Vec::new());
+                assert!(r.is_err(), "{what}, range {s}..{e:?}: accepted");
+            }
+        }
+        // Ending before the last chunk: nothing of the trailer is read, so nothing to reject.
+        let mut out = Vec::new();
+        let mut d = Decryptor::new(&c[..], &[&pw], &DecryptOptions::default()).unwrap();
+        d.copy_range_streaming(100, Some(3000), &mut out).unwrap();
+        assert_eq!(out, &plain[100..3000], "{what}");
+    }
+    // Intact, the same ranges pass.
+    let mut out = Vec::new();
+    let mut d = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();
+    d.copy_range_streaming(len - 10, Some(len), &mut out).unwrap();
+    assert_eq!(out, &plain[plain.len() - 10..]);
+}
+
+#[test]
+fn cli_piped_range_to_the_end_rejects_a_damaged_footer() {
+    let (plain, mut sealed, _) = fixture();
+    let footer = sealed.len() - 16;
+    sealed[footer] ^= 1;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "range\n").unwrap();
+    let range = format!("{}..{}", plain.len() - 100, plain.len());
+    let out = assert_cmd::Command::cargo_bin("zseal")
+        .unwrap()
+        .args(["decrypt", "--range", &range, "--passphrase-file"])
+        .arg(&pw)
+        .write_stdin(sealed)
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("footer"), "{err}");
+}

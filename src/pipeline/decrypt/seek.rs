@@ -245,8 +245,32 @@ impl<R: Read> Decryptor<R> {
         if n < want {
             // The stream ended, verified, before the range did: its length is now known.
             range.end_within(self.verifier.plaintext)?;
+        } else {
+            self.check_trailer_after_range()?;
         }
         Ok(n)
+    }
+
+    /// A streamed range that stopped at its last chunk: when that was the last data chunk (the
+    /// next frame is the final one), the final frame, index and footer are checked as in a full
+    /// read (FORMAT.md §6), so a damaged trailer is not accepted. Otherwise only the next frame's
+    /// 5-byte header was read.
+    fn check_trailer_after_range(&mut self) -> Result<()> {
+        if self.frames.ended
+            || self.frames.stop_at != Some(self.frames.next)
+            || !self.window.is_empty()
+        {
+            return Ok(());
+        }
+        self.frames.stop_at = None;
+        let (kind, body_len) = self.frames.read_header()?;
+        if kind != FrameKind::Final {
+            return Ok(());
+        }
+        let mut body = vec![0u8; body_len];
+        self.frames.read_body(&mut body)?;
+        self.frames.ended = true;
+        self.end_of_stream(body)
     }
 
     /// Reads past one data frame without decrypting it. If the frame is the final frame, it is
