@@ -209,20 +209,52 @@ fn zstd_compress(
     })
 }
 
+/// The first bytes of a zstd frame (RFC 8878 §3.1.1); skippable frames have other magics.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// One zstd frame, exactly, whose window is at most the chunk (`out.len()`, a power of two):
+/// FORMAT.md §3.1. zstd itself would also take skippable frames, several frames in a row, and
+/// a window up to the decoder's limit.
 fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
+    if !input.starts_with(&ZSTD_MAGIC) {
+        return Err("is not a zstd frame (a skippable frame or another format)".into());
+    }
+    match zstd::zstd_safe::find_frame_compressed_size(input) {
+        Ok(n) if n == input.len() => {}
+        Ok(_) => return Err("holds more than one zstd frame, or bytes after it".into()),
+        Err(code) => return Err(zstd::zstd_safe::get_error_name(code).to_string()),
+    }
+    // zstd's one-shot decoder does not apply a window limit (only its streaming decoder does),
+    // so the frame header's window descriptor is checked here.
+    if let Some(window) = zstd_window(input).filter(|&w| w > out.len() as u64) {
+        return Err(format!(
+            "is a zstd frame with a {window}-byte window, larger than the {}-byte chunk",
+            out.len()
+        ));
+    }
     ZSTD_D.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
-            let mut d = zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?;
-            // Chunks are at most 16 MiB, so no valid frame needs a larger window.
-            d.set_parameter(zstd::stream::raw::DParameter::WindowLogMax(24))
-                .map_err(|e| e.to_string())?;
-            *slot = Some(d);
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
         }
         let d = slot.as_mut().expect("just set");
         d.decompress_to_buffer(input, out)
             .map_err(|e| e.to_string())
     })
+}
+
+/// The window size a zstd frame header declares (RFC 8878 §3.1.1.1.2), or `None` for a
+/// single-segment frame, whose window is its content size (bounded by the output buffer).
+fn zstd_window(frame: &[u8]) -> Option<u64> {
+    let descriptor = *frame.get(4)?;
+    let single_segment = descriptor & 0x20 != 0;
+    if single_segment {
+        return None;
+    }
+    let w = *frame.get(5)?;
+    let log = 10 + u32::from(w >> 3);
+    let base = 1u64 << log;
+    Some(base + (base / 8) * u64::from(w & 7))
 }
 
 fn deflate(level: u32, input: &[u8], out: &mut [u8]) -> Result<Option<usize>> {
@@ -274,6 +306,40 @@ mod tests {
         (0..n)
             .map(|i| b"zseal compresses text "[i % 22] ^ (i / 997) as u8)
             .collect()
+    }
+
+    /// FORMAT.md §3.1: a compressed zstd chunk is one zstd frame whose window is at most the
+    /// chunk; zstd itself would accept the three frames below.
+    #[test]
+    fn zstd_chunks_are_one_frame_with_a_window_within_the_chunk() {
+        use std::io::Write;
+        let text = sample(600);
+        let frame = |t: &[u8]| zstd::bulk::compress(t, 3).unwrap();
+        let mut out = vec![0u8; 1 << 10];
+        let zstd = Codec::Zstd(3);
+        assert_eq!(zstd.decompress(&frame(&text), &mut out), Ok(600));
+        // A 1 MiB window declared for 600 bytes, read as a 1 KiB chunk.
+        let mut enc = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+        enc.window_log(20).unwrap();
+        enc.include_contentsize(false).unwrap();
+        enc.write_all(&text[..300]).unwrap();
+        enc.flush().unwrap(); // not all input at once: zstd cannot shrink the window to it
+        enc.write_all(&text[300..]).unwrap();
+        let wide = enc.finish().unwrap();
+        let mut big = vec![0u8; 1 << 20];
+        assert_eq!(zstd.decompress(&wide, &mut big), Ok(600), "valid in a 1 MiB chunk");
+        let e = zstd.decompress(&wide, &mut out).unwrap_err();
+        assert!(e.contains("window"), "{e}");
+        // Two frames in a row.
+        let mut two = frame(&text[..300]);
+        two.extend(frame(&text[300..]));
+        let e = zstd.decompress(&two, &mut out).unwrap_err();
+        assert!(e.contains("more than one"), "{e}");
+        // A skippable frame (magic 0x184D2A50, 4 bytes of content) before a frame.
+        let mut skip = vec![0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4];
+        skip.extend(frame(&text));
+        let e = zstd.decompress(&skip, &mut out).unwrap_err();
+        assert!(e.contains("skippable"), "{e}");
     }
 
     #[test]
