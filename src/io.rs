@@ -1,6 +1,8 @@
-//! I/O helpers: full reads from pipes, and a counting adapter (what a progress display reads).
+//! I/O helpers: full reads from pipes, a counting adapter (what a progress display reads), and
+//! [`AtomicFile`], the way every front end writes a file that must never be seen half-written.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
 
 /// Reads until `buf` is full or the input ends, retrying short reads and interruptions (pipes
 /// deliver data in pieces). Returns how many bytes were read: `buf.len()` unless at end of input.
@@ -71,6 +73,146 @@ impl<S: io::Seek> io::Seek for Counted<S> {
     fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
         self.inner.seek(to)
     }
+}
+
+/// A file written under a hidden temporary name beside its destination and renamed over it only
+/// by [`AtomicFile::commit`]: a reader never sees a half-written file, and a failure (or a drop
+/// without commit) leaves the destination as it was. While it is written the temporary file is
+/// readable by its owner only (0600), whatever it holds; `commit` gives it the mode of the file it
+/// replaces or, for a new file, the mode the umask gives (0666 & !umask), never wider.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    dest: PathBuf,
+    overwrite: bool,
+}
+
+impl AtomicFile {
+    /// Starts writing `dest`. Fails with `AlreadyExists` when it exists and `overwrite` is false.
+    /// Errors carry the operating system's reason, not the temporary name.
+    pub fn create(dest: &Path, overwrite: bool) -> io::Result<Self> {
+        if !overwrite && dest.exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "the file exists",
+            ));
+        }
+        let dir = match dest.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".zseal-partial");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o600));
+        }
+        let tmp = builder.tempfile_in(dir).map_err(|e| without_path(&e))?;
+        Ok(AtomicFile {
+            tmp,
+            dest: dest.to_path_buf(),
+            overwrite,
+        })
+    }
+
+    /// The temporary file's path (for a registry that removes it on a signal).
+    pub fn temporary_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Where the file goes.
+    pub fn destination(&self) -> &Path {
+        &self.dest
+    }
+
+    /// The open temporary file.
+    pub fn as_file(&self) -> &std::fs::File {
+        self.tmp.as_file()
+    }
+
+    /// Gives the file its final mode, syncs it to disk when `sync`, and renames it over the
+    /// destination (beside it only, failing with `AlreadyExists`, when overwriting was not
+    /// allowed and the destination appeared meanwhile).
+    pub fn commit(mut self, sync: bool) -> io::Result<()> {
+        self.tmp.flush()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = match std::fs::metadata(&self.dest) {
+                Ok(m) if self.overwrite => m.permissions().mode() & 0o777,
+                _ => 0o666 & !umask(),
+            };
+            self.tmp
+                .as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        if sync {
+            self.tmp.as_file().sync_all()?;
+        }
+        let placed = if self.overwrite {
+            self.tmp.persist(&self.dest)
+        } else {
+            self.tmp.persist_noclobber(&self.dest)
+        };
+        placed.map(drop).map_err(|e| without_path(&e.error))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.flush()
+    }
+}
+
+impl Read for AtomicFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tmp.read(buf)
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.tmp.seek(to)
+    }
+}
+
+/// The operating system's reason alone: tempfile adds the temporary path to its messages.
+fn without_path(e: &io::Error) -> io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((os, _)) => io::Error::new(e.kind(), os.to_string()),
+        None => io::Error::new(e.kind(), text),
+    }
+}
+
+/// The process's umask. Linux reports it in /proc without changing it; elsewhere it is read by
+/// setting it and setting it back, which another thread creating a file at that instant could
+/// see.
+#[cfg(unix)]
+fn umask() -> u32 {
+    let from_proc = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+    });
+    from_proc.unwrap_or_else(|| {
+        use nix::sys::stat::{umask, Mode};
+        let old = umask(Mode::from_bits_truncate(0o077));
+        umask(old);
+        old.bits() as u32
+    })
 }
 
 #[cfg(test)]

@@ -643,14 +643,20 @@ fn zseal_keys_work_in_age_and_age_keys_in_zseal() {
     );
 }
 
-#[test]
-fn ctrl_c_removes_the_partial_output_and_exits_130() {
+/// Starts `zseal encrypt -o` on a stream that stays open, waits until its temporary output holds
+/// frames, and returns the child, its stdin, and a finder for the temporary file.
+fn encrypt_mid_stream<'a>(
+    d: &'a Path,
+    out: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    impl Fn() -> Option<PathBuf> + 'a,
+) {
     use std::io::Write as _;
-    let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("big.zseal");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zseal"))
         .args(["encrypt", "--chunk-size", "64K", "-o"])
-        .arg(&out)
+        .arg(out)
         .arg("--passphrase-file")
         .arg(pw())
         .stdin(std::process::Stdio::piped())
@@ -658,9 +664,8 @@ fn ctrl_c_removes_the_partial_output_and_exits_130() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    // Feed data (stdin stays open, so zseal is mid-stream) until the temporary file has frames.
-    let partial = || {
-        std::fs::read_dir(d.path())
+    let partial = move || {
+        std::fs::read_dir(d)
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.to_string_lossy().ends_with(".zseal-partial"))
@@ -676,17 +681,68 @@ fn ctrl_c_removes_the_partial_output_and_exits_130() {
             "zseal never started writing"
         );
     }
-    let pid = child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let status = child.wait().unwrap();
+    (child, stdin, partial)
+}
+
+/// Ctrl-C, `kill` and a closed terminal: no temporary file survives, the exit code is the
+/// shell's 128 + signal number, and no output appears.
+#[test]
+fn signals_remove_the_partial_output_and_exit_128_plus_the_signal() {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("big.zseal");
+        let (mut child, stdin, partial) = encrypt_mid_stream(d.path(), &out);
+        let pid = child.id().to_string();
+        assert!(std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap()
+            .success());
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert!(partial().is_none(), "SIG{signal}: the temporary file was left behind");
+        assert!(!out.exists(), "SIG{signal}");
+    }
+}
+
+/// Plaintext or not, what is being written is readable by its owner only; the finished file gets
+/// the mode the umask gives a new file, or keeps the mode of the file --force replaces.
+#[test]
+fn outputs_are_private_while_written_and_get_the_expected_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("big.zseal");
+    let (mut child, stdin, partial) = encrypt_mid_stream(d.path(), &out);
+    let tmp = partial().unwrap();
+    assert_eq!(mode(&tmp), 0o600, "the temporary output");
     drop(stdin);
-    assert_eq!(status.code(), Some(130));
-    assert!(partial().is_none(), "the temporary file was left behind");
-    assert!(!out.exists());
+    assert!(child.wait().unwrap().success());
+    // This test process's umask (cargo's default 022, or whatever the runner set).
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+        })
+        .unwrap_or(0o022);
+    assert_eq!(mode(&out), 0o666 & !umask, "a new file follows the umask");
+    let plain = d.path().join("plain");
+    for existing in [0o600, 0o640] {
+        std::fs::write(&plain, "old").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(existing)).unwrap();
+        zseal()
+            .args(["decrypt", "--force", "--passphrase-file"])
+            .arg(pw())
+            .arg(&out)
+            .arg("-o")
+            .arg(&plain)
+            .assert()
+            .success();
+        assert_eq!(mode(&plain), existing, "--force keeps the replaced file's mode");
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use pyo3::buffer::PyBuffer;
@@ -19,6 +19,7 @@ use pyo3::types::{PyBytes, PyDict};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
 use zseal::crypto::Stanza;
+use zseal::io::AtomicFile;
 use zseal::pipeline::Threads;
 use zseal::{
     AgeIdentity, AgeRecipient, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error,
@@ -795,10 +796,10 @@ enum Sink {
     Py(PyFileObj),
 }
 
+/// An output path being written: zseal's [`zseal::io::AtomicFile`] (private while written,
+/// renamed into place when complete) behind a large buffer.
 struct BufWriterTemp {
-    file: std::io::BufWriter<tempfile::NamedTempFile>,
-    target: PathBuf,
-    exclusive: bool,
+    file: std::io::BufWriter<AtomicFile>,
 }
 
 impl Write for Sink {
@@ -816,21 +817,6 @@ impl Write for Sink {
     }
 }
 
-fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let base = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    tempfile::Builder::new()
-        .prefix(&format!(".{base}."))
-        .suffix(".zseal-partial")
-        .tempfile_in(dir)
-}
-
 const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
 
 /// The temporary file for an output path; an existing target is an error unless `overwrite`.
@@ -842,42 +828,35 @@ fn new_output(
     refusal: &str,
 ) -> PyResult<BufWriterTemp> {
     let name = dst.display().to_string();
-    if !overwrite && dst.exists() {
-        return Err(raise(
+    match AtomicFile::create(&dst, overwrite) {
+        Ok(f) => Ok(BufWriterTemp {
+            file: std::io::BufWriter::with_capacity(1 << 20, f),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
             py,
             "ZsealFileExistsError",
             "io",
             &name,
             &format!("the file exists ({refusal})"),
-        ));
+        )),
+        Err(e) => Err(to_py(py, &name, e.into())),
     }
-    let t = temp_beside(&dst).map_err(|e| to_py(py, &name, e.into()))?;
-    Ok(BufWriterTemp {
-        file: std::io::BufWriter::with_capacity(1 << 20, t),
-        target: dst,
-        exclusive: !overwrite,
-    })
 }
 
-/// Renames a complete temporary file over (or, `exclusive`, beside only) its target.
+/// Renames a complete temporary file over (or, without overwrite, beside only) its target.
 fn persist(t: BufWriterTemp) -> zseal::Result<()> {
     let f = t
         .file
         .into_inner()
         .map_err(|e| Error::from(e.into_error()))?;
-    f.as_file().sync_all()?;
-    let r = if t.exclusive {
-        f.persist_noclobber(&t.target)
-    } else {
-        f.persist(&t.target)
-    };
-    r.map(drop).map_err(|e| {
-        let what = if e.error.kind() == io::ErrorKind::AlreadyExists {
+    let target = f.destination().to_path_buf();
+    f.commit(true).map_err(|e| {
+        let what = if e.kind() == io::ErrorKind::AlreadyExists {
             "it exists (pass overwrite=True, or mode \"wb\", to replace it)".to_string()
         } else {
-            e.error.to_string()
+            e.to_string()
         };
-        option_error(format!("cannot create {}: {what}", t.target.display()))
+        option_error(format!("cannot create {}: {what}", target.display()))
     })
 }
 

@@ -229,7 +229,14 @@ def test_files_inspect_keygen_and_passphrases(tmp_path, keys, zseal_bin):
     assert (tmp_path / "out").read_bytes() == data and digest
     with pytest.raises(zseal.ZsealFileExistsError):
         zseal.decrypt_file(tmp_path / "c", tmp_path / "out", identity=identity)
+    # Modes: a new file follows the umask (tempfile alone would leave 0600), a replaced file
+    # keeps its own mode (never wider).
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(tmp_path / "out").st_mode & 0o777 == 0o666 & ~umask
+    os.chmod(tmp_path / "out", 0o640)
     zseal.decrypt_file(tmp_path / "c", tmp_path / "out", identity=[identity], overwrite=True)
+    assert os.stat(tmp_path / "out").st_mode & 0o777 == 0o640
     # keygen: the identity string works as well as the file, and the file is private.
     secret, public = zseal.keygen(tmp_path / "k")
     assert public.startswith("age1") and secret.startswith("AGE-SECRET-KEY-1")

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
+use zseal::io::AtomicFile;
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -113,17 +114,15 @@ impl Drop for PartialGuard {
     }
 }
 
-/// Where data goes: standard output, or a temporary file beside the destination that is renamed
-/// over it only by [`Output::commit`]. Dropped without a commit, the temporary file is removed,
-/// so a failure never leaves a half-written output.
+/// Where data goes: standard output, or a [`zseal::io::AtomicFile`] beside the destination that
+/// is renamed over it only by [`Output::commit`]. Dropped without a commit, the temporary file is
+/// removed, so a failure never leaves a half-written output; it is private (0600) while written.
 pub enum Output {
     /// Standard output.
     Stdout(io::StdoutLock<'static>),
     /// A temporary file and where it goes.
     File {
-        tmp: tempfile::NamedTempFile,
-        dest: PathBuf,
-        force: bool,
+        file: AtomicFile,
         _guard: PartialGuard,
     },
 }
@@ -145,33 +144,19 @@ impl Output {
                 dest.display()
             );
         }
-        if dest.exists() && !force {
-            bail!(
-                "{} already exists: use --force to overwrite it, or choose another -o",
-                dest.display()
-            );
-        }
-        let dir = match dest.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".zseal-partial");
-        #[cfg(unix)]
-        builder.permissions(default_permissions());
-        let tmp = builder
-            .tempfile_in(dir)
-            .map_err(|e| anyhow!("cannot write {}: {}", dest.display(), reason(&e)))?;
-        let guard = PartialGuard::new(tmp.path());
+        let file = AtomicFile::create(dest, force).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                anyhow!(
+                    "{} already exists: use --force to overwrite it, or choose another -o",
+                    dest.display()
+                )
+            } else {
+                anyhow!("cannot write {}: {}", dest.display(), reason(&e))
+            }
+        })?;
+        let guard = PartialGuard::new(file.temporary_path());
         Ok(Output::File {
-            tmp,
-            dest: dest.to_path_buf(),
-            force,
+            file,
             _guard: guard,
         })
     }
@@ -182,22 +167,10 @@ impl Output {
             Output::Stdout(mut s) => Ok(s
                 .flush()
                 .map_err(|e| named(e, "write", "standard output"))?),
-            Output::File {
-                mut tmp,
-                dest,
-                force,
-                _guard,
-            } => {
-                let failed =
-                    |e: &io::Error| anyhow!("cannot write {}: {}", dest.display(), reason(e));
-                tmp.flush().map_err(|e| failed(&e))?;
-                tmp.as_file().sync_all().map_err(|e| failed(&e))?;
-                let placed = if force {
-                    tmp.persist(&dest)
-                } else {
-                    tmp.persist_noclobber(&dest)
-                };
-                placed.map(drop).map_err(|e| failed(&e.error))
+            Output::File { file, _guard } => {
+                let dest = file.destination().display().to_string();
+                file.commit(true)
+                    .map_err(|e| anyhow!("cannot write {dest}: {}", reason(&e)))
             }
         }
     }
@@ -205,7 +178,7 @@ impl Output {
     fn name(&self) -> String {
         match self {
             Output::Stdout(_) => "standard output".into(),
-            Output::File { dest, .. } => dest.display().to_string(),
+            Output::File { file, .. } => file.destination().display().to_string(),
         }
     }
 }
@@ -214,7 +187,7 @@ impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let r = match self {
             Output::Stdout(s) => s.write(buf),
-            Output::File { tmp, .. } => tmp.write(buf),
+            Output::File { file, .. } => file.write(buf),
         };
         r.map_err(|e| named(e, "write", &self.name()))
     }
@@ -222,18 +195,10 @@ impl Write for Output {
     fn flush(&mut self) -> io::Result<()> {
         let r = match self {
             Output::Stdout(s) => s.flush(),
-            Output::File { tmp, .. } => tmp.flush(),
+            Output::File { file, .. } => file.flush(),
         };
         r.map_err(|e| named(e, "write", &self.name()))
     }
-}
-
-/// What a newly created file gets from the umask, as with any other tool (tempfile would
-/// otherwise leave it readable by its owner only).
-#[cfg(unix)]
-fn default_permissions() -> std::fs::Permissions {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::Permissions::from_mode(0o666)
 }
 
 #[cfg(unix)]

@@ -1,7 +1,7 @@
 //! The `zseal` command: parses the arguments and hands each subcommand to its own module, which
 //! asks the user for what it needs and calls the library. Errors are printed once, as
-//! `zseal: error: …`; exit codes are 0 (ok), 1 (failure), 2 (usage), 130 (interrupted:
-//! temporary outputs removed), 141 (the reader of our output went away).
+//! `zseal: error: …`; exit codes are 0 (ok), 1 (failure), 2 (usage), 128 + signal (interrupted
+//! by SIGINT, SIGTERM or SIGHUP: temporary outputs removed), 141 (the reader of our output went away).
 
 mod bench;
 mod common;
@@ -71,10 +71,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Ctrl-C: no half-written output survives; 130 is the shell's code for an interrupt.
-    let _ = ctrlc::set_handler(|| {
+    on_termination_signals(|signal| {
         files::remove_partial_outputs();
-        std::process::exit(130);
+        std::process::exit(128 + signal);
     });
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -84,6 +83,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Ctrl-C (SIGINT), `kill` (SIGTERM) and a closed terminal (SIGHUP) all end the process the same
+/// way: no half-written output survives, and the exit code is the shell's 128 + signal number.
+/// The handler runs on a thread of its own (signal-hook's iterator), where removing files is safe.
+#[cfg(unix)]
+fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                handler(signal);
+            }
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
+    let _ = ctrlc::set_handler(move || handler(2));
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
