@@ -30,8 +30,10 @@ pub enum Error {
     /// A value beyond a limit of the format (docs/FORMAT.md §7).
     #[error("limit exceeded: {0}")]
     Limit(String),
-    /// The passphrase did not unwrap the file key.
-    #[error("wrong passphrase (or the key stanza is damaged)")]
+    /// The passphrase did not unwrap the file key, or it did and the header MAC then failed: a
+    /// passphrase file gives one answer for both (FORMAT.md §2.3), so that a crafted stanza that
+    /// opens under several passphrases cannot tell which one the user typed.
+    #[error("wrong passphrase (or the file's header or key stanza was damaged)")]
     WrongPassphrase,
     /// No key the caller holds opens any stanza of the file.
     #[error("no identity matched any of the {stanzas} recipient(s) of this file ({kinds}): use the identity the file was encrypted to")]

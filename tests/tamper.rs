@@ -212,8 +212,22 @@ fn header_fields_are_authenticated() {
             _ => c[at] ^ 4,
         };
         let e = must_fail(&c, &pw, 2, &plain, &format!("header byte {at}"));
-        assert!(matches!(e, Error::HeaderAuth), "header byte {at}: {e}");
+        // A passphrase file gives one answer: a changed header reads as a wrong passphrase.
+        assert!(matches!(e, Error::WrongPassphrase), "header byte {at}: {e}");
     }
+}
+
+/// The review's oracle: with a passphrase, "the stanza did not unwrap" and "it unwrapped but the
+/// header MAC failed" must be one and the same answer, message and kind.
+#[test]
+fn a_passphrase_file_gives_one_answer_for_wrong_key_and_changed_header() {
+    let (plain, sealed, pw) = small();
+    let wrong = must_fail(&sealed, &pass("not it"), 1, &plain, "wrong passphrase");
+    let mut c = sealed.clone();
+    c[20] ^= 1; // the payload salt: covered by the MAC, not by the stanza
+    let changed = must_fail(&c, &pw, 1, &plain, "changed header");
+    assert_eq!(wrong.to_string(), changed.to_string());
+    assert_eq!(wrong.kind(), changed.kind());
 }
 
 #[test]

@@ -268,13 +268,13 @@ fn scenarios() -> Vec<Vector> {
     add(
         "bad-header-cipher",
         "cipher id changed to ChaCha20-Poly1305",
-        "header auth",
+        "wrong passphrase",
         set(9, 2),
     );
     add(
         "bad-header-codec",
         "codec id changed from zstd to gzip (level 3 is valid for both)",
-        "header auth",
+        "wrong passphrase",
         set(10, 3),
     );
     add(
@@ -286,19 +286,19 @@ fn scenarios() -> Vec<Vector> {
     add(
         "bad-header-level",
         "level byte changed",
-        "header auth",
+        "wrong passphrase",
         flip(11),
     );
     add(
         "bad-header-hash",
         "hash id changed to xxh3",
-        "header auth",
+        "wrong passphrase",
         set(12, 2),
     );
     add(
         "bad-header-chunk-size",
         "chunk size 2 KiB instead of 1 KiB",
-        "header auth",
+        "wrong passphrase",
         set(13, 11),
     );
     add(
@@ -316,13 +316,13 @@ fn scenarios() -> Vec<Vector> {
     add(
         "bad-header-salt",
         "bit flipped in the payload salt",
-        "header auth",
+        "wrong passphrase",
         flip(20),
     );
     add(
         "bad-header-mac",
         "bit flipped in the header MAC",
-        "header auth",
+        "wrong passphrase",
         flip(120),
     );
     add(

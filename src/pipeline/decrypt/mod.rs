@@ -153,12 +153,17 @@ impl<R: Read> Locked<R> {
                 break;
             }
         }
+        let by_passphrase = self.needs() == KeyNeeded::Passphrase;
         let header = self.header;
         let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
             stanzas: header.stanzas.len(),
             kinds: kind_names(&header.stanzas).join(", "),
         })?;
-        file_key.verify_header_mac(&self.raw, &self.mac)?;
+        // One answer for a passphrase file: "did not unwrap" and "unwrapped, but the header
+        // fails" must not be told apart (FORMAT.md §2.3).
+        file_key
+            .verify_header_mac(&self.raw, &self.mac)
+            .map_err(|e| if by_passphrase { Error::WrongPassphrase } else { e })?;
         let payload_key = file_key.payload_key(&header.payload_salt);
         let header_len = (self.raw.len() + self.mac.len()) as u64;
         let chunk_size = header.chunk_size();
