@@ -86,6 +86,44 @@ impl Recipient for SeededX25519 {
     }
 }
 
+/// The same X25519 stanza in the type-03 form (FORMAT.md §1.1: 2-byte argument lengths), written
+/// here from the spec rather than by zseal's encoder, preceded by a type-03 stanza of a recipient
+/// type the age crate does not know (`mlkem768x25519`, a 1,494-character argument), which the
+/// X25519 identity must pass over.
+struct SeededX25519Long([u8; 32]);
+
+impl Recipient for SeededX25519Long {
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        rng: &mut dyn RngCore,
+    ) -> zseal::Result<Vec<Stanza>> {
+        let short = SeededX25519(self.0).wrap_file_key(file_key, rng)?;
+        let b = &short[0].body;
+        // 02: tag_len, tag, argc, (len u8, arg)*, body. X25519 has one argument.
+        let tag_end = 1 + b[0] as usize;
+        assert_eq!(b[tag_end], 1, "one argument");
+        let arg_len = b[tag_end + 1] as usize;
+        let mut long = b[..=tag_end].to_vec();
+        long.extend_from_slice(&(arg_len as u16).to_le_bytes());
+        long.extend_from_slice(&b[tag_end + 2..]);
+        let mut pq = vec![14u8];
+        pq.extend_from_slice(b"mlkem768x25519");
+        pq.push(1);
+        pq.extend_from_slice(&1494u16.to_le_bytes());
+        let mut arg = vec![0u8; 1494];
+        rng.fill_bytes(&mut arg);
+        pq.extend(arg.iter().map(|x| b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(x & 63) as usize]));
+        let mut body = vec![0u8; 32];
+        rng.fill_bytes(&mut body);
+        pq.extend_from_slice(&body);
+        Ok(vec![
+            Stanza { kind: 3, body: pq },
+            Stanza { kind: 3, body: long },
+        ])
+    }
+}
+
 /// A seeded X25519 identity: (AGE-SECRET-KEY-1… string, public key bytes).
 fn seeded_identity(rng: &mut ChaCha20Rng) -> (String, [u8; 32]) {
     let mut s = [0u8; 32];
@@ -221,6 +259,22 @@ fn scenarios() -> Vec<Vector> {
         plaintext: Some(plain),
     });
 
+    let mut rng = ChaCha20Rng::seed_from_u64(107);
+    let (id, public) = seeded_identity(&mut rng);
+    let plain = compressible(C + 9);
+    v.push(Vector {
+        name: "ok-stanza-type-03".into(),
+        comment: "type-03 stanzas (2-byte argument lengths): an mlkem768x25519 stanza with a \
+                  1,494-character argument, which no identity here opens, then the X25519 \
+                  stanza of the identity"
+            .into(),
+        container: seal(&plain, &def(), &[&SeededX25519Long(public)], 108),
+        passphrase: None,
+        identities: vec![id],
+        expect: "ok".into(),
+        plaintext: Some(plain),
+    });
+
     // The base of every failure: passphrase, zstd, AES-GCM, BLAKE3, 1 KiB chunks, 3 chunks.
     let base = ok("base", "", compressible(3 * C - 100), def(), 200);
     let b = &base.container;
@@ -327,9 +381,9 @@ fn scenarios() -> Vec<Vector> {
     );
     add(
         "bad-stanza-type",
-        "stanza type 03, unknown: skipped, so nothing opens the file",
+        "stanza type 7f, unknown: skipped, so nothing opens the file",
         "no matching key",
-        set(50, 3),
+        set(50, 0x7f),
     );
     add(
         "bad-stanza-salt",

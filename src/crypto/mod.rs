@@ -88,7 +88,7 @@ fn hkdf(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
 /// file key. The header (in [`crate::format`]) carries stanzas without knowing their types.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
-    /// Stanza type (`01` passphrase, `02` age recipient).
+    /// Stanza type (`01` passphrase, `02` and `03` age recipient).
     pub kind: u8,
     /// Type-specific body.
     pub body: Vec<u8>,
@@ -100,7 +100,7 @@ impl Stanza {
     pub fn kind_name(&self) -> String {
         match self.kind {
             passphrase::STANZA_TYPE => "passphrase".into(),
-            recipients::STANZA_TYPE => match recipients::decode(self) {
+            k if recipients::is_age_stanza(k) => match recipients::decode(self) {
                 Ok(s) => s.tag,
                 Err(_) => "malformed age stanza".into(),
             },
@@ -110,7 +110,7 @@ impl Stanza {
 
     /// True for the stanza types this build can unwrap.
     pub fn is_known(&self) -> bool {
-        matches!(self.kind, passphrase::STANZA_TYPE | recipients::STANZA_TYPE)
+        self.kind == passphrase::STANZA_TYPE || recipients::is_age_stanza(self.kind)
     }
 }
 

@@ -12,35 +12,60 @@ use rand_core::RngCore;
 use super::{FileKey, Identity, Recipient, Stanza};
 use crate::error::{Error, Result};
 
-/// Stanza type of an age recipient stanza.
+/// Stanza type of an age recipient stanza whose arguments fit in 255 bytes each.
 pub const STANZA_TYPE: u8 = 0x02;
+/// Stanza type of an age recipient stanza with 2-byte argument lengths (FORMAT.md §1.1, type
+/// `03`), for recipients such as `mlkem768x25519` whose arguments are longer.
+pub const STANZA_TYPE_LONG: u8 = 0x03;
 const MAX_TAG: usize = 64;
 const MAX_ARGS: usize = 16;
 
-/// Stores an age stanza as the body of a zseal stanza.
+/// True for the zseal stanza types that carry an age stanza.
+pub fn is_age_stanza(kind: u8) -> bool {
+    kind == STANZA_TYPE || kind == STANZA_TYPE_LONG
+}
+
+/// Stores an age stanza as the body of a zseal stanza: type `02`, or `03` when an argument is
+/// longer than 255 bytes.
 pub fn encode(s: &age_core::format::Stanza) -> Result<Stanza> {
     let bad = |what: &str| Error::InvalidOption(format!("age stanza {}: {what}", s.tag));
     if s.tag.is_empty() || s.tag.len() > MAX_TAG || s.args.len() > MAX_ARGS {
         return Err(bad("tag or arguments out of range"));
     }
+    let long = s.args.iter().any(|a| a.len() > 255);
     let mut body = vec![s.tag.len() as u8];
     body.extend_from_slice(s.tag.as_bytes());
     body.push(s.args.len() as u8);
     for a in &s.args {
-        let len = u8::try_from(a.len()).map_err(|_| bad("argument over 255 bytes"))?;
-        body.push(len);
+        if long {
+            let len = u16::try_from(a.len())
+                .ok()
+                .filter(|&l| usize::from(l) <= crate::format::MAX_STANZA_BODY)
+                .ok_or_else(|| bad("argument over 8192 bytes"))?;
+            body.extend_from_slice(&len.to_le_bytes());
+        } else {
+            body.push(a.len() as u8);
+        }
         body.extend_from_slice(a.as_bytes());
     }
     body.extend_from_slice(&s.body);
+    if body.len() > crate::format::MAX_STANZA_BODY {
+        return Err(bad("stanza over 8192 bytes"));
+    }
     Ok(Stanza {
-        kind: STANZA_TYPE,
+        kind: if long { STANZA_TYPE_LONG } else { STANZA_TYPE },
         body,
     })
 }
 
-/// Reads an age stanza back from a zseal stanza of type `02`.
+/// Reads an age stanza back from a zseal stanza of type `02` or `03`.
 pub fn decode(s: &Stanza) -> Result<age_core::format::Stanza> {
     let bad = || Error::InvalidHeader("malformed age recipient stanza".into());
+    let long = match s.kind {
+        STANZA_TYPE => false,
+        STANZA_TYPE_LONG => true,
+        _ => return Err(bad()),
+    };
     let mut rest = &s.body[..];
     let mut take = |n: usize| -> Result<&[u8]> {
         if rest.len() < n {
@@ -67,7 +92,12 @@ pub fn decode(s: &Stanza) -> Result<age_core::format::Stanza> {
     }
     let mut args = Vec::with_capacity(argc);
     for _ in 0..argc {
-        let len = take(1)?[0] as usize;
+        let len = if long {
+            let l = take(2)?;
+            usize::from(u16::from_le_bytes([l[0], l[1]]))
+        } else {
+            take(1)?[0] as usize
+        };
         args.push(text(take(len)?)?);
     }
     let body = rest.to_vec();
@@ -182,7 +212,7 @@ impl Identity for AgeIdentity {
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
         let ours: Vec<age_core::format::Stanza> = stanzas
             .iter()
-            .filter(|s| s.kind == STANZA_TYPE)
+            .filter(|s| is_age_stanza(s.kind))
             .map(decode)
             .collect::<Result<_>>()?;
         match self.inner.unwrap_stanzas(&ours) {
@@ -279,6 +309,36 @@ pub fn recipients_of(data: &[u8], origin: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A post-quantum age stanza (`mlkem768x25519`: a 1,494-character argument) travels in a
+    /// type-03 stanza and comes back unchanged; short arguments keep type 02.
+    #[test]
+    fn long_arguments_use_type_03_and_round_trip() {
+        let long = "A".repeat(1494);
+        let s = age_core::format::Stanza {
+            tag: "mlkem768x25519".into(),
+            args: vec![long.clone(), "short".into()],
+            body: vec![5; 32],
+        };
+        let z = encode(&s).unwrap();
+        assert_eq!(z.kind, STANZA_TYPE_LONG);
+        assert_eq!(&z.body[..15], b"\x0emlkem768x25519");
+        assert_eq!(&z.body[15..18], &[2, 0xd6, 0x05]); // argc 2, first length 1494 LE
+        let back = decode(&z).unwrap();
+        assert_eq!((back.tag, back.args, back.body), (s.tag, s.args, s.body));
+        let too_long = age_core::format::Stanza {
+            tag: "mlkem768x25519".into(),
+            args: vec!["A".repeat(9000)],
+            body: vec![],
+        };
+        assert!(encode(&too_long).is_err());
+        // A type-03 stanza cut inside a 2-byte length is malformed.
+        let cut = Stanza {
+            kind: STANZA_TYPE_LONG,
+            body: z.body[..17].to_vec(),
+        };
+        assert!(decode(&cut).is_err());
+    }
 
     #[test]
     fn stanza_encoding_round_trips_and_rejects_garbage() {
