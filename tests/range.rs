@@ -426,3 +426,29 @@ fn cli_piped_range_to_the_end_rejects_a_damaged_footer() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("footer"), "{err}");
 }
+
+/// Past 2^15 frames the seekable reader keeps one offset per block of frames and reads a block of
+/// the index back for a seek inside it: every seek must still land on the right byte.
+#[test]
+fn seeks_into_a_file_of_many_frames_land_on_the_right_byte() {
+    let pw = pass("many");
+    let plain = data((2 << 15) * C + 3 * C + 17); // 65,540 frames: blocks of 2 frames
+    let opts = EncryptOptions::default()
+        .chunk_size(C)
+        .codec(zseal::Codec::None)
+        .threads(2);
+    let sealed = seal(&plain, &pw, &opts, 9);
+    let mut d = dec(&sealed, &pw, 2);
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..200 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let at = (x % plain.len() as u64) as usize;
+        let mut buf = [0u8; 40];
+        d.seek(SeekFrom::Start(at as u64)).unwrap();
+        let got = d.read(&mut buf).unwrap();
+        assert!(got > 0);
+        assert_eq!(&buf[..got], &plain[at..at + got], "at {at}");
+    }
+}

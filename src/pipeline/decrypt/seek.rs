@@ -60,11 +60,86 @@ impl ByteRange {
     }
 }
 
-/// The authenticated index: where every frame starts, and the final frame.
+/// Most offsets the index keeps in memory. Past `MAX_BLOCKS` frames, one offset is kept per block
+/// of frames, with the BLAKE3 of the block's index entries, and a seek reads its block of the
+/// index again (checked against that hash) to find its frame. So the index of a 4 TiB file in
+/// 1 KiB chunks (2^32 frames) takes 1.25 MiB plus one 512 KiB block, not 32 GiB.
+const MAX_BLOCKS: u64 = 1 << 15;
+
+/// The authenticated index: where the frames start (every frame, or the first of each block), and
+/// the final frame. Memory is bounded whatever the file claims: at most [`MAX_BLOCKS`] offsets
+/// and block hashes, and one block of entries.
 pub(crate) struct SeekIndex {
-    /// Container offset of data frame `i`; one more entry for the final frame.
-    offsets: Vec<u64>,
     fin: FinalFrame,
+    /// Frames per block: a power of two, 1 while every offset fits.
+    block: u64,
+    /// Container offset of the first frame of each block, then of the final frame.
+    starts: Vec<u64>,
+    /// BLAKE3 of each block's index bytes (only when `block > 1`).
+    hashes: Vec<[u8; 32]>,
+    /// Container offset of the index.
+    index_at: u64,
+    /// The block read back last, and its entries.
+    cached: Option<(u64, Vec<u32>)>,
+}
+
+/// Builds a [`SeekIndex`] from the entries as they stream past, in bounded memory.
+struct IndexBuilder {
+    n: u64,
+    block: u64,
+    seen: u64,
+    at: u64,
+    starts: Vec<u64>,
+    hashes: Vec<[u8; 32]>,
+    hasher: blake3::Hasher,
+}
+
+impl IndexBuilder {
+    fn new(n: u64, first_at: u64) -> Self {
+        let block = n.div_ceil(MAX_BLOCKS).max(1).next_power_of_two();
+        let blocks = n.div_ceil(block) as usize;
+        IndexBuilder {
+            n,
+            block,
+            seen: 0,
+            at: first_at,
+            starts: Vec::with_capacity(blocks + 1),
+            hashes: Vec::with_capacity(if block > 1 { blocks } else { 0 }),
+            hasher: blake3::Hasher::new(),
+        }
+    }
+
+    fn push(&mut self, body_len: u32) {
+        if self.seen % self.block == 0 {
+            self.starts.push(self.at);
+        }
+        self.at += FRAME_HEADER_LEN as u64 + u64::from(body_len);
+        self.seen += 1;
+        if self.block > 1 {
+            self.hasher.update(&body_len.to_le_bytes());
+            if self.seen % self.block == 0 || self.seen == self.n {
+                self.hashes.push(*self.hasher.finalize().as_bytes());
+                self.hasher.reset();
+            }
+        }
+    }
+
+    /// Where the listed frames end: the caller checks it is the final frame's offset.
+    fn end(&self) -> u64 {
+        self.at
+    }
+
+    fn finish(mut self, fin: FinalFrame, index_at: u64) -> SeekIndex {
+        self.starts.push(self.at);
+        SeekIndex {
+            fin,
+            block: self.block,
+            starts: self.starts,
+            hashes: self.hashes,
+            index_at,
+            cached: None,
+        }
+    }
 }
 
 impl SeekIndex {
@@ -75,6 +150,50 @@ impl SeekIndex {
     /// The plaintext length of chunk `i`: full, except the last.
     pub(crate) fn chunk_len(&self, i: u64, chunk_size: usize) -> u64 {
         (self.fin.plaintext_len - i * chunk_size as u64).min(chunk_size as u64)
+    }
+
+    /// Bytes this index holds in memory (tests bound it).
+    #[cfg(test)]
+    fn memory(&self) -> usize {
+        self.starts.capacity() * 8
+            + self.hashes.capacity() * 32
+            + self.cached.as_ref().map_or(0, |(_, e)| e.capacity() * 4)
+    }
+
+    /// Container offset of frame `i` (`i = n`: the final frame). Within a block, the block's
+    /// entries are read back from `r` and checked against the hash taken when the index was
+    /// authenticated, so a file changed since cannot move a frame.
+    fn frame_offset(&mut self, i: u64, r: &mut (impl Read + Seek)) -> Result<u64> {
+        let n = self.fin.chunk_count;
+        let (b, within) = (i / self.block, i % self.block);
+        if i == n || within == 0 {
+            let at = if i == n { self.starts.len() - 1 } else { b as usize };
+            return Ok(self.starts[at]);
+        }
+        if self.cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
+            let count = self.block.min(n - b * self.block) as usize;
+            let mut raw = vec![0u8; count * 4];
+            r.seek(SeekFrom::Start(self.index_at + b * self.block * 4))?;
+            if crate::io::read_full(r, &mut raw)? != raw.len() {
+                return Err(Error::Truncated("in the index".into()));
+            }
+            if *blake3::hash(&raw).as_bytes() != self.hashes[b as usize] {
+                return Err(Error::Damaged(
+                    "the index changed since it was authenticated".into(),
+                ));
+            }
+            let entries = raw
+                .chunks_exact(4)
+                .map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]))
+                .collect();
+            self.cached = Some((b, entries));
+        }
+        let (_, entries) = self.cached.as_ref().expect("just read");
+        let skipped: u64 = entries[..within as usize]
+            .iter()
+            .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
+            .sum();
+        Ok(self.starts[b as usize] + skipped)
     }
 }
 
@@ -129,27 +248,25 @@ impl<R: Read + Seek> Decryptor<R> {
         }
         // The index itself, streamed through BLAKE3 while the offsets are summed.
         let data = body_len_bounds(FrameKind::Raw, c);
-        let mut offsets = Vec::with_capacity(n as usize + 1);
-        let mut at = self.frames.first_at;
+        let mut built = IndexBuilder::new(n, self.frames.first_at);
         let inner = &mut self.frames.inner;
-        inner.seek(SeekFrom::Start(fin_at + FINAL_FRAME_LEN as u64))?;
+        let index_at = fin_at + FINAL_FRAME_LEN as u64;
+        inner.seek(SeekFrom::Start(index_at))?;
         super::frames::read_index(inner, n, &fin.index_digest, |body_len| {
             if !data.contains(&(body_len as usize)) {
                 return Err(Error::Damaged(format!(
                     "the index lists a frame of {body_len} bytes"
                 )));
             }
-            offsets.push(at);
-            at += (FRAME_HEADER_LEN as u64) + u64::from(body_len);
+            built.push(body_len);
             Ok(())
         })?;
-        if at != fin_at {
+        if built.end() != fin_at {
             return Err(Error::Damaged(
                 "the frames listed by the index do not end at the final frame".into(),
             ));
         }
-        offsets.push(fin_at);
-        Ok(SeekIndex { offsets, fin })
+        Ok(built.finish(fin, index_at))
     }
 
     /// The plaintext length, from the authenticated final frame (reads the index once).
@@ -176,10 +293,11 @@ impl<R: Read + Seek> Decryptor<R> {
             return Err(e.clone());
         }
         let c = self.opener.chunk_size() as u64;
-        let ix = self.load_index()?;
+        self.load_index()?;
+        let ix = self.index.as_mut().expect("just loaded");
         let n = ix.fin.chunk_count;
         let chunk = (pos / c).min(n);
-        let at = ix.offsets[chunk as usize];
+        let at = ix.frame_offset(chunk, &mut self.frames.inner)?;
         self.window.clear();
         self.frames.seek_to(chunk, at)?;
         self.frames.stop_at = Some(n);
@@ -311,5 +429,71 @@ impl<R: Read + Seek> Seek for Decryptor<R> {
             self.reposition(target)?;
         }
         Ok(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fin(n: u64) -> FinalFrame {
+        FinalFrame {
+            plaintext_len: n * 1024,
+            chunk_count: n,
+            index_digest: [0; 32],
+            digest: [0; 32],
+        }
+    }
+
+    /// The review's case: 2^32 - 1 frames of 1 KiB (a 4 TiB file) must not cost 8 bytes a frame.
+    /// The builder is fed every entry, as a real load would, up to 2^22 frames; for the largest
+    /// count the sizes follow from the same rule.
+    #[test]
+    fn index_memory_is_bounded_whatever_the_frame_count() {
+        for n in [1u64, 1000, MAX_BLOCKS, MAX_BLOCKS + 1, 1 << 20, 1 << 22] {
+            let mut b = IndexBuilder::new(n, 100);
+            for _ in 0..n {
+                b.push(1040);
+            }
+            assert_eq!(b.end(), 100 + n * 1045);
+            let ix = b.finish(fin(n), 0);
+            assert!(ix.starts.len() as u64 <= MAX_BLOCKS + 1, "{n}");
+            assert!(ix.memory() <= (MAX_BLOCKS as usize + 1) * 40, "{n}: {}", ix.memory());
+        }
+        let worst = IndexBuilder::new(u32::MAX as u64, 0);
+        assert_eq!(worst.block, 1 << 17);
+        assert!(worst.starts.capacity() as u64 <= MAX_BLOCKS + 1);
+        assert!(worst.block * 4 <= 512 << 10, "one block read back is at most 512 KiB");
+    }
+
+    /// Offsets found through blocks read back are the offsets a full table would hold, and a
+    /// block changed after authentication is refused.
+    #[test]
+    fn offsets_within_blocks_are_exact_and_checked() {
+        let n = 3 * MAX_BLOCKS + 5; // blocks of 4 frames
+        let lens: Vec<u32> = (0..n).map(|i| 17 + (i * 7919 % 1000) as u32).collect();
+        let mut b = IndexBuilder::new(n, 77);
+        for &l in &lens {
+            b.push(l);
+        }
+        let index: Vec<u8> = lens.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let mut ix = b.finish(fin(n), 0);
+        assert_eq!(ix.block, 4);
+        let mut file = std::io::Cursor::new(index.clone());
+        let mut want = 77u64;
+        for (i, &l) in lens.iter().enumerate() {
+            if i % 997 == 0 || i % 4 == 3 || i + 1 == lens.len() {
+                assert_eq!(ix.frame_offset(i as u64, &mut file).unwrap(), want, "{i}");
+            }
+            want += 5 + u64::from(l);
+        }
+        assert_eq!(ix.frame_offset(n, &mut file).unwrap(), want, "the final frame");
+        let mut changed = index;
+        changed[4 * 4 + 1] ^= 1; // block 1, entry 0: offsets of entries 1..3 would move
+        ix.cached = None;
+        let e = ix
+            .frame_offset(6, &mut std::io::Cursor::new(changed))
+            .unwrap_err();
+        assert!(e.to_string().contains("index changed"), "{e}");
     }
 }
