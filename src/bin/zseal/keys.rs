@@ -157,7 +157,13 @@ pub fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphra
 
 /// The passphrase and its length in characters.
 fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passphrase, usize)> {
-    let chars = |b: &[u8]| String::from_utf8_lossy(b).chars().count();
+    // Counted in place: `String::from_utf8_lossy` would copy a passphrase that is not UTF-8
+    // into a buffer nobody wipes.
+    let chars = |b: &[u8]| {
+        b.utf8_chunks()
+            .map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty()))
+            .sum::<usize>()
+    };
     if let Some(f) = file {
         let text = Zeroizing::new(
             std::fs::read(f)
@@ -173,6 +179,8 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
         }
         return Ok((Passphrase::new(line.to_vec())?, chars(line)));
     }
+    // The copy std::env makes is moved into the wiped passphrase; the process environment itself
+    // keeps the variable (as it does for any program given a secret that way).
     if let Ok(p) = std::env::var("ZSEAL_PASSPHRASE") {
         let n = p.chars().count();
         return Ok((Passphrase::new(p.into_bytes())?, n));
@@ -204,4 +212,66 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
         Passphrase::new(first.as_bytes().to_vec())?,
         first.chars().count(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Secrets must be wiped before their memory is freed. A global allocator for this test binary
+    //! looks for a marker in every block freed: a passphrase copy freed unwiped is found.
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Split in two so that the marker exists whole only at run time, in the passphrase.
+    const MARKER_A: &[u8] = b"zseal-secret-";
+    const MARKER_B: &[u8] = b"marker-7f3a91";
+    static FOUND: AtomicUsize = AtomicUsize::new(0);
+
+    struct Snoop;
+
+    // SAFETY: every call is forwarded unchanged to the system allocator; `dealloc` only reads the
+    // block it is handed, which is valid for `layout.size()` bytes until it is freed just after.
+    unsafe impl GlobalAlloc for Snoop {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: as the trait requires of our caller.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` is a live block of `layout.size()` bytes (the trait's contract).
+            let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
+            let n = MARKER_A.len() + MARKER_B.len();
+            if block
+                .windows(n)
+                .any(|w| w[..MARKER_A.len()] == *MARKER_A && w[MARKER_A.len()..] == *MARKER_B)
+            {
+                FOUND.fetch_add(1, Ordering::SeqCst);
+            }
+            // SAFETY: as above.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static SNOOP: Snoop = Snoop;
+
+    #[test]
+    fn a_passphrase_read_from_a_file_leaves_no_unwiped_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pw");
+        {
+            let mut content = zeroize::Zeroizing::new(Vec::with_capacity(64));
+            content.extend_from_slice(MARKER_A);
+            content.extend_from_slice(MARKER_B);
+            content.extend_from_slice(b"\xff\xfe not UTF-8\n");
+            std::fs::write(&path, &*content).unwrap();
+        }
+        let before = FOUND.load(Ordering::SeqCst);
+        let (pw, chars) = super::read_passphrase(Some(&path), false).unwrap();
+        assert_eq!(chars, MARKER_A.len() + MARKER_B.len() + 2 + 10); // two U+FFFD, as lossy UTF-8
+        drop(pw);
+        assert_eq!(
+            FOUND.load(Ordering::SeqCst),
+            before,
+            "a copy of the passphrase was freed without being wiped"
+        );
+    }
 }
