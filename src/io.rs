@@ -202,11 +202,13 @@ fn without_path(e: &io::Error) -> io::Error {
 /// see.
 #[cfg(unix)]
 fn umask() -> u32 {
-    let from_proc = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Umask:"))
-            .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-    });
+    let from_proc = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        });
     from_proc.unwrap_or_else(|| {
         use nix::sys::stat::{umask, Mode};
         let old = umask(Mode::from_bits_truncate(0o077));

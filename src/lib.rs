@@ -41,7 +41,8 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, KeyNeeded, Locked, Threads,
+    ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, KeyNeeded, Locked,
+    RekeyOptions, RekeyReport, Threads,
 };
 
 /// Encrypts `plaintext` in memory.

@@ -701,7 +701,10 @@ fn signals_remove_the_partial_output_and_exit_128_plus_the_signal() {
         let status = child.wait().unwrap();
         drop(stdin);
         assert_eq!(status.code(), Some(code), "SIG{signal}");
-        assert!(partial().is_none(), "SIG{signal}: the temporary file was left behind");
+        assert!(
+            partial().is_none(),
+            "SIG{signal}: the temporary file was left behind"
+        );
         assert!(!out.exists(), "SIG{signal}");
     }
 }
@@ -741,7 +744,11 @@ fn outputs_are_private_while_written_and_get_the_expected_mode() {
             .arg(&plain)
             .assert()
             .success();
-        assert_eq!(mode(&plain), existing, "--force keeps the replaced file's mode");
+        assert_eq!(
+            mode(&plain),
+            existing,
+            "--force keeps the replaced file's mode"
+        );
     }
 }
 

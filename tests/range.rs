@@ -384,12 +384,9 @@ fn a_piped_range_that_reaches_the_end_checks_the_trailer() {
     for (what, c) in &damaged {
         for (s, e) in [(len - 10, Some(len)), (5000, Some(len - 1)), (3, None)] {
             for threads in [1, 2] {
-                let mut d = Decryptor::new(
-                    &c[..],
-                    &[&pw],
-                    &DecryptOptions::default().threads(threads),
-                )
-                .unwrap();
+                let mut d =
+                    Decryptor::new(&c[..], &[&pw], &DecryptOptions::default().threads(threads))
+                        .unwrap();
                 let r = d.copy_range_streaming(s, e, &mut Vec::new());
                 assert!(r.is_err(), "{what}, range {s}..{e:?}: accepted");
             }
@@ -403,7 +400,8 @@ fn a_piped_range_that_reaches_the_end_checks_the_trailer() {
     // Intact, the same ranges pass.
     let mut out = Vec::new();
     let mut d = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();
-    d.copy_range_streaming(len - 10, Some(len), &mut out).unwrap();
+    d.copy_range_streaming(len - 10, Some(len), &mut out)
+        .unwrap();
     assert_eq!(out, &plain[plain.len() - 10..]);
 }
 

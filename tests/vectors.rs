@@ -113,13 +113,18 @@ impl Recipient for SeededX25519Long {
         pq.extend_from_slice(&1494u16.to_le_bytes());
         let mut arg = vec![0u8; 1494];
         rng.fill_bytes(&mut arg);
-        pq.extend(arg.iter().map(|x| b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(x & 63) as usize]));
+        pq.extend(arg.iter().map(|x| {
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(x & 63) as usize]
+        }));
         let mut body = vec![0u8; 32];
         rng.fill_bytes(&mut body);
         pq.extend_from_slice(&body);
         Ok(vec![
             Stanza { kind: 3, body: pq },
-            Stanza { kind: 3, body: long },
+            Stanza {
+                kind: 3,
+                body: long,
+            },
         ])
     }
 }

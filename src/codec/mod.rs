@@ -327,7 +327,11 @@ mod tests {
         enc.write_all(&text[300..]).unwrap();
         let wide = enc.finish().unwrap();
         let mut big = vec![0u8; 1 << 20];
-        assert_eq!(zstd.decompress(&wide, &mut big), Ok(600), "valid in a 1 MiB chunk");
+        assert_eq!(
+            zstd.decompress(&wide, &mut big),
+            Ok(600),
+            "valid in a 1 MiB chunk"
+        );
         let e = zstd.decompress(&wide, &mut out).unwrap_err();
         assert!(e.contains("window"), "{e}");
         // Two frames in a row.

@@ -163,7 +163,7 @@ impl Sealer {
 
     /// Seals `frame[5..5+len]` in place as frame `index`, writes the frame header and the tag,
     /// and returns the frame's total length.
-    fn seal_into(
+    pub(crate) fn seal_into(
         &self,
         frame: &mut [u8],
         index: u64,
@@ -183,6 +183,45 @@ impl Sealer {
         frame[end..end + TAG_LEN].copy_from_slice(&tag);
         end + TAG_LEN
     }
+}
+
+/// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
+/// alone (`with_others`: the header will keep stanzas besides these).
+pub(crate) fn check_recipients(recipients: &[&dyn Recipient], with_others: bool) -> Result<()> {
+    if recipients.is_empty() {
+        return Err(Error::InvalidOption(
+            "no recipient or passphrase to encrypt to".into(),
+        ));
+    }
+    if (recipients.len() > 1 || with_others) && recipients.iter().any(|r| r.exclusive()) {
+        return Err(Error::InvalidOption(
+            "a passphrase cannot be combined with recipients (as in age): anyone holding one \
+             of the keys could re-wrap the file for the passphrase; encrypt twice instead"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The stanzas that wrap `file_key` for each recipient, in order.
+pub(crate) fn wrap_for(
+    recipients: &[&dyn Recipient],
+    file_key: &FileKey,
+    rng: &mut dyn RngCore,
+) -> Result<Vec<crate::crypto::Stanza>> {
+    let mut stanzas = Vec::new();
+    for r in recipients {
+        stanzas.extend(r.wrap_file_key(file_key, rng)?);
+    }
+    Ok(stanzas)
+}
+
+/// The header's bytes with its MAC under `file_key` (FORMAT.md §2.3).
+pub(crate) fn sealed_header(header: &Header, file_key: &FileKey) -> Result<Vec<u8>> {
+    let mut bytes = header.encode_unauthenticated()?;
+    let mac = file_key.header_mac(&bytes);
+    bytes.extend_from_slice(&mac);
+    Ok(bytes)
 }
 
 /// Encrypts everything written to it into `W`. See the module documentation.
@@ -218,37 +257,19 @@ impl<W: Write> Encryptor<W> {
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
-        if recipients.is_empty() {
-            return Err(Error::InvalidOption(
-                "no recipient or passphrase to encrypt to".into(),
-            ));
-        }
-        if recipients.len() > 1 && recipients.iter().any(|r| r.exclusive()) {
-            return Err(Error::InvalidOption(
-                "a passphrase cannot be combined with recipients (as in age): anyone holding one \
-                 of the keys could re-wrap the file for the passphrase; encrypt twice instead"
-                    .into(),
-            ));
-        }
+        check_recipients(recipients, false)?;
         let file_key = FileKey::generate(rng);
         let mut payload_salt = [0u8; format::header::SALT_LEN];
         rng.fill_bytes(&mut payload_salt);
-        let mut stanzas = Vec::new();
-        for r in recipients {
-            stanzas.extend(r.wrap_file_key(&file_key, rng)?);
-        }
         let header = Header {
             cipher: opts.cipher,
             codec: opts.codec,
             hash: opts.hash,
             chunk_log2,
             payload_salt,
-            stanzas,
+            stanzas: wrap_for(recipients, &file_key, rng)?,
         };
-        let mut bytes = header.encode_unauthenticated()?;
-        let mac = file_key.header_mac(&bytes);
-        bytes.extend_from_slice(&mac);
-        inner.write_all(&bytes)?;
+        inner.write_all(&sealed_header(&header, &file_key)?)?;
         let payload_key = file_key.payload_key(&payload_salt);
         Ok(Encryptor {
             inner,

@@ -9,6 +9,7 @@
 
 mod decrypt;
 mod encrypt;
+mod rekey;
 mod window;
 
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};
+pub use rekey::{RekeyOptions, RekeyReport};
 
 use crate::error::{Error, Result};
 

@@ -96,7 +96,7 @@ pub fn remove_partial_outputs() {
 pub struct PartialGuard(PathBuf);
 
 impl PartialGuard {
-    fn new(path: &Path) -> Self {
+    pub fn new(path: &Path) -> Self {
         PARTIAL
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -172,6 +172,15 @@ impl Output {
                 file.commit(true)
                     .map_err(|e| anyhow!("cannot write {dest}: {}", reason(&e)))
             }
+        }
+    }
+
+    /// The file being written, when the output is one (so that a copy into it can stay inside
+    /// the kernel: `std::io::copy` uses `copy_file_range` from file to file).
+    pub fn as_file(&self) -> Option<&File> {
+        match self {
+            Output::File { file, .. } => Some(file.as_file()),
+            Output::Stdout(_) => None,
         }
     }
 

@@ -55,14 +55,41 @@ fn unlock<R: std::io::Read>(
     threads: usize,
 ) -> anyhow::Result<Decryptor<R>> {
     let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    let keys = keys_for(&locked, what, passphrase_file, ids)?;
     let opts = DecryptOptions::default().threads(threads);
-    let dec = match locked.needs() {
+    locked
+        .unlock(&keys.refs(), &opts)
+        .with_context(|| format!("opening {what}"))
+}
+
+/// The keys a user gave for a file: a passphrase, or identities.
+pub enum Keys {
+    Passphrase(Passphrase),
+    Identities(Vec<AgeIdentity>),
+}
+
+impl Keys {
+    pub fn refs(&self) -> Vec<&dyn Identity> {
+        match self {
+            Keys::Passphrase(p) => vec![p as &dyn Identity],
+            Keys::Identities(ids) => ids.iter().map(|i| i as &dyn Identity).collect(),
+        }
+    }
+}
+
+/// Asks for the key the library says `locked` needs: the identities given, or a passphrase.
+pub fn keys_for<R: std::io::Read>(
+    locked: &Locked<R>,
+    what: &str,
+    passphrase_file: Option<&Path>,
+    ids: &Identities,
+) -> anyhow::Result<Keys> {
+    match locked.needs() {
         KeyNeeded::Passphrase => {
             if !ids.identity.is_empty() {
                 bail!("{what} is protected by a passphrase, not encrypted to a key: drop -i and give --passphrase-file (or type it)");
             }
-            let pw = passphrase(passphrase_file, false)?;
-            locked.unlock(&[&pw], &opts)
+            Ok(Keys::Passphrase(passphrase(passphrase_file, false)?))
         }
         KeyNeeded::Identity { kinds } => {
             if ids.identity.is_empty() {
@@ -72,17 +99,14 @@ fn unlock<R: std::io::Read>(
                     kinds.join(", ")
                 );
             }
-            let identities = read_identity_files(&ids.identity)?;
-            let refs: Vec<&dyn Identity> = identities.iter().map(|i| i as &dyn Identity).collect();
-            locked.unlock(&refs, &opts)
+            Ok(Keys::Identities(read_identity_files(&ids.identity)?))
         }
         KeyNeeded::Unsupported { kinds } => bail!(
             "{what} has no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
             kinds.join(", ")
         ),
         other => bail!("{what} needs a key this zseal cannot ask for ({other:?})"),
-    };
-    dec.with_context(|| format!("opening {what}"))
+    }
 }
 
 /// Asks on the terminal for the passphrase of an encrypted SSH key.

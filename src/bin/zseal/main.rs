@@ -13,6 +13,7 @@ mod inspect;
 mod keygen;
 mod keys;
 mod progress;
+mod rekey;
 mod report;
 mod verify;
 
@@ -32,10 +33,27 @@ Examples:
   zseal decrypt --range 10G..10G+64M big.zseal -o slice.bin
   zseal verify big.zseal                              # prints the digest like b3sum
   zseal inspect data.bin.zseal                        # no key needed
+  zseal rekey data.bin.zseal -i me.key --add -r age1… # share it with one more key
   producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?";
 
+const LONG_ABOUT: &str = "\
+Hash, compress and encrypt files and pipes on every core, into a framed, seekable container.
+
+What the sizes tell: encryption hides the bytes, not their amount. A container shows the plaintext \
+length to within a chunk and each chunk's compressed size, so equal files give equal-length \
+containers (an observer can link them), and compressing attacker-chosen data together with a \
+secret can reveal the secret through the lengths (the CRIME and BREACH attacks on TLS). Use \
+`encrypt -c none` for such data. Rekeying changes who can unwrap a file's key, not the key: a \
+removed recipient who kept the file can still read it (see `zseal rekey --help`, --rotate).";
+
 #[derive(Parser)]
-#[command(name = "zseal", version, about = "Hash, compress and encrypt files and pipes on every core", after_help = EXAMPLES)]
+#[command(
+    name = "zseal",
+    version,
+    about = "Hash, compress and encrypt files and pipes on every core",
+    long_about = LONG_ABOUT,
+    after_help = EXAMPLES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,11 +62,20 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Encrypt INPUT (or stdin) into a zseal container
+    ///
+    /// Encryption hides the bytes, not their amount: the container shows the plaintext length to
+    /// within a chunk and each chunk's compressed size. Equal files give equal-length containers,
+    /// and compressing attacker-chosen data together with a secret can reveal the secret through
+    /// the lengths (as CRIME did for TLS): use -c none for such data.
     #[command(after_help = EXAMPLES)]
     Encrypt(encrypt::Args),
     /// Decrypt and verify a zseal container (or a byte range of it)
     #[command(after_help = EXAMPLES)]
     Decrypt(decrypt::Args),
+    /// Change who can open a container (add, replace recipients, new passphrase) without
+    /// decrypting it; --rotate also re-seals every frame under a new file key
+    #[command(after_help = rekey::EXAMPLES)]
+    Rekey(rekey::Args),
     /// Check a container completely without writing anything; print its digest like b3sum
     Verify(verify::Args),
     /// Make an identity (private key) and print its public recipient, like age-keygen
@@ -110,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Encrypt(a) => encrypt::run(a),
         Command::Decrypt(a) => decrypt::run(a),
+        Command::Rekey(a) => rekey::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Hash(a) => hash::run(a),

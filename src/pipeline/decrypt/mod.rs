@@ -13,8 +13,8 @@ use std::io::{self, BufRead, Read, Write};
 use std::sync::Arc;
 
 mod cursor;
-mod frames;
-mod opener;
+pub(crate) mod frames;
+pub(crate) mod opener;
 mod seek;
 mod verify;
 
@@ -22,7 +22,7 @@ pub use seek::ByteRange;
 
 use super::window::Window;
 use super::Threads;
-use crate::crypto::{kind_names, Identity};
+use crate::crypto::{kind_names, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};
 use crate::stats::{timed, Stages, StreamStats};
@@ -139,13 +139,9 @@ impl<R: Read> Locked<R> {
         }
     }
 
-    /// Unwraps the file key with the first identity that opens a stanza, verifies the header MAC
-    /// and returns the decrypting stream. No payload is read yet.
-    pub fn unlock(
-        self,
-        identities: &[&dyn Identity],
-        opts: &DecryptOptions,
-    ) -> Result<Decryptor<R>> {
+    /// The file key, unwrapped with the first identity that opens a stanza, once the header MAC
+    /// verifies under it.
+    pub(crate) fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
         let mut file_key = None;
         for id in identities {
             if let Some(k) = id.unwrap_stanzas(&self.header.stanzas)? {
@@ -153,17 +149,40 @@ impl<R: Read> Locked<R> {
                 break;
             }
         }
-        let by_passphrase = self.needs() == KeyNeeded::Passphrase;
-        let header = self.header;
         let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
-            stanzas: header.stanzas.len(),
-            kinds: kind_names(&header.stanzas).join(", "),
+            stanzas: self.header.stanzas.len(),
+            kinds: kind_names(&self.header.stanzas).join(", "),
         })?;
         // One answer for a passphrase file: "did not unwrap" and "unwrapped, but the header
         // fails" must not be told apart (FORMAT.md §2.3).
+        let by_passphrase = self.needs() == KeyNeeded::Passphrase;
         file_key
             .verify_header_mac(&self.raw, &self.mac)
-            .map_err(|e| if by_passphrase { Error::WrongPassphrase } else { e })?;
+            .map_err(|e| {
+                if by_passphrase {
+                    Error::WrongPassphrase
+                } else {
+                    e
+                }
+            })?;
+        Ok(file_key)
+    }
+
+    /// The reader (just after the header), the header, and its length.
+    pub(crate) fn into_parts(self) -> (R, Header, u64) {
+        let len = self.header_len();
+        (self.inner, self.header, len)
+    }
+
+    /// Unwraps the file key with the first identity that opens a stanza, verifies the header MAC
+    /// and returns the decrypting stream. No payload is read yet.
+    pub fn unlock(
+        self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<Decryptor<R>> {
+        let file_key = self.file_key(identities)?;
+        let header = self.header;
         let payload_key = file_key.payload_key(&header.payload_salt);
         let header_len = (self.raw.len() + self.mac.len()) as u64;
         let chunk_size = header.chunk_size();

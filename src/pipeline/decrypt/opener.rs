@@ -52,7 +52,13 @@ impl Opener {
     }
 
     /// Authenticates and decrypts frame `index` in place. On failure nothing of it is released.
-    fn open_body(&self, index: u64, last: bool, kind: FrameKind, body: &mut [u8]) -> Result<usize> {
+    pub(crate) fn open_body(
+        &self,
+        index: u64,
+        last: bool,
+        kind: FrameKind,
+        body: &mut [u8],
+    ) -> Result<usize> {
         let aad = frame_header(kind, body.len() as u32);
         let len = body.len() - TAG_LEN;
         let (msg, tag) = body.split_at_mut(len);

@@ -167,7 +167,11 @@ impl SeekIndex {
         let n = self.fin.chunk_count;
         let (b, within) = (i / self.block, i % self.block);
         if i == n || within == 0 {
-            let at = if i == n { self.starts.len() - 1 } else { b as usize };
+            let at = if i == n {
+                self.starts.len() - 1
+            } else {
+                b as usize
+            };
             return Ok(self.starts[at]);
         }
         if self.cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
@@ -458,12 +462,19 @@ mod tests {
             assert_eq!(b.end(), 100 + n * 1045);
             let ix = b.finish(fin(n), 0);
             assert!(ix.starts.len() as u64 <= MAX_BLOCKS + 1, "{n}");
-            assert!(ix.memory() <= (MAX_BLOCKS as usize + 1) * 40, "{n}: {}", ix.memory());
+            assert!(
+                ix.memory() <= (MAX_BLOCKS as usize + 1) * 40,
+                "{n}: {}",
+                ix.memory()
+            );
         }
         let worst = IndexBuilder::new(u32::MAX as u64, 0);
         assert_eq!(worst.block, 1 << 17);
         assert!(worst.starts.capacity() as u64 <= MAX_BLOCKS + 1);
-        assert!(worst.block * 4 <= 512 << 10, "one block read back is at most 512 KiB");
+        assert!(
+            worst.block * 4 <= 512 << 10,
+            "one block read back is at most 512 KiB"
+        );
     }
 
     /// Offsets found through blocks read back are the offsets a full table would hold, and a
@@ -487,7 +498,11 @@ mod tests {
             }
             want += 5 + u64::from(l);
         }
-        assert_eq!(ix.frame_offset(n, &mut file).unwrap(), want, "the final frame");
+        assert_eq!(
+            ix.frame_offset(n, &mut file).unwrap(),
+            want,
+            "the final frame"
+        );
         let mut changed = index;
         changed[4 * 4 + 1] ^= 1; // block 1, entry 0: offsets of entries 1..3 would move
         ix.cached = None;

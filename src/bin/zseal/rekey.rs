@@ -1,0 +1,124 @@
+//! `zseal rekey`: change who can open a container without decrypting it (FORMAT.md §2.4). In
+//! place (a temporary file renamed over the original, never a half-written file) or to -o.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use zseal::io::AtomicFile;
+use zseal::{Locked, Recipient, RekeyOptions};
+
+use crate::files::{Output, PartialGuard};
+use crate::keys::{self, Identities};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  zseal rekey big.zseal -i me.key --add -r age1new…        # add a recipient, payload untouched
+  zseal rekey big.zseal -i me.key -R team-2027.txt         # replace the whole recipient set
+  zseal rekey big.zseal -i me.key -R team.txt -o new.zseal # to a new file instead of in place
+  zseal rekey big.zseal --passphrase-file old.pw --new-passphrase-file new.pw
+  zseal rekey big.zseal -i me.key -R team.txt --rotate     # new file key: every frame re-sealed
+
+A removed recipient who kept a copy of the file, or its file key, can still read the payload:
+rekey changes who can unwrap the key, not the key. --rotate draws a new key and seals every
+frame again (no recompression) for when that matters.";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The container to rekey (changed in place unless -o is given)
+    file: PathBuf,
+    #[command(flatten)]
+    ids: Identities,
+    /// Read the file's current passphrase from the first line of FILE
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+    /// Keep the current stanzas and add the new recipients after them
+    #[arg(long, conflicts_with_all = ["rotate", "new_passphrase_file"])]
+    add: bool,
+    /// New recipient: age1…, "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
+    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
+    recipient: Vec<String>,
+    /// Every recipient in FILE (one per line, # comments); repeatable
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipients_file: Vec<PathBuf>,
+    /// Protect the file with the passphrase on the first line of FILE instead of recipients
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["recipient", "recipients_file"])]
+    new_passphrase_file: Option<PathBuf>,
+    /// Also draw a new file key and seal every frame again under it (no recompression)
+    #[arg(long)]
+    rotate: bool,
+    /// Write the rekeyed container to OUTPUT (`-`: stdout) and leave FILE as it is
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Overwrite OUTPUT if it exists
+    #[arg(short, long, requires = "output")]
+    force: bool,
+    /// Print nothing on success
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.file == Path::new("-") {
+        bail!("rekey needs the container as a file (it is read once and replaced or copied): give its path");
+    }
+    let what = a.file.display().to_string();
+    let new_pw = match &a.new_passphrase_file {
+        Some(f) => Some(keys::passphrase(Some(f), true)?),
+        None => None,
+    };
+    let recipients = keys::recipients(&a.recipient, &a.recipients_file, false)?;
+    if recipients.is_empty() && new_pw.is_none() {
+        bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
+    }
+    let mut to: Vec<&dyn Recipient> = recipients.iter().map(|r| r as &dyn Recipient).collect();
+    to.extend(new_pw.as_ref().map(|p| p as &dyn Recipient));
+    let input = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
+    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    let keys = keys::keys_for(&locked, &what, a.passphrase_file.as_deref(), &a.ids)?;
+    let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
+    let context = || format!("rekeying {what}");
+    let report = match &a.output {
+        Some(out) => {
+            let mut output = Output::create(Some(out), a.force, Some(&a.file))?;
+            let r = match output.as_file() {
+                Some(f) => locked.rekey(&keys.refs(), &to, &opts, f),
+                None => locked.rekey(&keys.refs(), &to, &opts, &mut output),
+            }
+            .with_context(context)?;
+            output.commit()?;
+            r
+        }
+        None => {
+            // In place: the new container is written beside the old one and renamed over it
+            // (synced first), so an interruption leaves the original whole. It keeps the
+            // original's mode.
+            let tmp = AtomicFile::create(&a.file, true)
+                .map_err(|e| anyhow!("cannot write beside {what}: {e}"))?;
+            let _guard = PartialGuard::new(tmp.temporary_path());
+            let r = locked
+                .rekey(&keys.refs(), &to, &opts, tmp.as_file())
+                .with_context(context)?;
+            tmp.commit(true)
+                .map_err(|e| anyhow!("cannot replace {what}: {e}"))?;
+            r
+        }
+    };
+    if !a.quiet {
+        let verb = if a.rotate {
+            "re-sealed under a new file key"
+        } else {
+            "copied unchanged"
+        };
+        eprintln!(
+            "zseal: {} now has {} key stanza(s); header {} -> {} bytes; {} payload bytes {verb}",
+            a.output
+                .as_deref()
+                .map_or(what.clone(), |p| p.display().to_string()),
+            report.stanzas,
+            report.old_header_len,
+            report.new_header_len,
+            report.payload_len,
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! Changing who can open a container without decrypting it (FORMAT.md §2.4): a new header that
+//! wraps the same file key for a new set of recipients, in front of the unchanged payload; or,
+//! with rotation, a new file key under which every frame is sealed again (not recompressed).
+
+use std::io::{self, BufWriter, Read, Write};
+
+use rand_core::{CryptoRng, RngCore};
+
+use super::decrypt::frames::{read_index, Frames};
+use super::decrypt::opener::Opener;
+use super::encrypt::{check_recipients, sealed_header, wrap_for, Sealer};
+use super::Locked;
+use crate::crypto::aead::TAG_LEN;
+use crate::crypto::{FileKey, Identity, Recipient};
+use crate::error::{Error, Result};
+use crate::format::frame::{parse_footer, FINAL_PLAIN_LEN};
+use crate::format::{FinalFrame, FrameKind, Header, FOOTER_LEN, FRAME_HEADER_LEN};
+
+/// How to rekey. `RekeyOptions::default()` replaces the recipient set and keeps the file key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RekeyOptions {
+    /// Keep the old stanzas as they are and add the new recipients after them.
+    pub add: bool,
+    /// Draw a new file key and payload salt and seal every frame again under them, so that the
+    /// old file key no longer opens the new file (I/O and AEAD work, no recompression).
+    pub rotate: bool,
+}
+
+impl RekeyOptions {
+    /// Keeps the old stanzas and adds the new recipients after them (`--add`).
+    pub fn keep_old(mut self, add: bool) -> Self {
+        self.add = add;
+        self
+    }
+
+    /// Re-encrypts every frame under a new file key (`--rotate`).
+    pub fn rotate(mut self, rotate: bool) -> Self {
+        self.rotate = rotate;
+        self
+    }
+}
+
+/// What a rekey did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RekeyReport {
+    /// Length of the old header.
+    pub old_header_len: u64,
+    /// Length of the new header.
+    pub new_header_len: u64,
+    /// Bytes after the header, copied (or, rotated, sealed again).
+    pub payload_len: u64,
+    /// Number of stanzas in the new header.
+    pub stanzas: usize,
+}
+
+impl<R: Read> Locked<R> {
+    /// Writes to `output` the container with a new header for `recipients` (after the old
+    /// stanzas with [`RekeyOptions::add`]), unwrapping the file key with `identities`. Without
+    /// rotation every byte after the header is copied unchanged (`std::io::copy`, which moves
+    /// file to file inside the kernel where it can); the caller makes the output atomic.
+    pub fn rekey<W: Write>(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+        output: W,
+    ) -> Result<RekeyReport> {
+        self.rekey_with_rng(identities, recipients, opts, output, &mut rand_core::OsRng)
+    }
+
+    /// As [`Locked::rekey`], drawing keys and salts from `rng` (tests; production passes a
+    /// CSPRNG).
+    pub fn rekey_with_rng<W: Write>(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+        mut output: W,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<RekeyReport> {
+        if opts.add && opts.rotate {
+            return Err(Error::InvalidOption(
+                "--add keeps the old stanzas, which wrap the old file key; a rotation replaces \
+                 the key: give the whole new recipient set instead"
+                    .into(),
+            ));
+        }
+        let file_key = self.file_key(identities)?;
+        let (mut input, old, old_header_len) = self.into_parts();
+        let kept = if opts.add {
+            old.stanzas.clone()
+        } else {
+            Vec::new()
+        };
+        check_recipients(recipients, !kept.is_empty())?;
+        if kept
+            .iter()
+            .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
+        {
+            return Err(Error::InvalidOption(
+                "the file is protected by a passphrase, which must stay its only key: rekey \
+                 without --add to replace it"
+                    .into(),
+            ));
+        }
+        let new_key = if opts.rotate {
+            FileKey::generate(rng)
+        } else {
+            file_key.clone()
+        };
+        let mut header = Header {
+            stanzas: kept,
+            ..old.clone()
+        };
+        if opts.rotate {
+            rng.fill_bytes(&mut header.payload_salt);
+        }
+        header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
+        let bytes = sealed_header(&header, &new_key)?;
+        output.write_all(&bytes)?;
+        let payload_len = if opts.rotate {
+            let mut out = BufWriter::with_capacity(1 << 20, &mut output);
+            let n = rotate(
+                &mut input,
+                &old,
+                old_header_len,
+                &file_key,
+                &header,
+                &new_key,
+                &mut out,
+            )?;
+            out.flush()?;
+            n
+        } else {
+            io::copy(&mut input, &mut output)?
+        };
+        output.flush()?;
+        Ok(RekeyReport {
+            old_header_len,
+            new_header_len: bytes.len() as u64,
+            payload_len,
+            stanzas: header.stanzas.len(),
+        })
+    }
+}
+
+/// Opens every frame under the old payload key and seals it again, same index, kind and length,
+/// under the new one; checks the final frame's counts, the index digest and the footer on the
+/// way, so a damaged file fails instead of being sealed anew. Returns the payload bytes written.
+fn rotate(
+    input: &mut impl Read,
+    old: &Header,
+    old_header_len: u64,
+    old_key: &FileKey,
+    new: &Header,
+    new_key: &FileKey,
+    out: &mut impl Write,
+) -> Result<u64> {
+    let chunk = old.chunk_size();
+    let opener = Opener::new(
+        old.clone(),
+        old.cipher,
+        &old_key.payload_key(&old.payload_salt).0,
+    );
+    let sealer = Sealer::new(
+        new.cipher,
+        &new_key.payload_key(&new.payload_salt).0,
+        new.codec,
+        new.hash,
+        new.chunk_log2,
+    );
+    let mut frames = Frames::new(input, old_header_len, chunk);
+    let mut buf = vec![0u8; FRAME_HEADER_LEN + chunk + TAG_LEN];
+    let mut written = 0u64;
+    let fin = loop {
+        let index = frames.next;
+        let (kind, body_len) = frames.read_header()?;
+        let body = &mut buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + body_len];
+        frames.read_body(body)?;
+        let last = kind == FrameKind::Final;
+        let len = opener.open_body(index, last, kind, body)?;
+        let fin = if last {
+            Some(FinalFrame::decode(
+                &buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + len],
+            )?)
+        } else {
+            None
+        };
+        let total = sealer.seal_into(&mut buf, index, last, kind, len);
+        out.write_all(&buf[..total])?;
+        written += total as u64;
+        if let Some(fin) = fin {
+            debug_assert_eq!(len, FINAL_PLAIN_LEN);
+            break fin;
+        }
+    };
+    let n = frames.next - 1;
+    if fin.chunk_count != n {
+        return Err(Error::Damaged(format!(
+            "the final frame records {} chunks, but {n} were read",
+            fin.chunk_count
+        )));
+    }
+    let mut io_err = None;
+    read_index(&mut frames.inner, n, &fin.index_digest, |entry| {
+        if let Err(e) = out.write_all(&entry.to_le_bytes()) {
+            io_err.get_or_insert(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = io_err {
+        return Err(e.into());
+    }
+    let mut footer = [0u8; FOOTER_LEN];
+    if crate::io::read_full(&mut frames.inner, &mut footer)? != FOOTER_LEN {
+        return Err(Error::Truncated("in the footer".into()));
+    }
+    if parse_footer(&footer)? != n {
+        return Err(Error::Damaged("the footer's chunk count is wrong".into()));
+    }
+    if crate::io::read_full(&mut frames.inner, &mut [0u8; 1])? != 0 {
+        return Err(Error::TrailingData);
+    }
+    out.write_all(&footer)?;
+    Ok(written + 4 * n + FOOTER_LEN as u64)
+}

@@ -1,0 +1,380 @@
+//! `rekey`: a new header for a new set of keys in front of the unchanged payload, or, rotated,
+//! every frame sealed again under a new file key. Library and command line, with age, SSH and
+//! passphrase keys both ways.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
+use zseal::format::Header;
+use zseal::{
+    DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error, Identity, Locked, Recipient,
+    RekeyOptions,
+};
+
+fn keys() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys")
+}
+
+#[derive(Clone)]
+struct Fixed;
+impl KeyPassphrase for Fixed {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        Some("zseal fixture".into())
+    }
+}
+
+fn identity(name: &str) -> AgeIdentity {
+    let data = std::fs::read(keys().join(name)).unwrap();
+    recipients::read_identities(&data, name, Fixed)
+        .unwrap()
+        .remove(0)
+}
+
+fn recipient(name: &str) -> AgeRecipient {
+    AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
+}
+
+fn seal_to(plain: &[u8], to: &[&dyn Recipient]) -> Vec<u8> {
+    let opts = EncryptOptions::default().chunk_size(4096);
+    let mut enc = Encryptor::new(Vec::new(), to, &opts).unwrap();
+    enc.copy_from(&mut &plain[..]).unwrap();
+    enc.finish().unwrap()
+}
+
+fn open_with(c: &[u8], id: &dyn Identity) -> zseal::Result<Vec<u8>> {
+    let mut d = Decryptor::new(c, &[id], &DecryptOptions::default())?;
+    let mut out = Vec::new();
+    d.copy_to(&mut out)?;
+    Ok(out)
+}
+
+fn rekey(
+    c: &[u8],
+    id: &dyn Identity,
+    to: &[&dyn Recipient],
+    opts: &RekeyOptions,
+) -> zseal::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    Locked::read(c)?.rekey(&[id], to, opts, &mut out)?;
+    Ok(out)
+}
+
+fn header_of(c: &[u8]) -> (Header, usize) {
+    let locked = Locked::read(c).unwrap();
+    (locked.header().clone(), locked.header_len() as usize)
+}
+
+/// Replacing: the new key opens the file, the removed one is refused, and every byte after the
+/// header is the old file's. Adding: the old stanzas stay byte for byte, before the new ones, and
+/// every key opens the file. With age X25519, ssh-ed25519 and ssh-rsa keys, each way.
+#[test]
+fn replace_and_add_with_age_and_ssh_keys_keep_the_payload() {
+    let plain = data(3 * 4096 + 11);
+    let kinds = [
+        ("age.key", "age.pub"),
+        ("ed25519", "ed25519.pub"),
+        ("rsa", "rsa.pub"),
+    ];
+    for (from_id, from_pub) in kinds {
+        for (to_id, to_pub) in kinds.iter().filter(|(i, _)| *i != from_id) {
+            let case = format!("{from_id} -> {to_id}");
+            let (old_id, new_id) = (identity(from_id), identity(to_id));
+            let new_r = recipient(to_pub);
+            let c = seal_to(&plain, &[&recipient(from_pub)]);
+            let (old_header, old_len) = header_of(&c);
+
+            let replaced = rekey(&c, &old_id, &[&new_r], &RekeyOptions::default()).unwrap();
+            let (h, len) = header_of(&replaced);
+            assert_eq!(replaced[len..], c[old_len..], "{case}: payload changed");
+            assert_eq!(h.payload_salt, old_header.payload_salt);
+            assert_eq!(open_with(&replaced, &new_id).unwrap(), plain, "{case}");
+            let e = open_with(&replaced, &old_id).unwrap_err();
+            assert!(matches!(e, Error::NoMatchingKey { .. }), "{case}: {e}");
+
+            let added = rekey(
+                &c,
+                &old_id,
+                &[&new_r],
+                &RekeyOptions::default().keep_old(true),
+            )
+            .unwrap();
+            let (h, len) = header_of(&added);
+            assert_eq!(added[len..], c[old_len..], "{case}: payload changed");
+            assert_eq!(
+                h.stanzas[..old_header.stanzas.len()],
+                old_header.stanzas[..],
+                "{case}: old stanzas not kept as they were"
+            );
+            assert_eq!(h.stanzas.len(), old_header.stanzas.len() + 1);
+            assert_eq!(open_with(&added, &old_id).unwrap(), plain, "{case}");
+            assert_eq!(open_with(&added, &new_id).unwrap(), plain, "{case}");
+        }
+    }
+}
+
+#[test]
+fn passphrase_to_recipient_and_back() {
+    let plain = data(5000);
+    let old_pw = pass("old passphrase");
+    let new_pw = pass("new passphrase");
+    let c = seal(
+        &plain,
+        &old_pw,
+        &EncryptOptions::default().chunk_size(1024),
+        3,
+    );
+    let age = identity("age.key");
+    let to_age = rekey(
+        &c,
+        &old_pw,
+        &[&recipient("age.pub")],
+        &RekeyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(open_with(&to_age, &age).unwrap(), plain);
+    assert!(matches!(
+        open_with(&to_age, &old_pw).unwrap_err(),
+        Error::NoMatchingKey { .. }
+    ));
+    let back = rekey(&to_age, &age, &[&new_pw], &RekeyOptions::default()).unwrap();
+    assert_eq!(open_with(&back, &new_pw).unwrap(), plain);
+    assert!(matches!(
+        open_with(&back, &old_pw).unwrap_err(),
+        Error::WrongPassphrase
+    ));
+    // A passphrase stays alone: not added to recipients, and nothing added to it.
+    for (c, id, to) in [
+        (&to_age, &age as &dyn Identity, &new_pw as &dyn Recipient),
+        (
+            &c,
+            &old_pw as &dyn Identity,
+            &recipient("age.pub") as &dyn Recipient,
+        ),
+    ] {
+        let e = rekey(c, id, &[to], &RekeyOptions::default().keep_old(true)).unwrap_err();
+        assert!(e.to_string().contains("passphrase"), "{e}");
+    }
+    // The wrong key changes nothing: no output at all.
+    let mut out = Vec::new();
+    let e = Locked::read(&c[..])
+        .unwrap()
+        .rekey(
+            &[&new_pw],
+            &[&recipient("age.pub")],
+            &RekeyOptions::default(),
+            &mut out,
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::WrongPassphrase), "{e}");
+    assert!(out.is_empty());
+}
+
+/// Rotation: a new file key and payload salt, every frame sealed again with the same lengths; the
+/// old header in front of the new payload no longer authenticates; a damaged input fails.
+#[test]
+fn rotation_seals_every_frame_under_a_new_key() {
+    let plain = data(7 * 1024 + 5);
+    let pw = pass("rotate");
+    let c = seal(&plain, &pw, &EncryptOptions::default().chunk_size(1024), 4);
+    let r = rekey(&c, &pw, &[&pw], &RekeyOptions::default().rotate(true)).unwrap();
+    assert_eq!(r.len(), c.len());
+    assert_eq!(open_with(&r, &pw).unwrap(), plain);
+    let (old_h, hl) = header_of(&c);
+    let (new_h, _) = header_of(&r);
+    assert_ne!(old_h.payload_salt, new_h.payload_salt);
+    let frames_old = frames(&c, hl);
+    let frames_new = frames(&r, hl);
+    assert_eq!(
+        frames_old.iter().map(|f| f.1).collect::<Vec<_>>(),
+        frames_new.iter().map(|f| f.1).collect::<Vec<_>>(),
+        "frame lengths"
+    );
+    for (a, b) in frames_old.iter().zip(&frames_new) {
+        assert_ne!(
+            c[a.0 + 5..a.0 + a.1],
+            r[b.0 + 5..b.0 + b.1],
+            "a frame kept its bytes"
+        );
+    }
+    // The index and footer are unchanged.
+    let trailer = 4 * 8 + 16;
+    assert_eq!(c[c.len() - trailer..], r[r.len() - trailer..]);
+    // The old header (old file key) in front of the new payload: chunk 0 fails.
+    let mut spliced = c[..hl].to_vec();
+    spliced.extend_from_slice(&r[hl..]);
+    assert!(matches!(
+        open_with(&spliced, &pw).unwrap_err(),
+        Error::ChunkAuth(0)
+    ));
+    // Damage anywhere after the header stops the rotation with the library's error.
+    for at in [frames_old[2].0 + 9, c.len() - 20, c.len() - 3] {
+        let mut d = c.clone();
+        d[at] ^= 1;
+        assert!(
+            rekey(&d, &pw, &[&pw], &RekeyOptions::default().rotate(true)).is_err(),
+            "byte {at}"
+        );
+    }
+    let e = rekey(
+        &c,
+        &pw,
+        &[&pw],
+        &RekeyOptions::default().rotate(true).keep_old(true),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--add"), "{e}");
+}
+
+fn zseal() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("zseal").unwrap()
+}
+
+fn partials(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".zseal-partial"))
+        .collect()
+}
+
+/// In place: the file is replaced whole, keeps its mode, and a failure (wrong key, damage found
+/// by --rotate half-way) leaves the original byte for byte, with no temporary file behind.
+#[test]
+fn cli_rekey_in_place_is_atomic_and_keeps_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let plain = d.path().join("plain");
+    std::fs::write(&plain, data(300_000)).unwrap();
+    let c = d.path().join("c.zseal");
+    let key = |n: &str| keys().join(n);
+    let age_pub = std::fs::read_to_string(key("age.pub")).unwrap();
+    zseal()
+        .args(["encrypt", "--chunk-size", "64K", "-r", age_pub.trim(), "-o"])
+        .arg(&c)
+        .arg(&plain)
+        .assert()
+        .success();
+    std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = std::fs::read(&c).unwrap();
+
+    // Wrong identity: refused, nothing changed.
+    zseal()
+        .args(["rekey", "-i"])
+        .arg(key("zseal.key"))
+        .arg("-R")
+        .arg(key("all.txt"))
+        .arg(&c)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no identity matched"));
+    assert_eq!(std::fs::read(&c).unwrap(), before);
+    assert!(partials(d.path()).is_empty());
+
+    // Damage in the last chunk: --rotate fails after sealing most frames; the original stays.
+    let mut damaged = before.clone();
+    let at = damaged.len() - 16 - 4 * 5 - 101 - 40;
+    damaged[at] ^= 1;
+    std::fs::write(&c, &damaged).unwrap();
+    zseal()
+        .args(["rekey", "--rotate", "-i"])
+        .arg(key("age.key"))
+        .arg("-R")
+        .arg(key("all.txt"))
+        .arg(&c)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("chunk 4 failed authentication"));
+    assert_eq!(std::fs::read(&c).unwrap(), damaged);
+    assert!(partials(d.path()).is_empty());
+    std::fs::write(&c, &before).unwrap();
+
+    // To every fixture key (age, zseal, ssh-ed25519, ssh-rsa, encrypted ssh), in place.
+    zseal()
+        .args(["rekey", "-q", "-i"])
+        .arg(key("age.key"))
+        .arg("-R")
+        .arg(key("all.txt"))
+        .arg(&c)
+        .assert()
+        .success()
+        .stderr("");
+    assert_eq!(
+        std::fs::metadata(&c).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let after = std::fs::read(&c).unwrap();
+    let old_len = header_of(&before).1;
+    let new_len = header_of(&after).1;
+    assert_eq!(
+        after[new_len..],
+        before[old_len..],
+        "payload copied unchanged"
+    );
+    let out = zseal()
+        .args(["decrypt", "-i"])
+        .arg(key("ed25519"))
+        .arg(&c)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&plain).unwrap());
+
+    // -o: the original stays; an existing output needs --force.
+    let new = d.path().join("new.zseal");
+    let pw = d.path().join("pw");
+    std::fs::write(&pw, "a new passphrase for the file\n").unwrap();
+    let rekey_to_pw = || {
+        let mut cmd = zseal();
+        cmd.args(["rekey", "-i"])
+            .arg(key("rsa"))
+            .arg("--new-passphrase-file")
+            .arg(&pw)
+            .arg(&c)
+            .arg("-o")
+            .arg(&new);
+        cmd
+    };
+    rekey_to_pw().assert().success();
+    assert_eq!(std::fs::read(&c).unwrap(), after);
+    rekey_to_pw()
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--force"));
+    let out = zseal()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(&pw)
+        .arg(&new)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&plain).unwrap());
+}
+
+/// Usage errors name what is missing.
+#[test]
+fn cli_rekey_needs_a_new_key_and_a_file() {
+    zseal()
+        .args(["rekey", "-i", "x", "some.zseal"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no new key given"));
+    zseal()
+        .args(["rekey", "-r", "age1x", "-"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("as a file"));
+}
+
+/// The man page and the help state what rekey cannot do and what the sizes leak.
+#[test]
+fn the_man_page_states_the_limits() {
+    let man = zseal().arg("man").assert().success();
+    let man = String::from_utf8_lossy(&man.get_output().stdout).to_string();
+    for needle in ["CRIME", "equal\\-length", "removed recipient", "rekey"] {
+        assert!(man.contains(needle), "man page lacks {needle}");
+    }
+    let help = zseal().args(["rekey", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&help.get_output().stdout).to_string();
+    assert!(help.contains("can still read the payload"), "{help}");
+}
