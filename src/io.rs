@@ -185,8 +185,10 @@ impl Seek for AtomicFile {
     }
 }
 
-/// The operating system's reason alone: tempfile adds the temporary path to its messages.
-fn without_path(e: &io::Error) -> io::Error {
+/// The operating system's reason alone, without a path a library added to the message (tempfile
+/// names its temporary file: "<os error> at path <temporary>"), so a front end can name the
+/// user's file instead.
+pub fn without_path(e: &io::Error) -> io::Error {
     if let Some(code) = e.raw_os_error() {
         return io::Error::from_raw_os_error(code);
     }

@@ -4,38 +4,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::{identity, keys, recipient, Fixed};
+
+use std::path::Path;
 
 use base64::Engine;
 use hmac::Mac;
-use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
+use zseal::crypto::recipients::{self, AgeRecipient};
 use zseal::format::Header;
 use zseal::{
     DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error, FileKey, Identity, Recipient,
 };
-
-fn keys() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys")
-}
-
-#[derive(Clone)]
-struct Fixed(Option<&'static str>);
-impl KeyPassphrase for Fixed {
-    fn passphrase(&self, _: &str) -> Option<String> {
-        self.0.map(String::from)
-    }
-}
-
-fn identity(name: &str) -> AgeIdentity {
-    let data = std::fs::read(keys().join(name)).unwrap();
-    recipients::read_identities(&data, name, Fixed(Some("zseal fixture")))
-        .unwrap()
-        .remove(0)
-}
-
-fn recipient(name: &str) -> AgeRecipient {
-    AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
-}
 
 fn seal_to(plain: &[u8], to: &[&dyn Recipient]) -> Vec<u8> {
     let opts = EncryptOptions::default().chunk_size(4096);

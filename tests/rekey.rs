@@ -7,35 +7,11 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use zseal::crypto::recipients::{self, AgeIdentity, AgeRecipient, KeyPassphrase};
 use zseal::format::Header;
 use zseal::{
     DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error, Identity, Locked, Recipient,
     RekeyOptions,
 };
-
-fn keys() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys")
-}
-
-#[derive(Clone)]
-struct Fixed;
-impl KeyPassphrase for Fixed {
-    fn passphrase(&self, _: &str) -> Option<String> {
-        Some("zseal fixture".into())
-    }
-}
-
-fn identity(name: &str) -> AgeIdentity {
-    let data = std::fs::read(keys().join(name)).unwrap();
-    recipients::read_identities(&data, name, Fixed)
-        .unwrap()
-        .remove(0)
-}
-
-fn recipient(name: &str) -> AgeRecipient {
-    AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
-}
 
 fn seal_to(plain: &[u8], to: &[&dyn Recipient]) -> Vec<u8> {
     let opts = EncryptOptions::default().chunk_size(4096);

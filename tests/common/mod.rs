@@ -65,3 +65,31 @@ pub fn frames(c: &[u8], header_len: usize) -> Vec<(usize, usize)> {
         }
     }
 }
+
+/// The fixture keys (fixtures/keys).
+pub fn keys() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys")
+}
+
+/// Answers an encrypted SSH key's passphrase prompt with a fixed answer, or gives up.
+#[derive(Clone)]
+pub struct Fixed(pub Option<&'static str>);
+
+impl zseal::crypto::recipients::KeyPassphrase for Fixed {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        self.0.map(String::from)
+    }
+}
+
+/// The first identity of fixture key file `name` (the encrypted SSH key's passphrase given).
+pub fn identity(name: &str) -> zseal::AgeIdentity {
+    let data = std::fs::read(keys().join(name)).unwrap();
+    zseal::crypto::recipients::read_identities(&data, name, Fixed(Some("zseal fixture")))
+        .unwrap()
+        .remove(0)
+}
+
+/// The recipient in fixture file `name`.
+pub fn recipient(name: &str) -> zseal::AgeRecipient {
+    zseal::AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
-use zseal::io::AtomicFile;
+use zseal::io::{without_path, AtomicFile};
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -21,23 +21,12 @@ pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
     }
 }
 
-/// The operating system's reason alone, without a path a library may have added to it (tempfile
-/// names its temporary file).
-fn reason(e: &io::Error) -> io::Error {
-    if let Some(code) = e.raw_os_error() {
-        return io::Error::from_raw_os_error(code);
-    }
-    // tempfile's PathError has no source; its message is "<os error> at path <temporary>".
-    let text = e.to_string();
-    match text.split_once(" at path ") {
-        Some((os, _)) => io::Error::new(e.kind(), os.to_string()),
-        None => io::Error::new(e.kind(), text),
-    }
-}
-
 /// `e` again, its message naming `verb` and `name` once.
 fn named(e: io::Error, verb: &str, name: &str) -> io::Error {
-    io::Error::new(e.kind(), format!("cannot {verb} {name}: {}", reason(&e)))
+    io::Error::new(
+        e.kind(),
+        format!("cannot {verb} {name}: {}", without_path(&e)),
+    )
 }
 
 /// Where data comes from: a file, or standard input for `None` and `-`.
@@ -151,7 +140,7 @@ impl Output {
                     dest.display()
                 )
             } else {
-                anyhow!("cannot write {}: {}", dest.display(), reason(&e))
+                anyhow!("cannot write {}: {}", dest.display(), without_path(&e))
             }
         })?;
         let guard = PartialGuard::new(file.temporary_path());
@@ -170,7 +159,7 @@ impl Output {
             Output::File { file, _guard } => {
                 let dest = file.destination().display().to_string();
                 file.commit(true)
-                    .map_err(|e| anyhow!("cannot write {dest}: {}", reason(&e)))
+                    .map_err(|e| anyhow!("cannot write {dest}: {}", without_path(&e)))
             }
         }
     }
