@@ -53,11 +53,14 @@ pub fn inspect_file(mut f: impl Read + Seek) -> Result<Info> {
 }
 
 impl Info {
-    /// Lowest and highest plaintext size the chunk count allows.
+    /// Lowest and highest plaintext size the chunk count allows (in a padded file the count
+    /// includes the padding frames, so any size up to the highest).
     pub fn plaintext_bounds(&self) -> Option<(u64, u64)> {
         let c = self.header.chunk_size() as u64;
         self.chunks.map(|n| {
-            if n == 0 {
+            if self.header.padded {
+                (0, n * c)
+            } else if n == 0 {
                 (0, 0)
             } else {
                 ((n - 1) * c + 1, n * c)

@@ -280,6 +280,26 @@ fn scenarios() -> Vec<Vector> {
         plaintext: Some(plain),
     });
 
+    let pad = || def().pad(true);
+    let mut mixed = compressible(C);
+    mixed.extend(noise(C, 3));
+    mixed.extend(compressible(300));
+    v.push(ok(
+        "ok-padded",
+        "padded (FORMAT.md 3.3): chunks 0 and 2 compressed, chunk 1 raw, all kind 03, then \
+         padding frames (kind 04) to the file's Padme class",
+        mixed,
+        pad(),
+        109,
+    ));
+    v.push(ok(
+        "ok-padded-empty",
+        "padded, no data: padding frames only",
+        vec![],
+        pad(),
+        110,
+    ));
+
     // The base of every failure: passphrase, zstd, AES-GCM, BLAKE3, 1 KiB chunks, 3 chunks.
     let base = ok("base", "", compressible(3 * C - 100), def(), 200);
     let b = &base.container;
@@ -368,8 +388,20 @@ fn scenarios() -> Vec<Vector> {
     );
     add(
         "bad-header-reserved",
-        "reserved byte set",
+        "reserved byte 15 set",
         "invalid header",
+        set(15, 1),
+    );
+    add(
+        "bad-header-flags",
+        "unknown flag bit 1 set",
+        "invalid header",
+        set(14, 2),
+    );
+    add(
+        "bad-header-padded-flag",
+        "padded flag set on an unpadded file: the flag is covered by the header MAC",
+        "wrong passphrase",
         set(14, 1),
     );
     add(

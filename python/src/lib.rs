@@ -1152,6 +1152,7 @@ fn inspect<'py>(py: Python<'py>, file: &Bound<'py, PyAny>) -> PyResult<Bound<'py
     d.set_item("compression", h.codec.name())?;
     d.set_item("digest", h.hash.name())?;
     d.set_item("chunk_size", h.chunk_size())?;
+    d.set_item("padded", h.padded)?;
     d.set_item("recipients", h.stanzas.len())?;
     d.set_item("recipient_kinds", info.recipient_kinds())?;
     d.set_item("header_len", info.header_len)?;

@@ -23,6 +23,10 @@ pub enum FrameKind {
     Raw,
     /// The final frame.
     Final,
+    /// A chunk of a padded file (its plaintext says whether it is compressed).
+    Padded,
+    /// Zeros that bring a padded file to its size class.
+    Padding,
 }
 
 impl FrameKind {
@@ -32,6 +36,8 @@ impl FrameKind {
             FrameKind::Compressed => 0,
             FrameKind::Raw => 1,
             FrameKind::Final => 2,
+            FrameKind::Padded => 3,
+            FrameKind::Padding => 4,
         }
     }
 
@@ -41,19 +47,55 @@ impl FrameKind {
             0 => Some(FrameKind::Compressed),
             1 => Some(FrameKind::Raw),
             2 => Some(FrameKind::Final),
+            3 => Some(FrameKind::Padded),
+            4 => Some(FrameKind::Padding),
             _ => None,
         }
     }
 }
 
+impl FrameKind {
+    /// True for the kinds a file with (`padded`) or without padding may hold (§3.3).
+    pub fn allowed(self, padded: bool) -> bool {
+        match self {
+            FrameKind::Final => true,
+            FrameKind::Compressed | FrameKind::Raw => !padded,
+            FrameKind::Padded | FrameKind::Padding => padded,
+        }
+    }
+}
+
 /// The body lengths §3 allows for a frame of `kind` in a file of `chunk_size` chunks: a data
-/// frame holds at least one byte and at most a chunk, plus the tag.
+/// frame holds at least one byte and at most a chunk, plus the tag; in a padded file (§3.3) up to
+/// [`PAD_HEADER_LEN`] more.
 pub fn body_len_bounds(kind: FrameKind, chunk_size: usize) -> std::ops::RangeInclusive<usize> {
     use crate::crypto::aead::TAG_LEN;
     match kind {
         FrameKind::Final => FINAL_BODY_LEN..=FINAL_BODY_LEN,
         FrameKind::Compressed | FrameKind::Raw => TAG_LEN + 1..=chunk_size + TAG_LEN,
+        FrameKind::Padded => TAG_LEN + PAD_HEADER_LEN + 1..=chunk_size + PAD_HEADER_LEN + TAG_LEN,
+        FrameKind::Padding => TAG_LEN + 1..=chunk_size + PAD_HEADER_LEN + TAG_LEN,
     }
+}
+
+/// `stored || content_len` before the content of a padded chunk (§3.3).
+pub const PAD_HEADER_LEN: usize = 5;
+
+/// Padmé (§3.3): `len` rounded up so that only its top O(log log len) bits vary.
+pub fn padme(len: u64) -> u64 {
+    if len < 2 {
+        return len;
+    }
+    let e = u64::from(len.ilog2());
+    let s = u64::from(e.ilog2()) + 1;
+    let mask = (1u64 << (e - s)) - 1;
+    (len + mask) & !mask
+}
+
+/// The padded plaintext length of a chunk whose `stored || content_len || content` takes `x`
+/// bytes, in a file of `chunk_size` chunks (§3.3).
+pub fn pad_class(x: usize, chunk_size: usize) -> usize {
+    (padme(x as u64) as usize).min(chunk_size + PAD_HEADER_LEN)
 }
 
 /// `kind || body_len`, which is also the frame's AAD.
@@ -139,4 +181,42 @@ pub fn parse_footer(f: &[u8; FOOTER_LEN]) -> Result<u64> {
         )));
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Padmé's values from its paper's definition, worked by hand: 2^E..2^(E+1) is cut into
+    /// 2^S classes.
+    #[test]
+    fn padme_classes() {
+        for (l, want) in [
+            (0, 0),
+            (1, 1),
+            (2, 2),
+            (7, 7),
+            (9, 10),
+            (100, 104),
+            (1000, 1024),
+            (1025, 1088),
+            (4 << 20, 4 << 20),
+            ((4 << 20) + 1, (4 << 20) + (1 << 17)),
+            (100_000_000_000, 100_931_731_456),
+        ] {
+            assert_eq!(padme(l), want, "padme({l})");
+        }
+        // At most 12 % above, never below; idempotent.
+        for l in (2..200_000u64).step_by(7) {
+            let p = padme(l);
+            assert!(p >= l && (p - l) * 100 <= l * 12, "{l} -> {p}");
+            assert_eq!(padme(p), p);
+        }
+        assert_eq!(
+            pad_class((4 << 20) + 5, 4 << 20),
+            (4 << 20) + 5,
+            "raw chunks are capped"
+        );
+        assert_eq!(pad_class(1000, 4 << 20), 1024);
+    }
 }

@@ -15,6 +15,8 @@ pub const FIXED_LEN: usize = 50;
 pub const MAC_LEN: usize = 32;
 /// Length of the payload salt.
 pub const SALT_LEN: usize = 32;
+/// Flag bit of a padded file (FORMAT.md §1, §3.3).
+pub const FLAG_PADDED: u8 = 0x01;
 
 /// Every header field but the MAC.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub struct Header {
     pub hash: HashAlg,
     /// `log2` of the chunk size.
     pub chunk_log2: u8,
+    /// Padded file (FORMAT.md §3.3): chunk and file lengths fall into size classes.
+    pub padded: bool,
     /// Random salt of the payload key.
     pub payload_salt: [u8; SALT_LEN],
     /// Key stanzas.
@@ -56,7 +60,7 @@ impl Header {
         b.push(self.codec.level_byte() as u8);
         b.push(self.hash.id());
         b.push(self.chunk_log2);
-        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&[u8::from(self.padded) * FLAG_PADDED, 0]);
         b.extend_from_slice(&self.payload_salt);
         b.extend_from_slice(&(self.stanzas.len() as u16).to_le_bytes());
         for s in &self.stanzas {
@@ -94,9 +98,16 @@ impl Header {
         let hash = HashAlg::from_id(raw[12])?;
         let chunk_log2 = raw[13];
         check_chunk_log2(chunk_log2)?;
-        if raw[14..16] != [0, 0] {
-            return Err(Error::InvalidHeader("reserved bytes are not zero".into()));
+        if raw[14] & !FLAG_PADDED != 0 {
+            return Err(Error::InvalidHeader(format!(
+                "unknown flags {:#04x} (a newer zseal's file?)",
+                raw[14]
+            )));
         }
+        if raw[15] != 0 {
+            return Err(Error::InvalidHeader("the reserved byte is not zero".into()));
+        }
+        let padded = raw[14] & FLAG_PADDED != 0;
         let mut payload_salt = [0u8; SALT_LEN];
         payload_salt.copy_from_slice(&raw[16..48]);
         let count = u16::from_le_bytes([raw[48], raw[49]]) as usize;
@@ -130,6 +141,7 @@ impl Header {
             codec,
             hash,
             chunk_log2,
+            padded,
             payload_salt,
             stanzas,
         };

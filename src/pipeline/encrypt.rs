@@ -14,7 +14,7 @@ use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
 use crate::crypto::{FileKey, Recipient};
 use crate::error::{Error, Result};
-use crate::format::frame::{footer, frame_header};
+use crate::format::frame::{footer, frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
@@ -34,6 +34,8 @@ pub struct EncryptOptions {
     pub chunk_size: usize,
     /// Where the chunk jobs run (default: a shared pool with one worker per core).
     pub threads: Threads,
+    /// Pad chunks and the file to size classes (FORMAT.md §3.3; default off).
+    pub pad: bool,
 }
 
 impl Default for EncryptOptions {
@@ -44,6 +46,7 @@ impl Default for EncryptOptions {
             hash: HashAlg::default(),
             chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
             threads: Threads::Auto,
+            pad: false,
         }
     }
 }
@@ -79,6 +82,13 @@ impl EncryptOptions {
         self.threads = threads.into();
         self
     }
+
+    /// Pads every chunk and the whole file to Padmé size classes (FORMAT.md §3.3), so that
+    /// neither the plaintext length nor each chunk's compressibility shows exactly.
+    pub fn pad(mut self, pad: bool) -> Self {
+        self.pad = pad;
+        self
+    }
 }
 
 /// What every worker needs to seal a chunk; shared, immutable.
@@ -87,6 +97,8 @@ pub(crate) struct Sealer {
     codec: Codec,
     hash: HashAlg,
     chunk_log2: u8,
+    /// Chunks are padded to their size class (FORMAT.md §3.3).
+    padded: bool,
 }
 
 /// One sealed chunk, back from a worker, with its buffers for reuse.
@@ -113,7 +125,14 @@ impl Sealer {
             codec,
             hash,
             chunk_log2,
+            padded: false,
         }
+    }
+
+    /// The same sealer for a padded file (FORMAT.md §3.3).
+    pub(crate) fn with_padding(mut self, padded: bool) -> Self {
+        self.padded = padded;
+        self
     }
 
     fn chunk_size(&self) -> usize {
@@ -133,21 +152,29 @@ impl Sealer {
         let hash = timed(&mut times.hash, || {
             ChunkHash::compute(self.hash, index, self.chunk_size(), data)
         });
-        frame.resize(
-            FRAME_HEADER_LEN + self.codec.out_len(self.chunk_size()) + TAG_LEN,
-            0,
-        );
+        // A padded chunk's content follows `stored || content_len` (FORMAT.md §3.3).
+        let at = if self.padded { PAD_HEADER_LEN } else { 0 };
+        let room =
+            (at + self.codec.out_len(self.chunk_size())).max(PAD_HEADER_LEN + self.chunk_size());
+        frame.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
         let body = &mut frame[FRAME_HEADER_LEN..];
         let compressed = timed(&mut times.codec, || {
-            self.codec.compress(data, body, self.chunk_log2)
+            self.codec.compress(data, &mut body[at..], self.chunk_log2)
         })?;
-        let (kind, len) = match compressed {
+        let (mut kind, mut len) = match compressed {
             Some(n) => (FrameKind::Compressed, n),
             None => {
-                body[..plain_len].copy_from_slice(data);
+                body[at..at + plain_len].copy_from_slice(data);
                 (FrameKind::Raw, plain_len)
             }
         };
+        if self.padded {
+            let padded = pad_class(PAD_HEADER_LEN + len, self.chunk_size());
+            body[0] = kind.byte();
+            body[1..PAD_HEADER_LEN].copy_from_slice(&(len as u32).to_le_bytes());
+            body[PAD_HEADER_LEN + len..padded].fill(0);
+            (kind, len) = (FrameKind::Padded, padded);
+        }
         let frame_len = timed(&mut times.cipher, || {
             self.seal_into(&mut frame, index, false, kind, len)
         });
@@ -183,6 +210,27 @@ impl Sealer {
         frame[end..end + TAG_LEN].copy_from_slice(&tag);
         end + TAG_LEN
     }
+}
+
+/// The zero bytes of each padding frame that bring a file of `unpadded` bytes to its Padmé class
+/// (FORMAT.md §3.3): a frame of `x` zeros adds `25 + x` bytes, so a shortfall of 1 to 25 bytes
+/// moves to the next class up.
+pub(crate) fn padding_plan(unpadded: u64, chunk_size: usize) -> Vec<usize> {
+    const PER_FRAME: u64 = (FRAME_HEADER_LEN + TAG_LEN + 4) as u64;
+    let mut target = format::frame::padme(unpadded);
+    while (1..=PER_FRAME).contains(&(target - unpadded)) {
+        target = format::frame::padme(target + 1);
+    }
+    let pad = target - unpadded;
+    let most = (chunk_size + PAD_HEADER_LEN) as u64;
+    let m = pad.div_ceil(PER_FRAME + most);
+    if m == 0 {
+        return Vec::new();
+    }
+    let zeros = pad - PER_FRAME * m;
+    (0..m)
+        .map(|j| (zeros / m + u64::from(j < zeros % m)) as usize)
+        .collect()
 }
 
 /// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
@@ -240,6 +288,9 @@ pub struct Encryptor<W: Write> {
     digest: Digest,
     failed: Option<Error>,
     stages: Stages,
+    /// Container bytes written so far (header and frames).
+    written: u64,
+    padded: bool,
 }
 
 impl<W: Write> Encryptor<W> {
@@ -266,20 +317,25 @@ impl<W: Write> Encryptor<W> {
             codec: opts.codec,
             hash: opts.hash,
             chunk_log2,
+            padded: opts.pad,
             payload_salt,
             stanzas: wrap_for(recipients, &file_key, rng)?,
         };
-        inner.write_all(&sealed_header(&header, &file_key)?)?;
+        let header_bytes = sealed_header(&header, &file_key)?;
+        inner.write_all(&header_bytes)?;
         let payload_key = file_key.payload_key(&payload_salt);
         Ok(Encryptor {
             inner,
-            sealer: Arc::new(Sealer::new(
-                opts.cipher,
-                &payload_key.0,
-                opts.codec,
-                opts.hash,
-                chunk_log2,
-            )),
+            sealer: Arc::new(
+                Sealer::new(
+                    opts.cipher,
+                    &payload_key.0,
+                    opts.codec,
+                    opts.hash,
+                    chunk_log2,
+                )
+                .with_padding(opts.pad),
+            ),
             window: Window::new(&opts.threads)?,
             fill: vec![0u8; 1 << chunk_log2],
             fill_len: 0,
@@ -291,6 +347,8 @@ impl<W: Write> Encryptor<W> {
             digest: Digest::new(opts.hash),
             failed: None,
             stages: Stages::default(),
+            written: header_bytes.len() as u64,
+            padded: opts.pad,
         })
     }
 
@@ -327,6 +385,9 @@ impl<W: Write> Encryptor<W> {
         }
         while let Some(r) = self.wait_oldest() {
             self.emit(r?)?;
+        }
+        if self.padded {
+            self.write_padding()?;
         }
         let fin = FinalFrame {
             plaintext_len: self.plaintext_len,
@@ -417,10 +478,37 @@ impl<W: Write> Encryptor<W> {
         Ok(())
     }
 
+    /// Padding frames after the last data frame, so that the whole file's length is its Padmé
+    /// class (FORMAT.md §3.3). They count as frames: the final frame's index follows them.
+    fn write_padding(&mut self) -> Result<()> {
+        let c = 1usize << self.sealer.chunk_log2;
+        let n = self.chunks_submitted;
+        let unpadded = self.written + (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
+        let plan = padding_plan(unpadded, c);
+        if n + plan.len() as u64 > format::MAX_CHUNKS {
+            return Err(Error::Limit("more than 2^32-1 frames with padding".into()));
+        }
+        let mut frame = vec![0u8; FRAME_HEADER_LEN + c + PAD_HEADER_LEN + TAG_LEN];
+        for x in plan {
+            frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + x].fill(0);
+            let index = self.chunks_submitted;
+            let len = self
+                .sealer
+                .seal_into(&mut frame, index, false, FrameKind::Padding, x);
+            self.inner.write_all(&frame[..len])?;
+            self.written += len as u64;
+            let body_len = (len - FRAME_HEADER_LEN) as u32;
+            self.index.extend_from_slice(&body_len.to_le_bytes());
+            self.chunks_submitted += 1;
+        }
+        Ok(())
+    }
+
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
         let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
         timed(&mut self.stages.write, || inner.write_all(bytes))?;
+        self.written += s.frame_len as u64;
         self.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.index.extend_from_slice(&body_len.to_le_bytes());
@@ -448,5 +536,30 @@ impl<W: Write> Write for Encryptor<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.check()?;
         self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
+    #[test]
+    fn padding_plans_reach_a_class_exactly() {
+        let c = 1024;
+        for unpadded in (200..3_000_000u64).step_by(997).chain([201, 4096, 1 << 20]) {
+            let plan = padding_plan(unpadded, c);
+            let total = unpadded + plan.iter().map(|&x| 25 + x as u64).sum::<u64>();
+            assert_eq!(format::frame::padme(total), total, "{unpadded}");
+            assert!(total - unpadded < 26 || plan.iter().all(|&x| (1..=c + 5).contains(&x)));
+            assert!(
+                plan.iter().all(|&x| (1..=c + 5).contains(&x)),
+                "{unpadded}: {plan:?}"
+            );
+            assert!(
+                (total - unpadded) * 100 <= unpadded * 12 + 26 * 100,
+                "{unpadded}"
+            );
+        }
     }
 }

@@ -171,7 +171,7 @@ fn rotate(
         new.hash,
         new.chunk_log2,
     );
-    let mut frames = Frames::new(input, old_header_len, chunk);
+    let mut frames = Frames::new(input, old_header_len, chunk, old.padded);
     let mut buf = vec![0u8; FRAME_HEADER_LEN + chunk + TAG_LEN];
     let mut written = 0u64;
     let fin = loop {

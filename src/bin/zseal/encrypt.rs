@@ -34,6 +34,10 @@ pub struct Args {
     /// Chunk size, a power of two from 1K to 16M
     #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_chunk)]
     chunk_size: usize,
+    /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger), so that
+    /// neither the exact plaintext length nor each chunk's compressibility shows
+    #[arg(long)]
+    pad: bool,
 }
 
 /// A value of a library type that parses itself (`FromStr` with the library's error).
@@ -55,6 +59,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .cipher(a.cipher)
         .hash(a.hash)
         .chunk_size(a.chunk_size)
+        .pad(a.pad)
         .threads(c.threads);
     let input = Input::open(c.input.as_deref())?;
     let recipients = keys::recipients(

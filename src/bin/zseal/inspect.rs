@@ -46,6 +46,9 @@ fn to_text(info: &Info, name: &str) -> String {
         h.hash.name()
     );
     t += &format!("  chunk size:  {}\n", human_bytes(h.chunk_size() as u64));
+    if h.padded {
+        t += "  padded:      yes (chunk and file lengths are size classes)\n";
+    }
     t += &format!(
         "  recipients:  {} ({})\n",
         h.stanzas.len(),
@@ -79,6 +82,7 @@ fn to_json(info: &Info) -> String {
         "compression": h.codec.name(),
         "digest": h.hash.name(),
         "chunk_size": h.chunk_size(),
+        "padded": h.padded,
         "recipients": h.stanzas.len(),
         "recipient_kinds": info.recipient_kinds(),
         "header_len": info.header_len,

@@ -18,6 +18,8 @@ pub(crate) struct Frames<R> {
     /// Container offset of frame 0 (the header's length).
     pub(crate) first_at: u64,
     chunk_size: usize,
+    /// A padded file (FORMAT.md §3.3): which frame kinds may occur.
+    padded: bool,
     /// Number of the next frame to read.
     pub(crate) next: u64,
     /// Frames from this number on are not read (the end of a range, or of an indexed read).
@@ -29,11 +31,12 @@ pub(crate) struct Frames<R> {
 }
 
 impl<R: Read> Frames<R> {
-    pub(crate) fn new(inner: R, first_at: u64, chunk_size: usize) -> Self {
+    pub(crate) fn new(inner: R, first_at: u64, chunk_size: usize, padded: bool) -> Self {
         Frames {
             inner,
             first_at,
             chunk_size,
+            padded,
             next: 0,
             stop_at: None,
             ended: false,
@@ -56,9 +59,14 @@ impl<R: Read> Frames<R> {
             )));
         }
         let (kind, body_len) = parse_frame_header(&fh);
-        let kind = kind.ok_or_else(|| {
+        let kind = kind.filter(|k| k.allowed(self.padded)).ok_or_else(|| {
+            let file = if self.padded {
+                "a padded"
+            } else {
+                "an unpadded"
+            };
             Error::Damaged(format!(
-                "frame {index} has an unknown kind byte {:#04x}",
+                "frame {index} has a kind byte {:#04x} that {file} file does not use",
                 fh[0]
             ))
         })?;

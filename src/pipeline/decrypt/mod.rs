@@ -51,6 +51,8 @@ impl DecryptOptions {
 /// What comes back from the window, in stream order.
 enum Item {
     Chunk(Opened),
+    /// A padding frame of a padded file, authenticated and all zeros; its buffer for reuse.
+    Padding(Vec<u8>),
     /// The final frame's body: every data frame is before it.
     End(Vec<u8>),
 }
@@ -188,7 +190,7 @@ impl<R: Read> Locked<R> {
         let chunk_size = header.chunk_size();
         let hash = header.hash;
         Ok(Decryptor {
-            frames: Frames::new(self.inner, header_len, chunk_size),
+            frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
             window: Window::new(&opts.threads)?,
             verifier: Verifier::new(chunk_size, hash),
@@ -296,6 +298,10 @@ impl<R: Read> Decryptor<R> {
         let window = &mut self.window;
         match timed(&mut self.stages.wait, || window.next()) {
             Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
+            Some(Ok(Item::Padding(spare))) => {
+                self.spares.push(spare);
+                self.verifier.padding().map(|()| true)
+            }
             Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
             Some(Err(e)) => Err(e),
             None => self.end_of_indexed().map(|()| false),
@@ -328,8 +334,17 @@ impl<R: Read> Decryptor<R> {
             return Ok(());
         }
         self.verifier.frame_read(body_len);
-        let spare = self.spares.pop().unwrap_or_default();
         let opener = Arc::clone(&self.opener);
+        if kind == FrameKind::Padding {
+            body.truncate(body_len);
+            self.window.push(move || {
+                opener
+                    .open_padding(index, &mut body)
+                    .map(|()| Item::Padding(body))
+            });
+            return Ok(());
+        }
+        let spare = self.spares.pop().unwrap_or_default();
         let hash = self.verifier.chunk_hash();
         let frame = DataFrame {
             index,
@@ -359,7 +374,7 @@ impl<R: Read> Decryptor<R> {
     /// The final frame of a sequential read: its counts, the index, the footer, the end of the
     /// input, and the digest.
     fn end_of_stream(&mut self, mut body: Vec<u8>) -> Result<()> {
-        let fin = self.opener.open_final(self.verifier.chunks, &mut body)?;
+        let fin = self.opener.open_final(self.verifier.frames(), &mut body)?;
         self.verifier.check_end(&fin)?;
         self.frames
             .read_trailer(fin.chunk_count, &fin.index_digest)?;
@@ -377,7 +392,9 @@ impl<R: Read> Decryptor<R> {
             .index
             .as_ref()
             .map(|ix| ix.final_frame())
-            .filter(|fin| self.verifier.chunks == fin.chunk_count)
+            .filter(|fin| {
+                self.verifier.chunks == fin.plaintext_len.div_ceil(self.opener.chunk_size() as u64)
+            })
             .cloned()
         else {
             return Ok(());

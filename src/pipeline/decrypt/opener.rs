@@ -3,7 +3,7 @@
 
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
 use crate::error::{Error, Result};
-use crate::format::frame::frame_header;
+use crate::format::frame::{frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN};
 use crate::hash::{ChunkHash, HashAlg};
 use crate::stats::{timed, ChunkTimes};
@@ -79,6 +79,44 @@ impl Opener {
         FinalFrame::decode(&body[..len])
     }
 
+    /// The content of an authenticated padded chunk (FORMAT.md §3.3) and how it is stored; the
+    /// padding must be the canonical one, all zeros.
+    fn unpad(&self, index: u64, p: &[u8]) -> Result<(FrameKind, std::ops::Range<usize>)> {
+        let invalid = |what: &str| Error::ChunkInvalid {
+            index,
+            what: what.into(),
+        };
+        let head = p
+            .get(..PAD_HEADER_LEN)
+            .ok_or_else(|| invalid("padded chunk shorter than its header"))?;
+        let stored = match head[0] {
+            0 => FrameKind::Compressed,
+            1 => FrameKind::Raw,
+            _ => return Err(invalid("padded chunk with an unknown storage byte")),
+        };
+        let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let end = PAD_HEADER_LEN
+            .checked_add(len)
+            .filter(|&e| e <= p.len() && len > 0)
+            .ok_or_else(|| invalid("padded chunk content length out of bounds"))?;
+        if p.len() != pad_class(end, self.chunk_size()) || p[end..].iter().any(|&b| b != 0) {
+            return Err(invalid("padding that is not its size class of zeros"));
+        }
+        Ok((stored, PAD_HEADER_LEN..end))
+    }
+
+    /// Authenticates padding frame `index` and checks that it holds zeros only.
+    pub(crate) fn open_padding(&self, index: u64, body: &mut [u8]) -> Result<()> {
+        let len = self.open_body(index, false, FrameKind::Padding, body)?;
+        if body[..len].iter().any(|&b| b != 0) {
+            return Err(Error::ChunkInvalid {
+                index,
+                what: "padding frame that is not all zeros".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// The whole per-chunk job: authenticate, decompress (unless raw), hash with `hash`.
     pub(crate) fn open_chunk(
         &self,
@@ -96,13 +134,22 @@ impl Opener {
         let len = timed(&mut times.cipher, || {
             self.open_body(index, false, kind, &mut body[..body_len])
         })?;
-        let (plain, plain_len, spare) = match kind {
-            FrameKind::Raw => (body, len, spare),
+        let (stored, content) = match kind {
+            FrameKind::Padded => self.unpad(index, &body[..len])?,
+            k => (k, 0..len),
+        };
+        let (plain, plain_len, spare) = match stored {
+            FrameKind::Raw => {
+                if content.start > 0 {
+                    body.copy_within(content.clone(), 0);
+                }
+                (body, content.len(), spare)
+            }
             _ => {
                 spare.resize(self.buffer_len(), 0);
                 let out = &mut spare[..self.chunk_size()];
                 let n = timed(&mut times.codec, || {
-                    self.header.codec.decompress(&body[..len], out)
+                    self.header.codec.decompress(&body[content], out)
                 })
                 .map_err(|what| Error::ChunkInvalid { index, what })?;
                 if n == 0 {

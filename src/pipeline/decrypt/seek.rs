@@ -147,6 +147,11 @@ impl SeekIndex {
         &self.fin
     }
 
+    /// The number of data frames (a padded file has padding frames after them).
+    pub(crate) fn data_frames(&self, chunk_size: usize) -> u64 {
+        self.fin.plaintext_len.div_ceil(chunk_size as u64)
+    }
+
     /// The plaintext length of chunk `i`: full, except the last.
     pub(crate) fn chunk_len(&self, i: u64, chunk_size: usize) -> u64 {
         (self.fin.plaintext_len - i * chunk_size as u64).min(chunk_size as u64)
@@ -241,9 +246,10 @@ impl<R: Read + Seek> Decryptor<R> {
             ));
         }
         let fin = self.opener.open_final(n, body)?;
-        if fin.chunk_count != n
-            || fin.plaintext_len.div_ceil(c as u64) != n
-            || fin.plaintext_len > MAX_PLAINTEXT
+        // Data frames: all `n` frames, or in a padded file the first `d`, padding after them.
+        let d = fin.plaintext_len.div_ceil(c as u64);
+        let padded = self.opener.header.padded;
+        if fin.chunk_count != n || d > n || (d < n && !padded) || fin.plaintext_len > MAX_PLAINTEXT
         {
             return Err(Error::Damaged(format!(
                 "the final frame records {} bytes in {} chunks; the footer says {n} chunks",
@@ -251,7 +257,14 @@ impl<R: Read + Seek> Decryptor<R> {
             )));
         }
         // The index itself, streamed through BLAKE3 while the offsets are summed.
-        let data = body_len_bounds(FrameKind::Raw, c);
+        let data = body_len_bounds(
+            if padded {
+                FrameKind::Padding
+            } else {
+                FrameKind::Raw
+            },
+            c,
+        );
         let mut built = IndexBuilder::new(n, self.frames.first_at);
         let inner = &mut self.frames.inner;
         let index_at = fin_at + FINAL_FRAME_LEN as u64;
@@ -284,9 +297,9 @@ impl<R: Read + Seek> Decryptor<R> {
     /// up to `threads + 2` frames ahead) fetches only the frames the request needs. Chunks
     /// already read ahead stay; the checks are unchanged. Reads the index once.
     pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
-        let c = self.opener.chunk_size() as u64;
-        let n = self.load_index()?.fin.chunk_count;
-        self.frames.stop_at = Some(end.map_or(n, |e| e.div_ceil(c).min(n)));
+        let c = self.opener.chunk_size();
+        let d = self.load_index()?.data_frames(c);
+        self.frames.stop_at = Some(end.map_or(d, |e| e.div_ceil(c as u64).min(d)));
         Ok(())
     }
 
@@ -299,12 +312,12 @@ impl<R: Read + Seek> Decryptor<R> {
         let c = self.opener.chunk_size() as u64;
         self.load_index()?;
         let ix = self.index.as_mut().expect("just loaded");
-        let n = ix.fin.chunk_count;
-        let chunk = (pos / c).min(n);
+        let d = ix.data_frames(c as usize);
+        let chunk = (pos / c).min(d);
         let at = ix.frame_offset(chunk, &mut self.frames.inner)?;
         self.window.clear();
         self.frames.seek_to(chunk, at)?;
-        self.frames.stop_at = Some(n);
+        self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
         self.cursor.reset(pos);
         self.verified = None;
@@ -385,30 +398,58 @@ impl<R: Read> Decryptor<R> {
             return Ok(());
         }
         self.frames.stop_at = None;
-        let (kind, body_len) = self.frames.read_header()?;
-        if kind != FrameKind::Final {
-            return Ok(());
+        let mut first = true;
+        loop {
+            let (kind, body_len) = self.frames.read_header()?;
+            match kind {
+                FrameKind::Final | FrameKind::Padding => {}
+                _ if first => return Ok(()),
+                _ => {
+                    return Err(Error::ChunkInvalid {
+                        index: self.frames.next,
+                        what: "follows a padding frame (padding ends a file)".into(),
+                    })
+                }
+            }
+            first = false;
+            let mut body = vec![0u8; body_len];
+            self.frames.read_body(&mut body)?;
+            if kind == FrameKind::Final {
+                self.frames.ended = true;
+                return self.end_of_stream(body);
+            }
+            self.verifier.frame_read(body_len);
+            self.opener.open_padding(self.frames.next - 1, &mut body)?;
+            self.verifier.padding()?;
         }
-        let mut body = vec![0u8; body_len];
-        self.frames.read_body(&mut body)?;
-        self.frames.ended = true;
-        self.end_of_stream(body)
     }
 
-    /// Reads past one data frame without decrypting it. If the frame is the final frame, it is
-    /// authenticated and the plaintext length returned: the stream ended before the target.
+    /// Reads past one data frame without decrypting it. If the stream has no data frame left
+    /// (padding frames, then the final frame), the final frame is authenticated and the plaintext
+    /// length returned: the stream ended before the target.
     fn skip_frame(&mut self) -> Result<Option<u64>> {
-        let (kind, body_len) = self.frames.read_header()?;
-        if kind == FrameKind::Final {
-            let mut body = [0u8; FINAL_BODY_LEN];
-            self.frames.read_body(&mut body)?;
-            let fin = self.opener.open_final(self.verifier.chunks, &mut body)?;
-            return Ok(Some(fin.plaintext_len));
+        loop {
+            let (kind, body_len) = self.frames.read_header()?;
+            match kind {
+                FrameKind::Final => {
+                    let mut body = [0u8; FINAL_BODY_LEN];
+                    self.frames.read_body(&mut body)?;
+                    let fin = self.opener.open_final(self.verifier.frames(), &mut body)?;
+                    return Ok(Some(fin.plaintext_len));
+                }
+                FrameKind::Padding => {
+                    self.frames.skip_body(body_len)?;
+                    self.verifier.frame_read(body_len);
+                    self.verifier.padding()?;
+                }
+                _ => {
+                    self.frames.skip_body(body_len)?;
+                    self.verifier.frame_read(body_len);
+                    self.verifier.skipped();
+                    return Ok(None);
+                }
+            }
         }
-        self.frames.skip_body(body_len)?;
-        self.verifier.frame_read(body_len);
-        self.verifier.skipped();
-        Ok(None)
     }
 }
 

@@ -15,6 +15,8 @@ pub(crate) struct Verifier {
     pub(crate) chunks: u64,
     /// Their plaintext bytes.
     pub(crate) plaintext: u64,
+    /// Padding frames accepted (after every data frame, FORMAT.md §3.3).
+    padding: u64,
     /// The frame lengths read in sequence, for the index digest.
     lengths: blake3::Hasher,
     /// The whole-plaintext digest, while every chunk from the first was accepted in order.
@@ -28,6 +30,7 @@ impl Verifier {
             chunk_size: chunk_size as u64,
             chunks: 0,
             plaintext: 0,
+            padding: 0,
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
             alg,
@@ -38,6 +41,7 @@ impl Verifier {
     pub(crate) fn restart(&mut self, chunk: u64) {
         self.chunks = chunk;
         self.plaintext = chunk * self.chunk_size;
+        self.padding = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
     }
@@ -61,6 +65,17 @@ impl Verifier {
         self.lengths.update(&(body_len as u32).to_le_bytes());
     }
 
+    /// Frames accepted so far, data and padding: the index of the next frame.
+    pub(crate) fn frames(&self) -> u64 {
+        self.chunks + self.padding
+    }
+
+    /// A padding frame was accepted.
+    pub(crate) fn padding(&mut self) -> Result<()> {
+        self.padding += 1;
+        Ok(())
+    }
+
     /// A streamed range read past a data frame without opening it (it must be a full chunk).
     pub(crate) fn skipped(&mut self) {
         self.chunks += 1;
@@ -73,7 +88,12 @@ impl Verifier {
             index: o.index,
             what,
         };
-        debug_assert_eq!(o.index, self.chunks, "chunks come back in order");
+        debug_assert_eq!(o.index, self.frames(), "chunks come back in order");
+        if self.padding > 0 {
+            return Err(invalid(
+                "follows a padding frame (padding ends a file)".into(),
+            ));
+        }
         if let Some(want) = want.filter(|&w| w != o.plain_len as u64) {
             return Err(invalid(format!(
                 "holds {} bytes, the index says {want}",
@@ -101,10 +121,13 @@ impl Verifier {
     /// At the final frame of a sequential read: its counts against what was read, and the frame
     /// lengths read against the authenticated index digest.
     pub(crate) fn check_end(&self, fin: &FinalFrame) -> Result<()> {
-        if fin.chunk_count != self.chunks || fin.plaintext_len != self.plaintext {
+        if fin.chunk_count != self.frames() || fin.plaintext_len != self.plaintext {
             return Err(Error::Damaged(format!(
                 "the final frame records {} bytes in {} chunks, but {} bytes in {} chunks were read",
-                fin.plaintext_len, fin.chunk_count, self.plaintext, self.chunks
+                fin.plaintext_len,
+                fin.chunk_count,
+                self.plaintext,
+                self.frames()
             )));
         }
         if *self.lengths.finalize().as_bytes() != fin.index_digest {
