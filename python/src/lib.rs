@@ -885,8 +885,11 @@ fn encrypt_options(
     hash: Option<&str>,
     chunk_size: Option<usize>,
     threads: Option<usize>,
+    pad: bool,
 ) -> zseal::Result<EncryptOptions> {
-    let mut o = EncryptOptions::default().threads(threads_of(threads));
+    let mut o = EncryptOptions::default()
+        .threads(threads_of(threads))
+        .pad(pad);
     if let Some(c) = compress {
         o = o.codec(c.parse::<Codec>()?);
     }
@@ -920,7 +923,7 @@ impl Writer {
 impl Writer {
     #[new]
     #[pyo3(signature = (file, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                        hash=None, chunk_size=None, threads=None, exclusive=false))]
+                        hash=None, chunk_size=None, threads=None, exclusive=false, pad=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -933,6 +936,7 @@ impl Writer {
         chunk_size: Option<usize>,
         threads: Option<usize>,
         exclusive: bool,
+        pad: bool,
     ) -> PyResult<Self> {
         let (sink, name) = match as_path(file)? {
             Some(p) => {
@@ -953,7 +957,7 @@ impl Writer {
             .detach(|| {
                 let rs = recipients_of(recipients, passphrase)?;
                 let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
-                let opts = encrypt_options(compress, cipher, hash, chunk_size, threads)?;
+                let opts = encrypt_options(compress, cipher, hash, chunk_size, threads, pad)?;
                 Encryptor::new(sink, &refs, &opts)
             })
             .map_err(|e| to_py(py, &name, e))?;
@@ -1082,7 +1086,7 @@ fn is_output_error(e: &Error) -> bool {
 /// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                    hash=None, chunk_size=None, threads=None, overwrite=false))]
+                    hash=None, chunk_size=None, threads=None, overwrite=false, pad=false))]
 #[allow(clippy::too_many_arguments)]
 fn encrypt_file(
     py: Python<'_>,
@@ -1096,6 +1100,7 @@ fn encrypt_file(
     chunk_size: Option<usize>,
     threads: Option<usize>,
     overwrite: bool,
+    pad: bool,
 ) -> PyResult<()> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
@@ -1104,7 +1109,7 @@ fn encrypt_file(
     py.detach(|| {
         let rs = recipients_of(recipients, passphrase)?;
         let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
-        let opts = encrypt_options(compress, cipher, hash, chunk_size, threads)?;
+        let opts = encrypt_options(compress, cipher, hash, chunk_size, threads, pad)?;
         let mut enc = Encryptor::new(Sink::Temp(sink), &refs, &opts)?;
         enc.copy_from(&mut f)?;
         match enc.finish()? {

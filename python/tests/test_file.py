@@ -412,3 +412,29 @@ def test_committed_v1_fixtures_decrypt_through_python(container):
                 assert (f.digest() is None) == (zseal.inspect(container)["digest"] == "none")
                 f.seek(len(want) // 3)
                 assert f.read(5000) == want[len(want) // 3 : len(want) // 3 + 5000]
+
+
+def test_padded_containers_round_trip_and_match_the_command(tmp_path, keys, zseal_bin):
+    identity, recipient = keys
+    data = text(300_000)
+    (tmp_path / "p").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient], chunk_size=16384, pad=True)
+    with zseal.open(tmp_path / "w", "wb", recipients=[recipient], chunk_size=16384, pad=True) as f:
+        f.write(data)
+    subprocess.run(
+        [zseal_bin, "encrypt", "-q", "--pad", "--chunk-size", "16K", "-r", recipient, "-o", str(tmp_path / "cli"), str(tmp_path / "p")],
+        check=True,
+    )
+    sizes = {(tmp_path / n).stat().st_size for n in ("c", "w", "cli")}
+    assert len(sizes) == 1, sizes  # the same class whichever front end wrote it
+    size = sizes.pop()
+    plain = zseal.encrypt_file(tmp_path / "p", tmp_path / "u", recipients=[recipient], chunk_size=16384)
+    assert plain is None and size > (tmp_path / "u").stat().st_size
+    for n in ("c", "w", "cli"):
+        info = zseal.inspect(tmp_path / n)
+        assert info["padded"] is True and info["plaintext_min"] == 0
+        with zseal.open(tmp_path / n, identity=identity) as f:
+            assert f.read() == data
+            f.seek(123_456)
+            assert f.read(1000) == data[123_456:124_456]
+    assert zseal.inspect(tmp_path / "u")["padded"] is False

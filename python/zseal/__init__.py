@@ -158,6 +158,7 @@ class ZsealWriter(io.BufferedIOBase):
         chunk_size: int | None = None,
         threads: int | None = None,
         exclusive: bool = False,
+        pad: bool = False,
         _owned: Any = None,
     ) -> None:
         super().__init__()
@@ -172,6 +173,7 @@ class ZsealWriter(io.BufferedIOBase):
             chunk_size=chunk_size,
             threads=threads,
             exclusive=exclusive,
+            pad=pad,
         )
 
     @property
@@ -215,6 +217,7 @@ def open(
     hash: str | None = None,
     chunk_size: int | None = None,
     threads: int | None = None,
+    pad: bool = False,
     encoding: str | None = None,
     errors: str | None = None,
     newline: str | None = None,
@@ -227,7 +230,8 @@ def open(
     ``recipients`` (``age1…``/``ssh-…`` strings) or ``passphrase``, and takes ``compress``
     (``"zstd:3"``, ``"lz4"``, ``"gzip:6"``, ``"none"``), ``cipher`` (``"aes-256-gcm"``,
     ``"chacha20-poly1305"``), ``hash`` (``"blake3"``, ``"xxh3"``, ``"none"``) and
-    ``chunk_size`` (bytes, a power of two). ``threads``: worker threads (default: one per core).
+    ``chunk_size`` (bytes, a power of two); ``pad=True`` rounds chunk and file lengths up to
+    size classes (see FORMAT.md §3.3). ``threads``: worker threads (default: one per core).
     A ``"t"`` mode (``"rt"``, ``"wt"``) wraps the file in :class:`io.TextIOWrapper`.
     """
     text = "t" in mode
@@ -254,6 +258,7 @@ def open(
             chunk_size=chunk_size,
             threads=threads,
             exclusive=base == "x",
+            pad=pad,
         )
     if text:
         return io.TextIOWrapper(f, encoding=encoding, errors=errors, newline=newline)

@@ -46,6 +46,7 @@ class Writer:
         chunk_size: int | None = None,
         threads: int | None = None,
         exclusive: bool = False,
+        pad: bool = False,
     ) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -65,6 +66,7 @@ def encrypt_file(
     chunk_size: int | None = None,
     threads: int | None = None,
     overwrite: bool = False,
+    pad: bool = False,
 ) -> None:
     """Encrypts the file src into dst, which appears (atomically) only when complete."""
 
