@@ -450,3 +450,37 @@ fn seeks_into_a_file_of_many_frames_land_on_the_right_byte() {
         assert_eq!(&buf[..got], &plain[at..at + got], "at {at}");
     }
 }
+
+/// fsspec's read_block seeks to a block's start, reads a little, seeks to the block's end, reads
+/// a little, and seeks back to the start: the chunk left by a seek is kept, so coming back to it
+/// reads no container byte and decrypts nothing; everything read is still the plaintext.
+#[test]
+fn coming_back_to_the_chunk_just_left_reads_nothing_again() {
+    let (plain, sealed, pw) = fixture();
+    for threads in [1, 2] {
+        let mut d = counting(&sealed, &pw, threads);
+        let got = |d: &mut Decryptor<_>, at: u64, n: usize| {
+            d.seek(SeekFrom::Start(at)).unwrap();
+            let mut buf = vec![0u8; n];
+            d.read_exact(&mut buf).unwrap();
+            assert_eq!(buf, &plain[at as usize..at as usize + n], "at {at}");
+        };
+        got(&mut d, 2100, 100);
+        got(&mut d, 7000, 100);
+        let before = d.get_ref().read;
+        got(&mut d, 2050, 50);
+        assert_eq!(d.get_ref().read, before, "chunk 2 was read again");
+        // On from there, across the chunk left meanwhile, to the end.
+        let mut rest = Vec::new();
+        d.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, &plain[2100..]);
+        // Chunk 0 is not taken from the kept chunk: a read from byte 0 checks the digest.
+        got(&mut d, 10, 10);
+        got(&mut d, 5000, 10);
+        d.seek(SeekFrom::Start(0)).unwrap();
+        let mut all = Vec::new();
+        d.read_to_end(&mut all).unwrap();
+        assert_eq!(all, plain);
+        assert!(d.verified().is_some());
+    }
+}

@@ -47,6 +47,15 @@ impl Cursor {
         position >= self.start && position < self.start + self.len as u64
     }
 
+    /// Takes the current chunk out, as (buffer, length, start), leaving none; `None` when no chunk
+    /// is current.
+    pub(crate) fn take(&mut self) -> Option<(Vec<u8>, usize, u64)> {
+        (self.len > 0).then(|| {
+            let len = std::mem::take(&mut self.len);
+            (std::mem::take(&mut self.chunk), len, self.start)
+        })
+    }
+
     /// Forgets the current chunk and moves to `position`.
     pub(crate) fn reset(&mut self, position: u64) {
         self.len = 0;

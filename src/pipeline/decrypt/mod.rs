@@ -70,6 +70,8 @@ pub struct Decryptor<R: Read> {
     verified: Option<FinalFrame>,
     /// Sticky failure.
     failed: Option<Error>,
+    /// The authenticated chunk that was current before the last seek: (buffer, length, start).
+    kept: Option<(Vec<u8>, usize, u64)>,
     spares: Vec<Vec<u8>>,
     stages: Stages,
 }
@@ -198,6 +200,7 @@ impl<R: Read> Locked<R> {
             index: None,
             verified: None,
             failed: None,
+            kept: None,
             spares: Vec::new(),
             stages: Stages::default(),
         })

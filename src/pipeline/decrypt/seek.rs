@@ -313,13 +313,35 @@ impl<R: Read + Seek> Decryptor<R> {
         self.load_index()?;
         let ix = self.index.as_mut().expect("just loaded");
         let d = ix.data_frames(c as usize);
-        let chunk = (pos / c).min(d);
-        let at = ix.frame_offset(chunk, &mut self.frames.inner)?;
+        // The chunk being left is kept: readers such as fsspec's read_block look ahead and come
+        // back (seek to a block's start, find a delimiter, seek to its end, find another, seek
+        // back to the start), and a chunk kept need not be read and decrypted twice. Chunk 0 is
+        // never taken from it, so a read from the first byte still computes the digest.
+        let leaving = self.cursor.take();
+        let kept = std::mem::replace(&mut self.kept, leaving);
+        let (chunk, reuse) = match kept {
+            Some((buf, len, start)) if start > 0 && pos >= start && pos < start + len as u64 => {
+                ((start / c) + 1, Some((buf, len, start)))
+            }
+            other => {
+                if let Some((buf, _, _)) = other {
+                    self.spares.push(buf);
+                }
+                ((pos / c).min(d), None)
+            }
+        };
+        let at = ix.frame_offset(chunk.min(d), &mut self.frames.inner)?;
         self.window.clear();
         self.frames.seek_to(chunk, at)?;
         self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
         self.cursor.reset(pos);
+        if let Some((buf, len, start)) = reuse {
+            let old = self.cursor.load(buf, len, start);
+            if old.capacity() > 0 {
+                self.spares.push(old);
+            }
+        }
         self.verified = None;
         Ok(())
     }
