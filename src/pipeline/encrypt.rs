@@ -154,8 +154,8 @@ impl Sealer {
         });
         // A padded chunk's content follows `stored || content_len` (FORMAT.md §3.3).
         let at = if self.padded { PAD_HEADER_LEN } else { 0 };
-        let room =
-            (at + self.codec.out_len(self.chunk_size())).max(PAD_HEADER_LEN + self.chunk_size());
+        // The codec's room is at least the chunk, so at least a padded chunk's class cap too.
+        let room = at + self.codec.out_len(self.chunk_size());
         frame.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
         let body = &mut frame[FRAME_HEADER_LEN..];
         let compressed = timed(&mut times.codec, || {

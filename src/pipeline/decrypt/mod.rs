@@ -71,7 +71,7 @@ pub struct Decryptor<R: Read> {
     /// Sticky failure.
     failed: Option<Error>,
     /// The authenticated chunk that was current before the last seek: (buffer, length, start).
-    kept: Option<(Vec<u8>, usize, u64)>,
+    kept: Option<cursor::Chunk>,
     spares: Vec<Vec<u8>>,
     stages: Stages,
 }
@@ -339,10 +339,9 @@ impl<R: Read> Decryptor<R> {
         self.verifier.frame_read(body_len);
         let opener = Arc::clone(&self.opener);
         if kind == FrameKind::Padding {
-            body.truncate(body_len);
             self.window.push(move || {
                 opener
-                    .open_padding(index, &mut body)
+                    .open_padding(index, &mut body[..body_len])
                     .map(|()| Item::Padding(body))
             });
             return Ok(());
@@ -367,7 +366,11 @@ impl<R: Read> Decryptor<R> {
         self.verifier.accept(&o, want)?;
         self.stages.add_chunk(&o.times);
         self.spares.push(o.spare);
-        let old = self.cursor.load(o.plain, o.plain_len, o.index * c as u64);
+        let old = self.cursor.load(cursor::Chunk {
+            buf: o.plain,
+            bytes: o.content,
+            start: o.index * c as u64,
+        });
         if old.capacity() > 0 {
             self.spares.push(old);
         }

@@ -26,11 +26,19 @@ pub(crate) struct DataFrame {
 /// One opened chunk, back from a worker, with the buffer it no longer needs.
 pub(crate) struct Opened {
     pub(crate) index: u64,
+    /// The chunk's bytes are `plain[content]` (a raw padded chunk stays where it was decrypted).
     pub(crate) plain: Vec<u8>,
-    pub(crate) plain_len: usize,
+    pub(crate) content: std::ops::Range<usize>,
     pub(crate) spare: Vec<u8>,
     pub(crate) hash: ChunkHash,
     pub(crate) times: ChunkTimes,
+}
+
+impl Opened {
+    /// The chunk's plaintext.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.plain[self.content.clone()]
+    }
 }
 
 impl Opener {
@@ -45,10 +53,10 @@ impl Opener {
         self.header.chunk_size()
     }
 
-    /// Length of every buffer of the stream: room for a frame body or a chunk. Buffers are
-    /// recycled at this length, so no chunk pays for zeroing memory.
+    /// Length of every buffer of the stream: room for any frame body (a padded one included)
+    /// or a chunk. Buffers are recycled at this length, so no chunk pays for zeroing memory.
     pub(crate) fn buffer_len(&self) -> usize {
-        self.chunk_size() + TAG_LEN
+        self.chunk_size() + PAD_HEADER_LEN + TAG_LEN
     }
 
     /// Authenticates and decrypts frame `index` in place. On failure nothing of it is released.
@@ -138,13 +146,8 @@ impl Opener {
             FrameKind::Padded => self.unpad(index, &body[..len])?,
             k => (k, 0..len),
         };
-        let (plain, plain_len, spare) = match stored {
-            FrameKind::Raw => {
-                if content.start > 0 {
-                    body.copy_within(content.clone(), 0);
-                }
-                (body, content.len(), spare)
-            }
+        let (plain, content, spare) = match stored {
+            FrameKind::Raw => (body, content, spare),
             _ => {
                 spare.resize(self.buffer_len(), 0);
                 let out = &mut spare[..self.chunk_size()];
@@ -158,16 +161,16 @@ impl Opener {
                         what: "decompresses to nothing".into(),
                     });
                 }
-                (spare, n, body)
+                (spare, 0..n, body)
             }
         };
         let hash = timed(&mut times.hash, || {
-            ChunkHash::compute(hash, index, self.chunk_size(), &plain[..plain_len])
+            ChunkHash::compute(hash, index, self.chunk_size(), &plain[content.clone()])
         });
         Ok(Opened {
             index,
             plain,
-            plain_len,
+            content,
             spare,
             hash,
             times,

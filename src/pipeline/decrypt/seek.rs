@@ -320,12 +320,10 @@ impl<R: Read + Seek> Decryptor<R> {
         let leaving = self.cursor.take();
         let kept = std::mem::replace(&mut self.kept, leaving);
         let (chunk, reuse) = match kept {
-            Some((buf, len, start)) if start > 0 && pos >= start && pos < start + len as u64 => {
-                ((start / c) + 1, Some((buf, len, start)))
-            }
+            Some(k) if k.start > 0 && k.holds(pos) => (k.start / c + 1, Some(k)),
             other => {
-                if let Some((buf, _, _)) = other {
-                    self.spares.push(buf);
+                if let Some(k) = other {
+                    self.spares.push(k.buf);
                 }
                 ((pos / c).min(d), None)
             }
@@ -336,8 +334,8 @@ impl<R: Read + Seek> Decryptor<R> {
         self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
         self.cursor.reset(pos);
-        if let Some((buf, len, start)) = reuse {
-            let old = self.cursor.load(buf, len, start);
+        if let Some(k) = reuse {
+            let old = self.cursor.load(k);
             if old.capacity() > 0 {
                 self.spares.push(old);
             }

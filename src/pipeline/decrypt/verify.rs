@@ -94,27 +94,25 @@ impl Verifier {
                 "follows a padding frame (padding ends a file)".into(),
             ));
         }
-        if let Some(want) = want.filter(|&w| w != o.plain_len as u64) {
-            return Err(invalid(format!(
-                "holds {} bytes, the index says {want}",
-                o.plain_len
-            )));
+        let len = o.content.len() as u64;
+        if let Some(want) = want.filter(|&w| w != len) {
+            return Err(invalid(format!("holds {len} bytes, the index says {want}")));
         }
         if self.plaintext < self.chunks * self.chunk_size {
             return Err(invalid(
                 "follows a short chunk (only the last chunk may be short)".into(),
             ));
         }
-        if self.plaintext + o.plain_len as u64 > MAX_PLAINTEXT {
+        if self.plaintext + len > MAX_PLAINTEXT {
             return Err(Error::Limit(
                 "more than 16 TiB of plaintext in one file".into(),
             ));
         }
         if let Some(d) = self.digest.as_mut() {
-            d.push(&o.plain[..o.plain_len], &o.hash);
+            d.push(o.bytes(), &o.hash);
         }
         self.chunks += 1;
-        self.plaintext += o.plain_len as u64;
+        self.plaintext += len;
         Ok(())
     }
 
