@@ -21,7 +21,7 @@ use crate::format::{FinalFrame, FrameKind, Header, FOOTER_LEN, FRAME_HEADER_LEN}
 #[non_exhaustive]
 pub struct RekeyOptions {
     /// Keep the old stanzas as they are and add the new recipients after them.
-    pub add: bool,
+    pub keep_old: bool,
     /// Draw a new file key and payload salt and seal every frame again under them, so that the
     /// old file key no longer opens the new file (I/O and AEAD work, no recompression).
     pub rotate: bool,
@@ -29,8 +29,8 @@ pub struct RekeyOptions {
 
 impl RekeyOptions {
     /// Keeps the old stanzas and adds the new recipients after them (`--add`).
-    pub fn keep_old(mut self, add: bool) -> Self {
-        self.add = add;
+    pub fn keep_old(mut self, keep: bool) -> Self {
+        self.keep_old = keep;
         self
     }
 
@@ -57,7 +57,7 @@ pub struct RekeyReport {
 
 impl<R: Read> Locked<R> {
     /// Writes to `output` the container with a new header for `recipients` (after the old
-    /// stanzas with [`RekeyOptions::add`]), unwrapping the file key with `identities`. Without
+    /// stanzas with [`RekeyOptions::keep_old`]), unwrapping the file key with `identities`. Without
     /// rotation every byte after the header is copied unchanged (`std::io::copy`, which moves
     /// file to file inside the kernel where it can); the caller makes the output atomic.
     pub fn rekey<W: Write>(
@@ -80,16 +80,16 @@ impl<R: Read> Locked<R> {
         mut output: W,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<RekeyReport> {
-        if opts.add && opts.rotate {
+        if opts.keep_old && opts.rotate {
             return Err(Error::InvalidOption(
-                "--add keeps the old stanzas, which wrap the old file key; a rotation replaces \
-                 the key: give the whole new recipient set instead"
+                "keeping the old stanzas and rotating the key do not mix: the old stanzas wrap \
+                 the old file key; give the whole new recipient set instead"
                     .into(),
             ));
         }
         let file_key = self.file_key(identities)?;
         let (mut input, old, old_header_len) = self.into_parts();
-        let kept = if opts.add {
+        let kept = if opts.keep_old {
             old.stanzas.clone()
         } else {
             Vec::new()
@@ -100,8 +100,8 @@ impl<R: Read> Locked<R> {
             .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
         {
             return Err(Error::InvalidOption(
-                "the file is protected by a passphrase, which must stay its only key: rekey \
-                 without --add to replace it"
+                "the file is protected by a passphrase, which must stay its only key: replace \
+                 it instead of adding to it"
                     .into(),
             ));
         }

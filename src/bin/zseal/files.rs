@@ -85,7 +85,7 @@ pub fn remove_partial_outputs() {
 pub struct PartialGuard(PathBuf);
 
 impl PartialGuard {
-    pub fn new(path: &Path) -> Self {
+    fn new(path: &Path) -> Self {
         PARTIAL
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -4,10 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
-use zseal::io::AtomicFile;
 use zseal::{Locked, Recipient, RekeyOptions};
 
-use crate::files::{Output, PartialGuard};
+use crate::files::Output;
 use crate::keys::{self, Identities};
 
 pub const EXAMPLES: &str = "\
@@ -76,33 +75,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
     let keys = keys::keys_for(&locked, &what, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
-    let context = || format!("rekeying {what}");
-    let report = match &a.output {
-        Some(out) => {
-            let mut output = Output::create(Some(out), a.force, Some(&a.file))?;
-            let r = match output.as_file() {
-                Some(f) => locked.rekey(&keys.refs(), &to, &opts, f),
-                None => locked.rekey(&keys.refs(), &to, &opts, &mut output),
-            }
-            .with_context(context)?;
-            output.commit()?;
-            r
-        }
-        None => {
-            // In place: the new container is written beside the old one and renamed over it
-            // (synced first), so an interruption leaves the original whole. It keeps the
-            // original's mode.
-            let tmp = AtomicFile::create(&a.file, true)
-                .map_err(|e| anyhow!("cannot write beside {what}: {e}"))?;
-            let _guard = PartialGuard::new(tmp.temporary_path());
-            let r = locked
-                .rekey(&keys.refs(), &to, &opts, tmp.as_file())
-                .with_context(context)?;
-            tmp.commit(true)
-                .map_err(|e| anyhow!("cannot replace {what}: {e}"))?;
-            r
-        }
+    // In place (no -o), the new container is written beside the old one and renamed over it,
+    // synced first and with the old file's mode, like any forced output: an interruption leaves
+    // the original whole.
+    let (dest, force, input) = match &a.output {
+        Some(out) => (out.as_path(), a.force, Some(a.file.as_path())),
+        None => (a.file.as_path(), true, None),
     };
+    let mut output = Output::create(Some(dest), force, input)?;
+    let report = match output.as_file() {
+        Some(f) => locked.rekey(&keys.refs(), &to, &opts, f),
+        None => locked.rekey(&keys.refs(), &to, &opts, &mut output),
+    }
+    .with_context(|| format!("rekeying {what}"))?;
+    output.commit()?;
     if !a.quiet {
         let verb = if a.rotate {
             "re-sealed under a new file key"
