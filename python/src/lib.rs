@@ -792,26 +792,24 @@ impl Reader {
 
 enum Sink {
     /// A path: a temporary file beside it, renamed over it when the container is complete.
-    Temp(BufWriterTemp),
+    Temp(TempOutput),
     Py(PyFileObj),
 }
 
 /// An output path being written: zseal's [`zseal::io::AtomicFile`] (private while written,
 /// renamed into place when complete) behind a large buffer.
-struct BufWriterTemp {
-    file: std::io::BufWriter<AtomicFile>,
-}
+type TempOutput = std::io::BufWriter<AtomicFile>;
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Sink::Temp(t) => t.file.write(buf),
+            Sink::Temp(t) => t.write(buf),
             Sink::Py(p) => p.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Sink::Temp(t) => t.file.flush(),
+            Sink::Temp(t) => t.flush(),
             Sink::Py(p) => p.flush(),
         }
     }
@@ -826,12 +824,10 @@ fn new_output(
     dst: PathBuf,
     overwrite: bool,
     refusal: &str,
-) -> PyResult<BufWriterTemp> {
+) -> PyResult<TempOutput> {
     let name = dst.display().to_string();
     match AtomicFile::create(&dst, overwrite) {
-        Ok(f) => Ok(BufWriterTemp {
-            file: std::io::BufWriter::with_capacity(1 << 20, f),
-        }),
+        Ok(f) => Ok(std::io::BufWriter::with_capacity(1 << 20, f)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
             py,
             "ZsealFileExistsError",
@@ -844,11 +840,8 @@ fn new_output(
 }
 
 /// Renames a complete temporary file over (or, without overwrite, beside only) its target.
-fn persist(t: BufWriterTemp) -> zseal::Result<()> {
-    let f = t
-        .file
-        .into_inner()
-        .map_err(|e| Error::from(e.into_error()))?;
+fn persist(t: TempOutput) -> zseal::Result<()> {
+    let f = t.into_inner().map_err(|e| Error::from(e.into_error()))?;
     let target = f.destination().to_path_buf();
     f.commit(true).map_err(|e| {
         let what = if e.kind() == io::ErrorKind::AlreadyExists {
@@ -860,49 +853,51 @@ fn persist(t: BufWriterTemp) -> zseal::Result<()> {
     })
 }
 
-fn recipients_of(
+/// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`).
+struct EncryptArgs<'a> {
     recipients: Option<Vec<String>>,
     passphrase: Option<String>,
-) -> zseal::Result<Vec<Box<dyn Recipient + Send + Sync>>> {
-    let mut out: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
-    for r in recipients.unwrap_or_default() {
-        out.push(Box::new(AgeRecipient::parse(&r)?));
-    }
-    if let Some(pw) = passphrase {
-        out.push(Box::new(Passphrase::new(pw.into_bytes())?));
-    }
-    if out.is_empty() {
-        return Err(option_error(
-            "no key to encrypt to: pass recipients=[\"age1…\"] or passphrase=",
-        ));
-    }
-    Ok(out)
-}
-
-fn encrypt_options(
-    compress: Option<&str>,
-    cipher: Option<&str>,
-    hash: Option<&str>,
+    compress: Option<&'a str>,
+    cipher: Option<&'a str>,
+    hash: Option<&'a str>,
     chunk_size: Option<usize>,
     threads: Option<usize>,
     pad: bool,
-) -> zseal::Result<EncryptOptions> {
-    let mut o = EncryptOptions::default()
-        .threads(threads_of(threads))
-        .pad(pad);
-    if let Some(c) = compress {
-        o = o.codec(c.parse::<Codec>()?);
+}
+
+impl EncryptArgs<'_> {
+    /// Parses the keys and options and writes the header to `sink`.
+    fn start<W: Write>(self, sink: W) -> zseal::Result<Encryptor<W>> {
+        let mut keys: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
+        for r in self.recipients.unwrap_or_default() {
+            keys.push(Box::new(AgeRecipient::parse(&r)?));
+        }
+        if let Some(pw) = self.passphrase {
+            keys.push(Box::new(Passphrase::new(pw.into_bytes())?));
+        }
+        if keys.is_empty() {
+            return Err(option_error(
+                "no key to encrypt to: pass recipients=[\"age1…\"] or passphrase=",
+            ));
+        }
+        let mut o = EncryptOptions::default()
+            .threads(threads_of(self.threads))
+            .pad(self.pad);
+        if let Some(c) = self.compress {
+            o = o.codec(c.parse::<Codec>()?);
+        }
+        if let Some(c) = self.cipher {
+            o = o.cipher(c.parse()?);
+        }
+        if let Some(h) = self.hash {
+            o = o.hash(h.parse::<HashAlg>()?);
+        }
+        if let Some(c) = self.chunk_size {
+            o = o.chunk_size(c);
+        }
+        let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
+        Encryptor::new(sink, &refs, &o)
     }
-    if let Some(c) = cipher {
-        o = o.cipher(c.parse()?);
-    }
-    if let Some(h) = hash {
-        o = o.hash(h.parse::<HashAlg>()?);
-    }
-    if let Some(c) = chunk_size {
-        o = o.chunk_size(c);
-    }
-    Ok(o)
 }
 
 /// An encrypting writer (`zseal.open(..., "wb")`); the container is complete after `close()`.
@@ -953,13 +948,18 @@ impl Writer {
                 ))
             }
         };
+        let args = EncryptArgs {
+            recipients,
+            passphrase,
+            compress,
+            cipher,
+            hash,
+            chunk_size,
+            threads,
+            pad,
+        };
         let enc = py
-            .detach(|| {
-                let rs = recipients_of(recipients, passphrase)?;
-                let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
-                let opts = encrypt_options(compress, cipher, hash, chunk_size, threads, pad)?;
-                Encryptor::new(sink, &refs, &opts)
-            })
+            .detach(|| args.start(sink))
             .map_err(|e| to_py(py, &name, e))?;
         Ok(Writer {
             state: Mutex::new(Some(enc)),
@@ -1037,7 +1037,7 @@ fn decrypt_file(
     )?;
     let out_name = dst.display().to_string();
     let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
-    py.detach(|| dec.copy_to(&mut Output(&mut t.file)))
+    py.detach(|| dec.copy_to(&mut Output(&mut t)))
         .map_err(|e| {
             let who = if is_output_error(&e) {
                 &out_name
@@ -1106,16 +1106,20 @@ fn encrypt_file(
     let out_name = dst.display().to_string();
     let mut f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
+    let args = EncryptArgs {
+        recipients,
+        passphrase,
+        compress,
+        cipher,
+        hash,
+        chunk_size,
+        threads,
+        pad,
+    };
     py.detach(|| {
-        let rs = recipients_of(recipients, passphrase)?;
-        let refs: Vec<&dyn Recipient> = rs.iter().map(|r| &**r as &dyn Recipient).collect();
-        let opts = encrypt_options(compress, cipher, hash, chunk_size, threads, pad)?;
-        let mut enc = Encryptor::new(Sink::Temp(sink), &refs, &opts)?;
+        let mut enc = args.start(sink)?;
         enc.copy_from(&mut f)?;
-        match enc.finish()? {
-            Sink::Temp(t) => persist(t),
-            Sink::Py(_) => unreachable!("built with a temporary file above"),
-        }
+        persist(enc.finish()?)
     })
     .map_err(|e| to_py(py, &out_name, e))
 }

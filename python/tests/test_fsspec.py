@@ -42,6 +42,12 @@ def test_local_open_info_ls_and_write(tmp_path, keys):
         f.seek(1000)
         assert f.read(500) == data[1000:1500]
     assert fs.cat_file(path, start=10, end=20) == data[10:20]
+    # Writing options include padding.
+    padded = f"zseal::file://{tmp_path}/p.csv.zseal"
+    with fsspec.open(padded, "wb", zseal={"recipients": [recipient], "chunk_size": 16384, "pad": True}) as f:
+        f.write(data)
+    assert zseal.inspect(tmp_path / "p.csv.zseal")["padded"] is True
+    assert fs.cat_file(f"{tmp_path}/p.csv.zseal") == data
     with fsspec.open(url, "rt", zseal={"identity": identity}) as f:
         assert f.readline() == "id,value,price,name\n"
     with pytest.raises(zseal.MissingKeyError, match="d.csv.zseal"):

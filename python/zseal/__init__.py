@@ -151,29 +151,19 @@ class ZsealWriter(io.BufferedIOBase):
         file: PathLike | IO[bytes],
         *,
         recipients: Iterable[str] | None = None,
-        passphrase: str | None = None,
-        compress: str | None = None,
-        cipher: str | None = None,
-        hash: str | None = None,
-        chunk_size: int | None = None,
-        threads: int | None = None,
         exclusive: bool = False,
-        pad: bool = False,
         _owned: Any = None,
+        **options: Any,
     ) -> None:
+        """``options``: ``passphrase``, ``compress``, ``cipher``, ``hash``, ``chunk_size``,
+        ``threads``, ``pad``, as :func:`open` describes them."""
         super().__init__()
         self._owned = _owned
         self._w = _zseal.Writer(
             file,
             recipients=None if recipients is None else list(recipients),
-            passphrase=passphrase,
-            compress=compress,
-            cipher=cipher,
-            hash=hash,
-            chunk_size=chunk_size,
-            threads=threads,
             exclusive=exclusive,
-            pad=pad,
+            **options,
         )
 
     @property

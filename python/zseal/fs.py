@@ -14,7 +14,7 @@ buffers of the reads that asked for it.
 
 Options (``storage_options={"zseal": {...}}``): ``identity`` (path or list of paths, or an
 ``AGE-SECRET-KEY-1…`` string), ``passphrase``, ``threads``; for writing ``recipients``,
-``compress``, ``cipher``, ``hash``, ``chunk_size``. How the key reaches Dask workers: these
+``compress``, ``cipher``, ``hash``, ``chunk_size``, ``pad``. How the key reaches Dask workers: these
 options are part of the filesystem, which Dask pickles into every task. An ``identity`` path is
 read by each worker when it opens a file, so the file must exist at that path on every worker
 (and only the path travels); an identity string or a passphrase travels inside the task graph to
@@ -54,6 +54,7 @@ class ZsealFileSystem(ChainedFileSystem):
         hash: str | None = None,
         chunk_size: int | None = None,
         threads: int | None = None,
+        pad: bool = False,
         fo: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -70,6 +71,7 @@ class ZsealFileSystem(ChainedFileSystem):
             "hash": hash,
             "chunk_size": chunk_size,
             "threads": threads,
+            "pad": pad,
         }
         self._sizes: dict[tuple[Any, ...], int] = {}
 
