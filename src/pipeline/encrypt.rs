@@ -336,7 +336,7 @@ impl<W: Write> Encryptor<W> {
                 )
                 .with_padding(opts.pad),
             ),
-            window: Window::new(&opts.threads)?,
+            window: Window::new(&opts.threads),
             fill: vec![0u8; 1 << chunk_log2],
             fill_len: 0,
             spare_plain: Vec::new(),

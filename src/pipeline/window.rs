@@ -36,16 +36,16 @@ pub(crate) struct Window<T> {
 }
 
 impl<T: Send + 'static> Window<T> {
-    pub(crate) fn new(threads: &Threads) -> Result<Self> {
+    pub(crate) fn new(threads: &Threads) -> Self {
         let n = threads.count();
         // Enough to keep every worker busy while the calling thread reads or writes one chunk.
         let limit = if n == 1 { 1 } else { n + 2 };
-        Ok(Window {
+        Window {
             threads: threads.clone(),
             pool: None,
             queue: VecDeque::with_capacity(limit),
             limit,
-        })
+        }
     }
 
     /// Threads that run jobs.
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn results_come_out_in_order_whatever_finishes_first() {
         for threads in [1, 2, 3] {
-            let mut w = Window::new(&Threads::Count(threads)).unwrap();
+            let mut w = Window::new(&Threads::Count(threads));
             let mut out = Vec::new();
             for i in 0..20u64 {
                 while !w.has_room() {
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_single_job_runs_on_the_calling_thread() {
-        let mut w = Window::new(&Threads::Count(2)).unwrap();
+        let mut w = Window::new(&Threads::Count(2));
         let caller = std::thread::current().id();
         w.push(move || Ok(std::thread::current().id()));
         assert!(w.next_ready().is_none(), "held back, not started");
@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn a_panicking_job_is_reported_as_a_bug() {
         for threads in [1, 2] {
-            let mut w = Window::<u8>::new(&Threads::Count(threads)).unwrap();
+            let mut w = Window::<u8>::new(&Threads::Count(threads));
             w.push(|| Ok(1));
             w.push(|| panic!("boom"));
             assert_eq!(w.next().unwrap().unwrap(), 1);
