@@ -26,6 +26,8 @@ pub(crate) struct Frames<R> {
     pub(crate) stop_at: Option<u64>,
     /// The final frame, or a failure, was read: nothing follows.
     pub(crate) ended: bool,
+    /// A frame header read ahead by `peek_kind`.
+    peeked: Option<(FrameKind, usize)>,
     /// Time spent reading.
     pub(crate) read_time: Duration,
 }
@@ -40,6 +42,7 @@ impl<R: Read> Frames<R> {
             next: 0,
             stop_at: None,
             ended: false,
+            peeked: None,
             read_time: Duration::ZERO,
         }
     }
@@ -51,6 +54,21 @@ impl<R: Read> Frames<R> {
 
     /// Reads the next frame header: the frame's kind and body length, within §3's bounds.
     pub(crate) fn read_header(&mut self) -> Result<(FrameKind, usize)> {
+        match self.peeked.take() {
+            Some(h) => Ok(h),
+            None => self.parse_header(),
+        }
+    }
+
+    /// The kind of the next frame, its header read (and checked) but left for `read_header`.
+    pub(crate) fn peek_kind(&mut self) -> Result<FrameKind> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.parse_header()?);
+        }
+        Ok(self.peeked.expect("just set").0)
+    }
+
+    fn parse_header(&mut self) -> Result<(FrameKind, usize)> {
         let index = self.next;
         let mut fh = [0u8; FRAME_HEADER_LEN];
         if self.read(&mut fh)? != FRAME_HEADER_LEN {
@@ -133,6 +151,7 @@ impl<R: Read + Seek> Frames<R> {
         self.inner.seek(SeekFrom::Start(at))?;
         self.next = index;
         self.ended = false;
+        self.peeked = None;
         Ok(())
     }
 

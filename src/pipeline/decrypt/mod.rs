@@ -303,7 +303,8 @@ impl<R: Read> Decryptor<R> {
             Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
             Some(Ok(Item::Padding(spare))) => {
                 self.spares.push(spare);
-                self.verifier.padding().map(|()| true)
+                self.verifier.padding();
+                Ok(true)
             }
             Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
             Some(Err(e)) => Err(e),

@@ -407,9 +407,9 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// A streamed range that stopped at its last chunk: when that was the last data chunk (the
-    /// next frame is the final one), the final frame, index and footer are checked as in a full
-    /// read (FORMAT.md §6), so a damaged trailer is not accepted. Otherwise only the next frame's
-    /// 5-byte header was read.
+    /// next frame is padding or the final frame), the rest of the stream is read and checked as
+    /// in a full read (FORMAT.md §6), so a damaged trailer is not accepted. Otherwise only the
+    /// next frame's 5-byte header was read.
     fn check_trailer_after_range(&mut self) -> Result<()> {
         if self.frames.ended
             || self.frames.stop_at != Some(self.frames.next)
@@ -417,31 +417,15 @@ impl<R: Read> Decryptor<R> {
         {
             return Ok(());
         }
-        self.frames.stop_at = None;
-        let mut first = true;
-        loop {
-            let (kind, body_len) = self.frames.read_header()?;
-            match kind {
-                FrameKind::Final | FrameKind::Padding => {}
-                _ if first => return Ok(()),
-                _ => {
-                    return Err(Error::ChunkInvalid {
-                        index: self.frames.next,
-                        what: "follows a padding frame (padding ends a file)".into(),
-                    })
-                }
-            }
-            first = false;
-            let mut body = vec![0u8; body_len];
-            self.frames.read_body(&mut body)?;
-            if kind == FrameKind::Final {
-                self.frames.ended = true;
-                return self.end_of_stream(body);
-            }
-            self.verifier.frame_read(body_len);
-            self.opener.open_padding(self.frames.next - 1, &mut body)?;
-            self.verifier.padding()?;
+        if !matches!(
+            self.frames.peek_kind()?,
+            FrameKind::Final | FrameKind::Padding
+        ) {
+            return Ok(());
         }
+        self.frames.stop_at = None;
+        while self.step()? {}
+        Ok(())
     }
 
     /// Reads past one data frame without decrypting it. If the stream has no data frame left
@@ -460,7 +444,7 @@ impl<R: Read> Decryptor<R> {
                 FrameKind::Padding => {
                     self.frames.skip_body(body_len)?;
                     self.verifier.frame_read(body_len);
-                    self.verifier.padding()?;
+                    self.verifier.padding();
                 }
                 _ => {
                     self.frames.skip_body(body_len)?;

@@ -71,9 +71,8 @@ impl Verifier {
     }
 
     /// A padding frame was accepted.
-    pub(crate) fn padding(&mut self) -> Result<()> {
+    pub(crate) fn padding(&mut self) {
         self.padding += 1;
-        Ok(())
     }
 
     /// A streamed range read past a data frame without opening it (it must be a full chunk).
