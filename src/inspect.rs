@@ -68,6 +68,28 @@ impl Info {
         })
     }
 
+    /// The description as one JSON object: what `zseal inspect --json` prints and the dict the
+    /// Python package's `inspect` returns, from this one list of fields.
+    pub fn to_json(&self) -> serde_json::Value {
+        let h = &self.header;
+        let (lo, hi) = self.plaintext_bounds().unzip();
+        serde_json::json!({
+            "version": crate::format::VERSION,
+            "cipher": h.cipher.name(),
+            "compression": h.codec.name(),
+            "digest": h.hash.name(),
+            "chunk_size": h.chunk_size(),
+            "padded": h.padded,
+            "recipients": h.stanzas.len(),
+            "recipient_kinds": self.recipient_kinds(),
+            "header_len": self.header_len,
+            "container_len": self.container_len,
+            "chunks": self.chunks,
+            "plaintext_min": lo,
+            "plaintext_max": hi,
+        })
+    }
+
     /// The kinds of the header's key stanzas (`passphrase`, `X25519`, …), in header order.
     pub fn recipient_kinds(&self) -> Vec<String> {
         crate::crypto::kind_names(&self.header.stanzas)

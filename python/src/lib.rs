@@ -1154,23 +1154,11 @@ fn inspect<'py>(py: Python<'py>, file: &Bound<'py, PyAny>) -> PyResult<Bound<'py
             }
         })
         .map_err(|e| to_py(py, &name, e))?;
-    let h = &info.header;
-    let d = PyDict::new(py);
-    d.set_item("version", 1)?;
-    d.set_item("cipher", h.cipher.name())?;
-    d.set_item("compression", h.codec.name())?;
-    d.set_item("digest", h.hash.name())?;
-    d.set_item("chunk_size", h.chunk_size())?;
-    d.set_item("padded", h.padded)?;
-    d.set_item("recipients", h.stanzas.len())?;
-    d.set_item("recipient_kinds", info.recipient_kinds())?;
-    d.set_item("header_len", info.header_len)?;
-    d.set_item("container_len", info.container_len)?;
-    d.set_item("chunks", info.chunks)?;
-    let (lo, hi) = info.plaintext_bounds().unzip();
-    d.set_item("plaintext_min", lo)?;
-    d.set_item("plaintext_max", hi)?;
-    Ok(d)
+    // The library's one description, as the command's --json prints it.
+    py.import("json")?
+        .call_method1("loads", (info.to_json().to_string(),))?
+        .cast_into::<PyDict>()
+        .map_err(PyErr::from)
 }
 
 /// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`). With `path`, also writes the identity

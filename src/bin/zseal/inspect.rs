@@ -28,7 +28,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     .with_context(|| format!("reading {what}"))?;
     if a.json {
-        println!("{}", to_json(&info));
+        println!("{}", info.to_json());
     } else {
         print!("{}", to_text(&info, &what));
     }
@@ -70,26 +70,3 @@ fn to_text(info: &Info, name: &str) -> String {
     t
 }
 
-/// One JSON object.
-fn to_json(info: &Info) -> String {
-    let h = &info.header;
-    let (lo, hi) = info
-        .plaintext_bounds()
-        .map_or((None, None), |(a, b)| (Some(a), Some(b)));
-    serde_json::json!({
-        "version": VERSION,
-        "cipher": h.cipher.name(),
-        "compression": h.codec.name(),
-        "digest": h.hash.name(),
-        "chunk_size": h.chunk_size(),
-        "padded": h.padded,
-        "recipients": h.stanzas.len(),
-        "recipient_kinds": info.recipient_kinds(),
-        "header_len": info.header_len,
-        "container_len": info.container_len,
-        "chunks": info.chunks,
-        "plaintext_min": lo,
-        "plaintext_max": hi,
-    })
-    .to_string()
-}
