@@ -36,30 +36,15 @@ impl Unlock<'_> {
     /// Reads the header (so that a file that is not zseal fails before any prompt), then
     /// unlocks it with the key the library says it needs: the identities given, or a passphrase.
     pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Decryptor<Counted<R>>> {
+        let what = self.what;
         let input = Counted::new(input, self.counter.clone());
-        unlock(
-            input,
-            self.what,
-            self.passphrase_file,
-            self.ids,
-            self.threads,
-        )
+        let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+        let keys = keys_for(&locked, what, self.passphrase_file, self.ids)?;
+        let opts = DecryptOptions::default().threads(self.threads);
+        locked
+            .unlock(&keys.refs(), &opts)
+            .with_context(|| format!("opening {what}"))
     }
-}
-
-fn unlock<R: std::io::Read>(
-    input: R,
-    what: &str,
-    passphrase_file: Option<&Path>,
-    ids: &Identities,
-    threads: usize,
-) -> anyhow::Result<Decryptor<R>> {
-    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
-    let keys = keys_for(&locked, what, passphrase_file, ids)?;
-    let opts = DecryptOptions::default().threads(threads);
-    locked
-        .unlock(&keys.refs(), &opts)
-        .with_context(|| format!("opening {what}"))
 }
 
 /// The keys a user gave for a file: a passphrase, or identities.
