@@ -1,7 +1,7 @@
 //! I/O helpers: full reads from pipes, a counting adapter (what a progress display reads), and
 //! [`AtomicFile`], the way every front end writes a file that must never be seen half-written.
 
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Reads until `buf` is full or the input ends, retrying short reads and interruptions (pipes
@@ -170,18 +170,6 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.tmp.flush()
-    }
-}
-
-impl Read for AtomicFile {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.tmp.read(buf)
-    }
-}
-
-impl Seek for AtomicFile {
-    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
-        self.tmp.seek(to)
     }
 }
 
