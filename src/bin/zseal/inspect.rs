@@ -69,4 +69,3 @@ fn to_text(info: &Info, name: &str) -> String {
     }
     t
 }
-
