@@ -340,11 +340,11 @@ fn seal_chunk(case: &Case, keyed: &Keyed, i: u64, plain: &[u8]) -> Result<Frame>
 }
 
 fn open(cipher: &PayloadCipher, i: u64, sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
-    let (msg, tag) = sealed.split_at(sealed.len() - TAG_LEN);
-    let mut buf = msg.to_vec();
-    cipher
-        .open(&stream_nonce(i, false), aad, &mut buf, tag)
+    let mut buf = sealed.to_vec();
+    let n = cipher
+        .open(&stream_nonce(i, false), aad, &mut buf)
         .map_err(|()| Error::ChunkAuth(i))?;
+    buf.truncate(n);
     Ok(buf)
 }
 

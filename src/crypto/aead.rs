@@ -1,8 +1,13 @@
 //! The payload AEAD (AES-256-GCM or ChaCha20-Poly1305) and the STREAM nonce (FORMAT.md §3).
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
-use aes_gcm::Aes256Gcm;
-use chacha20poly1305::ChaCha20Poly1305;
+//!
+//! Both ciphers come from aws-lc-rs (AWS-LC, FIPS-validated, with AES-GCM code paths for AES-NI,
+//! VAES and AVX-512): on the 2-core Xeon it seals 3.3x faster than RustCrypto's aes-gcm and 1.6x
+//! faster for ChaCha20-Poly1305 (README, "Performance"). The bytes are the standard AEADs', so
+//! the RustCrypto implementations still open every frame (checked by `tests/aead_peer.rs`). AWS-LC
+//! wipes its key schedule when the context is freed.
+
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};
 
 use crate::error::{Error, Result};
 
@@ -70,19 +75,17 @@ impl std::str::FromStr for Cipher {
 }
 
 /// A keyed payload cipher; one per file, shared by all workers (sealing takes `&self`).
-pub(crate) enum PayloadCipher {
-    Aes(Box<Aes256Gcm>),
-    ChaCha(Box<ChaCha20Poly1305>),
-}
+pub(crate) struct PayloadCipher(LessSafeKey);
 
 impl PayloadCipher {
     pub(crate) fn new(cipher: Cipher, key: &[u8; 32]) -> Self {
-        match cipher {
-            Cipher::Aes256Gcm => PayloadCipher::Aes(Box::new(Aes256Gcm::new(key.into()))),
-            Cipher::ChaCha20Poly1305 => {
-                PayloadCipher::ChaCha(Box::new(ChaCha20Poly1305::new(key.into())))
-            }
-        }
+        let alg = match cipher {
+            Cipher::Aes256Gcm => &AES_256_GCM,
+            Cipher::ChaCha20Poly1305 => &CHACHA20_POLY1305,
+        };
+        // Only a key of the wrong length fails; both algorithms take exactly 32 bytes.
+        let key = UnboundKey::new(alg, key).expect("both payload ciphers take 32-byte keys");
+        PayloadCipher(LessSafeKey::new(key))
     }
 
     /// Encrypts `buf` in place and returns the tag.
@@ -92,30 +95,33 @@ impl PayloadCipher {
         aad: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
-        let tag = match self {
-            PayloadCipher::Aes(c) => c.encrypt_in_place_detached(nonce.into(), aad, buf),
-            PayloadCipher::ChaCha(c) => c.encrypt_in_place_detached(nonce.into(), aad, buf),
-        };
-        // Both ciphers only fail for messages over 64 GiB; frames are at most 16 MiB.
-        tag.expect("frame bodies are far below the AEAD message limit")
-            .into()
+        let tag = self
+            .0
+            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), buf)
+            // Both ciphers only fail for messages over 64 GiB (or 256 GiB); frames are at most
+            // 16 MiB and a few bytes.
+            .expect("frame bodies are far below the AEAD message limit");
+        let mut out = [0u8; TAG_LEN];
+        out.copy_from_slice(tag.as_ref());
+        out
     }
 
-    /// Decrypts `buf` in place after checking `tag`; on failure `buf` is left unspecified and
-    /// must not be released.
+    /// Checks the tag at the end of `sealed` (ciphertext || tag) and decrypts the ciphertext in
+    /// place; returns the plaintext length. On failure `sealed` is left unspecified and must not
+    /// be released.
     pub(crate) fn open(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
-        buf: &mut [u8],
-        tag: &[u8],
-    ) -> std::result::Result<(), ()> {
-        let tag = tag.into();
-        let r = match self {
-            PayloadCipher::Aes(c) => c.decrypt_in_place_detached(nonce.into(), aad, buf, tag),
-            PayloadCipher::ChaCha(c) => c.decrypt_in_place_detached(nonce.into(), aad, buf, tag),
-        };
-        r.map_err(|_| ())
+        sealed: &mut [u8],
+    ) -> std::result::Result<usize, ()> {
+        if sealed.len() < TAG_LEN {
+            return Err(());
+        }
+        self.0
+            .open_in_place(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), sealed)
+            .map(|plain| plain.len())
+            .map_err(|_| ())
     }
 }
 
@@ -148,21 +154,18 @@ mod tests {
             let mut buf = b"hello frame".to_vec();
             let tag = c.seal(&stream_nonce(3, false), b"aad", &mut buf);
             assert_ne!(&buf, b"hello frame");
-            let mut other = buf.clone();
-            assert!(c
-                .open(&stream_nonce(4, false), b"aad", &mut other, &tag)
-                .is_err());
-            let mut other = buf.clone();
-            assert!(c
-                .open(&stream_nonce(3, true), b"aad", &mut other, &tag)
-                .is_err());
-            let mut other = buf.clone();
-            assert!(c
-                .open(&stream_nonce(3, false), b"aaD", &mut other, &tag)
-                .is_err());
-            c.open(&stream_nonce(3, false), b"aad", &mut buf, &tag)
-                .unwrap();
-            assert_eq!(&buf, b"hello frame");
+            buf.extend_from_slice(&tag);
+            for (nonce, aad) in [
+                (stream_nonce(4, false), &b"aad"[..]),
+                (stream_nonce(3, true), b"aad"),
+                (stream_nonce(3, false), b"aaD"),
+            ] {
+                assert!(c.open(&nonce, aad, &mut buf.clone()).is_err());
+            }
+            let mut short = buf[..TAG_LEN - 1].to_vec();
+            assert!(c.open(&stream_nonce(3, false), b"aad", &mut short).is_err());
+            let n = c.open(&stream_nonce(3, false), b"aad", &mut buf).unwrap();
+            assert_eq!(&buf[..n], b"hello frame");
         }
     }
 }

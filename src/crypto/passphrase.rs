@@ -1,10 +1,9 @@
 //! The passphrase stanza (FORMAT.md §1.1, type `01`): Argon2id wraps the file key.
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::ChaCha20Poly1305;
 use rand_core::RngCore;
 use zeroize::Zeroizing;
 
+use super::aead::{Cipher, PayloadCipher, NONCE_LEN, TAG_LEN};
 use super::{FileKey, Identity, Recipient, Stanza, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
 use crate::error::{Error, Result};
 
@@ -110,9 +109,11 @@ impl Recipient for Passphrase {
         rng.fill_bytes(&mut salt);
         let wrap_key = self.params.derive(&self.secret, &salt)?;
         let mut wrapped = file_key.expose().to_vec();
-        let tag = ChaCha20Poly1305::new((&wrap_key.0).into())
-            .encrypt_in_place_detached(&[0u8; 12].into(), b"", &mut wrapped)
-            .expect("32 bytes is far below the AEAD limit");
+        let tag = PayloadCipher::new(Cipher::ChaCha20Poly1305, &wrap_key.0).seal(
+            &[0u8; NONCE_LEN],
+            b"",
+            &mut wrapped,
+        );
         let mut body = Vec::with_capacity(BODY_LEN);
         body.extend_from_slice(&salt);
         for v in [self.params.m_cost, self.params.t_cost, self.params.p_cost] {
@@ -155,17 +156,15 @@ impl Identity for Passphrase {
             p_cost: word(SALT_LEN + 8),
         };
         let wrap_key = params.derive(&self.secret, &b[..SALT_LEN])?;
-        let mut key = Zeroizing::new([0u8; FILE_KEY_LEN]);
-        key.copy_from_slice(&b[SALT_LEN + 12..SALT_LEN + 12 + FILE_KEY_LEN]);
-        ChaCha20Poly1305::new((&wrap_key.0).into())
-            .decrypt_in_place_detached(
-                &[0u8; 12].into(),
-                b"",
-                key.as_mut_slice(),
-                b[BODY_LEN - 16..].into(),
-            )
-            .map_err(|_| Error::WrongPassphrase)?;
-        Ok(Some(FileKey::from_bytes(*key)))
+        // The wrapped key and its tag, opened in place.
+        let mut sealed = Zeroizing::new([0u8; FILE_KEY_LEN + TAG_LEN]);
+        sealed.copy_from_slice(&b[SALT_LEN + 12..]);
+        PayloadCipher::new(Cipher::ChaCha20Poly1305, &wrap_key.0)
+            .open(&[0u8; NONCE_LEN], b"", sealed.as_mut_slice())
+            .map_err(|()| Error::WrongPassphrase)?;
+        let mut key = [0u8; FILE_KEY_LEN];
+        key.copy_from_slice(&sealed[..FILE_KEY_LEN]);
+        Ok(Some(FileKey::from_bytes(key)))
     }
 }
 

@@ -68,10 +68,8 @@ impl Opener {
         body: &mut [u8],
     ) -> Result<usize> {
         let aad = frame_header(kind, body.len() as u32);
-        let len = body.len() - TAG_LEN;
-        let (msg, tag) = body.split_at_mut(len);
-        match self.cipher.open(&stream_nonce(index, last), &aad, msg, tag) {
-            Ok(()) => Ok(len),
+        match self.cipher.open(&stream_nonce(index, last), &aad, body) {
+            Ok(len) => Ok(len),
             Err(()) if last => Err(Error::FinalAuth),
             Err(()) => Err(Error::ChunkAuth(index)),
         }
