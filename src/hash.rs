@@ -102,15 +102,42 @@ pub(crate) struct ChunkHash {
 impl ChunkHash {
     /// Hashes chunk `index` of `chunk_size` bytes (the worker side).
     pub(crate) fn compute(alg: HashAlg, index: u64, chunk_size: usize, data: &[u8]) -> Self {
-        if alg != HashAlg::Blake3 {
-            return ChunkHash::default();
-        }
-        let mut h = blake3::Hasher::new();
-        h.set_input_offset(index * chunk_size as u64);
+        let mut h = ChunkHasher::new(alg, index, chunk_size);
         h.update(data);
-        ChunkHash {
-            cv: Some(h.finalize_non_root()),
-            root_if_alone: (index == 0).then(|| *h.finalize().as_bytes()),
+        h.finish()
+    }
+}
+
+/// [`ChunkHash::compute`] over a chunk that arrives in pieces (so each piece is hashed while it
+/// is still in the cache it was just read into).
+pub(crate) struct ChunkHasher {
+    blake3: Option<blake3::Hasher>,
+    index: u64,
+}
+
+impl ChunkHasher {
+    pub(crate) fn new(alg: HashAlg, index: u64, chunk_size: usize) -> Self {
+        let blake3 = (alg == HashAlg::Blake3).then(|| {
+            let mut h = blake3::Hasher::new();
+            h.set_input_offset(index * chunk_size as u64);
+            h
+        });
+        ChunkHasher { blake3, index }
+    }
+
+    pub(crate) fn update(&mut self, piece: &[u8]) {
+        if let Some(h) = self.blake3.as_mut() {
+            h.update(piece);
+        }
+    }
+
+    pub(crate) fn finish(self) -> ChunkHash {
+        match self.blake3 {
+            None => ChunkHash::default(),
+            Some(h) => ChunkHash {
+                cv: Some(h.finalize_non_root()),
+                root_if_alone: (self.index == 0).then(|| *h.finalize().as_bytes()),
+            },
         }
     }
 }

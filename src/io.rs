@@ -137,7 +137,8 @@ impl AtomicFile {
 
     /// Gives the file its final mode, syncs it to disk when `sync`, and renames it over the
     /// destination (beside it only, failing with `AlreadyExists`, when overwriting was not
-    /// allowed and the destination appeared meanwhile).
+    /// allowed and the destination appeared meanwhile); with `sync`, the directory is synced
+    /// after the rename too, so that the new name is on disk when this returns.
     pub fn commit(mut self, sync: bool) -> io::Result<()> {
         self.tmp.flush()?;
         #[cfg(unix)]
@@ -159,7 +160,16 @@ impl AtomicFile {
         } else {
             self.tmp.persist_noclobber(&self.dest)
         };
-        placed.map(drop).map_err(|e| without_path(&e.error))
+        placed.map(drop).map_err(|e| without_path(&e.error))?;
+        #[cfg(unix)]
+        if sync {
+            let dir = match self.dest.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     }
 }
 

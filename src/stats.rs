@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 /// than the wall time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stages {
-    /// Reading the input (plaintext when encrypting, frames when decrypting).
+    /// Reading the input (plaintext when encrypting, frames when decrypting); positional reads
+    /// done by the workers (`Encryptor::copy_from_file`) are included, summed over them.
     pub read: Duration,
     /// Hashing the plaintext (chunk hashes; the in-order merge is part of `write`/`wait`).
     pub hash: Duration,
@@ -40,6 +41,8 @@ pub struct StreamStats {
 /// Times spent by a worker on one chunk.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChunkTimes {
+    /// A positional read done by the worker itself (`Encryptor::copy_from_file`).
+    pub read: Duration,
     pub hash: Duration,
     pub codec: Duration,
     pub cipher: Duration,
@@ -47,6 +50,7 @@ pub(crate) struct ChunkTimes {
 
 impl Stages {
     pub(crate) fn add_chunk(&mut self, t: &ChunkTimes) {
+        self.read += t.read;
         self.hash += t.hash;
         self.codec += t.codec;
         self.cipher += t.cipher;

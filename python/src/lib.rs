@@ -1104,7 +1104,7 @@ fn encrypt_file(
 ) -> PyResult<()> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
-    let mut f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     let args = EncryptArgs {
         recipients,
@@ -1118,7 +1118,7 @@ fn encrypt_file(
     };
     py.detach(|| {
         let mut enc = args.start(sink)?;
-        enc.copy_from(&mut f)?;
+        enc.copy_from_file(&f)?;
         persist(enc.finish()?)
     })
     .map_err(|e| to_py(py, &out_name, e))

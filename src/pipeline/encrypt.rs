@@ -4,6 +4,7 @@
 //! `Encryptor` leaves a container without its final frame, which every reader rejects.
 
 use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
@@ -16,7 +17,7 @@ use crate::crypto::{FileKey, Recipient};
 use crate::error::{Error, Result};
 use crate::format::frame::{footer, frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
-use crate::hash::{ChunkHash, Digest, HashAlg};
+use crate::hash::{ChunkHash, ChunkHasher, Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
 /// How to encrypt: algorithms, chunk size and threads. Start from `default()` and change what
@@ -91,6 +92,10 @@ impl EncryptOptions {
     }
 }
 
+/// Positional reads by the workers go in pieces of this size, each hashed while it is in cache.
+#[cfg(unix)]
+const READ_PIECE: usize = 256 << 10;
+
 /// What every worker needs to seal a chunk; shared, immutable.
 pub(crate) struct Sealer {
     cipher: PayloadCipher,
@@ -145,10 +150,93 @@ impl Sealer {
         index: u64,
         plain: Vec<u8>,
         plain_len: usize,
+        frame: Vec<u8>,
+    ) -> Result<Sealed> {
+        self.seal_timed(index, plain, plain_len, frame, ChunkTimes::default())
+    }
+
+    /// Reads chunk `index` (`len` bytes at `offset` of `file`) and seals it. The chunk is read
+    /// straight into the frame body, so a chunk stored raw is sealed where it was read, with no
+    /// copy; a compressed one is compressed into the other buffer, which becomes the frame.
+    /// Padded files and XXH3 (whose in-order digest needs the plaintext kept) read into `plain`.
+    #[cfg(unix)]
+    fn read_and_seal(
+        &self,
+        index: u64,
+        file: &std::fs::File,
+        offset: u64,
+        len: usize,
+        mut plain: Vec<u8>,
         mut frame: Vec<u8>,
     ) -> Result<Sealed> {
-        let data = &plain[..plain_len];
+        use std::os::unix::fs::FileExt;
+        let read = |buf: &mut [u8], at: u64, times: &mut ChunkTimes| {
+            timed(&mut times.read, || file.read_exact_at(buf, at)).map_err(|e| {
+                if e.kind() == io::ErrorKind::UnexpectedEof {
+                    Error::Io(Arc::new(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the input file became shorter while it was being read",
+                    )))
+                } else {
+                    Error::from(e)
+                }
+            })
+        };
         let mut times = ChunkTimes::default();
+        if self.padded || self.hash == HashAlg::Xxh3 {
+            plain.resize(len, 0);
+            read(&mut plain, offset, &mut times)?;
+            return self.seal_timed(index, plain, len, frame, times);
+        }
+        let room = self.codec.out_len(self.chunk_size());
+        let data = FRAME_HEADER_LEN..FRAME_HEADER_LEN + len;
+        frame.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
+        plain.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
+        // Read and hash in pieces that fit in a core's cache, so hashing reads from there.
+        let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
+        let mut at = 0;
+        for piece in frame[data.clone()].chunks_mut(READ_PIECE) {
+            read(piece, offset + at, &mut times)?;
+            timed(&mut times.hash, || hasher.update(piece));
+            at += piece.len() as u64;
+        }
+        let hash = hasher.finish();
+        let compressed = timed(&mut times.codec, || {
+            let out = &mut plain[FRAME_HEADER_LEN..FRAME_HEADER_LEN + room];
+            self.codec
+                .compress(&frame[data.clone()], out, self.chunk_log2)
+        })?;
+        let (kind, body) = match compressed {
+            Some(n) => {
+                std::mem::swap(&mut frame, &mut plain);
+                (FrameKind::Compressed, n)
+            }
+            None => (FrameKind::Raw, len),
+        };
+        let frame_len = timed(&mut times.cipher, || {
+            self.seal_into(&mut frame, index, false, kind, body)
+        });
+        // `plain` no longer holds the plaintext at its start; the digest only reads it for XXH3.
+        Ok(Sealed {
+            frame,
+            frame_len,
+            plain,
+            plain_len: len,
+            hash,
+            times,
+        })
+    }
+
+    /// [`Sealer::seal_chunk`] after the worker read the chunk itself, in `times.read`.
+    fn seal_timed(
+        &self,
+        index: u64,
+        plain: Vec<u8>,
+        plain_len: usize,
+        mut frame: Vec<u8>,
+        mut times: ChunkTimes,
+    ) -> Result<Sealed> {
+        let data = &plain[..plain_len];
         let hash = timed(&mut times.hash, || {
             ChunkHash::compute(self.hash, index, self.chunk_size(), data)
         });
@@ -291,6 +379,8 @@ pub struct Encryptor<W: Write> {
     /// Container bytes written so far (header and frames).
     written: u64,
     padded: bool,
+    /// Plaintext bytes written out, for a progress display on another thread.
+    progress: Option<Arc<AtomicU64>>,
 }
 
 impl<W: Write> Encryptor<W> {
@@ -349,7 +439,14 @@ impl<W: Write> Encryptor<W> {
             stages: Stages::default(),
             written: header_bytes.len() as u64,
             padded: opts.pad,
+            progress: None,
         })
+    }
+
+    /// Adds the plaintext length of every chunk to `counter` as the chunk is written out, so
+    /// that another thread can show progress (whichever way the input is read).
+    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
+        self.progress = Some(counter);
     }
 
     /// Reads `r` to its end straight into chunk buffers (no intermediate copy) and returns the
@@ -369,6 +466,33 @@ impl<W: Write> Encryptor<W> {
             }
             self.guard(|s| s.submit())?;
         }
+    }
+
+    /// Reads the file `f` from its current position to its end, as [`Encryptor::copy_from`]
+    /// does, and returns the number of bytes read. A regular file is read by the workers: each
+    /// reads its own chunk with one positional read, so the calling thread is left only writing
+    /// (on two cores that is what keeps encryption of incompressible data near the speed of a
+    /// plain copy). Bytes appended while it runs are read on to the end; a file that becomes
+    /// shorter while it is read is an error. Other files (pipes, terminals) are read in order.
+    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
+        self.check()?;
+        let mut total = 0;
+        #[cfg(unix)]
+        if self.fill_len == 0 && self.window.threads() > 1 {
+            if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
+                use std::io::{Seek, SeekFrom};
+                let mut pos = (&mut &*f).stream_position()?;
+                let c = self.fill.len() as u64;
+                let file = Arc::new(f.try_clone()?);
+                for _ in 0..meta.len().saturating_sub(pos) / c {
+                    self.guard(|s| s.submit_at(&file, pos))?;
+                    pos += c;
+                    total += c;
+                }
+                (&mut &*f).seek(SeekFrom::Start(pos))?;
+            }
+        }
+        Ok(total + self.copy_from(&mut &*f)?)
     }
 
     /// Ends the stream: seals the last chunk, writes the final frame, index and footer, flushes,
@@ -449,8 +573,37 @@ impl<W: Write> Encryptor<W> {
 
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit(&mut self) -> Result<()> {
-        let index = self.chunks_submitted;
         let len = self.fill_len;
+        let next = self
+            .spare_plain
+            .pop()
+            .unwrap_or_else(|| vec![0u8; self.fill.len()]);
+        let plain = std::mem::replace(&mut self.fill, next);
+        self.fill_len = 0;
+        self.submit_with(len, plain, move |sealer, index, plain, frame| {
+            sealer.seal_chunk(index, plain, len, frame)
+        })
+    }
+
+    /// Hands a worker a full chunk to read from `file` at `offset` itself.
+    #[cfg(unix)]
+    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
+        let len = self.fill.len();
+        let plain = self.spare_plain.pop().unwrap_or_else(|| vec![0u8; len]);
+        let file = Arc::clone(file);
+        self.submit_with(len, plain, move |sealer, index, plain, frame| {
+            sealer.read_and_seal(index, &file, offset, len, plain, frame)
+        })
+    }
+
+    /// Queues the job for the next chunk, of `len` plaintext bytes, once the window has room.
+    fn submit_with(
+        &mut self,
+        len: usize,
+        plain: Vec<u8>,
+        job: impl FnOnce(&Sealer, u64, Vec<u8>, Vec<u8>) -> Result<Sealed> + Send + 'static,
+    ) -> Result<()> {
+        let index = self.chunks_submitted;
         if index >= format::MAX_CHUNKS || self.plaintext_len + len as u64 > format::MAX_PLAINTEXT {
             return Err(Error::Limit(
                 "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
@@ -460,18 +613,11 @@ impl<W: Write> Encryptor<W> {
             let done = self.wait_oldest().expect("a full window is not empty");
             self.emit(done?)?;
         }
-        let next = self
-            .spare_plain
-            .pop()
-            .unwrap_or_else(|| vec![0u8; self.fill.len()]);
-        let plain = std::mem::replace(&mut self.fill, next);
         let frame = self.spare_frames.pop().unwrap_or_default();
-        self.fill_len = 0;
         self.chunks_submitted += 1;
         self.plaintext_len += len as u64;
         let sealer = Arc::clone(&self.sealer);
-        self.window
-            .push(move || sealer.seal_chunk(index, plain, len, frame));
+        self.window.push(move || job(&sealer, index, plain, frame));
         while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
@@ -509,11 +655,17 @@ impl<W: Write> Encryptor<W> {
         let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
         timed(&mut self.stages.write, || inner.write_all(bytes))?;
         self.written += s.frame_len as u64;
+        if let Some(p) = &self.progress {
+            p.fetch_add(s.plain_len as u64, Ordering::Relaxed);
+        }
         self.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.index.extend_from_slice(&body_len.to_le_bytes());
         self.digest.push(&s.plain[..s.plain_len], &s.hash);
-        self.spare_plain.push(s.plain);
+        // Back to a chunk's length: a positional read may have used it as a frame buffer.
+        let mut plain = s.plain;
+        plain.resize(self.fill.len(), 0);
+        self.spare_plain.push(plain);
         self.spare_frames.push(s.frame);
         Ok(())
     }

@@ -56,6 +56,11 @@ pub struct Common {
     /// Overwrite OUTPUT if it exists
     #[arg(short, long)]
     pub force: bool,
+    /// With -o: rename the output into place without first waiting for it to reach the disk
+    /// (fsync). Faster on slow disks; after a power loss the output may be missing or cut
+    /// short (zseal then reports it as damaged)
+    #[arg(long)]
+    pub no_fsync: bool,
     #[command(flatten)]
     pub report: Reporting,
 }

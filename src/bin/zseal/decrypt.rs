@@ -76,7 +76,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (input, None) => job.run(keys.open(input)?, |d| d.copy_to(&mut output)),
     }
     .with_context(|| format!("decrypting {what}"))?;
-    output.into_inner().commit()?;
+    output.into_inner().commit(!c.no_fsync)?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Decrypt, bytes, stats);
     Ok(())

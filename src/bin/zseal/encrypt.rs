@@ -61,7 +61,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .chunk_size(a.chunk_size)
         .pad(a.pad)
         .threads(c.threads);
-    let input = Input::open(c.input.as_deref())?;
+    let mut input = Input::open(c.input.as_deref())?;
     let recipients = keys::recipients(
         &a.recipient,
         &a.recipients_file,
@@ -71,7 +71,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let what = display_name(c.input.as_deref(), "standard input");
     let counters = Counters::default();
     let size = input.file_size();
-    let mut input = Counted::new(input, counters.input.clone());
     let output = Counted::new(output, counters.output.clone());
     // A passphrase file given with recipients is passed on as well: the library refuses the mix.
     let pw = match (&c.passphrase_file, recipients.is_empty()) {
@@ -83,13 +82,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut enc = Encryptor::new(output, &to, &opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
-    enc.copy_from(&mut input)
-        .with_context(|| format!("encrypting {what}"))?;
+    // A regular file is read by the workers (progress counts what is sealed); a pipe is read
+    // here, and progress counts what arrives, so that a slow producer still shows movement.
+    match input.regular_file() {
+        Some(f) => {
+            enc.progress(counters.input.clone());
+            enc.copy_from_file(&f)
+        }
+        None => enc.copy_from(&mut Counted::new(&mut input, counters.input.clone())),
+    }
+    .with_context(|| format!("encrypting {what}"))?;
     let (output, stats) = enc
         .finish_with_stats()
         .with_context(|| format!("encrypting {what}"))?;
     progress.finish();
-    output.into_inner().commit()?;
+    output.into_inner().commit(!c.no_fsync)?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Encrypt, bytes, stats);
     Ok(())

@@ -52,10 +52,25 @@ impl Input {
 
     /// The input's size when it is a regular file.
     pub fn file_size(&self) -> Option<u64> {
-        match self {
-            Input::File(f, _) => f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()),
-            Input::Stdin(_) => None,
-        }
+        self.regular_file()
+            .and_then(|f| f.metadata().ok())
+            .map(|m| m.len())
+    }
+
+    /// The input as a regular file (a named one, or standard input redirected from one), which
+    /// the library can read with positional reads on its workers; `None` for pipes and terminals.
+    pub fn regular_file(&self) -> Option<File> {
+        let f = match self {
+            Input::File(f, _) => f.try_clone().ok()?,
+            #[cfg(unix)]
+            Input::Stdin(s) => {
+                use std::os::fd::AsFd;
+                File::from(s.as_fd().try_clone_to_owned().ok()?)
+            }
+            #[cfg(not(unix))]
+            Input::Stdin(_) => return None,
+        };
+        f.metadata().ok().filter(|m| m.is_file()).map(|_| f)
     }
 }
 
@@ -150,15 +165,15 @@ impl Output {
         })
     }
 
-    /// Flushes and, for a file, syncs it and renames it into place.
-    pub fn commit(self) -> anyhow::Result<()> {
+    /// Flushes and, for a file, syncs it (when `sync`) and renames it into place.
+    pub fn commit(self, sync: bool) -> anyhow::Result<()> {
         match self {
             Output::Stdout(mut s) => Ok(s
                 .flush()
                 .map_err(|e| named(e, "write", "standard output"))?),
             Output::File { file, _guard } => {
                 let dest = file.destination().display().to_string();
-                file.commit(true)
+                file.commit(sync)
                     .map_err(|e| anyhow!("cannot write {dest}: {}", without_path(&e)))
             }
         }

@@ -88,7 +88,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => locked.rekey(&keys.refs(), &to, &opts, &mut output),
     }
     .with_context(|| format!("rekeying {what}"))?;
-    output.commit()?;
+    // Always synced: in place, the rename replaces the only copy of the data.
+    output.commit(true)?;
     if !a.quiet {
         let verb = if a.rotate {
             "re-sealed under a new file key"

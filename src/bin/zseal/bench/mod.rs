@@ -119,7 +119,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let svg = svg_plot(&rows, rec.as_ref(), &heading);
         let mut f = Output::create(Some(path), a.force, None)?;
         f.write_all(svg.as_bytes())?;
-        f.commit()?;
+        f.commit(true)?;
         eprintln!("zseal: chart written to {}", path.display());
     }
     Ok(())

@@ -1,0 +1,110 @@
+//! The encryption fast paths (issue 14): regular files read by the workers with positional reads
+//! (`Encryptor::copy_from_file`) and the incompressible-chunk probe. Both must leave the bytes
+//! exactly what the ordinary path writes.
+
+mod common;
+
+use std::io::{Seek, SeekFrom, Write};
+
+use common::{data, frames, noise, open, pass};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use zseal::{Codec, EncryptOptions, Encryptor, HashAlg};
+
+const C: usize = 64 << 10;
+
+fn via_file(plain: &[u8], skip: usize, opts: &EncryptOptions, seed: u64) -> Vec<u8> {
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(plain).unwrap();
+    f.seek(SeekFrom::Start(skip as u64)).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut enc = Encryptor::with_rng(Vec::new(), &[&pass("pw")], opts, &mut rng).unwrap();
+    let n = enc.copy_from_file(&f).unwrap();
+    assert_eq!(n, (plain.len() - skip) as u64);
+    // The file is left at its end, as a sequential read would leave it.
+    assert_eq!(f.stream_position().unwrap(), plain.len() as u64);
+    enc.finish().unwrap()
+}
+
+fn via_reader(plain: &[u8], opts: &EncryptOptions, seed: u64) -> Vec<u8> {
+    common::seal(plain, &pass("pw"), opts, seed)
+}
+
+/// Alternating compressible and random chunks (so both frame kinds and both worker paths run).
+fn mixed(n: usize) -> Vec<u8> {
+    let (text, rand) = (data(n), noise(n, 7));
+    (0..n)
+        .map(|i| if (i / C) % 3 == 1 { rand[i] } else { text[i] })
+        .collect()
+}
+
+#[test]
+fn positional_reads_give_the_same_bytes_as_sequential_reads() {
+    let plain = mixed(9 * C + 123);
+    for threads in [1, 2, 3] {
+        for (codec, hash, pad) in [
+            (Codec::Zstd(3), HashAlg::Blake3, false),
+            (Codec::Lz4, HashAlg::Blake3, false),
+            (Codec::Zstd(1), HashAlg::Xxh3, false),
+            (Codec::None, HashAlg::None, false),
+            (Codec::Zstd(3), HashAlg::Blake3, true),
+        ] {
+            let opts = EncryptOptions::default()
+                .codec(codec)
+                .hash(hash)
+                .pad(pad)
+                .chunk_size(C)
+                .threads(threads);
+            for len in [0, 1, C - 1, C, C + 1, 3 * C, 9 * C + 123] {
+                for skip in [0, 1, C].into_iter().filter(|&s| s <= len) {
+                    let p = &plain[..len];
+                    let file = via_file(p, skip, &opts, 5);
+                    let reader = via_reader(&p[skip..], &opts, 5);
+                    assert!(
+                        file == reader,
+                        "{codec:?} {hash:?} pad={pad} threads={threads} len={len} skip={skip}"
+                    );
+                    if len == 9 * C + 123 && skip == 0 {
+                        assert_eq!(open(&file, &pass("pw"), 2).unwrap(), p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Chunk kinds of a container written with the default header (one passphrase stanza).
+fn kinds(c: &[u8]) -> Vec<u8> {
+    let header_len = zseal::Locked::read(c).unwrap().header_len() as usize;
+    frames(c, header_len).iter().map(|&(at, _)| c[at]).collect()
+}
+
+#[test]
+fn incompressible_chunks_are_stored_raw_and_compressible_ones_after_them_compressed() {
+    // random, random, text, random, text with a random stretch: the probe must not carry a
+    // decision over from one chunk to the next.
+    let c = 1 << 20;
+    let mut plain = noise(2 * c, 1);
+    plain.extend(data(c));
+    plain.extend(noise(c, 2));
+    let mut t = data(c);
+    t[c / 4..c / 2].copy_from_slice(&noise(c / 4, 3));
+    plain.extend(t);
+    let opts = EncryptOptions::default().chunk_size(c).threads(2);
+    let z = via_reader(&plain, &opts, 1);
+    assert_eq!(kinds(&z), [1, 1, 0, 1, 0, 2]);
+    assert_eq!(open(&z, &pass("pw"), 2).unwrap(), plain);
+}
+
+#[test]
+fn random_bytes_with_text_in_one_sampled_slice_are_still_compressed() {
+    // 1 MiB chunks are probed at 32 slices 32 KiB apart; a 4 KiB run of text over one slice is
+    // enough for the chunk to be compressed (it then shrinks by a few KiB).
+    let c = 1 << 20;
+    let mut plain = noise(c, 9);
+    plain[5 * (c / 32)..5 * (c / 32) + 4096].copy_from_slice(&data(4096));
+    let opts = EncryptOptions::default().chunk_size(c).threads(1);
+    let z = via_reader(&plain, &opts, 1);
+    assert_eq!(kinds(&z), [0, 2]);
+    assert!(z.len() < c);
+}
