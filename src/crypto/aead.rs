@@ -2,8 +2,9 @@
 
 //!
 //! Both ciphers come from aws-lc-rs (AWS-LC, FIPS-validated, with AES-GCM code paths for AES-NI,
-//! VAES and AVX-512): on the 2-core Xeon it seals 3.3x faster than RustCrypto's aes-gcm and 1.6x
-//! faster for ChaCha20-Poly1305 (README, "Performance"). The bytes are the standard AEADs', so
+//! VAES and AVX-512): on the 2-core Xeon, sealing 4 MiB frames streamed from memory, 6.5 GiB/s
+//! against RustCrypto's 1.2 for AES-256-GCM and 2.0 against 0.86 for ChaCha20-Poly1305
+//! (`cargo bench --bench aead`; docs/PERFORMANCE.md). The bytes are the standard AEADs', so
 //! the RustCrypto implementations still open every frame (checked by `tests/aead_peer.rs`). AWS-LC
 //! wipes its key schedule when the context is freed.
 
