@@ -119,9 +119,10 @@ def test_s3_reads_fetch_only_the_header_trailer_and_needed_frames(tmp_path, keys
         block = f.read(MiB)
     assert block == data[37 * MiB + 12345 : 38 * MiB + 12345]
     total = sum(served)
-    # Header + trailer (index: 4 bytes a chunk) at open, then the one frame of chunk 9 (4 MiB
-    # chunks: 36..40 MiB holds the range), with at most one 64 KiB buffer of read-ahead.
-    frame = 4 * MiB + 21
+    # Header + trailer (index: 4 bytes a chunk) at open, then the one frame of chunk 4 (8 MiB
+    # chunks, the default: 32..40 MiB holds the range), with at most one 64 KiB buffer of
+    # read-ahead.
+    frame = 8 * MiB + 21
     assert opened < 3 * 65536, opened
     assert total <= opened + frame + 65536, total
     print(f"\n1 MiB read from a {container / MiB:.0f} MiB container on S3: {total / MiB:.2f} MiB fetched"

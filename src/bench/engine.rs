@@ -311,9 +311,7 @@ fn seal_chunk(case: &Case, keyed: &Keyed, i: u64, plain: &[u8]) -> Result<Frame>
         Order::CompressThenEncrypt | Order::PerRecord => {
             // What zseal writes: the engine's own per-chunk job (its frame, its raw fallback).
             digest(case.hash, plain);
-            let s = keyed
-                .sealer
-                .seal_chunk(i, plain.to_vec(), plain.len(), Vec::new())?;
+            let s = keyed.sealer.seal_chunk(i, plain)?;
             let kind = s.frame[0];
             frame(
                 kind == FrameKind::Compressed.byte(),

@@ -253,6 +253,13 @@ fn zstd_window_log(level: i32, chunk_log2: u8) -> Option<u32> {
     (chunk_log2 > 21 && level < 20).then_some(u32::from(chunk_log2))
 }
 
+/// Level 3 on chunks of 8 MiB and more looks for matches of 6 bytes or longer instead of 5: on
+/// the JSON corpus 0.7 % smaller and 1 % faster, on the Linux source 0.9 % larger and 5 % faster
+/// (FORMAT.md §8 has the table that chose the default).
+fn zstd_min_match(level: i32, chunk_log2: u8) -> Option<u32> {
+    (level == 3 && chunk_log2 >= 23).then_some(6)
+}
+
 fn zstd_compress(
     level: i32,
     chunk_log2: u8,
@@ -266,6 +273,10 @@ fn zstd_compress(
             let mut c = zstd::bulk::Compressor::new(level).map_err(codec_err)?;
             if let Some(w) = zstd_window_log(level, chunk_log2) {
                 c.set_parameter(zstd::stream::raw::CParameter::WindowLog(w))
+                    .map_err(codec_err)?;
+            }
+            if let Some(m) = zstd_min_match(level, chunk_log2) {
+                c.set_parameter(zstd::stream::raw::CParameter::MinMatch(m))
                     .map_err(codec_err)?;
             }
             c.include_checksum(false).map_err(codec_err)?;

@@ -110,10 +110,33 @@ pub(crate) struct Sealer {
 pub(crate) struct Sealed {
     pub(crate) frame: Vec<u8>,
     pub(crate) frame_len: usize,
-    plain: Vec<u8>,
+    /// The job's other buffer: the input (plaintext at [`Sealer::data_at`]) when the frame was
+    /// written into the output buffer, else the unused output buffer.
+    other: Vec<u8>,
+    /// The chunk was stored raw and sealed where it was read: `frame` is the input buffer.
+    in_place: bool,
     plain_len: usize,
     hash: ChunkHash,
     times: ChunkTimes,
+}
+
+impl Sealed {
+    /// The chunk's plaintext, when it is still there (it is, unless sealed in place; the digest
+    /// needs it only for XXH3, which is never sealed in place).
+    fn plaintext(&self, at: usize) -> &[u8] {
+        match self.in_place {
+            true => &[],
+            false => &self.other[at..at + self.plain_len],
+        }
+    }
+
+    /// The input buffer and the output buffer, for reuse.
+    fn into_buffers(self) -> (Vec<u8>, Vec<u8>) {
+        match self.in_place {
+            true => (self.frame, self.other),
+            false => (self.other, self.frame),
+        }
+    }
 }
 
 impl Sealer {
@@ -144,21 +167,43 @@ impl Sealer {
         1 << self.chunk_log2
     }
 
-    /// The whole per-chunk job: hash, compress (or store raw), seal, frame.
-    pub(crate) fn seal_chunk(
-        &self,
-        index: u64,
-        plain: Vec<u8>,
-        plain_len: usize,
-        frame: Vec<u8>,
-    ) -> Result<Sealed> {
-        self.seal_timed(index, plain, plain_len, frame, ChunkTimes::default())
+    /// Where a chunk's plaintext sits in its buffer: where a raw chunk's bytes sit in its frame
+    /// (after the frame header, and the padded-chunk header in a padded file), so that a chunk
+    /// stored raw is sealed where it was read.
+    pub(crate) fn data_at(&self) -> usize {
+        FRAME_HEADER_LEN + if self.padded { PAD_HEADER_LEN } else { 0 }
     }
 
-    /// Reads chunk `index` (`len` bytes at `offset` of `file`) and seals it. The chunk is read
-    /// straight into the frame body, so a chunk stored raw is sealed where it was read, with no
-    /// copy; a compressed one is compressed into the other buffer, which becomes the frame.
-    /// Padded files and XXH3 (whose in-order digest needs the plaintext kept) read into `plain`.
+    /// Length of every buffer: a whole frame whatever the chunk becomes (the codec's worst case
+    /// is at least the chunk, so at least a padded chunk's class cap too).
+    pub(crate) fn buffer_len(&self) -> usize {
+        self.data_at() + self.codec.out_len(self.chunk_size()) + TAG_LEN
+    }
+
+    /// A new buffer. It comes zeroed from the allocator (fresh pages), so an output buffer's
+    /// memory is only touched as far as output is written into it: a chunk that compresses to
+    /// a fifth keeps four fifths of its output buffer out of the resident set.
+    pub(crate) fn new_buffer(&self) -> Vec<u8> {
+        vec![0u8; self.buffer_len()]
+    }
+
+    /// The whole per-chunk job on a chunk held in memory: `plain` is copied into a buffer.
+    pub(crate) fn seal_chunk(&self, index: u64, plain: &[u8]) -> Result<Sealed> {
+        let mut input = self.new_buffer();
+        let at = self.data_at();
+        input[at..at + plain.len()].copy_from_slice(plain);
+        self.seal_buffer(
+            index,
+            input,
+            plain.len(),
+            self.new_buffer(),
+            None,
+            ChunkTimes::default(),
+        )
+    }
+
+    /// Reads chunk `index` (`len` bytes at `offset` of `file`) into `input` and seals it,
+    /// hashing each piece as it arrives (while it is still in the core's cache).
     #[cfg(unix)]
     fn read_and_seal(
         &self,
@@ -166,12 +211,16 @@ impl Sealer {
         file: &std::fs::File,
         offset: u64,
         len: usize,
-        mut plain: Vec<u8>,
-        mut frame: Vec<u8>,
+        mut input: Vec<u8>,
+        output: Vec<u8>,
     ) -> Result<Sealed> {
         use std::os::unix::fs::FileExt;
-        let read = |buf: &mut [u8], at: u64, times: &mut ChunkTimes| {
-            timed(&mut times.read, || file.read_exact_at(buf, at)).map_err(|e| {
+        let mut times = ChunkTimes::default();
+        let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
+        let at = self.data_at();
+        let mut pos = offset;
+        for piece in input[at..at + len].chunks_mut(READ_PIECE) {
+            timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
                 if e.kind() == io::ErrorKind::UnexpectedEof {
                     Error::Io(Arc::new(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -180,97 +229,69 @@ impl Sealer {
                 } else {
                     Error::from(e)
                 }
-            })
-        };
-        let mut times = ChunkTimes::default();
-        if self.padded || self.hash == HashAlg::Xxh3 {
-            plain.resize(len, 0);
-            read(&mut plain, offset, &mut times)?;
-            return self.seal_timed(index, plain, len, frame, times);
-        }
-        let room = self.codec.out_len(self.chunk_size());
-        let data = FRAME_HEADER_LEN..FRAME_HEADER_LEN + len;
-        frame.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
-        plain.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
-        // Read and hash in pieces that fit in a core's cache, so hashing reads from there.
-        let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
-        let mut at = 0;
-        for piece in frame[data.clone()].chunks_mut(READ_PIECE) {
-            read(piece, offset + at, &mut times)?;
+            })?;
             timed(&mut times.hash, || hasher.update(piece));
-            at += piece.len() as u64;
+            pos += piece.len() as u64;
         }
-        let hash = hasher.finish();
-        let compressed = timed(&mut times.codec, || {
-            let out = &mut plain[FRAME_HEADER_LEN..FRAME_HEADER_LEN + room];
-            self.codec
-                .compress(&frame[data.clone()], out, self.chunk_log2)
-        })?;
-        let (kind, body) = match compressed {
-            Some(n) => {
-                std::mem::swap(&mut frame, &mut plain);
-                (FrameKind::Compressed, n)
-            }
-            None => (FrameKind::Raw, len),
-        };
-        let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame, index, false, kind, body)
-        });
-        // `plain` no longer holds the plaintext at its start; the digest only reads it for XXH3.
-        Ok(Sealed {
-            frame,
-            frame_len,
-            plain,
-            plain_len: len,
-            hash,
-            times,
-        })
+        self.seal_buffer(index, input, len, output, Some(hasher.finish()), times)
     }
 
-    /// [`Sealer::seal_chunk`] after the worker read the chunk itself, in `times.read`.
-    fn seal_timed(
+    /// Hashes (unless `hash` is given), compresses or stores raw, pads, seals and frames the
+    /// chunk at [`Sealer::data_at`] of `input`. A compressed chunk goes into `output`; a raw
+    /// one is sealed in place, in `input`, except with XXH3, whose in-order digest still needs
+    /// the plaintext (it is copied into `output` then).
+    fn seal_buffer(
         &self,
         index: u64,
-        plain: Vec<u8>,
-        plain_len: usize,
-        mut frame: Vec<u8>,
+        mut input: Vec<u8>,
+        len: usize,
+        mut output: Vec<u8>,
+        hash: Option<ChunkHash>,
         mut times: ChunkTimes,
     ) -> Result<Sealed> {
-        let data = &plain[..plain_len];
-        let hash = timed(&mut times.hash, || {
-            ChunkHash::compute(self.hash, index, self.chunk_size(), data)
-        });
-        // A padded chunk's content follows `stored || content_len` (FORMAT.md §3.3).
-        let at = if self.padded { PAD_HEADER_LEN } else { 0 };
-        // The codec's room is at least the chunk, so at least a padded chunk's class cap too.
-        let room = at + self.codec.out_len(self.chunk_size());
-        frame.resize(FRAME_HEADER_LEN + room + TAG_LEN, 0);
-        let body = &mut frame[FRAME_HEADER_LEN..];
+        let at = self.data_at();
+        let full = self.buffer_len();
+        input.resize(full, 0);
+        output.resize(full, 0);
+        let data = at..at + len;
+        let hash = match hash {
+            Some(h) => h,
+            None => timed(&mut times.hash, || {
+                ChunkHash::compute(self.hash, index, self.chunk_size(), &input[data.clone()])
+            }),
+        };
         let compressed = timed(&mut times.codec, || {
-            self.codec.compress(data, &mut body[at..], self.chunk_log2)
+            let room = &mut output[at..full - TAG_LEN];
+            self.codec
+                .compress(&input[data.clone()], room, self.chunk_log2)
         })?;
-        let (mut kind, mut len) = match compressed {
-            Some(n) => (FrameKind::Compressed, n),
+        let in_place = compressed.is_none() && self.hash != HashAlg::Xxh3;
+        let (mut frame, other, mut kind, mut body) = match compressed {
+            Some(n) => (output, input, FrameKind::Compressed, n),
+            None if in_place => (input, output, FrameKind::Raw, len),
             None => {
-                body[at..at + plain_len].copy_from_slice(data);
-                (FrameKind::Raw, plain_len)
+                output[data.clone()].copy_from_slice(&input[data]);
+                (output, input, FrameKind::Raw, len)
             }
         };
         if self.padded {
-            let padded = pad_class(PAD_HEADER_LEN + len, self.chunk_size());
-            body[0] = kind.byte();
-            body[1..PAD_HEADER_LEN].copy_from_slice(&(len as u32).to_le_bytes());
-            body[PAD_HEADER_LEN + len..padded].fill(0);
-            (kind, len) = (FrameKind::Padded, padded);
+            // FORMAT.md §3.3: `stored || content_len || content || zeros` to the class length.
+            let padded = pad_class(PAD_HEADER_LEN + body, self.chunk_size());
+            let b = &mut frame[FRAME_HEADER_LEN..];
+            b[0] = kind.byte();
+            b[1..PAD_HEADER_LEN].copy_from_slice(&(body as u32).to_le_bytes());
+            b[PAD_HEADER_LEN + body..padded].fill(0);
+            (kind, body) = (FrameKind::Padded, padded);
         }
         let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame, index, false, kind, len)
+            self.seal_into(&mut frame, index, false, kind, body)
         });
         Ok(Sealed {
             frame,
             frame_len,
-            plain,
-            plain_len,
+            other,
+            in_place,
+            plain_len: len,
             hash,
             times,
         })
@@ -365,11 +386,15 @@ pub struct Encryptor<W: Write> {
     inner: W,
     sealer: Arc<Sealer>,
     window: Window<Sealed>,
-    /// The chunk being filled (always `chunk_size` long) and how much of it is filled.
+    /// The buffer being filled (plaintext at `Sealer::data_at`) and how much of it is filled.
     fill: Vec<u8>,
     fill_len: usize,
-    spare_plain: Vec<Vec<u8>>,
-    spare_frames: Vec<Vec<u8>>,
+    /// Buffers back from the workers: inputs (touched all through by plaintext) and outputs
+    /// (touched only as far as output was written), kept apart so that an output buffer is not
+    /// handed out as an input and vice versa, which keeps the resident set small.
+    spare_inputs: Vec<Vec<u8>>,
+    spare_outputs: Vec<Vec<u8>>,
+    chunk_size: usize,
     chunks_submitted: u64,
     plaintext_len: u64,
     index: Vec<u8>,
@@ -414,23 +439,23 @@ impl<W: Write> Encryptor<W> {
         let header_bytes = sealed_header(&header, &file_key)?;
         inner.write_all(&header_bytes)?;
         let payload_key = file_key.payload_key(&payload_salt);
+        let sealer = Sealer::new(
+            opts.cipher,
+            &payload_key.0,
+            opts.codec,
+            opts.hash,
+            chunk_log2,
+        )
+        .with_padding(opts.pad);
         Ok(Encryptor {
             inner,
-            sealer: Arc::new(
-                Sealer::new(
-                    opts.cipher,
-                    &payload_key.0,
-                    opts.codec,
-                    opts.hash,
-                    chunk_log2,
-                )
-                .with_padding(opts.pad),
-            ),
-            window: Window::new(&opts.threads),
-            fill: vec![0u8; 1 << chunk_log2],
+            window: Window::new(&opts.threads, 1 << chunk_log2),
+            fill: sealer.new_buffer(),
+            sealer: Arc::new(sealer),
             fill_len: 0,
-            spare_plain: Vec::new(),
-            spare_frames: Vec::new(),
+            spare_inputs: Vec::new(),
+            spare_outputs: Vec::new(),
+            chunk_size: 1 << chunk_log2,
             chunks_submitted: 0,
             plaintext_len: 0,
             index: Vec::new(),
@@ -453,15 +478,15 @@ impl<W: Write> Encryptor<W> {
     /// number of bytes read. Short reads from pipes still produce full chunks.
     pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
         self.check()?;
+        let (at, c) = (self.sealer.data_at(), self.chunk_size);
         let mut total = 0u64;
         loop {
-            let at = self.fill_len;
-            let fill = &mut self.fill[at..];
+            let fill = &mut self.fill[at + self.fill_len..at + c];
             let n = timed(&mut self.stages.read, || crate::io::read_full(r, fill))?;
             self.fill_len += n;
             total += n as u64;
             // read_full stops short only at the end of the input.
-            if self.fill_len < self.fill.len() {
+            if self.fill_len < c {
                 return Ok(total);
             }
             self.guard(|s| s.submit())?;
@@ -482,7 +507,7 @@ impl<W: Write> Encryptor<W> {
             if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
                 use std::io::{Seek, SeekFrom};
                 let mut pos = (&mut &*f).stream_position()?;
-                let c = self.fill.len() as u64;
+                let c = self.chunk_size as u64;
                 let file = Arc::new(f.try_clone()?);
                 for _ in 0..meta.len().saturating_sub(pos) / c {
                     self.guard(|s| s.submit_at(&file, pos))?;
@@ -574,25 +599,28 @@ impl<W: Write> Encryptor<W> {
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit(&mut self) -> Result<()> {
         let len = self.fill_len;
-        let next = self
-            .spare_plain
-            .pop()
-            .unwrap_or_else(|| vec![0u8; self.fill.len()]);
-        let plain = std::mem::replace(&mut self.fill, next);
+        let next = match self.spare_inputs.pop() {
+            Some(b) => b,
+            None => self.sealer.new_buffer(),
+        };
+        let input = std::mem::replace(&mut self.fill, next);
         self.fill_len = 0;
-        self.submit_with(len, plain, move |sealer, index, plain, frame| {
-            sealer.seal_chunk(index, plain, len, frame)
+        self.submit_with(len, input, move |sealer, index, input, output| {
+            sealer.seal_buffer(index, input, len, output, None, ChunkTimes::default())
         })
     }
 
     /// Hands a worker a full chunk to read from `file` at `offset` itself.
     #[cfg(unix)]
     fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        let len = self.fill.len();
-        let plain = self.spare_plain.pop().unwrap_or_else(|| vec![0u8; len]);
+        let len = self.chunk_size;
+        let input = match self.spare_inputs.pop() {
+            Some(b) => b,
+            None => self.sealer.new_buffer(),
+        };
         let file = Arc::clone(file);
-        self.submit_with(len, plain, move |sealer, index, plain, frame| {
-            sealer.read_and_seal(index, &file, offset, len, plain, frame)
+        self.submit_with(len, input, move |sealer, index, input, output| {
+            sealer.read_and_seal(index, &file, offset, len, input, output)
         })
     }
 
@@ -600,7 +628,7 @@ impl<W: Write> Encryptor<W> {
     fn submit_with(
         &mut self,
         len: usize,
-        plain: Vec<u8>,
+        input: Vec<u8>,
         job: impl FnOnce(&Sealer, u64, Vec<u8>, Vec<u8>) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
         let index = self.chunks_submitted;
@@ -613,11 +641,14 @@ impl<W: Write> Encryptor<W> {
             let done = self.wait_oldest().expect("a full window is not empty");
             self.emit(done?)?;
         }
-        let frame = self.spare_frames.pop().unwrap_or_default();
+        let output = match self.spare_outputs.pop() {
+            Some(b) => b,
+            None => self.sealer.new_buffer(),
+        };
         self.chunks_submitted += 1;
         self.plaintext_len += len as u64;
         let sealer = Arc::clone(&self.sealer);
-        self.window.push(move || job(&sealer, index, plain, frame));
+        self.window.push(move || job(&sealer, index, input, output));
         while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
@@ -661,12 +692,11 @@ impl<W: Write> Encryptor<W> {
         self.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.index.extend_from_slice(&body_len.to_le_bytes());
-        self.digest.push(&s.plain[..s.plain_len], &s.hash);
-        // Back to a chunk's length: a positional read may have used it as a frame buffer.
-        let mut plain = s.plain;
-        plain.resize(self.fill.len(), 0);
-        self.spare_plain.push(plain);
-        self.spare_frames.push(s.frame);
+        self.digest
+            .push(s.plaintext(self.sealer.data_at()), &s.hash);
+        let (input, output) = s.into_buffers();
+        self.spare_inputs.push(input);
+        self.spare_outputs.push(output);
         Ok(())
     }
 }
@@ -674,10 +704,11 @@ impl<W: Write> Encryptor<W> {
 impl<W: Write> Write for Encryptor<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.check()?;
-        let n = buf.len().min(self.fill.len() - self.fill_len);
-        self.fill[self.fill_len..self.fill_len + n].copy_from_slice(&buf[..n]);
+        let (at, c) = (self.sealer.data_at(), self.chunk_size);
+        let n = buf.len().min(c - self.fill_len);
+        self.fill[at + self.fill_len..at + self.fill_len + n].copy_from_slice(&buf[..n]);
         self.fill_len += n;
-        if self.fill_len == self.fill.len() {
+        if self.fill_len == c {
             self.guard(|s| s.submit())?;
         }
         Ok(n)

@@ -35,11 +35,22 @@ pub(crate) struct Window<T> {
     limit: usize,
 }
 
+/// Memory the buffers of the chunks in flight may take (two buffers of a chunk each) before the
+/// window drops its spare slot: with 2 threads, 4 MiB chunks keep 4 in flight and 8 MiB chunks
+/// 3, so that the default chunk size stays within 64 MiB of peak RSS with everything else.
+const IN_FLIGHT_BUDGET: usize = 48 << 20;
+
 impl<T: Send + 'static> Window<T> {
-    pub(crate) fn new(threads: &Threads) -> Self {
+    /// A window for chunks of `chunk_size` bytes.
+    pub(crate) fn new(threads: &Threads, chunk_size: usize) -> Self {
         let n = threads.count();
-        // Enough to keep every worker busy while the calling thread reads or writes one chunk.
-        let limit = if n == 1 { 1 } else { n + 2 };
+        // Enough to keep every worker busy while the calling thread reads or writes one chunk,
+        // plus one spare slot to absorb uneven chunks when the memory budget allows it.
+        let limit = match n {
+            1 => 1,
+            _ if (n + 2) * 2 * chunk_size <= IN_FLIGHT_BUDGET => n + 2,
+            _ => n + 1,
+        };
         Window {
             threads: threads.clone(),
             pool: None,
@@ -166,7 +177,7 @@ mod tests {
     #[test]
     fn results_come_out_in_order_whatever_finishes_first() {
         for threads in [1, 2, 3] {
-            let mut w = Window::new(&Threads::Count(threads));
+            let mut w = Window::new(&Threads::Count(threads), 1 << 20);
             let mut out = Vec::new();
             for i in 0..20u64 {
                 while !w.has_room() {
@@ -186,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_single_job_runs_on_the_calling_thread() {
-        let mut w = Window::new(&Threads::Count(2));
+        let mut w = Window::new(&Threads::Count(2), 1 << 20);
         let caller = std::thread::current().id();
         w.push(move || Ok(std::thread::current().id()));
         assert!(w.next_ready().is_none(), "held back, not started");
@@ -199,7 +210,7 @@ mod tests {
     #[test]
     fn a_panicking_job_is_reported_as_a_bug() {
         for threads in [1, 2] {
-            let mut w = Window::<u8>::new(&Threads::Count(threads));
+            let mut w = Window::<u8>::new(&Threads::Count(threads), 1 << 20);
             w.push(|| Ok(1));
             w.push(|| panic!("boom"));
             assert_eq!(w.next().unwrap().unwrap(), 1);

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, default_value = "blake3", value_parser = parse_with::<HashAlg>)]
     hash: HashAlg,
     /// Chunk size, a power of two from 1K to 16M
-    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_chunk)]
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_chunk)]
     chunk_size: usize,
     /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger), so that
     /// neither the exact plaintext length nor each chunk's compressibility shows

@@ -194,7 +194,7 @@ impl<R: Read> Locked<R> {
         Ok(Decryptor {
             frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
-            window: Window::new(&opts.threads),
+            window: Window::new(&opts.threads, chunk_size),
             verifier: Verifier::new(chunk_size, hash),
             cursor: Cursor::new(),
             index: None,
