@@ -241,6 +241,67 @@ fn usage_errors_exit_2_and_say_what_is_valid() {
         .assert()
         .code(2)
         .stderr(contains("aes-256-gcm or chacha20-poly1305"));
+    zseal()
+        .args(["encrypt", "--adapt=fast"])
+        .assert()
+        .code(2)
+        .stderr(contains("give MIN..MAX, e.g. 1..19"));
+}
+
+#[test]
+fn adapt_and_no_fsync_round_trip_and_adapt_refuses_what_it_cannot_do() {
+    let d = tempfile::tempdir().unwrap();
+    let (enc, dec) = (d.path().join("s.zseal"), d.path().join("s.out"));
+    for extra in [
+        &["--adapt"][..],
+        &["--adapt=2..5", "--no-fsync"],
+        &["--adapt=-5..-1"],
+    ] {
+        with_pw("encrypt", ["--chunk-size", "64K", "-f"])
+            .args(extra)
+            .arg(fixtures().join("sample.log"))
+            .arg("-o")
+            .arg(&enc)
+            .assert()
+            .success();
+        with_pw("decrypt", ["--no-fsync", "-f"])
+            .arg(&enc)
+            .arg("-o")
+            .arg(&dec)
+            .assert()
+            .success();
+        assert_eq!(std::fs::read(&dec).unwrap(), sample(), "{extra:?}");
+    }
+    // The header records the top of the range (FORMAT.md §1).
+    with_pw("encrypt", ["--chunk-size", "64K", "--adapt=2..7", "-f"])
+        .arg(fixtures().join("sample.log"))
+        .arg("-o")
+        .arg(&enc)
+        .assert()
+        .success();
+    zseal()
+        .args(["inspect", "--json"])
+        .arg(&enc)
+        .assert()
+        .success()
+        .stdout(contains("\"zstd:7\""));
+    for (args, says) in [
+        (
+            &["--adapt", "-c", "lz4"][..],
+            "needs the zstd codec, not lz4",
+        ),
+        (&["--adapt=9..3"], "range 9..3 is empty"),
+        (&["--adapt=1..30"], "zstd takes -100..=-1 or 1..=22"),
+    ] {
+        with_pw("encrypt", args)
+            .arg(fixtures().join("sample.log"))
+            .arg("-o")
+            .arg(d.path().join("never"))
+            .assert()
+            .code(1)
+            .stderr(contains(says));
+        assert!(!d.path().join("never").exists());
+    }
 }
 
 #[test]

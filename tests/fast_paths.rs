@@ -108,3 +108,52 @@ fn random_bytes_with_text_in_one_sampled_slice_are_still_compressed() {
     assert_eq!(kinds(&z), [0, 2]);
     assert!(z.len() < c);
 }
+
+/// A writer that takes `delay` for every write: a slow network.
+struct Slow(Vec<u8>, std::time::Duration);
+
+impl Write for Slow {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        std::thread::sleep(self.1);
+        self.0.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_adaptive_level_rises_for_a_slow_output_and_stays_low_for_a_fast_one() {
+    let log = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sample.log")).unwrap();
+    let opts = EncryptOptions::default()
+        .chunk_size(C)
+        .threads(2)
+        .adapt(1, 19);
+    let seal_into = |w: Slow| {
+        let mut enc = Encryptor::new(w, &[&pass("pw")], &opts).unwrap();
+        enc.copy_from(&mut &log[..]).unwrap();
+        enc.finish().unwrap().0
+    };
+    let fast = seal_into(Slow(Vec::new(), std::time::Duration::ZERO));
+    let slow = seal_into(Slow(Vec::new(), std::time::Duration::from_millis(60)));
+    let level1 = via_reader(
+        &log,
+        &EncryptOptions::default()
+            .chunk_size(C)
+            .codec(Codec::Zstd(1)),
+        1,
+    );
+    for c in [&fast, &slow] {
+        assert_eq!(open(c, &pass("pw"), 2).unwrap(), log);
+    }
+    // Fast: the workers are the bottleneck, the level stays at 1 (same size as zstd:1).
+    assert_eq!(fast.len(), level1.len());
+    // Slow: the level climbs, so the output is smaller.
+    assert!(
+        slow.len() * 100 < fast.len() * 95,
+        "{} vs {}",
+        slow.len(),
+        fast.len()
+    );
+}

@@ -50,6 +50,21 @@ impl Codec {
         }
     }
 
+    /// Checks that the level is one the codec takes.
+    pub(crate) fn check_level(self) -> Result<()> {
+        let ok = match self {
+            Codec::Zstd(l) => ZSTD_LEVELS.contains(&l) && l != 0,
+            Codec::Gzip(l) => (1..=9).contains(&l),
+            Codec::None | Codec::Lz4 => true,
+        };
+        match ok {
+            true => Ok(()),
+            false => Err(Error::InvalidOption(format!(
+                "invalid level in {self}: zstd takes -100..=-1 or 1..=22, gzip 1..=9"
+            ))),
+        }
+    }
+
     /// Rebuilds the codec from header fields. The level never matters for decompression, but it
     /// must be valid for the codec so that the header has one encoding (FORMAT.md §1).
     pub fn from_header(id: u8, level: i8) -> Result<Self> {

@@ -37,6 +37,9 @@ pub struct EncryptOptions {
     pub threads: Threads,
     /// Pad chunks and the file to size classes (FORMAT.md §3.3; default off).
     pub pad: bool,
+    /// Adapt the zstd level per chunk to what the output absorbs, between these levels
+    /// (inclusive; default off). See [`EncryptOptions::adapt`].
+    pub adapt: Option<(i32, i32)>,
 }
 
 impl Default for EncryptOptions {
@@ -48,6 +51,7 @@ impl Default for EncryptOptions {
             chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
             threads: Threads::Auto,
             pad: false,
+            adapt: None,
         }
     }
 }
@@ -89,6 +93,90 @@ impl EncryptOptions {
     pub fn pad(mut self, pad: bool) -> Self {
         self.pad = pad;
         self
+    }
+
+    /// Lets the zstd level of each chunk follow what the output can absorb, between `min` and
+    /// `max`: when writing the output is what holds the stream back (a slow pipe or network),
+    /// the level goes up, spending idle CPU on a smaller output; when the workers are what holds
+    /// it back, the level goes down. Starts at `min`, the fastest, so that output flows at once;
+    /// the header records `max` (FORMAT.md §1). Needs the zstd codec (its level is not used).
+    pub fn adapt(mut self, min: i32, max: i32) -> Self {
+        self.adapt = Some((min, max));
+        self
+    }
+}
+
+/// The adaptive level's controller (`EncryptOptions::adapt`), run on the calling thread as
+/// chunks are written out, in order.
+///
+/// After each chunk it compares the time spent blocked writing the output with the time spent
+/// waiting for the workers since the previous chunk. Writing much longer than waiting means the
+/// output is the bottleneck: the level goes up, by more the more lopsided the two are. Waiting
+/// longer means the workers are: the level goes down. Chunks already in flight were sealed at
+/// the old level, so after a change it holds still until the first chunk submitted under the
+/// new level comes out.
+#[derive(Debug)]
+struct Adapt {
+    min: i32,
+    max: i32,
+    level: i32,
+    /// Index of the first chunk submitted after the last change.
+    settle: u64,
+    write: std::time::Duration,
+    wait: std::time::Duration,
+}
+
+impl Adapt {
+    fn new(min: i32, max: i32) -> Self {
+        Adapt {
+            min,
+            max,
+            level: min,
+            settle: 0,
+            write: Default::default(),
+            wait: Default::default(),
+        }
+    }
+
+    /// Takes in the times of the chunk `index` just written; `next` is the index the next
+    /// submitted chunk will get.
+    fn observe(&mut self, index: u64, next: u64, write: std::time::Duration) {
+        self.write += write;
+        if index < self.settle {
+            return;
+        }
+        // A millisecond on each side: below that, both are noise (a write into a pipe with
+        // room, a result that was already there).
+        let w = self.write.as_secs_f64() + 1e-3;
+        let t = self.wait.as_secs_f64() + 1e-3;
+        // Big steps only when the imbalance is big in absolute terms too (a slow network),
+        // so that near the balance the level moves by one.
+        let step = if w > 16.0 * t && w > 0.2 {
+            4
+        } else if w > 4.0 * t && w > 0.05 {
+            2
+        } else if w > 2.0 * t {
+            1
+        } else if t > 8.0 * w && t > 0.05 {
+            -2
+        } else if t > 2.0 * w {
+            -1
+        } else {
+            0
+        };
+        let level = (self.level + step).clamp(self.min, self.max);
+        // zstd has no level 0 (it means "default"); step over it.
+        let level = match level {
+            0 if step > 0 => 1.min(self.max),
+            0 => (-1).max(self.min),
+            l => l,
+        };
+        if level != self.level {
+            self.level = level;
+            self.settle = next;
+        }
+        self.write = Default::default();
+        self.wait = Default::default();
     }
 }
 
@@ -192,14 +280,9 @@ impl Sealer {
         let mut input = self.new_buffer();
         let at = self.data_at();
         input[at..at + plain.len()].copy_from_slice(plain);
-        self.seal_buffer(
-            index,
-            input,
-            plain.len(),
-            self.new_buffer(),
-            None,
-            ChunkTimes::default(),
-        )
+        let (output, codec) = (self.new_buffer(), self.codec);
+        let times = ChunkTimes::default();
+        self.seal_buffer(index, input, plain.len(), output, codec, None, times)
     }
 
     /// Reads chunk `index` (`len` bytes at `offset` of `file`) into `input` and seals it,
@@ -213,6 +296,7 @@ impl Sealer {
         len: usize,
         mut input: Vec<u8>,
         output: Vec<u8>,
+        codec: Codec,
     ) -> Result<Sealed> {
         use std::os::unix::fs::FileExt;
         let mut times = ChunkTimes::default();
@@ -233,7 +317,15 @@ impl Sealer {
             timed(&mut times.hash, || hasher.update(piece));
             pos += piece.len() as u64;
         }
-        self.seal_buffer(index, input, len, output, Some(hasher.finish()), times)
+        self.seal_buffer(
+            index,
+            input,
+            len,
+            output,
+            codec,
+            Some(hasher.finish()),
+            times,
+        )
     }
 
     /// Hashes (unless `hash` is given), compresses or stores raw, pads, seals and frames the
@@ -246,6 +338,7 @@ impl Sealer {
         mut input: Vec<u8>,
         len: usize,
         mut output: Vec<u8>,
+        codec: Codec,
         hash: Option<ChunkHash>,
         mut times: ChunkTimes,
     ) -> Result<Sealed> {
@@ -262,8 +355,7 @@ impl Sealer {
         };
         let compressed = timed(&mut times.codec, || {
             let room = &mut output[at..full - TAG_LEN];
-            self.codec
-                .compress(&input[data.clone()], room, self.chunk_log2)
+            codec.compress(&input[data.clone()], room, self.chunk_log2)
         })?;
         let in_place = compressed.is_none() && self.hash != HashAlg::Xxh3;
         let (mut frame, other, mut kind, mut body) = match compressed {
@@ -406,6 +498,9 @@ pub struct Encryptor<W: Write> {
     padded: bool,
     /// Plaintext bytes written out, for a progress display on another thread.
     progress: Option<Arc<AtomicU64>>,
+    adapt: Option<Adapt>,
+    /// Data chunks written out so far.
+    emitted: u64,
 }
 
 impl<W: Write> Encryptor<W> {
@@ -423,13 +518,37 @@ impl<W: Write> Encryptor<W> {
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
+        let adapt = match (opts.adapt, opts.codec) {
+            (None, _) => None,
+            (Some((min, max)), Codec::Zstd(_)) => {
+                for l in [min, max] {
+                    Codec::Zstd(l).check_level()?;
+                }
+                if min > max {
+                    return Err(Error::InvalidOption(format!(
+                        "adaptive level range {min}..{max} is empty: give MIN..MAX with MIN <= MAX"
+                    )));
+                }
+                Some(Adapt::new(min, max))
+            }
+            (Some(_), other) => {
+                return Err(Error::InvalidOption(format!(
+                    "the adaptive level needs the zstd codec, not {other}"
+                )))
+            }
+        };
+        // With an adaptive level the header records the highest level a chunk may have.
+        let codec = match &adapt {
+            Some(a) => Codec::Zstd(a.max),
+            None => opts.codec,
+        };
         check_recipients(recipients, false)?;
         let file_key = FileKey::generate(rng);
         let mut payload_salt = [0u8; format::header::SALT_LEN];
         rng.fill_bytes(&mut payload_salt);
         let header = Header {
             cipher: opts.cipher,
-            codec: opts.codec,
+            codec,
             hash: opts.hash,
             chunk_log2,
             padded: opts.pad,
@@ -439,14 +558,8 @@ impl<W: Write> Encryptor<W> {
         let header_bytes = sealed_header(&header, &file_key)?;
         inner.write_all(&header_bytes)?;
         let payload_key = file_key.payload_key(&payload_salt);
-        let sealer = Sealer::new(
-            opts.cipher,
-            &payload_key.0,
-            opts.codec,
-            opts.hash,
-            chunk_log2,
-        )
-        .with_padding(opts.pad);
+        let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
+            .with_padding(opts.pad);
         Ok(Encryptor {
             inner,
             window: Window::new(&opts.threads, 1 << chunk_log2),
@@ -465,6 +578,8 @@ impl<W: Write> Encryptor<W> {
             written: header_bytes.len() as u64,
             padded: opts.pad,
             progress: None,
+            adapt,
+            emitted: 0,
         })
     }
 
@@ -576,8 +691,14 @@ impl<W: Write> Encryptor<W> {
 
     /// The oldest chunk in flight, timing the wait for it.
     fn wait_oldest(&mut self) -> Option<Result<Sealed>> {
+        let mut waited = std::time::Duration::ZERO;
         let window = &mut self.window;
-        timed(&mut self.stages.wait, || window.next())
+        let r = timed(&mut waited, || window.next());
+        self.stages.wait += waited;
+        if let Some(a) = &mut self.adapt {
+            a.wait += waited;
+        }
+        r
     }
 
     fn check(&self) -> Result<()> {
@@ -605,8 +726,16 @@ impl<W: Write> Encryptor<W> {
         };
         let input = std::mem::replace(&mut self.fill, next);
         self.fill_len = 0;
-        self.submit_with(len, input, move |sealer, index, input, output| {
-            sealer.seal_buffer(index, input, len, output, None, ChunkTimes::default())
+        self.submit_with(len, input, move |sealer, index, input, output, codec| {
+            sealer.seal_buffer(
+                index,
+                input,
+                len,
+                output,
+                codec,
+                None,
+                ChunkTimes::default(),
+            )
         })
     }
 
@@ -619,8 +748,8 @@ impl<W: Write> Encryptor<W> {
             None => self.sealer.new_buffer(),
         };
         let file = Arc::clone(file);
-        self.submit_with(len, input, move |sealer, index, input, output| {
-            sealer.read_and_seal(index, &file, offset, len, input, output)
+        self.submit_with(len, input, move |sealer, index, input, output, codec| {
+            sealer.read_and_seal(index, &file, offset, len, input, output, codec)
         })
     }
 
@@ -629,7 +758,7 @@ impl<W: Write> Encryptor<W> {
         &mut self,
         len: usize,
         input: Vec<u8>,
-        job: impl FnOnce(&Sealer, u64, Vec<u8>, Vec<u8>) -> Result<Sealed> + Send + 'static,
+        job: impl FnOnce(&Sealer, u64, Vec<u8>, Vec<u8>, Codec) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
         let index = self.chunks_submitted;
         if index >= format::MAX_CHUNKS || self.plaintext_len + len as u64 > format::MAX_PLAINTEXT {
@@ -647,8 +776,13 @@ impl<W: Write> Encryptor<W> {
         };
         self.chunks_submitted += 1;
         self.plaintext_len += len as u64;
+        let codec = match &self.adapt {
+            Some(a) => Codec::Zstd(a.level),
+            None => self.sealer.codec,
+        };
         let sealer = Arc::clone(&self.sealer);
-        self.window.push(move || job(&sealer, index, input, output));
+        self.window
+            .push(move || job(&sealer, index, input, output, codec));
         while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
@@ -684,7 +818,13 @@ impl<W: Write> Encryptor<W> {
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
         let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
-        timed(&mut self.stages.write, || inner.write_all(bytes))?;
+        let mut wrote = std::time::Duration::ZERO;
+        timed(&mut wrote, || inner.write_all(bytes))?;
+        self.stages.write += wrote;
+        if let Some(a) = &mut self.adapt {
+            a.observe(self.emitted, self.chunks_submitted, wrote);
+        }
+        self.emitted += 1;
         self.written += s.frame_len as u64;
         if let Some(p) = &self.progress {
             p.fetch_add(s.plain_len as u64, Ordering::Relaxed);
@@ -725,6 +865,57 @@ impl<W: Write> Write for Encryptor<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Feeds the controller one chunk: `wait` ms waiting for it, `write` ms writing it.
+    fn step(a: &mut Adapt, index: u64, wait: u64, write: u64) -> i32 {
+        a.wait += ms(wait);
+        a.observe(index, index + 3, ms(write));
+        a.level
+    }
+
+    #[test]
+    fn the_adaptive_level_follows_the_bottleneck() {
+        // A slow output: big steps up while writing dwarfs waiting, then held until the chunks
+        // submitted at the new level come out (three in flight here).
+        let mut a = Adapt::new(1, 19);
+        assert_eq!(step(&mut a, 0, 1, 400), 5);
+        assert_eq!(
+            step(&mut a, 1, 1, 400),
+            5,
+            "chunk 1 was sealed at the old level"
+        );
+        assert_eq!(step(&mut a, 2, 1, 400), 5);
+        assert_eq!(step(&mut a, 3, 1, 400), 9);
+        assert_eq!(step(&mut a, 6, 30, 130), 11, "4x: two levels");
+        assert_eq!(step(&mut a, 9, 30, 70), 12, "2x: one level");
+        assert_eq!(step(&mut a, 12, 50, 60), 12, "balanced: stays");
+        assert_eq!(
+            step(&mut a, 13, 100, 40),
+            11,
+            "the workers are the bottleneck: down"
+        );
+        assert_eq!(step(&mut a, 16, 400, 1), 9, "far behind: two down");
+        // Noise of a millisecond on both sides moves nothing.
+        let mut b = Adapt::new(1, 19);
+        assert_eq!(step(&mut b, 0, 0, 0), 1);
+        assert_eq!(step(&mut b, 1, 0, 1), 1);
+        // Clamped to the range, and zstd's level 0 (its default, not a level) is stepped over.
+        let mut c = Adapt::new(-3, 2);
+        for i in 0..10 {
+            step(&mut c, i * 3, 1, 500);
+        }
+        assert_eq!(c.level, 2);
+        for i in 10..40 {
+            let l = step(&mut c, i * 3, 300, 1);
+            assert_ne!(l, 0);
+        }
+        assert_eq!(c.level, -3);
+    }
 
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
     #[test]

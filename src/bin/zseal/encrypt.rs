@@ -38,6 +38,20 @@ pub struct Args {
     /// neither the exact plaintext length nor each chunk's compressibility shows
     #[arg(long)]
     pad: bool,
+    /// Let the zstd level follow what the output absorbs, per chunk, between MIN and MAX
+    /// (default 1..19): a slow pipe or network gets a smaller output, a fast disk gets speed.
+    /// Starts at MIN, so that output flows at once
+    #[arg(long, value_name = "MIN..MAX", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1..19", value_parser = parse_adapt)]
+    adapt: Option<(i32, i32)>,
+}
+
+fn parse_adapt(s: &str) -> Result<(i32, i32), String> {
+    let bad = || format!("invalid level range '{s}': give MIN..MAX, e.g. 1..19");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let min = a.trim().parse().map_err(|_| bad())?;
+    let max = b.trim().parse().map_err(|_| bad())?;
+    Ok((min, max))
 }
 
 /// A value of a library type that parses itself (`FromStr` with the library's error).
@@ -61,6 +75,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .chunk_size(a.chunk_size)
         .pad(a.pad)
         .threads(c.threads);
+    let opts = match a.adapt {
+        Some((min, max)) => opts.adapt(min, max),
+        None => opts,
+    };
     let mut input = Input::open(c.input.as_deref())?;
     let recipients = keys::recipients(
         &a.recipient,
