@@ -194,6 +194,19 @@ pub(crate) struct Sealer {
     padded: bool,
 }
 
+/// One chunk's job as the calling thread hands it to a worker.
+pub(crate) struct Job {
+    index: u64,
+    /// Plaintext bytes of the chunk.
+    len: usize,
+    /// The codec for this chunk (its level varies with `EncryptOptions::adapt`).
+    codec: Codec,
+    /// The plaintext at [`Sealer::data_at`] (or room for it, for a positional read).
+    input: Vec<u8>,
+    /// Where a compressed chunk goes.
+    output: Vec<u8>,
+}
+
 /// One sealed chunk, back from a worker, with its buffers for reuse.
 pub(crate) struct Sealed {
     pub(crate) frame: Vec<u8>,
@@ -280,30 +293,27 @@ impl Sealer {
         let mut input = self.new_buffer();
         let at = self.data_at();
         input[at..at + plain.len()].copy_from_slice(plain);
-        let (output, codec) = (self.new_buffer(), self.codec);
-        let times = ChunkTimes::default();
-        self.seal_buffer(index, input, plain.len(), output, codec, None, times)
+        let job = Job {
+            index,
+            len: plain.len(),
+            codec: self.codec,
+            input,
+            output: self.new_buffer(),
+        };
+        self.seal_buffer(job, None, ChunkTimes::default())
     }
 
     /// Reads chunk `index` (`len` bytes at `offset` of `file`) into `input` and seals it,
     /// hashing each piece as it arrives (while it is still in the core's cache).
     #[cfg(unix)]
-    fn read_and_seal(
-        &self,
-        index: u64,
-        file: &std::fs::File,
-        offset: u64,
-        len: usize,
-        mut input: Vec<u8>,
-        output: Vec<u8>,
-        codec: Codec,
-    ) -> Result<Sealed> {
+    fn read_and_seal(&self, mut job: Job, file: &std::fs::File, offset: u64) -> Result<Sealed> {
         use std::os::unix::fs::FileExt;
+        let (index, len) = (job.index, job.len);
         let mut times = ChunkTimes::default();
         let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
         let at = self.data_at();
         let mut pos = offset;
-        for piece in input[at..at + len].chunks_mut(READ_PIECE) {
+        for piece in job.input[at..at + len].chunks_mut(READ_PIECE) {
             timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
                 if e.kind() == io::ErrorKind::UnexpectedEof {
                     Error::Io(Arc::new(io::Error::new(
@@ -317,15 +327,7 @@ impl Sealer {
             timed(&mut times.hash, || hasher.update(piece));
             pos += piece.len() as u64;
         }
-        self.seal_buffer(
-            index,
-            input,
-            len,
-            output,
-            codec,
-            Some(hasher.finish()),
-            times,
-        )
+        self.seal_buffer(job, Some(hasher.finish()), times)
     }
 
     /// Hashes (unless `hash` is given), compresses or stores raw, pads, seals and frames the
@@ -334,14 +336,17 @@ impl Sealer {
     /// the plaintext (it is copied into `output` then).
     fn seal_buffer(
         &self,
-        index: u64,
-        mut input: Vec<u8>,
-        len: usize,
-        mut output: Vec<u8>,
-        codec: Codec,
+        job: Job,
         hash: Option<ChunkHash>,
         mut times: ChunkTimes,
     ) -> Result<Sealed> {
+        let Job {
+            index,
+            len,
+            codec,
+            mut input,
+            mut output,
+        } = job;
         let at = self.data_at();
         let full = self.buffer_len();
         input.resize(full, 0);
@@ -726,16 +731,8 @@ impl<W: Write> Encryptor<W> {
         };
         let input = std::mem::replace(&mut self.fill, next);
         self.fill_len = 0;
-        self.submit_with(len, input, move |sealer, index, input, output, codec| {
-            sealer.seal_buffer(
-                index,
-                input,
-                len,
-                output,
-                codec,
-                None,
-                ChunkTimes::default(),
-            )
+        self.submit_with(len, input, |sealer, job| {
+            sealer.seal_buffer(job, None, ChunkTimes::default())
         })
     }
 
@@ -748,8 +745,8 @@ impl<W: Write> Encryptor<W> {
             None => self.sealer.new_buffer(),
         };
         let file = Arc::clone(file);
-        self.submit_with(len, input, move |sealer, index, input, output, codec| {
-            sealer.read_and_seal(index, &file, offset, len, input, output, codec)
+        self.submit_with(len, input, move |sealer, job| {
+            sealer.read_and_seal(job, &file, offset)
         })
     }
 
@@ -758,7 +755,7 @@ impl<W: Write> Encryptor<W> {
         &mut self,
         len: usize,
         input: Vec<u8>,
-        job: impl FnOnce(&Sealer, u64, Vec<u8>, Vec<u8>, Codec) -> Result<Sealed> + Send + 'static,
+        run: impl FnOnce(&Sealer, Job) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
         let index = self.chunks_submitted;
         if index >= format::MAX_CHUNKS || self.plaintext_len + len as u64 > format::MAX_PLAINTEXT {
@@ -780,9 +777,15 @@ impl<W: Write> Encryptor<W> {
             Some(a) => Codec::Zstd(a.level),
             None => self.sealer.codec,
         };
+        let job = Job {
+            index,
+            len,
+            codec,
+            input,
+            output,
+        };
         let sealer = Arc::clone(&self.sealer);
-        self.window
-            .push(move || job(&sealer, index, input, output, codec));
+        self.window.push(move || run(&sealer, job));
         while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
