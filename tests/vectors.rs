@@ -169,6 +169,174 @@ fn ok(name: &str, comment: &str, plain: Vec<u8>, opts: EncryptOptions, seed: u64
     }
 }
 
+/// A recipient that hands the file key to the generator as it wraps it (through `inner`, so the
+/// container is the one `inner` alone makes): the key holder's view, needed to forge frames
+/// that authenticate.
+struct KeyHolder<'a> {
+    inner: &'a dyn Recipient,
+    key: std::sync::Mutex<Option<[u8; 16]>>,
+}
+
+impl Recipient for KeyHolder<'_> {
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        rng: &mut dyn RngCore,
+    ) -> zseal::Result<Vec<Stanza>> {
+        *self.key.lock().unwrap() = Some(*file_key.expose());
+        self.inner.wrap_file_key(file_key, rng)
+    }
+
+    fn exclusive(&self) -> bool {
+        self.inner.exclusive()
+    }
+}
+
+/// A container and what its key holder knows: the payload key (FORMAT.md §2.2), where the final
+/// frame and the index are, and the chunk count.
+struct Forge {
+    c: Vec<u8>,
+    key: [u8; 32],
+    fin_at: usize,
+    n: usize,
+}
+
+impl Forge {
+    /// The final frame's 80-byte plaintext (FORMAT.md §3.2), opened with the payload key.
+    fn final_plaintext(&self) -> Vec<u8> {
+        let (aad, body) = self.c[self.fin_at..self.fin_at + 101].split_at(5);
+        let (msg, tag) = body.split_at(80);
+        let mut p = msg.to_vec();
+        aes_gcm::Aes256Gcm::new((&self.key).into())
+            .decrypt_in_place_detached(&nonce(self.n as u64, true).into(), aad, &mut p, tag.into())
+            .unwrap();
+        p
+    }
+
+    /// The container with the final frame re-sealed around `p` (a correctly sealed final frame
+    /// whose content is whatever the key holder chose).
+    fn with_final(&self, p: &[u8]) -> Vec<u8> {
+        let mut c = self.c.clone();
+        let aad: [u8; 5] = c[self.fin_at..self.fin_at + 5].try_into().unwrap();
+        let mut body = p.to_vec();
+        let tag = aes_gcm::Aes256Gcm::new((&self.key).into())
+            .encrypt_in_place_detached(&nonce(self.n as u64, true).into(), &aad, &mut body)
+            .unwrap();
+        body.extend_from_slice(&tag);
+        c[self.fin_at + 5..self.fin_at + 101].copy_from_slice(&body);
+        c
+    }
+}
+
+fn nonce(i: u64, last: bool) -> [u8; 12] {
+    let mut n = [0u8; 12];
+    n[3..11].copy_from_slice(&i.to_be_bytes());
+    n[11] = u8::from(last);
+    n
+}
+
+/// Containers only a key holder (or a writer bug) can make: every frame authentic, the final
+/// frame sealed with the right key and nonce, but its content disagreeing with the frames.
+fn key_holder_scenarios() -> Vec<Vector> {
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let holder = KeyHolder {
+        inner: &pw,
+        key: Default::default(),
+    };
+    let opts = options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3);
+    let plain = compressible(3 * C - 100);
+    let c = seal(&plain, &opts, &[&holder], 300);
+    let file_key = holder.key.lock().unwrap().unwrap();
+    let mut key = [0u8; 32];
+    hkdf::Hkdf::<sha2::Sha256>::new(Some(&c[16..48]), &file_key)
+        .expand(b"zseal v1 payload", &mut key)
+        .unwrap();
+    let f = common::frames(&c, 50 + 3 + 60 + 32);
+    let (n, fin_at) = (f.len() - 1, f[f.len() - 1].0);
+    let forge = Forge { c, key, fin_at, n };
+    let base = Vector {
+        name: String::new(),
+        comment: String::new(),
+        container: forge.c.clone(),
+        passphrase: Some(PASS.into()),
+        identities: vec![],
+        expect: String::new(),
+        plaintext: None,
+    };
+    let p = forge.final_plaintext();
+    let edit = |at: std::ops::Range<usize>, val: &[u8]| {
+        let mut q = p.clone();
+        q[at].copy_from_slice(val);
+        forge.with_final(&q)
+    };
+    let u64le = |v: usize| (v as u64).to_le_bytes();
+    let mut digest = p[48..80].to_vec();
+    digest[0] ^= 1;
+    let mut index_digest = p[16..48].to_vec();
+    index_digest[31] ^= 1;
+    // The index with two authentic entries swapped (chunk 1 is full, chunk 2 short, so their
+    // lengths differ) and a final frame carrying the digest of that reordered index.
+    let index_at = fin_at + 101;
+    let mut reordered = forge.c.clone();
+    let (e1, e2) = (index_at + 4..index_at + 8, index_at + 8..index_at + 12);
+    let (l1, l2) = (forge.c[e1.clone()].to_vec(), forge.c[e2.clone()].to_vec());
+    assert_ne!(l1, l2);
+    reordered[e1].copy_from_slice(&l2);
+    reordered[e2].copy_from_slice(&l1);
+    let reordered_digest = *blake3::hash(&reordered[index_at..index_at + 4 * n]).as_bytes();
+    let mut q = p.clone();
+    q[16..48].copy_from_slice(&reordered_digest);
+    let reordered = Forge {
+        c: reordered,
+        ..forge
+    }
+    .with_final(&q);
+    vec![
+        bad(
+            &base,
+            "kh-final-digest",
+            "final frame sealed by the key holder with another whole-plaintext digest",
+            "digest mismatch",
+            edit(48..80, &digest),
+        ),
+        bad(
+            &base,
+            "kh-final-index-digest",
+            "final frame sealed by the key holder with another index digest",
+            "damaged",
+            edit(16..48, &index_digest),
+        ),
+        bad(
+            &base,
+            "kh-final-plaintext-shorter",
+            "final frame records one byte less than the chunks hold (same chunk count)",
+            "damaged",
+            edit(0..8, &u64le(plain.len() - 1)),
+        ),
+        bad(
+            &base,
+            "kh-final-plaintext-longer",
+            "final frame records a chunk more of plaintext than the chunks hold",
+            "damaged",
+            edit(0..8, &u64le(plain.len() + C)),
+        ),
+        bad(
+            &base,
+            "kh-final-chunk-count",
+            "final frame records 4 chunks; there are 3 (nonce and footer say 3)",
+            "damaged",
+            edit(8..16, &u64le(n + 1)),
+        ),
+        bad(
+            &base,
+            "kh-index-reordered",
+            "index entries 1 and 2 swapped, final frame sealed with that index's digest",
+            "damaged",
+            reordered,
+        ),
+    ]
+}
+
 fn bad(base: &Vector, name: &str, comment: &str, expect: &str, container: Vec<u8>) -> Vector {
     Vector {
         name: name.into(),
@@ -590,6 +758,7 @@ fn scenarios() -> Vec<Vector> {
     );
     wrong.passphrase = Some("not the passphrase".into());
     v.push(wrong);
+    v.extend(key_holder_scenarios());
     v
 }
 
@@ -747,5 +916,75 @@ fn committed_vectors_parse_and_hold_their_expectations() {
                 Err(got) => assert_eq!(got, v.expect, "{}", v.name),
             }
         }
+    }
+}
+
+/// The key-holder vectors through every reading path, not only the streaming decrypt that
+/// `check` runs: `verify` (the whole file into nothing), a seekable whole-file range and a range
+/// inside the file (chunk 1 only), and the same two through a stream that cannot seek.
+///
+/// The seekable reader authenticates the trailer before it releases a byte, and checks the frame
+/// it seeks to against the index, so a range inside the file fails with nothing released, except
+/// where what is wrong is outside it: the whole-plaintext digest (a range does not hash the rest)
+/// and a plaintext length off by less than a chunk (only the last chunk's length shows it). A
+/// piped range stops reading where the range ends, so only one that reaches the end of the file
+/// sees the trailer; inside the file it returns its chunks, each of them authentic.
+#[test]
+fn key_holder_vectors_fail_on_every_path() {
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let plain = compressible(3 * C - 100);
+    let chunk1 = &plain[C + 5..2 * C];
+    let describe = |e: zseal::Error| format!("error {}", e.kind());
+    // name: (the seekable whole-file range, the range inside the file: None = succeeds)
+    let seekable = [
+        ("kh-final-digest", "digest mismatch", None),
+        ("kh-final-index-digest", "damaged", Some("damaged")),
+        ("kh-final-plaintext-shorter", "chunk invalid", None),
+        ("kh-final-plaintext-longer", "damaged", Some("damaged")),
+        ("kh-final-chunk-count", "damaged", Some("damaged")),
+        ("kh-index-reordered", "damaged", Some("damaged")),
+    ];
+    let vectors = key_holder_scenarios();
+    assert_eq!(vectors.len(), seekable.len());
+    for (v, (name, whole, inside)) in vectors.iter().zip(seekable) {
+        assert_eq!(v.name, name);
+        let opts = DecryptOptions::default().threads(2);
+        let open = || Decryptor::new(std::io::Cursor::new(&v.container[..]), &[&pw], &opts);
+        let r = open().unwrap().copy_to(&mut std::io::sink());
+        assert_eq!(r.map_err(describe).unwrap_err(), v.expect, "{name}: verify");
+
+        let mut out = Vec::new();
+        let r = open().and_then(|mut d| d.copy_range_to(0, None, &mut out));
+        assert_eq!(
+            r.map_err(describe).unwrap_err(),
+            format!("error {whole}"),
+            "{name}"
+        );
+        let mut out = Vec::new();
+        let r =
+            open().and_then(|mut d| d.copy_range_to(C as u64 + 5, Some(2 * C as u64), &mut out));
+        match inside {
+            Some(kind) => {
+                assert_eq!(
+                    r.map_err(describe).unwrap_err(),
+                    format!("error {kind}"),
+                    "{name}"
+                );
+                assert!(out.is_empty(), "{name}: released {} bytes", out.len());
+            }
+            None => assert_eq!(out, chunk1, "{name}: range inside"),
+        }
+
+        let piped = |start, end, out: &mut Vec<u8>| {
+            Decryptor::new(&v.container[..], &[&pw], &DecryptOptions::default())
+                .and_then(|mut d| d.copy_range_streaming(start, end, out))
+        };
+        assert!(
+            piped(0, None, &mut Vec::new()).is_err(),
+            "{name}: piped whole"
+        );
+        let mut out = Vec::new();
+        piped(C as u64 + 5, Some(2 * C as u64), &mut out).unwrap();
+        assert_eq!(out, chunk1, "{name}: piped inside");
     }
 }

@@ -28,6 +28,9 @@ pub(crate) struct Frames<R> {
     pub(crate) ended: bool,
     /// A frame header read ahead by `peek_kind`.
     peeked: Option<(FrameKind, usize)>,
+    /// After a seek: the frame sought to and its body length as the authenticated index lists
+    /// it, checked against the frame's own header when it is read.
+    pub(crate) listed: Option<(u64, usize)>,
     /// Time spent reading.
     pub(crate) read_time: Duration,
 }
@@ -43,6 +46,7 @@ impl<R: Read> Frames<R> {
             stop_at: None,
             ended: false,
             peeked: None,
+            listed: None,
             read_time: Duration::ZERO,
         }
     }
@@ -90,6 +94,14 @@ impl<R: Read> Frames<R> {
         })?;
         let bounds = body_len_bounds(kind, self.chunk_size);
         let body_len = body_len as usize;
+        if let Some((at, listed)) = self.listed.filter(|&(at, _)| at == index) {
+            self.listed = None;
+            if body_len != listed {
+                return Err(Error::Damaged(format!(
+                    "frame {at} is {body_len} bytes long, but the authenticated index lists {listed}"
+                )));
+            }
+        }
         if !bounds.contains(&body_len) {
             return Err(Error::Damaged(format!(
                 "frame {index} declares {body_len} bytes, outside {}..={} for its kind",
@@ -152,6 +164,7 @@ impl<R: Read + Seek> Frames<R> {
         self.next = index;
         self.ended = false;
         self.peeked = None;
+        self.listed = None;
         Ok(())
     }
 

@@ -329,8 +329,15 @@ impl<R: Read + Seek> Decryptor<R> {
             }
         };
         let at = ix.frame_offset(chunk.min(d), &mut self.frames.inner)?;
+        // The frame sought to must be as long as the index says: a consistent index is what
+        // places every other range correctly.
+        let listed = match chunk < d {
+            true => Some(ix.frame_offset(chunk + 1, &mut self.frames.inner)? - at),
+            false => None,
+        };
         self.window.clear();
         self.frames.seek_to(chunk, at)?;
+        self.frames.listed = listed.map(|l| (chunk, l as usize - FRAME_HEADER_LEN));
         self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
         self.cursor.reset(pos);
@@ -346,7 +353,9 @@ impl<R: Read + Seek> Decryptor<R> {
 
     /// Writes plaintext bytes `start..end` (`end = None`: to the end) to `w`, reading only the
     /// frames that cover them. A range past the end fails before anything is written, naming the
-    /// real plaintext length. Returns the bytes written.
+    /// real plaintext length. A range that is the whole file, on a decryptor nothing was read
+    /// from yet, is read and checked like [`Decryptor::copy_to`] (whole-plaintext digest
+    /// included). Returns the bytes written.
     pub fn copy_range_to(
         &mut self,
         start: u64,
@@ -354,7 +363,13 @@ impl<R: Read + Seek> Decryptor<R> {
         w: &mut impl Write,
     ) -> Result<u64> {
         let range = ByteRange::new(start, end)?;
-        let end = range.end_within(self.plaintext_len()?)?;
+        let len = self.plaintext_len()?;
+        let end = range.end_within(len)?;
+        if start == 0 && end == len && self.frames.next == 0 && self.window.is_empty() {
+            // The whole file from a fresh start: read it the sequential way, which also checks
+            // the whole-plaintext digest (a range cannot, as it does not hash the rest).
+            return self.copy_to(w);
+        }
         self.reposition(start)?;
         self.frames.stop_at = Some(end.div_ceil(self.opener.chunk_size() as u64));
         let n = self.copy_limited(w, end - start)?;
