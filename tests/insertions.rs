@@ -8,17 +8,13 @@ mod common;
 use std::io::Cursor;
 
 use common::*;
-use zseal::{DecryptOptions, Decryptor, EncryptOptions, Passphrase};
+use zseal::{DecryptOptions, Decryptor, Passphrase};
 
 const C: usize = 1024;
 const HEADER_LEN: usize = 50 + 3 + 60 + 32;
 
 fn small() -> (Vec<u8>, Vec<u8>, Passphrase) {
-    let pw = pass("insert");
-    let plain = data(3 * C + 100);
-    let opts = EncryptOptions::default().chunk_size(C).threads(2);
-    let sealed = seal(&plain, &pw, &opts, 16);
-    (plain, sealed, pw)
+    sample("insert", 3 * C + 100, C, 16)
 }
 
 /// Where to insert: after the header, between every two frames, before the final frame, before

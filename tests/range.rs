@@ -11,11 +11,7 @@ use zseal::{DecryptOptions, Decryptor, EncryptOptions, Error, Passphrase};
 const C: usize = 1024;
 
 fn fixture() -> (Vec<u8>, Vec<u8>, Passphrase) {
-    let pw = pass("range");
-    let plain = data(10 * C + 300);
-    let opts = EncryptOptions::default().chunk_size(C).threads(2);
-    let sealed = seal(&plain, &pw, &opts, 5);
-    (plain, sealed, pw)
+    sample("range", 10 * C + 300, C, 5)
 }
 
 fn points(len: usize) -> Vec<usize> {

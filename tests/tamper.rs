@@ -10,11 +10,7 @@ const CHUNK: usize = 1024;
 const HEADER_LEN: usize = 50 + 3 + 60 + 32;
 
 fn small() -> (Vec<u8>, Vec<u8>, Passphrase) {
-    let pw = pass("tamper");
-    let plain = data(3 * CHUNK + 100);
-    let opts = EncryptOptions::default().chunk_size(CHUNK).threads(2);
-    let sealed = seal(&plain, &pw, &opts, 9);
-    (plain, sealed, pw)
+    sample("tamper", 3 * CHUNK + 100, CHUNK, 9)
 }
 
 /// Decrypts, returning what was released and the error; panics if it succeeds.

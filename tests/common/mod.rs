@@ -39,6 +39,16 @@ pub fn seal(plain: &[u8], pw: &Passphrase, opts: &EncryptOptions, seed: u64) -> 
     enc.finish().unwrap()
 }
 
+/// `data(len)` sealed under the passphrase `pw` in chunks of `chunk` bytes on 2 threads: the
+/// plaintext, the container and the passphrase (the damage suites' common starting point).
+pub fn sample(pw: &str, len: usize, chunk: usize, seed: u64) -> (Vec<u8>, Vec<u8>, Passphrase) {
+    let pw = pass(pw);
+    let plain = data(len);
+    let opts = EncryptOptions::default().chunk_size(chunk).threads(2);
+    let sealed = seal(&plain, &pw, &opts, seed);
+    (plain, sealed, pw)
+}
+
 pub fn open(container: &[u8], pw: &Passphrase, threads: usize) -> zseal::Result<Vec<u8>> {
     let mut dec = Decryptor::new(
         container,
