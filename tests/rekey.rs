@@ -204,6 +204,23 @@ fn rotation_seals_every_frame_under_a_new_key() {
     assert!(e.to_string().contains("old stanzas"), "{e}");
 }
 
+/// Regression (fuzz target `sealed`, artifacts crash-85e58ad2… and crash-e8e137b8…): a padded
+/// file's frames go up to C + 21 bytes, but rotation re-sealed them in a buffer of C + 21 minus
+/// the 5-byte padded-chunk header and panicked on the first full raw chunk. Random bytes make
+/// every chunk raw, so every padded data frame has the largest size.
+#[test]
+fn rotating_a_padded_file_with_full_raw_chunks() {
+    let plain = noise(3 * 1024 + 77, 8);
+    let pw = pass("rotate");
+    let opts = EncryptOptions::default().chunk_size(1024).pad(true);
+    let c = seal(&plain, &pw, &opts, 6);
+    let (_, hl) = header_of(&c);
+    assert!(frames(&c, hl).iter().any(|f| f.1 == 5 + 1024 + 5 + 16), "a full padded frame");
+    let r = rekey(&c, &pw, &[&pw], &RekeyOptions::default().rotate(true)).unwrap();
+    assert_eq!(r.len(), c.len());
+    assert_eq!(open_with(&r, &pw).unwrap(), plain);
+}
+
 fn zseal() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("zseal").unwrap()
 }

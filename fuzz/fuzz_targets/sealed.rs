@@ -8,6 +8,9 @@
 //! consistent and which are taken from the input), then frames, each `kind, length (2 bytes),
 //! plaintext`, up to a `0xff`; then, when the flags say so, the final frame's 80 bytes, the index
 //! and the footer from the input.
+//!
+//! Every container is also rekeyed, plainly and with `--rotate` (every frame re-sealed under a new
+//! key): whatever rekey accepts must decrypt exactly as the original does, bytes or error kind.
 #![no_main]
 use std::io::Cursor;
 use std::sync::OnceLock;
@@ -17,7 +20,9 @@ use hkdf::Hkdf;
 use libfuzzer_sys::fuzz_target;
 use sha2::Sha256;
 use zseal::format::Stanza;
-use zseal::{Codec, DecryptOptions, Decryptor, EncryptOptions, FileKey, Identity, Recipient};
+use zseal::{
+    Codec, DecryptOptions, Decryptor, EncryptOptions, FileKey, Identity, Locked, Recipient, RekeyOptions,
+};
 
 const C: usize = 1024;
 const KIND: u8 = 0x7e;
@@ -157,6 +162,18 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(&slice[..], &full[(len / 3) as usize..(len / 2) as usize]);
                 }
             }
+        }
+    }
+    for rotate in [false, true] {
+        let mut out = Vec::new();
+        let opts = RekeyOptions::default().rotate(rotate);
+        let rekeyed = Locked::read(&c[..]).and_then(|l| l.rekey(&[&Clear], &[&Clear], &opts, &mut out));
+        if rekeyed.is_ok() {
+            let again = Decryptor::new(&out[..], &[&Clear], &DecryptOptions::default().threads(2)).and_then(|mut d| {
+                let mut o = Vec::new();
+                d.copy_to(&mut o).map(|_| o)
+            });
+            assert_eq!(again.map_err(|e| e.kind()), outs[0], "rekey (rotate: {rotate}) changed the outcome");
         }
     }
     let mut piped = Vec::new();

@@ -172,7 +172,8 @@ fn rotate(
         new.chunk_log2,
     );
     let mut frames = Frames::new(input, old_header_len, chunk, old.padded);
-    let mut buf = vec![0u8; FRAME_HEADER_LEN + chunk + TAG_LEN];
+    // Room for any frame of the file: a padded chunk is up to C + 5 bytes before its tag.
+    let mut buf = vec![0u8; FRAME_HEADER_LEN + opener.buffer_len()];
     let mut written = 0u64;
     let fin = loop {
         let index = frames.next;
