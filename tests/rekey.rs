@@ -215,7 +215,10 @@ fn rotating_a_padded_file_with_full_raw_chunks() {
     let opts = EncryptOptions::default().chunk_size(1024).pad(true);
     let c = seal(&plain, &pw, &opts, 6);
     let (_, hl) = header_of(&c);
-    assert!(frames(&c, hl).iter().any(|f| f.1 == 5 + 1024 + 5 + 16), "a full padded frame");
+    assert!(
+        frames(&c, hl).iter().any(|f| f.1 == 5 + 1024 + 5 + 16),
+        "a full padded frame"
+    );
     let r = rekey(&c, &pw, &[&pw], &RekeyOptions::default().rotate(true)).unwrap();
     assert_eq!(r.len(), c.len());
     assert_eq!(open_with(&r, &pw).unwrap(), plain);
