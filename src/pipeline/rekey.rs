@@ -10,7 +10,6 @@ use super::decrypt::frames::{read_index, Frames};
 use super::decrypt::opener::Opener;
 use super::encrypt::{check_recipients, sealed_header, wrap_for, Sealer};
 use super::Locked;
-use crate::crypto::aead::TAG_LEN;
 use crate::crypto::{FileKey, Identity, Recipient};
 use crate::error::{Error, Result};
 use crate::format::frame::{parse_footer, FINAL_PLAIN_LEN};
