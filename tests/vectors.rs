@@ -202,6 +202,61 @@ struct Forge {
 }
 
 impl Forge {
+    /// The plaintext of data frame `i` (kind and AEAD plaintext), opened with the payload key.
+    fn open_frame(&self, at: usize, i: u64) -> (u8, Vec<u8>) {
+        let len = u32::from_le_bytes(self.c[at + 1..at + 5].try_into().unwrap()) as usize;
+        let (aad, body) = self.c[at..at + 5 + len].split_at(5);
+        let (msg, tag) = body.split_at(len - 16);
+        let mut p = msg.to_vec();
+        aes_gcm::Aes256Gcm::new((&self.key).into())
+            .decrypt_in_place_detached(&nonce(i, false).into(), aad, &mut p, tag.into())
+            .unwrap();
+        (aad[0], p)
+    }
+
+    /// A whole container after the header at `self.c[..header_len]`: `frames` (kind, AEAD
+    /// plaintext) sealed in order with their nonces, then a final frame recording `plaintext_len`,
+    /// the frame count, the digest of the index and `digest`, the index and the footer. Every
+    /// part is consistent with the others except what the frames themselves say.
+    fn assemble(
+        &self,
+        header_len: usize,
+        frames: &[(u8, Vec<u8>)],
+        len: u64,
+        digest: [u8; 32],
+    ) -> Vec<u8> {
+        let mut c = self.c[..header_len].to_vec();
+        let mut index = Vec::new();
+        let aes = aes_gcm::Aes256Gcm::new((&self.key).into());
+        let mut seal = |c: &mut Vec<u8>, i: u64, last: bool, kind: u8, p: &[u8]| {
+            let body_len = (p.len() + 16) as u32;
+            let mut aad = vec![kind];
+            aad.extend_from_slice(&body_len.to_le_bytes());
+            let mut body = p.to_vec();
+            let tag = aes
+                .encrypt_in_place_detached(&nonce(i, last).into(), &aad, &mut body)
+                .unwrap();
+            c.extend_from_slice(&aad);
+            c.extend_from_slice(&body);
+            c.extend_from_slice(&tag);
+            body_len
+        };
+        for (i, (kind, p)) in frames.iter().enumerate() {
+            let l = seal(&mut c, i as u64, false, *kind, p);
+            index.extend_from_slice(&l.to_le_bytes());
+        }
+        let n = frames.len() as u64;
+        let mut fin = len.to_le_bytes().to_vec();
+        fin.extend_from_slice(&n.to_le_bytes());
+        fin.extend_from_slice(blake3::hash(&index).as_bytes());
+        fin.extend_from_slice(&digest);
+        seal(&mut c, n, true, 2, &fin);
+        c.extend_from_slice(&index);
+        c.extend_from_slice(&n.to_le_bytes());
+        c.extend_from_slice(b"ZSEALEND");
+        c
+    }
+
     /// The final frame's 80-byte plaintext (FORMAT.md §3.2), opened with the payload key.
     fn final_plaintext(&self) -> Vec<u8> {
         let (aad, body) = self.c[self.fin_at..self.fin_at + 101].split_at(5);
@@ -291,7 +346,65 @@ fn key_holder_scenarios() -> Vec<Vector> {
         ..forge
     }
     .with_final(&q);
+    // A short chunk in the middle (chunk 1 holds 100 bytes, chunk 2 a full chunk after it),
+    // everything else consistent with that, digest included.
+    let header_len = 50 + 3 + 60 + 32;
+    let parts = [
+        &plain[..C],
+        &plain[C..C + 100],
+        &plain[C + 100..2 * C + 100],
+    ];
+    let whole: Vec<u8> = parts.concat();
+    let frames: Vec<(u8, Vec<u8>)> = parts.iter().map(|p| (1u8, p.to_vec())).collect();
+    let short_in_middle = forge.assemble(
+        header_len,
+        &frames,
+        whole.len() as u64,
+        *blake3::hash(&whole).as_bytes(),
+    );
+    // A padded file whose data chunk comes after a padding frame (padding ends a file).
+    let pw2 = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let holder2 = KeyHolder {
+        inner: &pw2,
+        key: Default::default(),
+    };
+    let padded_plain = compressible(C / 2);
+    let pc = seal(&padded_plain, &opts.clone().pad(true), &[&holder2], 301);
+    let mut key2 = [0u8; 32];
+    hkdf::Hkdf::<sha2::Sha256>::new(Some(&pc[16..48]), &holder2.key.lock().unwrap().unwrap())
+        .expand(b"zseal v1 payload", &mut key2)
+        .unwrap();
+    let pf = common::frames(&pc, header_len);
+    let padded = Forge {
+        c: pc.clone(),
+        key: key2,
+        fin_at: pf[pf.len() - 1].0,
+        n: pf.len() - 1,
+    };
+    let data0 = padded.open_frame(pf[0].0, 0);
+    assert_eq!(data0.0, 3, "a padded data frame");
+    let pad_frames = vec![(4u8, vec![0u8; 40]), data0];
+    let data_after_padding = padded.assemble(
+        header_len,
+        &pad_frames,
+        padded_plain.len() as u64,
+        *blake3::hash(&padded_plain).as_bytes(),
+    );
     vec![
+        bad(
+            &base,
+            "kh-short-chunk-in-the-middle",
+            "chunk 1 holds 100 bytes and chunk 2 follows it; index, length and digest agree with that",
+            "chunk invalid",
+            short_in_middle,
+        ),
+        bad(
+            &base,
+            "kh-data-after-padding",
+            "padded file: a padding frame, then the data chunk; index, length and digest agree",
+            "chunk invalid",
+            data_after_padding,
+        ),
         bad(
             &base,
             "kh-final-digest",
@@ -945,6 +1058,35 @@ fn key_holder_vectors_fail_on_every_path() {
         ("kh-index-reordered", "damaged", Some("damaged")),
     ];
     let vectors = key_holder_scenarios();
+    // The first two break the order of the frames themselves (a short chunk in the middle, data
+    // after padding): every path fails, nothing inside a range is released.
+    let (order, vectors) = vectors.split_at(2);
+    for v in order {
+        let opts = DecryptOptions::default().threads(2);
+        let seekable = || Decryptor::new(std::io::Cursor::new(&v.container[..]), &[&pw], &opts);
+        let r = seekable().and_then(|mut d| d.copy_to(&mut std::io::sink()));
+        assert_eq!(
+            r.map_err(describe).unwrap_err(),
+            v.expect,
+            "{}: verify",
+            v.name
+        );
+        for (start, end) in [(0, None), (C as u64 + 5, Some(2 * C as u64))] {
+            let mut out = Vec::new();
+            let r = seekable().and_then(|mut d| d.copy_range_to(start, end, &mut out));
+            assert!(r.is_err(), "{} {start}: seekable range", v.name);
+            assert!(
+                start == 0 || out.is_empty(),
+                "{}: released {}",
+                v.name,
+                out.len()
+            );
+            let mut out = Vec::new();
+            let r = Decryptor::new(&v.container[..], &[&pw], &DecryptOptions::default())
+                .and_then(|mut d| d.copy_range_streaming(start, end, &mut out));
+            assert!(r.is_err(), "{} {start}: piped range", v.name);
+        }
+    }
     assert_eq!(vectors.len(), seekable.len());
     for (v, (name, whole, inside)) in vectors.iter().zip(seekable) {
         assert_eq!(v.name, name);
