@@ -228,7 +228,7 @@ impl Forge {
         let mut c = self.c[..header_len].to_vec();
         let mut index = Vec::new();
         let aes = aes_gcm::Aes256Gcm::new((&self.key).into());
-        let mut seal = |c: &mut Vec<u8>, i: u64, last: bool, kind: u8, p: &[u8]| {
+        let seal = |c: &mut Vec<u8>, i: u64, last: bool, kind: u8, p: &[u8]| {
             let body_len = (p.len() + 16) as u32;
             let mut aad = vec![kind];
             aad.extend_from_slice(&body_len.to_le_bytes());

@@ -166,4 +166,26 @@ mod tests {
             HashAlg::None
         );
     }
+
+    /// The 16 TiB bound (FORMAT.md §7) at its edge: a stream may reach it exactly, not pass it.
+    /// Files that large are out of reach of a test, so the count is set just below it.
+    #[test]
+    fn plaintext_stops_at_the_format_limit() {
+        let chunk = |index: u64, n: usize| Opened {
+            index,
+            plain: vec![0; n],
+            content: 0..n,
+            spare: Vec::new(),
+            hash: Default::default(),
+            times: Default::default(),
+        };
+        let c = 1024u64;
+        let mut v = Verifier::new(c as usize, HashAlg::None);
+        v.chunks = MAX_PLAINTEXT / c - 1;
+        v.plaintext = v.chunks * c;
+        v.accept(&chunk(v.chunks, c as usize), None).unwrap();
+        assert_eq!(v.plaintext, MAX_PLAINTEXT);
+        let e = v.accept(&chunk(v.chunks, 1), None).unwrap_err();
+        assert!(matches!(e, Error::Limit(_)), "{e}");
+    }
 }
