@@ -223,9 +223,10 @@ pub(crate) fn looks_incompressible(input: &[u8]) -> bool {
         return false;
     }
     let stride = input.len() / PROBE_SLICES;
-    let mut sample = Vec::with_capacity(PROBE_SLICES * PROBE_SLICE);
-    for k in 0..PROBE_SLICES {
-        sample.extend_from_slice(&input[k * stride..k * stride + PROBE_SLICE]);
+    // On the stack: the probe runs once per chunk on the hot path and needs no allocation.
+    let mut sample = [0u8; PROBE_SLICES * PROBE_SLICE];
+    for (k, slot) in sample.chunks_exact_mut(PROBE_SLICE).enumerate() {
+        slot.copy_from_slice(&input[k * stride..k * stride + PROBE_SLICE]);
     }
     // Repeats: one remembered position (plus one, 0 = empty) per hash of a 4-byte string.
     let mut table = [0u16; 1 << 12];

@@ -393,19 +393,26 @@ impl<R: Read> Decryptor<R> {
 
     /// Nothing in flight and no frame left to read: a range ended, or an indexed read reached
     /// the last chunk (whose final frame was authenticated with the index). When every chunk
-    /// from the first went through, the digest is checked as a sequential read would.
+    /// from the first went through, the digest is checked as a sequential read would, and when
+    /// every frame did (no padding left unread), the counts and frame lengths too.
     fn end_of_indexed(&mut self) -> Result<()> {
-        let Some(fin) = self
-            .index
-            .as_ref()
-            .map(|ix| ix.final_frame())
-            .filter(|fin| {
-                self.verifier.chunks == fin.plaintext_len.div_ceil(self.opener.chunk_size() as u64)
-            })
-            .cloned()
-        else {
+        let Some(fin) = self.index.as_ref().map(|ix| ix.final_frame().clone()) else {
             return Ok(());
         };
+        let d = fin.plaintext_len.div_ceil(self.opener.chunk_size() as u64);
+        if self.frames.next >= d && self.verifier.chunks < d {
+            // Every frame the index places data in was read, and one was not data.
+            return Err(Error::ChunkInvalid {
+                index: self.verifier.chunks,
+                what: "is a padding frame where the final frame records data".into(),
+            });
+        }
+        if self.verifier.chunks != d {
+            return Ok(());
+        }
+        if self.verifier.has_digest() && self.verifier.frames() == fin.chunk_count {
+            self.verifier.check_end(&fin)?;
+        }
         if self.verifier.check_digest(&fin)? {
             self.verified = Some(fin);
         }

@@ -353,9 +353,9 @@ impl<R: Read + Seek> Decryptor<R> {
 
     /// Writes plaintext bytes `start..end` (`end = None`: to the end) to `w`, reading only the
     /// frames that cover them. A range past the end fails before anything is written, naming the
-    /// real plaintext length. A range that is the whole file, on a decryptor nothing was read
-    /// from yet, is read and checked like [`Decryptor::copy_to`] (whole-plaintext digest
-    /// included). Returns the bytes written.
+    /// real plaintext length. A range that reaches the end of the data gets the end-of-data
+    /// checks of a read to the end (from byte 0: the whole-plaintext digest and the frame
+    /// lengths against the index). Returns the bytes written.
     pub fn copy_range_to(
         &mut self,
         start: u64,
@@ -365,15 +365,19 @@ impl<R: Read + Seek> Decryptor<R> {
         let range = ByteRange::new(start, end)?;
         let len = self.plaintext_len()?;
         let end = range.end_within(len)?;
-        if start == 0 && end == len && self.frames.next == 0 && self.window.is_empty() {
-            // The whole file from a fresh start: read it the sequential way, which also checks
-            // the whole-plaintext digest (a range cannot, as it does not hash the rest).
-            return self.copy_to(w);
-        }
         self.reposition(start)?;
+        if start > 0 {
+            // Only the whole file claims the whole-file digest, as with a streamed range.
+            self.verifier.drop_digest();
+        }
         self.frames.stop_at = Some(end.div_ceil(self.opener.chunk_size() as u64));
         let n = self.copy_limited(w, end - start)?;
         debug_assert_eq!(n, end - start, "the index promised these bytes");
+        if end == len {
+            // A range to the end of the data ends as a read to the end does (`end_of_indexed`):
+            // what every chunk from the first allows is checked, the digest included.
+            while self.step()? {}
+        }
         Ok(n)
     }
 }

@@ -46,6 +46,11 @@ impl Verifier {
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
     }
 
+    /// Every chunk from the first went through (the digest is being computed).
+    pub(crate) fn has_digest(&self) -> bool {
+        self.digest.is_some()
+    }
+
     /// Stops computing the digest (a range that does not start at the first byte).
     pub(crate) fn drop_digest(&mut self) {
         self.digest = None;
