@@ -91,9 +91,42 @@ pub enum Error {
     /// The operating system's random number generator failed.
     #[error("the system random number generator failed: {0}")]
     Random(String),
+    /// The bytes are not a sealed record of a version this build reads (FORMAT.md §9).
+    #[error("not a zseal record ({0}): was it sealed with zseal's records, by a newer version?")]
+    NotRecord(String),
+    /// A sealed record failed authentication.
+    #[error(
+        "record failed authentication: the record key, the context (the name it was stored \
+         under) or the dictionary is not the one it was sealed with, or the record is damaged"
+    )]
+    RecordAuth,
+    /// An authenticated record whose contents are inconsistent (a writer bug or a forged key).
+    #[error("the record is invalid: {0}")]
+    RecordInvalid(String),
+    /// The record was compressed with a dictionary the opener was not given.
+    #[error("the record was compressed with zstd dictionary id {id}, and {}: pass that dictionary", have_text(.have))]
+    DictionaryMissing {
+        /// The id the record names.
+        id: u32,
+        /// The ids the opener has.
+        have: Vec<u32>,
+    },
     /// A broken internal invariant (for example a worker thread that panicked): a bug in zseal.
     #[error("internal error, a bug in zseal (please report it): {0}")]
     Bug(String),
+}
+
+fn have_text(have: &[u32]) -> String {
+    match have {
+        [] => "no dictionary was given".into(),
+        _ => format!(
+            "the dictionaries given have id {}",
+            have.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// The library's result type.
@@ -142,6 +175,14 @@ pub enum ErrorKind {
     Codec,
     /// [`Error::Random`].
     Random,
+    /// [`Error::NotRecord`].
+    NotRecord,
+    /// [`Error::RecordAuth`].
+    RecordAuth,
+    /// [`Error::RecordInvalid`].
+    RecordInvalid,
+    /// [`Error::DictionaryMissing`].
+    DictionaryMissing,
     /// [`Error::Bug`].
     Bug,
 }
@@ -169,6 +210,10 @@ impl ErrorKind {
             ErrorKind::InvalidOption => "invalid option",
             ErrorKind::Codec => "codec",
             ErrorKind::Random => "random",
+            ErrorKind::NotRecord => "not record",
+            ErrorKind::RecordAuth => "record auth",
+            ErrorKind::RecordInvalid => "record invalid",
+            ErrorKind::DictionaryMissing => "dictionary missing",
             ErrorKind::Bug => "bug",
         }
     }
@@ -187,6 +232,8 @@ impl ErrorKind {
                 | ErrorKind::Damaged
                 | ErrorKind::TrailingData
                 | ErrorKind::DigestMismatch
+                | ErrorKind::RecordAuth
+                | ErrorKind::RecordInvalid
         )
     }
 }
@@ -220,6 +267,10 @@ impl Error {
             Error::InvalidOption(_) => ErrorKind::InvalidOption,
             Error::Codec(_) => ErrorKind::Codec,
             Error::Random(_) => ErrorKind::Random,
+            Error::NotRecord(_) => ErrorKind::NotRecord,
+            Error::RecordAuth => ErrorKind::RecordAuth,
+            Error::RecordInvalid(_) => ErrorKind::RecordInvalid,
+            Error::DictionaryMissing { .. } => ErrorKind::DictionaryMissing,
             Error::Bug(_) => ErrorKind::Bug,
         }
     }

@@ -28,6 +28,7 @@ pub mod hash;
 pub mod inspect;
 pub mod io;
 pub mod pipeline;
+pub mod records;
 pub mod stats;
 pub mod units;
 

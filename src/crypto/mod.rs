@@ -45,12 +45,12 @@ impl FileKey {
 
     /// `mac_key` of FORMAT.md §2.2.
     fn mac_key(&self) -> Zeroizing32 {
-        hkdf(&[], &self.0, INFO_HEADER)
+        hkdf_32(&[], &self.0, INFO_HEADER)
     }
 
     /// `payload_key` of FORMAT.md §2.2.
     pub(crate) fn payload_key(&self, payload_salt: &[u8]) -> Zeroizing32 {
-        hkdf(payload_salt, &self.0, INFO_PAYLOAD)
+        hkdf_32(payload_salt, &self.0, INFO_PAYLOAD)
     }
 
     /// `header_mac` of FORMAT.md §2.3 over `header` (every header byte before the MAC).
@@ -76,7 +76,8 @@ impl FileKey {
 #[derive(Zeroize, ZeroizeOnDrop)]
 pub(crate) struct Zeroizing32(pub(crate) [u8; 32]);
 
-fn hkdf(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
+/// HKDF-SHA-256 with a 32-byte output.
+pub(crate) fn hkdf_32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
     let mut out = Zeroizing32([0u8; 32]);
     Hkdf::<Sha256>::new(Some(salt), ikm)
         .expand(info, &mut out.0)

@@ -1,0 +1,887 @@
+//! Sealed records (docs/FORMAT.md §9): small values sealed one by one under a long-lived
+//! [`RecordKey`], each opened alone, compressed only when that makes it smaller, optionally with a
+//! trained zstd [`Dictionary`].
+//!
+//! ```
+//! use zseal::records::{Opener, RecordKey, Sealer, SealerOptions};
+//! let key = RecordKey::generate()?;
+//! let mut sealer = Sealer::new(&key, SealerOptions::default())?;
+//! let sealed = sealer.seal(br#"{"user": 42, "name": "Ada"}"#, b"user:42")?;
+//! let mut opener = Opener::new(&key, &[])?;
+//! assert_eq!(opener.open(&sealed, b"user:42")?, br#"{"user": 42, "name": "Ada"}"#);
+//! assert!(opener.open(&sealed, b"user:43").is_err()); // moved under another name
+//! # Ok::<(), zseal::Error>(())
+//! ```
+//!
+//! A [`Sealer`] and an [`Opener`] keep compression contexts between calls, so they take `&mut
+//! self`; use one per thread. Neither keeps random bytes between calls (§9.2): a process that
+//! forks with a sealer cannot repeat a nonce through it.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::Arc;
+
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM_SIV};
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::XChaCha20Poly1305;
+use rand_core::{OsRng, RngCore};
+use zeroize::Zeroizing;
+use zstd::zstd_safe::{self, CCtx, CParameter, DCtx, DParameter, FrameFormat};
+
+use crate::codec::Codec;
+use crate::error::{Error, Result};
+use crate::{Identity, Recipient};
+
+/// The largest record (plaintext) a sealed record holds: 16 MiB (FORMAT.md §9.1).
+pub const MAX_RECORD_LEN: usize = 1 << 24;
+/// The format version byte.
+pub const VERSION: u8 = 1;
+/// Length of the authentication tag.
+pub const TAG_LEN: usize = 16;
+/// Length of a record key.
+pub const KEY_LEN: usize = 32;
+
+const CODEC_STORED: u8 = 0;
+const CODEC_ZSTD: u8 = 1;
+const CODEC_LZ4: u8 = 2;
+const FLAG_DICT: u8 = 1 << 2;
+const FLAG_XCHACHA: u8 = 1 << 3;
+const DICT_MAGIC: [u8; 4] = 0xEC30A437u32.to_le_bytes();
+const ZSTD_MAGIC: [u8; 4] = 0xFD2FB528u32.to_le_bytes();
+const KEY_TEXT_PREFIX: &str = "zseal-record-key-v1 ";
+/// Nonces drawn per `getrandom` call in [`Sealer::seal_many`].
+const NONCE_BATCH: usize = 256;
+
+/// The AEAD of a sealed record (FORMAT.md §9.2, with the measurements behind the default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordCipher {
+    /// AES-256-GCM-SIV (RFC 8452) with 96-bit random nonces: the default. Hardware AES; a
+    /// repeated nonce reveals only that two records were identical.
+    #[default]
+    Aes256GcmSiv,
+    /// XChaCha20-Poly1305 with 192-bit random nonces: constant time without AES instructions and
+    /// no per-key limit to think about; 12 bytes more per record.
+    XChaCha20Poly1305,
+}
+
+impl RecordCipher {
+    /// The name used by the command line, the bindings and the key derivation.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordCipher::Aes256GcmSiv => "aes-256-gcm-siv",
+            RecordCipher::XChaCha20Poly1305 => "xchacha20-poly1305",
+        }
+    }
+
+    /// Length of its nonce.
+    pub fn nonce_len(self) -> usize {
+        match self {
+            RecordCipher::Aes256GcmSiv => 12,
+            RecordCipher::XChaCha20Poly1305 => 24,
+        }
+    }
+
+    /// Bytes a record grows by when stored raw: header, nonce and tag (4 more with a dictionary).
+    pub fn overhead(self) -> usize {
+        2 + self.nonce_len() + TAG_LEN
+    }
+}
+
+impl std::fmt::Display for RecordCipher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for RecordCipher {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "aes-256-gcm-siv" | "aes256gcmsiv" | "aes-gcm-siv" | "aes" => {
+                Ok(RecordCipher::Aes256GcmSiv)
+            }
+            "xchacha20-poly1305" | "xchacha20poly1305" | "xchacha" => {
+                Ok(RecordCipher::XChaCha20Poly1305)
+            }
+            _ => Err(Error::InvalidOption(format!(
+                "unknown record cipher '{s}': use aes-256-gcm-siv or xchacha20-poly1305"
+            ))),
+        }
+    }
+}
+
+/// A record key: 32 secret bytes, wiped on drop. Share it as a zseal container
+/// ([`RecordKey::to_container`]), so recipients and passphrases work for it.
+#[derive(Clone)]
+pub struct RecordKey(Zeroizing<[u8; KEY_LEN]>);
+
+impl std::fmt::Debug for RecordKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordKey(..)")
+    }
+}
+
+impl RecordKey {
+    /// A fresh key from the operating system's random number generator.
+    pub fn generate() -> Result<Self> {
+        let mut k = Zeroizing::new([0u8; KEY_LEN]);
+        OsRng
+            .try_fill_bytes(&mut k[..])
+            .map_err(|e| Error::Random(e.to_string()))?;
+        Ok(RecordKey(k))
+    }
+
+    /// A key from its raw bytes (for keys kept in a key management system).
+    pub fn from_bytes(bytes: [u8; KEY_LEN]) -> Self {
+        RecordKey(Zeroizing::new(bytes))
+    }
+
+    /// The raw key bytes.
+    pub fn expose(&self) -> &[u8; KEY_LEN] {
+        &self.0
+    }
+
+    /// The 85-byte text form of FORMAT.md §9.5: `zseal-record-key-v1 <64 hex digits>\n`.
+    pub fn to_text(&self) -> Zeroizing<String> {
+        let mut s = Zeroizing::new(String::with_capacity(85));
+        s.push_str(KEY_TEXT_PREFIX);
+        for b in self.0.iter() {
+            s.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+            s.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+        }
+        s.push('\n');
+        s
+    }
+
+    /// Reads the text form back; anything else is refused.
+    pub fn from_text(text: &[u8]) -> Result<Self> {
+        let bad = || {
+            Error::InvalidOption(
+                "not a zseal record key (expected the 85-byte text \"zseal-record-key-v1 <64 hex \
+                 digits>\\n\" that `keygen --record-key` writes)"
+                    .into(),
+            )
+        };
+        let rest = text
+            .strip_prefix(KEY_TEXT_PREFIX.as_bytes())
+            .and_then(|r| r.strip_suffix(b"\n"))
+            .ok_or_else(bad)?;
+        if rest.len() != 2 * KEY_LEN {
+            return Err(bad());
+        }
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut k = Zeroizing::new([0u8; KEY_LEN]);
+        for (i, pair) in rest.chunks_exact(2).enumerate() {
+            k[i] = (digit(pair[0]).ok_or_else(bad)? << 4) | digit(pair[1]).ok_or_else(bad)?;
+        }
+        Ok(RecordKey(k))
+    }
+
+    /// The key as a zseal container for `recipients` (FORMAT.md §9.5).
+    pub fn to_container(&self, recipients: &[&dyn Recipient]) -> Result<Vec<u8>> {
+        let opts = crate::EncryptOptions::default().codec(Codec::None);
+        crate::encrypt_to_vec(self.to_text().as_bytes(), recipients, &opts)
+    }
+
+    /// Opens a container made by [`RecordKey::to_container`] (or by `zseal keygen --record-key`).
+    pub fn from_container(container: impl Read, identities: &[&dyn Identity]) -> Result<Self> {
+        let mut dec =
+            crate::Decryptor::new(container, identities, &crate::DecryptOptions::default())?;
+        // The text is 85 bytes; reading at most one more tells a longer plaintext apart.
+        let mut text = Zeroizing::new(Vec::with_capacity(86));
+        (&mut dec).take(86).read_to_end(&mut text)?;
+        let mut rest = Vec::new();
+        dec.copy_to(&mut rest)?; // the whole container is verified before the key is used
+        Self::from_text(&text)
+    }
+
+    fn aead(&self, cipher: RecordCipher) -> Aead {
+        let key = crate::crypto::hkdf_32(
+            &[],
+            &self.0[..],
+            format!("zseal v1 record {}", cipher.name()).as_bytes(),
+        );
+        match cipher {
+            RecordCipher::Aes256GcmSiv => Aead::Siv(LessSafeKey::new(
+                UnboundKey::new(&AES_256_GCM_SIV, &key.0)
+                    .expect("AES-256-GCM-SIV takes a 32-byte key"),
+            )),
+            RecordCipher::XChaCha20Poly1305 => {
+                Aead::XChaCha(Box::new(XChaCha20Poly1305::new(&key.0.into())))
+            }
+        }
+    }
+}
+
+enum Aead {
+    Siv(LessSafeKey),
+    XChaCha(Box<XChaCha20Poly1305>),
+}
+
+impl Aead {
+    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        let mut out = [0u8; TAG_LEN];
+        match self {
+            Aead::Siv(k) => {
+                let n = Nonce::try_assume_unique_for_key(nonce).expect("a 12-byte nonce");
+                let tag = k
+                    .seal_in_place_separate_tag(n, Aad::from(aad), buf)
+                    .expect("records are far below the AEAD's message limit");
+                out.copy_from_slice(tag.as_ref());
+            }
+            Aead::XChaCha(k) => {
+                let tag = k
+                    .encrypt_in_place_detached(nonce.into(), aad, buf)
+                    .expect("records are far below the AEAD's message limit");
+                out.copy_from_slice(&tag);
+            }
+        }
+        out
+    }
+
+    /// Opens `sealed` (ciphertext || tag) in place; returns the plaintext length.
+    fn open(&self, nonce: &[u8], aad: &[u8], sealed: &mut [u8]) -> Result<usize> {
+        let len = sealed.len().checked_sub(TAG_LEN).ok_or(Error::RecordAuth)?;
+        match self {
+            Aead::Siv(k) => {
+                let n = Nonce::try_assume_unique_for_key(nonce).map_err(|_| Error::RecordAuth)?;
+                k.open_in_place(n, Aad::from(aad), sealed)
+                    .map_err(|_| Error::RecordAuth)?;
+            }
+            Aead::XChaCha(k) => {
+                let (body, tag) = sealed.split_at_mut(len);
+                k.decrypt_in_place_detached(nonce.into(), aad, body, (&*tag).into())
+                    .map_err(|_| Error::RecordAuth)?;
+            }
+        }
+        Ok(len)
+    }
+}
+
+/// A zstd dictionary (FORMAT.md §9.4): RFC 8878 §5 format with a nonzero id, as `zstd --train`
+/// and [`Dictionary::train`] make it.
+pub struct Dictionary {
+    bytes: Vec<u8>,
+    id: u32,
+    hash: [u8; 32],
+}
+
+impl std::fmt::Debug for Dictionary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Dictionary(id {}, {} bytes)", self.id, self.bytes.len())
+    }
+}
+
+impl Dictionary {
+    /// Checks and wraps a dictionary file's bytes.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        if !bytes.starts_with(&DICT_MAGIC) {
+            return Err(Error::InvalidOption(
+                "not a zstd dictionary (it does not start with the dictionary magic; raw-content \
+                 dictionaries have no id and are not accepted): train one from sample records"
+                    .into(),
+            ));
+        }
+        let id = zstd_safe::get_dict_id_from_dict(&bytes)
+            .ok_or_else(|| {
+                Error::InvalidOption(
+                    "the zstd dictionary has id 0, which records cannot name".into(),
+                )
+            })?
+            .get();
+        // Load it once, so a damaged dictionary fails here and not at the first record.
+        let mut c = CCtx::create();
+        c.load_dictionary(&bytes).map_err(|code| {
+            Error::InvalidOption(format!(
+                "the zstd dictionary is damaged: {}",
+                zstd_safe::get_error_name(code)
+            ))
+        })?;
+        let hash = *blake3::hash(&bytes).as_bytes();
+        Ok(Dictionary { bytes, id, hash })
+    }
+
+    /// Trains a dictionary of at most `max_size` bytes on `samples` (zstd's trainer; each sample
+    /// one record). zstd advises about a hundred times more sample bytes than `max_size`.
+    pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Self> {
+        let total: usize = samples.iter().map(|s| s.as_ref().len()).sum();
+        if samples.len() < 8 || total < 8 * 1024 {
+            return Err(Error::InvalidOption(format!(
+                "too few samples to train a dictionary ({} samples, {total} bytes): give at least \
+                 a few hundred records, ideally about 100 times the dictionary size",
+                samples.len()
+            )));
+        }
+        let bytes = zstd::dict::from_samples(samples, max_size).map_err(|e| {
+            Error::InvalidOption(format!(
+                "zstd could not train a dictionary from {} samples ({total} bytes): {e}; give \
+                 more or more varied samples, or a smaller dictionary size",
+                samples.len()
+            ))
+        })?;
+        Dictionary::from_bytes(bytes)
+    }
+
+    /// Its id (from the dictionary header).
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The dictionary file's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// How a [`Sealer`] seals.
+#[derive(Clone, Debug)]
+pub struct SealerOptions {
+    /// `Codec::Zstd(level)` (default 3), `Codec::Lz4` or `Codec::None`.
+    pub codec: Codec,
+    /// The AEAD.
+    pub cipher: RecordCipher,
+    /// A dictionary for zstd (`None`: no dictionary).
+    pub dictionary: Option<Arc<Dictionary>>,
+}
+
+impl Default for SealerOptions {
+    fn default() -> Self {
+        SealerOptions {
+            codec: Codec::Zstd(3),
+            cipher: RecordCipher::default(),
+            dictionary: None,
+        }
+    }
+}
+
+/// Seals records under one key with one set of options. Not `Sync`: one per thread.
+pub struct Sealer {
+    aead: Aead,
+    cipher: RecordCipher,
+    codec: Codec,
+    dictionary: Option<Arc<Dictionary>>,
+    cctx: Option<CCtx<'static>>,
+    scratch: Vec<u8>,
+    aad: Vec<u8>,
+}
+
+fn zstd_err(code: usize) -> Error {
+    Error::Codec(zstd_safe::get_error_name(code).to_string())
+}
+
+impl Sealer {
+    /// A sealer for `key`.
+    pub fn new(key: &RecordKey, opts: SealerOptions) -> Result<Self> {
+        let cctx = match opts.codec {
+            Codec::Zstd(level) => {
+                opts.codec.check_level()?;
+                let mut c = CCtx::create();
+                for p in [
+                    CParameter::CompressionLevel(level),
+                    CParameter::Format(FrameFormat::Magicless),
+                    CParameter::ContentSizeFlag(true),
+                    CParameter::ChecksumFlag(false),
+                    CParameter::DictIdFlag(false),
+                ] {
+                    c.set_parameter(p).map_err(zstd_err)?;
+                }
+                if let Some(d) = &opts.dictionary {
+                    c.load_dictionary(&d.bytes).map_err(zstd_err)?;
+                }
+                Some(c)
+            }
+            Codec::Lz4 | Codec::None if opts.dictionary.is_some() => {
+                return Err(Error::InvalidOption(format!(
+                    "a dictionary works with zstd only, not with {}",
+                    opts.codec
+                )))
+            }
+            Codec::Lz4 | Codec::None => None,
+            _ => {
+                return Err(Error::InvalidOption(format!(
+                    "{} is not a record codec: use zstd, lz4 or none",
+                    opts.codec
+                )))
+            }
+        };
+        Ok(Sealer {
+            aead: key.aead(opts.cipher),
+            cipher: opts.cipher,
+            codec: opts.codec,
+            dictionary: opts.dictionary,
+            cctx,
+            scratch: Vec::new(),
+            aad: Vec::new(),
+        })
+    }
+
+    /// Seals one record, authenticating `context` with it (FORMAT.md §9.3).
+    pub fn seal(&mut self, record: &[u8], context: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.seal_into(record, context, &mut out)?;
+        Ok(out)
+    }
+
+    /// Seals one record into `out` (cleared first), reusing its allocation.
+    pub fn seal_into(&mut self, record: &[u8], context: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        let mut nonce = [0u8; 24];
+        let nonce = &mut nonce[..self.cipher.nonce_len()];
+        fill_random(nonce)?;
+        self.seal_with_nonce(record, context, nonce, out)
+    }
+
+    /// Seals many records, drawing their nonces in batches (one `getrandom` call per 256
+    /// records). `contexts` is empty (no context) or one per record.
+    pub fn seal_many<R: AsRef<[u8]>, C: AsRef<[u8]>>(
+        &mut self,
+        records: &[R],
+        contexts: &[C],
+    ) -> Result<Vec<Vec<u8>>> {
+        check_contexts(records.len(), contexts.len())?;
+        let n = self.cipher.nonce_len();
+        let mut nonces = [0u8; 24 * NONCE_BATCH];
+        let mut out = Vec::with_capacity(records.len());
+        for (b, batch) in records.chunks(NONCE_BATCH).enumerate() {
+            let nonces = &mut nonces[..n * batch.len()];
+            fill_random(nonces)?;
+            for (i, record) in batch.iter().enumerate() {
+                let context = contexts
+                    .get(b * NONCE_BATCH + i)
+                    .map_or(&[][..], |c| c.as_ref());
+                let mut sealed = Vec::new();
+                self.seal_with_nonce(
+                    record.as_ref(),
+                    context,
+                    &nonces[i * n..(i + 1) * n],
+                    &mut sealed,
+                )?;
+                out.push(sealed);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The size this sealer's codec alone gives `record` (no overhead), even when that is larger
+    /// than the record; for benchmarks that count records that would have grown.
+    pub fn compressed_len(&mut self, record: &[u8]) -> Result<usize> {
+        self.compress(record)?;
+        Ok(self.scratch.len())
+    }
+
+    fn compress(&mut self, record: &[u8]) -> Result<u8> {
+        self.scratch.clear();
+        match (self.codec, &mut self.cctx) {
+            (Codec::Zstd(_), Some(c)) => {
+                self.scratch
+                    .reserve(zstd_safe::compress_bound(record.len()));
+                c.compress2(&mut self.scratch, record).map_err(zstd_err)?;
+                Ok(CODEC_ZSTD)
+            }
+            (Codec::Lz4, _) => {
+                let len =
+                    u32::try_from(record.len()).map_err(|_| Error::Bug("record len".into()))?;
+                self.scratch.extend_from_slice(&len.to_le_bytes());
+                self.scratch.resize(
+                    4 + lz4_flex::block::get_maximum_output_size(record.len()),
+                    0,
+                );
+                let n = lz4_flex::block::compress_into(record, &mut self.scratch[4..])
+                    .map_err(|e| Error::Codec(e.to_string()))?;
+                self.scratch.truncate(4 + n);
+                Ok(CODEC_LZ4)
+            }
+            _ => {
+                self.scratch.extend_from_slice(record);
+                Ok(CODEC_STORED)
+            }
+        }
+    }
+
+    /// Seals with a caller-chosen nonce. Only for test vectors and the fuzzer: a nonce MUST be
+    /// random and fresh for every record (FORMAT.md §9.2).
+    #[doc(hidden)]
+    pub fn seal_with_nonce(
+        &mut self,
+        record: &[u8],
+        context: &[u8],
+        nonce: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        if record.len() > MAX_RECORD_LEN {
+            return Err(Error::Limit(format!(
+                "a record of {} bytes is over the 16 MiB a sealed record holds; put data this \
+                 large in a container",
+                record.len()
+            )));
+        }
+        if nonce.len() != self.cipher.nonce_len() {
+            return Err(Error::Bug(format!("nonce of {} bytes", nonce.len())));
+        }
+        let mut codec = self.compress(record)?;
+        let compressed = codec != CODEC_STORED && self.scratch.len() < record.len();
+        if !compressed {
+            codec = CODEC_STORED;
+        }
+        let dict = match (&self.dictionary, codec) {
+            (Some(d), CODEC_ZSTD) => Some(d),
+            _ => None,
+        };
+        let mut flags = codec;
+        if dict.is_some() {
+            flags |= FLAG_DICT;
+        }
+        if self.cipher == RecordCipher::XChaCha20Poly1305 {
+            flags |= FLAG_XCHACHA;
+        }
+        out.clear();
+        out.push(VERSION);
+        out.push(flags);
+        if let Some(d) = dict {
+            out.extend_from_slice(&d.id.to_le_bytes());
+        }
+        let header_len = out.len();
+        out.extend_from_slice(nonce);
+        let body = out.len();
+        out.extend_from_slice(if compressed { &self.scratch } else { record });
+        self.aad.clear();
+        self.aad.extend_from_slice(&out[..header_len]);
+        if let Some(d) = dict {
+            self.aad.extend_from_slice(&d.hash);
+        }
+        self.aad.extend_from_slice(context);
+        let (head, payload) = out.split_at_mut(body);
+        let tag = self.aead.seal(&head[header_len..], &self.aad, payload);
+        out.extend_from_slice(&tag);
+        Ok(())
+    }
+}
+
+fn check_contexts(records: usize, contexts: usize) -> Result<()> {
+    if contexts != 0 && contexts != records {
+        return Err(Error::InvalidOption(format!(
+            "{contexts} contexts for {records} records: give one per record, or none"
+        )));
+    }
+    Ok(())
+}
+
+fn fill_random(buf: &mut [u8]) -> Result<()> {
+    OsRng
+        .try_fill_bytes(buf)
+        .map_err(|e| Error::Random(e.to_string()))
+}
+
+/// What a sealed record's clear header says (no key needed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordInfo {
+    /// `Codec::None`, `Codec::Zstd(0)` (the level is not recorded) or `Codec::Lz4`.
+    pub codec: Codec,
+    /// The AEAD.
+    pub cipher: RecordCipher,
+    /// The dictionary id, when compressed with one.
+    pub dictionary: Option<u32>,
+    /// Header and nonce length: where the ciphertext starts.
+    pub body_offset: usize,
+}
+
+/// Reads a sealed record's header (FORMAT.md §9), checking everything a reader must check before
+/// decrypting.
+pub fn inspect(sealed: &[u8]) -> Result<RecordInfo> {
+    let not = |why: String| Error::NotRecord(why);
+    let (&version, rest) = sealed
+        .split_first()
+        .ok_or_else(|| not("it is empty".into()))?;
+    if version != VERSION {
+        return Err(not(format!(
+            "version byte {version}, where version 1 has 1"
+        )));
+    }
+    let &flags = rest
+        .first()
+        .ok_or_else(|| not("it ends after 1 byte".into()))?;
+    if flags & 0xf0 != 0 {
+        return Err(not(format!("flags 0x{flags:02x} set reserved bits")));
+    }
+    let codec = match flags & 3 {
+        CODEC_STORED => Codec::None,
+        CODEC_ZSTD => Codec::Zstd(0),
+        CODEC_LZ4 => Codec::Lz4,
+        _ => return Err(not("codec 3 does not exist".into())),
+    };
+    let cipher = match flags & FLAG_XCHACHA {
+        0 => RecordCipher::Aes256GcmSiv,
+        _ => RecordCipher::XChaCha20Poly1305,
+    };
+    let mut at = 2;
+    let dictionary = if flags & FLAG_DICT != 0 {
+        if codec != Codec::Zstd(0) {
+            return Err(not("a dictionary flag without zstd".into()));
+        }
+        let id = sealed
+            .get(2..6)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| not("it ends inside the dictionary id".into()))?;
+        if id == 0 {
+            return Err(not("dictionary id 0".into()));
+        }
+        at = 6;
+        Some(id)
+    } else {
+        None
+    };
+    let body_offset = at + cipher.nonce_len();
+    if sealed.len() < body_offset + TAG_LEN {
+        return Err(not(format!(
+            "{} bytes is shorter than its header, nonce and tag ({})",
+            sealed.len(),
+            body_offset + TAG_LEN
+        )));
+    }
+    Ok(RecordInfo {
+        codec,
+        cipher,
+        dictionary,
+        body_offset,
+    })
+}
+
+/// Opens records sealed under one key, with any of a set of dictionaries. Not `Sync`: one per
+/// thread.
+pub struct Opener {
+    key: RecordKey,
+    aeads: [Option<Aead>; 2],
+    plain: DCtx<'static>,
+    dictionaries: HashMap<u32, (Arc<Dictionary>, DCtx<'static>)>,
+    scratch: Vec<u8>,
+    aad: Vec<u8>,
+}
+
+fn magicless_dctx() -> Result<DCtx<'static>> {
+    let mut d = DCtx::create();
+    d.set_parameter(DParameter::Format(FrameFormat::Magicless))
+        .map_err(zstd_err)?;
+    Ok(d)
+}
+
+impl Opener {
+    /// An opener for `key` that knows `dictionaries` (by id).
+    pub fn new(key: &RecordKey, dictionaries: &[Arc<Dictionary>]) -> Result<Self> {
+        let mut map = HashMap::new();
+        for d in dictionaries {
+            let mut dctx = magicless_dctx()?;
+            dctx.load_dictionary(&d.bytes).map_err(zstd_err)?;
+            if let Some((other, _)) = map.insert(d.id, (d.clone(), dctx)) {
+                if other.hash != d.hash {
+                    return Err(Error::InvalidOption(format!(
+                        "two different dictionaries have the same id {}: give the one the \
+                         records were sealed with",
+                        d.id
+                    )));
+                }
+            }
+        }
+        Ok(Opener {
+            key: key.clone(),
+            aeads: [None, None],
+            plain: magicless_dctx()?,
+            dictionaries: map,
+            scratch: Vec::new(),
+            aad: Vec::new(),
+        })
+    }
+
+    /// Opens a record sealed with `context`; nothing is returned unless it authenticates.
+    pub fn open(&mut self, sealed: &[u8], context: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.open_into(sealed, context, &mut out)?;
+        Ok(out)
+    }
+
+    /// Opens many records; `contexts` is empty (no context) or one per record.
+    pub fn open_many<R: AsRef<[u8]>, C: AsRef<[u8]>>(
+        &mut self,
+        sealed: &[R],
+        contexts: &[C],
+    ) -> Result<Vec<Vec<u8>>> {
+        check_contexts(sealed.len(), contexts.len())?;
+        sealed
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let context = contexts.get(i).map_or(&[][..], |c| c.as_ref());
+                self.open(s.as_ref(), context)
+            })
+            .collect()
+    }
+
+    /// Opens into `out` (cleared first). On error `out` is left empty.
+    pub fn open_into(&mut self, sealed: &[u8], context: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        let info = inspect(sealed)?;
+        let header_len = info.body_offset - info.cipher.nonce_len();
+        if let Some(id) = info.dictionary {
+            if !self.dictionaries.contains_key(&id) {
+                let mut have: Vec<u32> = self.dictionaries.keys().copied().collect();
+                have.sort_unstable();
+                return Err(Error::DictionaryMissing { id, have });
+            }
+        }
+        let dict = info
+            .dictionary
+            .and_then(|id| self.dictionaries.get_mut(&id));
+        self.aad.clear();
+        self.aad.extend_from_slice(&sealed[..header_len]);
+        if let Some((d, _)) = &dict {
+            self.aad.extend_from_slice(&d.hash);
+        }
+        self.aad.extend_from_slice(context);
+        let slot = info.cipher as usize;
+        let key = &self.key;
+        let aead = self.aeads[slot].get_or_insert_with(|| key.aead(info.cipher));
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&sealed[info.body_offset..]);
+        let len = aead.open(
+            &sealed[header_len..info.body_offset],
+            &self.aad,
+            &mut self.scratch,
+        )?;
+        let payload = &self.scratch[..len];
+        let invalid = |what: String| Error::RecordInvalid(what);
+        match info.codec {
+            Codec::None => {
+                if payload.len() > MAX_RECORD_LEN {
+                    return Err(invalid("a stored record over 16 MiB".into()));
+                }
+                out.extend_from_slice(payload);
+            }
+            Codec::Lz4 => {
+                let (len, block) = payload
+                    .split_first_chunk::<4>()
+                    .ok_or_else(|| invalid("an LZ4 payload without its length".into()))?;
+                let len = u32::from_le_bytes(*len) as usize;
+                if len > MAX_RECORD_LEN {
+                    return Err(invalid(format!(
+                        "a declared length of {len} bytes, over 16 MiB"
+                    )));
+                }
+                out.resize(len, 0);
+                match lz4_flex::block::decompress_into(block, out) {
+                    Ok(n) if n == len => {}
+                    _ => {
+                        out.clear();
+                        return Err(invalid(
+                            "its LZ4 block does not decode to its length".into(),
+                        ));
+                    }
+                }
+            }
+            _ => {
+                let dctx = match dict {
+                    Some((_, dctx)) => dctx,
+                    None => &mut self.plain,
+                };
+                let declared = magicless_content_size(payload).map_err(invalid)?;
+                out.reserve_exact(declared);
+                match dctx.decompress(out, payload) {
+                    Ok(n) if n == declared => {}
+                    Ok(n) => {
+                        out.clear();
+                        return Err(invalid(format!(
+                            "its zstd frame gives {n} bytes where it declares {declared}"
+                        )));
+                    }
+                    Err(code) => {
+                        out.clear();
+                        return Err(invalid(format!(
+                            "its zstd frame does not decode: {}",
+                            zstd_safe::get_error_name(code)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `Frame_Content_Size` of a magicless zstd frame: the header is parsed by libzstd, with the
+/// magic number put back in front of its first bytes (a frame header is at most 18 bytes with
+/// the magic).
+fn magicless_content_size(frame: &[u8]) -> std::result::Result<usize, String> {
+    let mut head = [0u8; 18];
+    head[..4].copy_from_slice(&ZSTD_MAGIC);
+    let n = frame.len().min(14);
+    head[4..4 + n].copy_from_slice(&frame[..n]);
+    match zstd_safe::get_frame_content_size(&head[..4 + n]) {
+        Ok(Some(size)) if size <= MAX_RECORD_LEN as u64 => Ok(size as usize),
+        Ok(Some(size)) => Err(format!("a declared length of {size} bytes, over 16 MiB")),
+        Ok(None) => Err("its zstd frame does not declare its length".into()),
+        Err(_) => Err("its zstd frame header is invalid".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> RecordKey {
+        RecordKey::from_bytes([9; 32])
+    }
+
+    #[test]
+    fn the_text_form_round_trips_and_nothing_else_parses() {
+        let k = RecordKey::generate().unwrap();
+        let text = k.to_text();
+        assert_eq!(text.len(), 85);
+        assert_eq!(
+            RecordKey::from_text(text.as_bytes()).unwrap().expose(),
+            k.expose()
+        );
+        let t = text.as_bytes();
+        for bad in [
+            &t[..84],
+            &t[1..],
+            &[t, b"\n"].concat()[..],
+            &t.to_ascii_uppercase()[..],
+        ] {
+            assert!(RecordKey::from_text(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn content_size_comes_from_the_magicless_header() {
+        let mut s = Sealer::new(&key(), SealerOptions::default()).unwrap();
+        for len in [0usize, 1, 255, 256, 65_535, 65_536, 70_000] {
+            let record = vec![b'a'; len];
+            s.compress(&record).unwrap();
+            assert!(!s.scratch.starts_with(&ZSTD_MAGIC));
+            assert_eq!(magicless_content_size(&s.scratch), Ok(len), "{len}");
+        }
+    }
+
+    #[test]
+    fn reserved_header_values_are_refused_before_decryption() {
+        let mut good = vec![1u8, 0];
+        good.extend_from_slice(&[0; 12 + 16]);
+        assert!(inspect(&good).is_ok());
+        for (at, v) in [
+            (0, 0u8),
+            (0, 2),
+            (1, 0x10),
+            (1, 0x80),
+            (1, 3),
+            (1, 4),
+            (1, 6),
+        ] {
+            let mut b = good.clone();
+            b[at] = v;
+            assert!(matches!(inspect(&b), Err(Error::NotRecord(_))), "{at} {v}");
+        }
+        assert!(inspect(&good[..good.len() - 1]).is_err());
+    }
+}
