@@ -14,6 +14,7 @@
 //! is output bytes / input bytes in that direction.
 
 mod engine;
+pub mod records;
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
-//! `zseal keygen`: a new X25519 identity (as `age-keygen`), or the recipients of an identity
-//! file (`-y`, as `age-keygen -y`).
+//! `zseal keygen`: a new X25519 identity (as `age-keygen`), the recipients of an identity
+//! file (`-y`, as `age-keygen -y`), or a record key (`--record-key`) sealed in a container for
+//! recipients or a passphrase (FORMAT.md §9.5).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,9 +17,36 @@ pub struct Args {
     /// Print the recipients of the identities in FILE instead (like age-keygen -y)
     #[arg(short = 'y', value_name = "FILE", conflicts_with = "output")]
     convert: Option<PathBuf>,
+    /// Make a record key (for `zseal::records`, Python's RecordSealer) instead, sealed in a
+    /// zseal container for -r/-R recipients or a passphrase, so it is shared like any file
+    #[arg(long, conflicts_with = "convert")]
+    record_key: bool,
+    /// With --record-key: seal the key to RECIPIENT (age1…, ssh-ed25519 …); repeatable
+    #[arg(
+        short,
+        long = "recipient",
+        value_name = "RECIPIENT",
+        requires = "record_key"
+    )]
+    recipient: Vec<String>,
+    /// With --record-key: seal the key to every recipient in FILE; repeatable
+    #[arg(
+        short = 'R',
+        long = "recipients-file",
+        value_name = "FILE",
+        requires = "record_key"
+    )]
+    recipients_file: Vec<PathBuf>,
+    /// With --record-key: protect the key with the passphrase on the first line of FILE
+    /// (without -r/-R and this, the passphrase is asked for)
+    #[arg(long, value_name = "FILE", requires = "record_key")]
+    passphrase_file: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.record_key {
+        return record_key(&a);
+    }
     if let Some(f) = a.convert {
         let data = Zeroizing::new(
             std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?,
@@ -55,6 +83,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 eprintln!("Public key: {public}");
             }
         }
+    }
+    Ok(())
+}
+
+/// `--record-key`: a fresh record key, sealed like `zseal encrypt` seals a file.
+fn record_key(a: &Args) -> anyhow::Result<()> {
+    let recipients = crate::keys::recipients(&a.recipient, &a.recipients_file, false)?;
+    let output = crate::files::Output::create(a.output.as_deref(), false, None)?;
+    let pw = match (&a.passphrase_file, recipients.is_empty()) {
+        (None, false) => None,
+        (file, _) => Some(crate::keys::passphrase(file.as_deref(), true)?),
+    };
+    let mut to: Vec<&dyn zseal::Recipient> = recipients
+        .iter()
+        .map(|r| r as &dyn zseal::Recipient)
+        .collect();
+    to.extend(pw.as_ref().map(|p| p as &dyn zseal::Recipient));
+    let key = zseal::records::RecordKey::generate()?;
+    let container = key.to_container(&to)?;
+    let mut output = output;
+    std::io::Write::write_all(&mut output, &container)?;
+    output.commit(true)?;
+    if let Some(p) = &a.output {
+        eprintln!(
+            "zseal: record key written to {} (open it with the key it was sealed for)",
+            p.display()
+        );
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 mod bench;
 mod common;
 mod decrypt;
+mod dict;
 mod encrypt;
 mod files;
 mod hash;
@@ -28,6 +29,7 @@ Examples:
   zseal decrypt big.tar.zseal -o big.tar
   zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x
   zseal keygen -o me.key                              # prints the recipient age1…
+  zseal keygen --record-key -r age1… -o records.key.zseal  # a key for sealed records
   zseal encrypt -r age1… -R team.txt data.bin -o data.bin.zseal
   zseal decrypt -i me.key data.bin.zseal -o data.bin
   zseal decrypt --range 10G..10G+64M big.zseal -o slice.bin
@@ -82,6 +84,9 @@ enum Command {
     Keygen(keygen::Args),
     /// Hash files in parallel, printing lines b3sum / xxhsum -H3 print (and --check reads)
     Hash(hash::Args),
+    /// Zstd dictionaries for sealed records: `zseal dict train SAMPLES… -o DICT`
+    #[command(subcommand)]
+    Dict(dict::Command),
     /// Show a container's header without any key (--json for scripts)
     Inspect(inspect::Args),
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
@@ -141,6 +146,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify(a) => verify::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Hash(a) => hash::run(a),
+        Command::Dict(c) => dict::run(c),
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Completions { shell } => {

@@ -407,6 +407,78 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+const RECORD_COLUMNS: [&str; 9] = [
+    "codec",
+    "cipher",
+    "records",
+    "in B/rec",
+    "out B/rec",
+    "out/in",
+    "grew",
+    "seal ns",
+    "open ns",
+];
+
+/// The rows of `bench --records` in `format`; numbers right-aligned in the table.
+pub fn render_records(rows: &[zseal::bench::records::RecordRow], format: Format) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.codec.clone(),
+                r.cipher.to_string(),
+                r.records.to_string(),
+                format!("{:.1}", r.bytes_in as f64 / r.records as f64),
+                format!("{:.1}", r.bytes_per_record),
+                format!("{:.3}", r.ratio),
+                format!("{:.1}%", r.grew * 100.0),
+                format!("{:.0}", r.seal_ns),
+                format!("{:.0}", r.open_ns),
+            ]
+        })
+        .collect();
+    match format {
+        Format::Json => serde_json::to_string_pretty(rows).expect("rows serialize") + "\n",
+        Format::Csv => std::iter::once(RECORD_COLUMNS.join(","))
+            .chain(cells.iter().map(|c| c.join(",")))
+            .map(|l| l + "\n")
+            .collect(),
+        Format::Markdown => {
+            let mut s = format!(
+                "| {} |\n|{}\n",
+                RECORD_COLUMNS.join(" | "),
+                "---|".repeat(9)
+            );
+            for c in &cells {
+                s += &format!("| {} |\n", c.join(" | "));
+            }
+            s
+        }
+        Format::Table => {
+            let mut width = RECORD_COLUMNS.map(str::len);
+            for c in &cells {
+                for (w, cell) in width.iter_mut().zip(c) {
+                    *w = (*w).max(cell.len());
+                }
+            }
+            let header: Vec<String> = RECORD_COLUMNS.iter().map(|c| c.to_string()).collect();
+            std::iter::once(&header)
+                .chain(&cells)
+                .map(|c| {
+                    let mut s = String::new();
+                    for (i, cell) in c.iter().enumerate() {
+                        let _ = match i {
+                            0 | 1 => write!(s, "{cell:<w$}  ", w = width[i]),
+                            _ => write!(s, "{cell:>w$}  ", w = width[i]),
+                        };
+                    }
+                    s.trim_end().to_string() + "\n"
+                })
+                .collect()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
