@@ -5,6 +5,8 @@
 //! the source or sink is called back with the GIL taken again. The chunk work itself runs on the
 //! library's shared pool, so a large read uses every core.
 
+mod records;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -38,7 +40,10 @@ fn class_for(e: &Error) -> &'static str {
             Error::Io(io) if io.kind() == io::ErrorKind::NotFound => "ZsealFileNotFoundError",
             _ => "ZsealIOError",
         },
-        ErrorKind::NotZseal | ErrorKind::UnsupportedVersion => "NotZsealError",
+        ErrorKind::NotZseal | ErrorKind::UnsupportedVersion | ErrorKind::NotRecord => {
+            "NotZsealError"
+        }
+        ErrorKind::DictionaryMissing => "MissingDictionaryError",
         ErrorKind::WrongPassphrase | ErrorKind::NoMatchingKey => "WrongKeyError",
         ErrorKind::InvalidOption | ErrorKind::RangePastEnd => "OptionError",
         k if k.is_integrity() || k == ErrorKind::InvalidHeader || k == ErrorKind::Limit => {
@@ -66,7 +71,7 @@ fn raise(py: Python<'_>, class: &str, kind: &str, name: &str, message: &str) -> 
 
 /// Converts a library error about `name` into the Python exception. An I/O error that started
 /// as a Python exception (raised by a file object we read from) is re-raised as it was.
-fn to_py(py: Python<'_>, name: &str, e: Error) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, name: &str, e: Error) -> PyErr {
     if let Error::Io(io) = &e {
         if let Some(inner) = io.get_ref().and_then(|r| r.downcast_ref::<PyErr>()) {
             return inner.clone_ref(py);
@@ -216,7 +221,7 @@ fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bo
 }
 
 /// A str or os.PathLike as a path; None for anything else.
-fn as_path(file: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
+pub(crate) fn as_path(file: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
     if file.hasattr("read")? || file.hasattr("write")? {
         return Ok(None);
     }
@@ -228,7 +233,7 @@ fn as_path(file: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
 }
 
 /// What to call a file object in messages: its `path` (fsspec), `name`, or its type.
-fn file_name(file: &Bound<'_, PyAny>) -> String {
+pub(crate) fn file_name(file: &Bound<'_, PyAny>) -> String {
     for attr in ["full_name", "path", "name"] {
         if let Ok(v) = file.getattr(attr) {
             if let Ok(s) = v.extract::<String>() {
@@ -427,7 +432,7 @@ fn unlock<R: Read + Send>(
 type SourceDecryptor = Decryptor<Box<dyn Source>>;
 
 /// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
-fn open_decryptor(
+pub(crate) fn open_decryptor(
     file: &Bound<'_, PyAny>,
     identity: Option<&Bound<'_, PyAny>>,
     passphrase: Option<String>,
@@ -790,7 +795,7 @@ impl Reader {
 // ---------------------------------------------------------------------------------------------
 // The writing file object.
 
-enum Sink {
+pub(crate) enum Sink {
     /// A path: a temporary file beside it, renamed over it when the container is complete.
     Temp(TempOutput),
     Py(PyFileObj),
@@ -815,11 +820,11 @@ impl Write for Sink {
     }
 }
 
-const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
+pub(crate) const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
 
 /// The temporary file for an output path; an existing target is an error unless `overwrite`.
 /// `refusal` says how to replace it.
-fn new_output(
+pub(crate) fn new_output(
     py: Python<'_>,
     dst: PathBuf,
     overwrite: bool,
@@ -840,7 +845,7 @@ fn new_output(
 }
 
 /// Renames a complete temporary file over (or, without overwrite, beside only) its target.
-fn persist(t: TempOutput) -> zseal::Result<()> {
+pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
     let f = t.into_inner().map_err(|e| Error::from(e.into_error()))?;
     let target = f.destination().to_path_buf();
     f.commit(true).map_err(|e| {
@@ -854,15 +859,15 @@ fn persist(t: TempOutput) -> zseal::Result<()> {
 }
 
 /// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`).
-struct EncryptArgs<'a> {
-    recipients: Option<Vec<String>>,
-    passphrase: Option<String>,
-    compress: Option<&'a str>,
-    cipher: Option<&'a str>,
-    hash: Option<&'a str>,
-    chunk_size: Option<usize>,
-    threads: Option<usize>,
-    pad: bool,
+pub(crate) struct EncryptArgs<'a> {
+    pub(crate) recipients: Option<Vec<String>>,
+    pub(crate) passphrase: Option<String>,
+    pub(crate) compress: Option<&'a str>,
+    pub(crate) cipher: Option<&'a str>,
+    pub(crate) hash: Option<&'a str>,
+    pub(crate) chunk_size: Option<usize>,
+    pub(crate) threads: Option<usize>,
+    pub(crate) pad: bool,
 }
 
 impl EncryptArgs<'_> {
@@ -1206,6 +1211,10 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
+    m.add_class::<records::RecordKey>()?;
+    m.add_class::<records::Dictionary>()?;
+    m.add_class::<records::RecordSealer>()?;
+    m.add_class::<records::RecordOpener>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -3,6 +3,8 @@
 ``zseal.open`` returns a binary file object that decrypts only the chunks a read needs and
 authenticates everything it returns; ``zseal::<url>`` works in fsspec, pandas, pyarrow and Dask
 (see :mod:`zseal.fs`). The work runs in Rust (the zseal library) without the GIL, on every core.
+Small values (database rows, cache entries) are sealed one by one with ``RecordSealer`` and
+opened with ``RecordOpener`` under a ``RecordKey``, optionally with a trained ``Dictionary``.
 
 >>> import zseal
 >>> identity, recipient = zseal.keygen()
@@ -19,9 +21,21 @@ import os
 from typing import IO, Any, Iterable, Sequence, Union
 
 from . import _zseal, errors
-from ._zseal import __version__, decrypt_file, encrypt_file, inspect, keygen, verify
+from ._zseal import (
+    Dictionary,
+    RecordKey,
+    RecordOpener,
+    RecordSealer,
+    __version__,
+    decrypt_file,
+    encrypt_file,
+    inspect,
+    keygen,
+    verify,
+)
 from .errors import (
     IntegrityError,
+    MissingDictionaryError,
     MissingKeyError,
     NotZsealError,
     OptionError,
@@ -41,6 +55,10 @@ __all__ = [
     "verify",
     "inspect",
     "keygen",
+    "RecordKey",
+    "RecordSealer",
+    "RecordOpener",
+    "Dictionary",
     "__version__",
     *errors.__all__,
 ]

@@ -98,3 +98,63 @@ def inspect(file: _Path | IO[bytes]) -> dict[str, Any]:
 def keygen(path: _Path | None = None) -> tuple[str, str]:
     """A new X25519 identity: (AGE-SECRET-KEY-1…, age1…); with path, also written there (0600,
     never over an existing file)."""
+
+_Bytes = bytes | bytearray | memoryview
+_Context = _Bytes | str | None
+
+class RecordKey:
+    """A record key (32 secret bytes) for sealed records (docs/FORMAT.md §9)."""
+    @staticmethod
+    def generate() -> RecordKey: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> RecordKey: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def load(
+        file: _Path | IO[bytes], *, identity: _Identity = None, passphrase: str | None = None
+    ) -> RecordKey:
+        """Opens a record key container (from save() or `zseal keygen --record-key`)."""
+    def save(
+        self,
+        file: _Path,
+        *,
+        recipients: Sequence[str] | None = None,
+        passphrase: str | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        """Writes the key as a zseal container for recipients and/or a passphrase."""
+
+class Dictionary:
+    """A zstd dictionary for records: from train(), `zseal dict train` or `zstd --train`."""
+    def __init__(self, data: bytes) -> None: ...
+    @staticmethod
+    def train(samples: Sequence[bytes], size: int = 65536) -> Dictionary: ...
+    @property
+    def id(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    def __len__(self) -> int: ...
+
+class RecordSealer:
+    """Seals records one by one; compressed only when that makes them smaller."""
+    cipher: str
+    def __init__(
+        self,
+        key: RecordKey,
+        *,
+        compress: str = "zstd:3",
+        cipher: str = "aes-256-gcm-siv",
+        dictionary: Dictionary | None = None,
+    ) -> None: ...
+    def seal(self, record: bytes, context: _Context = None) -> bytes: ...
+    def seal_many(
+        self, records: Sequence[bytes], contexts: Sequence[_Bytes | str] | None = None
+    ) -> list[bytes]:
+        """Seals a batch without the GIL; contexts: None or one per record."""
+
+class RecordOpener:
+    """Opens sealed records; raises unless each authenticates under its context."""
+    def __init__(self, key: RecordKey, *, dictionaries: Sequence[Dictionary] = ()) -> None: ...
+    def open(self, record: bytes, context: _Context = None) -> bytes: ...
+    def open_many(
+        self, records: Sequence[bytes], contexts: Sequence[_Bytes | str] | None = None
+    ) -> list[bytes]: ...

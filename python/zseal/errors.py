@@ -8,6 +8,7 @@ __all__ = [
     "ZsealError",
     "NotZsealError",
     "MissingKeyError",
+    "MissingDictionaryError",
     "WrongKeyError",
     "IntegrityError",
     "OptionError",
@@ -30,6 +31,11 @@ class NotZsealError(ZsealError):
 
 class MissingKeyError(ZsealError):
     """The file needs a key that was not passed (``identity=`` or ``passphrase=``)."""
+
+
+class MissingDictionaryError(ZsealError):
+    """A sealed record was compressed with a zstd dictionary the opener was not given (the
+    message names its id)."""
 
 
 class WrongKeyError(ZsealError):
