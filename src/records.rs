@@ -474,6 +474,13 @@ impl Sealer {
     }
 
     fn compress(&mut self, record: &[u8]) -> Result<u8> {
+        if record.len() > MAX_RECORD_LEN {
+            return Err(Error::Limit(format!(
+                "a record of {} bytes is over the 16 MiB a sealed record holds; put data this \
+                 large in a container",
+                record.len()
+            )));
+        }
         self.scratch.clear();
         match (self.codec, &mut self.cctx) {
             (Codec::Zstd(_), Some(c)) => {
@@ -512,13 +519,6 @@ impl Sealer {
         nonce: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        if record.len() > MAX_RECORD_LEN {
-            return Err(Error::Limit(format!(
-                "a record of {} bytes is over the 16 MiB a sealed record holds; put data this \
-                 large in a container",
-                record.len()
-            )));
-        }
         if nonce.len() != self.cipher.nonce_len() {
             return Err(Error::Bug(format!("nonce of {} bytes", nonce.len())));
         }

@@ -163,15 +163,32 @@ fn context_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
     }
 }
 
-fn contexts_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Vec<u8>>> {
-    match obj {
-        None => Ok(Vec::new()),
-        Some(o) if o.is_none() => Ok(Vec::new()),
+/// The contexts of a batch: none (`None`: every record without a context) or exactly one per
+/// record; an empty list for a non-empty batch is refused rather than read as "no contexts".
+fn contexts_of(
+    py: Python<'_>,
+    obj: Option<&Bound<'_, PyAny>>,
+    records: usize,
+) -> PyResult<Vec<Vec<u8>>> {
+    let contexts = match obj {
+        None => return Ok(Vec::new()),
+        Some(o) if o.is_none() => return Ok(Vec::new()),
         Some(o) => o
             .try_iter()?
             .map(|c| context_of(Some(&c?)))
-            .collect::<PyResult<Vec<_>>>(),
+            .collect::<PyResult<Vec<_>>>()?,
+    };
+    if contexts.len() != records {
+        return Err(to_py(
+            py,
+            "",
+            Error::InvalidOption(format!(
+                "{} contexts for {records} records: give one per record, or None",
+                contexts.len()
+            )),
+        ));
     }
+    Ok(contexts)
 }
 
 fn list_of<'py>(py: Python<'py>, items: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyList>> {
@@ -250,7 +267,7 @@ impl RecordSealer {
         records: Vec<PyBackedBytes>,
         contexts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let contexts = contexts_of(contexts)?;
+        let contexts = contexts_of(py, contexts, records.len())?;
         let sealed = py
             .detach(|| self.lock().seal_many(&records, &contexts))
             .map_err(|e| to_py(py, "", e))?;
@@ -312,18 +329,7 @@ impl RecordOpener {
         records: Vec<PyBackedBytes>,
         contexts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let contexts = contexts_of(contexts)?;
-        if !contexts.is_empty() && contexts.len() != records.len() {
-            return Err(to_py(
-                py,
-                "",
-                Error::InvalidOption(format!(
-                    "{} contexts for {} records: give one per record, or none",
-                    contexts.len(),
-                    records.len()
-                )),
-            ));
-        }
+        let contexts = contexts_of(py, contexts, records.len())?;
         let r = py.detach(|| {
             let mut o = self.lock();
             let mut out = Vec::with_capacity(records.len());

@@ -65,6 +65,11 @@ def test_seal_many_open_many_and_their_errors(dictionary: zseal.Dictionary) -> N
     assert tail_out < 0.8 * tail_in, (tail_out, tail_in)
     with pytest.raises(zseal.OptionError):
         sealer.seal_many(VALUES[:3], contexts=keys[:2])
+    with pytest.raises(zseal.OptionError, match="0 contexts for 3 records"):
+        sealer.seal_many(VALUES[:3], contexts=[])
+    with pytest.raises(zseal.OptionError):
+        opener.open_many(sealed[:3], contexts=keys[:4])
+    assert sealer.seal_many([], contexts=[]) == []
     # One bad record in a batch: an exception naming it, no partial result.
     bad = list(sealed[:10])
     bad[7] = bad[7][:-1] + bytes([bad[7][-1] ^ 1])
