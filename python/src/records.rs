@@ -191,6 +191,25 @@ fn contexts_of(
     Ok(contexts)
 }
 
+/// Seals or opens one record with `work`: with the GIL held for a small record (cheaper than
+/// releasing and taking it back), without it for a large one.
+fn one<'py>(
+    py: Python<'py>,
+    record: &[u8],
+    context: Option<&Bound<'py, PyAny>>,
+    work: impl FnOnce(&[u8], &[u8], &mut Vec<u8>) -> zseal::Result<()> + Send,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let context = context_of(context)?;
+    let mut out = Vec::new();
+    let r = if record.len() < 16 * 1024 {
+        work(record, &context, &mut out)
+    } else {
+        py.detach(|| work(record, &context, &mut out))
+    };
+    r.map_err(|e| to_py(py, "", e))?;
+    Ok(PyBytes::new(py, &out))
+}
+
 fn list_of<'py>(py: Python<'py>, items: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, items.iter().map(|b| PyBytes::new(py, b)))
 }
@@ -247,16 +266,9 @@ impl RecordSealer {
         record: PyBackedBytes,
         context: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let context = context_of(context)?;
-        let mut out = Vec::new();
-        // Small records are cheaper sealed with the GIL held than released and taken back.
-        let r = if record.len() < 16 * 1024 {
-            self.lock().seal_into(&record, &context, &mut out)
-        } else {
-            py.detach(|| self.lock().seal_into(&record, &context, &mut out))
-        };
-        r.map_err(|e| to_py(py, "", e))?;
-        Ok(PyBytes::new(py, &out))
+        one(py, &record, context, |r, c, out| {
+            self.lock().seal_into(r, c, out)
+        })
     }
 
     /// Seals a list of records without the GIL; `contexts` is None or one per record.
@@ -309,15 +321,9 @@ impl RecordOpener {
         record: PyBackedBytes,
         context: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let context = context_of(context)?;
-        let mut out = Vec::new();
-        let r = if record.len() < 16 * 1024 {
-            self.lock().open_into(&record, &context, &mut out)
-        } else {
-            py.detach(|| self.lock().open_into(&record, &context, &mut out))
-        };
-        r.map_err(|e| to_py(py, "", e))?;
-        Ok(PyBytes::new(py, &out))
+        one(py, &record, context, |r, c, out| {
+            self.lock().open_into(r, c, out)
+        })
     }
 
     /// Opens a list of records without the GIL; `contexts` is None or one per record. Raises at

@@ -105,12 +105,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let rec = recommend(&rows);
     let mut out = std::io::stdout().lock();
-    let human = matches!(a.format, Format::Table | Format::Markdown);
-    if human {
-        writeln!(out, "{heading}\n")?;
-    } else {
-        eprintln!("{heading}");
-    }
+    let human = heading_to(&mut out, &heading, a.format)?;
     out.write_all(render(&rows, a.format).as_bytes())?;
     if let Some(r) = &rec {
         let text = format!(
@@ -169,15 +164,22 @@ fn records(a: &Args, name: &str, data: &[u8]) -> anyhow::Result<()> {
         bench::machine(),
     );
     let mut out = std::io::stdout().lock();
-    let human = matches!(a.format, Format::Table | Format::Markdown);
+    heading_to(&mut out, &heading, a.format)?;
+    out.write_all(report::render_records(&rows, a.format).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints the heading above the rows of a human format, or on stderr above machine-readable
+/// rows (so that stdout stays parseable); true for a human format.
+fn heading_to(out: &mut impl Write, heading: &str, format: Format) -> anyhow::Result<bool> {
+    let human = matches!(format, Format::Table | Format::Markdown);
     if human {
         writeln!(out, "{heading}\n")?;
     } else {
         eprintln!("{heading}");
     }
-    out.write_all(report::render_records(&rows, a.format).as_bytes())?;
-    out.flush()?;
-    Ok(())
+    Ok(human)
 }
 
 fn progress_bar(quiet: bool, cases: u64) -> ProgressBar {
