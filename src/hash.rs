@@ -276,6 +276,27 @@ fn no_digest() -> std::io::Error {
 mod tests {
     use super::*;
 
+    /// The names the command line, the header dump and the Python package use, both ways.
+    #[test]
+    fn names_parse_back_and_aliases_are_accepted() {
+        for (alg, name, len) in [
+            (HashAlg::Blake3, "blake3", 32),
+            (HashAlg::Xxh3, "xxh3", 8),
+            (HashAlg::None, "none", 0),
+        ] {
+            assert_eq!(alg.name(), name);
+            assert_eq!(alg.to_string(), name);
+            assert_eq!(name.parse::<HashAlg>().unwrap(), alg);
+            assert_eq!(name.to_uppercase().parse::<HashAlg>().unwrap(), alg);
+            assert_eq!(alg.len(), len);
+            assert_eq!(alg.is_empty(), len == 0);
+        }
+        assert_eq!("b3".parse::<HashAlg>().unwrap(), HashAlg::Blake3);
+        assert_eq!("xxh3-64".parse::<HashAlg>().unwrap(), HashAlg::Xxh3);
+        let e = "sha1".parse::<HashAlg>().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidOption);
+    }
+
     fn data(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i % 251) as u8).collect()
     }

@@ -161,6 +161,15 @@ fn digest_is_blake3_or_xxh3_of_the_plaintext() {
             );
             assert_eq!(dec.verified().unwrap().plaintext_len, n as u64);
         }
+        // A file written without a digest has none to show, even fully verified.
+        let opts = EncryptOptions::default()
+            .hash(HashAlg::None)
+            .chunk_size(CHUNK);
+        let sealed = seal(&plain, &pw, &opts, 4);
+        let mut dec = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();
+        dec.copy_to(&mut std::io::sink()).unwrap();
+        assert!(dec.verified().is_some());
+        assert_eq!(dec.digest_hex(), None, "n={n}");
     }
 }
 

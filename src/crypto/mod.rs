@@ -164,4 +164,41 @@ mod tests {
         assert!(fk.verify_header_mac(b"header bytes", &mac).is_ok());
         assert!(fk.verify_header_mac(b"header bytez", &mac).is_err());
     }
+
+    /// What `inspect`, the "no identity matched" message and the key prompts say about stanzas.
+    #[test]
+    fn stanza_kinds_are_named_and_known_by_type() {
+        let fk = FileKey::from_bytes([7; FILE_KEY_LEN]);
+        let cheap = crate::Argon2Params {
+            m_cost: 64,
+            t_cost: 1,
+            p_cost: 1,
+        };
+        let pw = passphrase::Passphrase::with_params("stanza names", cheap).unwrap();
+        let (_, public) = recipients::generate();
+        let age = crate::AgeRecipient::parse(&public).unwrap();
+        let mut rng = rand_core::OsRng;
+        let mut stanzas = pw.wrap_file_key(&fk, &mut rng).unwrap();
+        stanzas.extend(age.wrap_file_key(&fk, &mut rng).unwrap());
+        stanzas.push(Stanza {
+            kind: recipients::STANZA_TYPE,
+            body: vec![0xff; 3],
+        });
+        stanzas.push(Stanza {
+            kind: 0x7e,
+            body: vec![1, 2, 3],
+        });
+        assert_eq!(
+            kind_names(&stanzas),
+            ["passphrase", "X25519", "malformed age stanza", "type 0x7e"]
+        );
+        let known: Vec<bool> = stanzas.iter().map(Stanza::is_known).collect();
+        assert_eq!(known, [true, true, true, false]);
+        let long = Stanza {
+            kind: recipients::STANZA_TYPE_LONG,
+            body: Vec::new(),
+        };
+        assert!(long.is_known());
+        assert_eq!(long.kind_name(), "malformed age stanza");
+    }
 }
