@@ -276,6 +276,53 @@ fn no_digest() -> std::io::Error {
 mod tests {
     use super::*;
 
+    /// Reads one byte at a time, failing once at the start with `first_error`.
+    struct Flaky<'a> {
+        data: &'a [u8],
+        first_error: Option<std::io::ErrorKind>,
+    }
+
+    impl std::io::Read for Flaky<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if let Some(kind) = self.first_error.take() {
+                return Err(kind.into());
+            }
+            let n = buf.len().min(self.data.len()).min(1);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    /// `zseal hash` and `hash_file`: the digests b3sum and xxhsum -H3 print; an interrupted read
+    /// is retried, any other error is returned.
+    #[test]
+    fn hash_reader_and_hash_file_give_the_standard_digests() {
+        let input = data(70_000);
+        let b3 = blake3::hash(&input).to_hex().to_string();
+        let x3 = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&input));
+        for (alg, want) in [(HashAlg::Blake3, &b3), (HashAlg::Xxh3, &x3)] {
+            assert_eq!(&hash_reader(alg, &input[..]).unwrap(), want);
+            let interrupted = Flaky {
+                data: &input[..300],
+                first_error: Some(std::io::ErrorKind::Interrupted),
+            };
+            assert_eq!(
+                hash_reader(alg, interrupted).unwrap(),
+                hash_reader(alg, &input[..300]).unwrap()
+            );
+            let failing = Flaky {
+                data: &input[..300],
+                first_error: Some(std::io::ErrorKind::Other),
+            };
+            assert!(hash_reader(alg, failing).is_err());
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            std::io::Write::write_all(&mut f, &input).unwrap();
+            assert_eq!(&hash_file(alg, f.path()).unwrap(), want);
+        }
+        assert!(hash_reader(HashAlg::None, &input[..]).is_err());
+    }
+
     /// The names the command line, the header dump and the Python package use, both ways.
     #[test]
     fn names_parse_back_and_aliases_are_accepted() {

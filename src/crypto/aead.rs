@@ -167,6 +167,27 @@ mod tests {
             assert!(c.open(&stream_nonce(3, false), b"aad", &mut short).is_err());
             let n = c.open(&stream_nonce(3, false), b"aad", &mut buf).unwrap();
             assert_eq!(&buf[..n], b"hello frame");
+            // An empty message is a tag alone, and opens to nothing.
+            let mut empty = Vec::new();
+            let tag = c.seal(&stream_nonce(0, true), b"", &mut empty);
+            let mut sealed = tag.to_vec();
+            assert_eq!(c.open(&stream_nonce(0, true), b"", &mut sealed), Ok(0));
         }
+    }
+
+    #[test]
+    fn names_parse_back_and_aliases_are_accepted() {
+        for (cipher, name, alias) in [
+            (Cipher::Aes256Gcm, "aes-256-gcm", "aes"),
+            (Cipher::ChaCha20Poly1305, "chacha20-poly1305", "chacha"),
+        ] {
+            assert_eq!(cipher.name(), name);
+            assert_eq!(cipher.to_string(), name);
+            assert_eq!(name.parse::<Cipher>().unwrap(), cipher);
+            assert_eq!(alias.parse::<Cipher>().unwrap(), cipher);
+            assert_eq!(name.to_uppercase().parse::<Cipher>().unwrap(), cipher);
+            assert_eq!(Cipher::from_id(cipher.id()).unwrap(), cipher);
+        }
+        assert!("aes-128-gcm".parse::<Cipher>().is_err());
     }
 }
