@@ -208,6 +208,28 @@ mod tests {
         assert!(err.contains("passes"), "{err}");
     }
 
+    /// FORMAT.md §7's bounds, at their edges: m from 8·p KiB to 1 GiB, t 1..=16, p 1..=16.
+    #[test]
+    fn cost_limits_hold_exactly_at_their_edges() {
+        let ok = |m_cost, t_cost, p_cost| {
+            Argon2Params {
+                m_cost,
+                t_cost,
+                p_cost,
+            }
+            .check()
+            .is_ok()
+        };
+        for p in [1, 2, 3, MAX_P_COST] {
+            assert!(ok(8 * p, 1, p), "p={p}");
+            assert!(!ok(8 * p - 1, 1, p), "p={p}");
+            assert!(ok(MAX_M_COST_KIB, 1, p));
+            assert!(!ok(MAX_M_COST_KIB + 1, 1, p));
+        }
+        assert!(!ok(64, 1, 0) && !ok(256, 1, MAX_P_COST + 1));
+        assert!(ok(64, MAX_T_COST, 1) && !ok(64, MAX_T_COST + 1, 1) && !ok(64, 0, 1));
+    }
+
     #[test]
     fn empty_passphrase_is_refused() {
         assert!(Passphrase::new("").is_err());
