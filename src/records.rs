@@ -190,8 +190,13 @@ impl RecordKey {
 
     /// Opens a container made by [`RecordKey::to_container`] (or by `zseal keygen --record-key`).
     pub fn from_container(container: impl Read, identities: &[&dyn Identity]) -> Result<Self> {
-        let mut dec =
-            crate::Decryptor::new(container, identities, &crate::DecryptOptions::default())?;
+        let dec = crate::Decryptor::new(container, identities, &crate::DecryptOptions::default())?;
+        Self::from_decryptor(dec)
+    }
+
+    /// Reads the key from an unlocked key container (for front ends that unlock it their own
+    /// way), verifying the whole container before the key is returned.
+    pub fn from_decryptor<R: Read>(mut dec: crate::Decryptor<R>) -> Result<Self> {
         // The text is 85 bytes; reading at most one more tells a longer plaintext apart.
         let mut text = Zeroizing::new(Vec::with_capacity(86));
         (&mut dec).take(86).read_to_end(&mut text)?;
@@ -437,13 +442,13 @@ impl Sealer {
     }
 
     /// Seals many records, drawing their nonces in batches (one `getrandom` call per 256
-    /// records). `contexts` is empty (no context) or one per record.
+    /// records). `contexts`: one per record, or `None` for records without a context.
     pub fn seal_many<R: AsRef<[u8]>, C: AsRef<[u8]>>(
         &mut self,
         records: &[R],
-        contexts: &[C],
+        contexts: Option<&[C]>,
     ) -> Result<Vec<Vec<u8>>> {
-        check_contexts(records.len(), contexts.len())?;
+        check_contexts(records.len(), contexts)?;
         let n = self.cipher.nonce_len();
         let mut nonces = [0u8; 24 * NONCE_BATCH];
         let mut out = Vec::with_capacity(records.len());
@@ -451,9 +456,7 @@ impl Sealer {
             let nonces = &mut nonces[..n * batch.len()];
             fill_random(nonces)?;
             for (i, record) in batch.iter().enumerate() {
-                let context = contexts
-                    .get(b * NONCE_BATCH + i)
-                    .map_or(&[][..], |c| c.as_ref());
+                let context = context_at(contexts, b * NONCE_BATCH + i);
                 let mut sealed = Vec::new();
                 self.seal_with_nonce(
                     record.as_ref(),
@@ -470,10 +473,14 @@ impl Sealer {
     /// The size this sealer's codec alone gives `record` (no overhead), even when that is larger
     /// than the record; for benchmarks that count records that would have grown.
     pub fn compressed_len(&mut self, record: &[u8]) -> Result<usize> {
-        self.compress(record)?;
-        Ok(self.scratch.len())
+        Ok(match self.compress(record)? {
+            CODEC_STORED => record.len(),
+            _ => self.scratch.len(),
+        })
     }
 
+    /// Compresses `record` into `scratch` with the sealer's codec; `CODEC_STORED` (scratch
+    /// untouched) for codec none.
     fn compress(&mut self, record: &[u8]) -> Result<u8> {
         if record.len() > MAX_RECORD_LEN {
             return Err(Error::Limit(format!(
@@ -491,8 +498,8 @@ impl Sealer {
                 Ok(CODEC_ZSTD)
             }
             (Codec::Lz4, _) => {
-                let len =
-                    u32::try_from(record.len()).map_err(|_| Error::Bug("record len".into()))?;
+                // At most MAX_RECORD_LEN (checked above), so it fits.
+                let len = record.len() as u32;
                 self.scratch.extend_from_slice(&len.to_le_bytes());
                 self.scratch.resize(
                     4 + lz4_flex::block::get_maximum_output_size(record.len()),
@@ -503,10 +510,7 @@ impl Sealer {
                 self.scratch.truncate(4 + n);
                 Ok(CODEC_LZ4)
             }
-            _ => {
-                self.scratch.extend_from_slice(record);
-                Ok(CODEC_STORED)
-            }
+            _ => Ok(CODEC_STORED),
         }
     }
 
@@ -539,7 +543,14 @@ impl Sealer {
         if self.cipher == RecordCipher::XChaCha20Poly1305 {
             flags |= FLAG_XCHACHA;
         }
+        let payload = if compressed {
+            &self.scratch[..]
+        } else {
+            record
+        };
         out.clear();
+        // One allocation for the whole record, not one per field.
+        out.reserve(6 + nonce.len() + payload.len() + TAG_LEN);
         out.push(VERSION);
         out.push(flags);
         if let Some(d) = dict {
@@ -548,7 +559,7 @@ impl Sealer {
         let header_len = out.len();
         out.extend_from_slice(nonce);
         let body = out.len();
-        out.extend_from_slice(if compressed { &self.scratch } else { record });
+        out.extend_from_slice(payload);
         self.aad.clear();
         self.aad.extend_from_slice(&out[..header_len]);
         if let Some(d) = dict {
@@ -562,13 +573,18 @@ impl Sealer {
     }
 }
 
-fn check_contexts(records: usize, contexts: usize) -> Result<()> {
-    if contexts != 0 && contexts != records {
-        return Err(Error::InvalidOption(format!(
-            "{contexts} contexts for {records} records: give one per record, or none"
-        )));
+fn check_contexts<C>(records: usize, contexts: Option<&[C]>) -> Result<()> {
+    match contexts {
+        Some(c) if c.len() != records => Err(Error::InvalidOption(format!(
+            "{} contexts for {records} records: give one per record, or none",
+            c.len()
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+fn context_at<C: AsRef<[u8]>>(contexts: Option<&[C]>, i: usize) -> &[u8] {
+    contexts.and_then(|c| c.get(i)).map_or(&[], |c| c.as_ref())
 }
 
 fn fill_random(buf: &mut [u8]) -> Result<()> {
@@ -654,8 +670,8 @@ pub fn inspect(sealed: &[u8]) -> Result<RecordInfo> {
 /// Opens records sealed under one key, with any of a set of dictionaries. Not `Sync`: one per
 /// thread.
 pub struct Opener {
-    key: RecordKey,
-    aeads: [Option<Aead>; 2],
+    /// One per [`RecordCipher`], in its declaration order.
+    aeads: [Aead; 2],
     plain: DCtx<'static>,
     dictionaries: HashMap<u32, (Arc<Dictionary>, DCtx<'static>)>,
     scratch: Vec<u8>,
@@ -687,8 +703,10 @@ impl Opener {
             }
         }
         Ok(Opener {
-            key: key.clone(),
-            aeads: [None, None],
+            aeads: [
+                key.aead(RecordCipher::Aes256GcmSiv),
+                key.aead(RecordCipher::XChaCha20Poly1305),
+            ],
             plain: magicless_dctx()?,
             dictionaries: map,
             scratch: Vec::new(),
@@ -703,21 +721,30 @@ impl Opener {
         Ok(out)
     }
 
-    /// Opens many records; `contexts` is empty (no context) or one per record.
+    /// Opens many records; `contexts`: one per record, or `None` for records without one.
     pub fn open_many<R: AsRef<[u8]>, C: AsRef<[u8]>>(
         &mut self,
         sealed: &[R],
-        contexts: &[C],
+        contexts: Option<&[C]>,
     ) -> Result<Vec<Vec<u8>>> {
-        check_contexts(sealed.len(), contexts.len())?;
-        sealed
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let context = contexts.get(i).map_or(&[][..], |c| c.as_ref());
-                self.open(s.as_ref(), context)
-            })
-            .collect()
+        let mut out = Vec::with_capacity(sealed.len());
+        self.open_many_into(sealed, contexts, &mut out)?;
+        Ok(out)
+    }
+
+    /// Opens many records, appending each to `out`; at an error, `out.len()` (less its length
+    /// before) is the index of the record that failed.
+    pub fn open_many_into<R: AsRef<[u8]>, C: AsRef<[u8]>>(
+        &mut self,
+        sealed: &[R],
+        contexts: Option<&[C]>,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<()> {
+        check_contexts(sealed.len(), contexts)?;
+        for (i, s) in sealed.iter().enumerate() {
+            out.push(self.open(s.as_ref(), context_at(contexts, i))?);
+        }
+        Ok(())
     }
 
     /// Opens into `out` (cleared first). On error `out` is left empty.
@@ -741,25 +768,36 @@ impl Opener {
             self.aad.extend_from_slice(&d.hash);
         }
         self.aad.extend_from_slice(context);
-        let slot = info.cipher as usize;
-        let key = &self.key;
-        let aead = self.aeads[slot].get_or_insert_with(|| key.aead(info.cipher));
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&sealed[info.body_offset..]);
-        let len = aead.open(
+        // A stored record is decrypted where it is returned; a compressed one in `scratch`.
+        let buf = match info.codec {
+            Codec::None => &mut *out,
+            _ => &mut self.scratch,
+        };
+        buf.clear();
+        buf.extend_from_slice(&sealed[info.body_offset..]);
+        let opened = self.aeads[info.cipher as usize].open(
             &sealed[header_len..info.body_offset],
             &self.aad,
-            &mut self.scratch,
-        )?;
-        let payload = &self.scratch[..len];
-        let invalid = |what: String| Error::RecordInvalid(what);
-        match info.codec {
-            Codec::None => {
-                if payload.len() > MAX_RECORD_LEN {
-                    return Err(invalid("a stored record over 16 MiB".into()));
-                }
-                out.extend_from_slice(payload);
+            buf,
+        );
+        let len = match opened {
+            Ok(len) => len,
+            Err(e) => {
+                buf.clear(); // nothing unauthenticated is left behind
+                return Err(e);
             }
+        };
+        let invalid = |what: String| Error::RecordInvalid(what);
+        if info.codec == Codec::None {
+            out.truncate(len);
+            if len > MAX_RECORD_LEN {
+                out.clear();
+                return Err(invalid("a stored record over 16 MiB".into()));
+            }
+            return Ok(());
+        }
+        let payload = &self.scratch[..len];
+        match info.codec {
             Codec::Lz4 => {
                 let (len, block) = payload
                     .split_first_chunk::<4>()

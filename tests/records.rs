@@ -146,9 +146,9 @@ fn seal_many_equals_seal_one_by_one_and_nonces_never_repeat() {
     let records = json_records(600, 1);
     let contexts: Vec<String> = (0..600).map(|i| format!("row:{i}")).collect();
     let mut s = sealer(Codec::Zstd(3), RecordCipher::default(), Some(dictionary()));
-    let many = s.seal_many(&records, &contexts).unwrap();
+    let many = s.seal_many(&records, Some(&contexts[..])).unwrap();
     let mut o = Opener::new(&key(), &[dictionary()]).unwrap();
-    let back = o.open_many(&many, &contexts).unwrap();
+    let back = o.open_many(&many, Some(&contexts[..])).unwrap();
     assert_eq!(back, records);
     let mut nonces: Vec<&[u8]> = many.iter().map(|r| &r[6..18]).collect();
     nonces.sort_unstable();
@@ -158,7 +158,7 @@ fn seal_many_equals_seal_one_by_one_and_nonces_never_repeat() {
     for (r, m) in records.iter().zip(&many).take(50) {
         assert_eq!(s.seal(r, b"x").unwrap().len(), m.len());
     }
-    let e = s.seal_many(&records, &contexts[..3]).unwrap_err();
+    let e = s.seal_many(&records, Some(&contexts[..3])).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidOption);
 }
 

@@ -2,14 +2,13 @@
 //! `RecordOpener`, over `zseal::records`. Batches (`seal_many`, `open_many`) and anything that
 //! compresses run without the GIL.
 
-use std::io::{self, Read, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyList, PyString};
-use zeroize::Zeroizing;
 use zseal::records::{self, Opener, RecordCipher, Sealer, SealerOptions};
 use zseal::{Codec, Error};
 
@@ -52,14 +51,10 @@ impl RecordKey {
         identity: Option<&Bound<'_, PyAny>>,
         passphrase: Option<String>,
     ) -> PyResult<Self> {
-        let (mut dec, name, _) = open_decryptor(file, identity, passphrase, Some(1))?;
-        let r = py.detach(|| -> zseal::Result<records::RecordKey> {
-            let mut text = Zeroizing::new(Vec::with_capacity(86));
-            (&mut dec).take(86).read_to_end(&mut text)?;
-            dec.copy_to(&mut io::sink())?; // verified to the end before the key is used
-            records::RecordKey::from_text(&text)
-        });
-        r.map(RecordKey).map_err(|e| to_py(py, &name, e))
+        let (dec, name, _) = open_decryptor(file, identity, passphrase, Some(1))?;
+        py.detach(|| records::RecordKey::from_decryptor(dec))
+            .map(RecordKey)
+            .map_err(|e| to_py(py, &name, e))
     }
 
     /// Writes the key as a zseal container for `recipients` and/or a `passphrase`.
@@ -163,32 +158,16 @@ fn context_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
     }
 }
 
-/// The contexts of a batch: none (`None`: every record without a context) or exactly one per
-/// record; an empty list for a non-empty batch is refused rather than read as "no contexts".
-fn contexts_of(
-    py: Python<'_>,
-    obj: Option<&Bound<'_, PyAny>>,
-    records: usize,
-) -> PyResult<Vec<Vec<u8>>> {
-    let contexts = match obj {
-        None => return Ok(Vec::new()),
-        Some(o) if o.is_none() => return Ok(Vec::new()),
-        Some(o) => o
+/// The contexts of a batch: `None`, or one per record (the library checks the count).
+fn contexts_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Vec<u8>>>> {
+    match obj {
+        Some(o) if !o.is_none() => o
             .try_iter()?
             .map(|c| context_of(Some(&c?)))
-            .collect::<PyResult<Vec<_>>>()?,
-    };
-    if contexts.len() != records {
-        return Err(to_py(
-            py,
-            "",
-            Error::InvalidOption(format!(
-                "{} contexts for {records} records: give one per record, or None",
-                contexts.len()
-            )),
-        ));
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some),
+        _ => Ok(None),
     }
-    Ok(contexts)
 }
 
 /// Seals or opens one record with `work`: with the GIL held for a small record (cheaper than
@@ -279,9 +258,9 @@ impl RecordSealer {
         records: Vec<PyBackedBytes>,
         contexts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let contexts = contexts_of(py, contexts, records.len())?;
+        let contexts = contexts_of(contexts)?;
         let sealed = py
-            .detach(|| self.lock().seal_many(&records, &contexts))
+            .detach(|| self.lock().seal_many(&records, contexts.as_deref()))
             .map_err(|e| to_py(py, "", e))?;
         list_of(py, sealed)
     }
@@ -335,19 +314,17 @@ impl RecordOpener {
         records: Vec<PyBackedBytes>,
         contexts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let contexts = contexts_of(py, contexts, records.len())?;
+        let contexts = contexts_of(contexts)?;
+        let mut out = Vec::with_capacity(records.len());
         let r = py.detach(|| {
-            let mut o = self.lock();
-            let mut out = Vec::with_capacity(records.len());
-            for (i, r) in records.iter().enumerate() {
-                let ctx = contexts.get(i).map_or(&[][..], |c| &c[..]);
-                out.push(o.open(r, ctx).map_err(|e| (i, e))?);
-            }
-            Ok(out)
+            self.lock()
+                .open_many_into(&records, contexts.as_deref(), &mut out)
         });
         match r {
-            Ok(out) => list_of(py, out),
-            Err((i, e)) => Err(to_py(py, &format!("record {i}"), e)),
+            Ok(()) => list_of(py, out),
+            // `out` holds the records before the one that failed.
+            Err(e) if e.kind() == zseal::ErrorKind::InvalidOption => Err(to_py(py, "", e)),
+            Err(e) => Err(to_py(py, &format!("record {}", out.len()), e)),
         }
     }
 }
