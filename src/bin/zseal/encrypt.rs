@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use zseal::{Cipher, Codec, EncryptOptions, Encryptor, HashAlg, Recipient};
+use zseal::{Cipher, Codec, EncryptOptions, Encryptor, HashAlg};
 
 use crate::common::{Clock, Common};
 use crate::files::{display_name, Input, Output};
@@ -90,14 +90,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let counters = Counters::default();
     let size = input.file_size();
     let output = Counted::new(output, counters.output.clone());
-    // A passphrase file given with recipients is passed on as well: the library refuses the mix.
-    let pw = match (&c.passphrase_file, recipients.is_empty()) {
-        (None, false) => None,
-        (file, _) => Some(keys::passphrase(file.as_deref(), true)?),
-    };
-    let mut to: Vec<&dyn Recipient> = recipients.iter().map(|r| r as &dyn Recipient).collect();
-    to.extend(pw.as_ref().map(|p| p as &dyn Recipient));
-    let mut enc = Encryptor::new(output, &to, &opts)?;
+    let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
+    let mut enc = Encryptor::new(output, &targets.refs(), &opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     // A regular file is read by the workers (progress counts what is sealed); a pipe is read

@@ -90,19 +90,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// `--record-key`: a fresh record key, sealed like `zseal encrypt` seals a file.
 fn record_key(a: &Args) -> anyhow::Result<()> {
     let recipients = crate::keys::recipients(&a.recipient, &a.recipients_file, false)?;
-    let output = crate::files::Output::create(a.output.as_deref(), false, None)?;
-    let pw = match (&a.passphrase_file, recipients.is_empty()) {
-        (None, false) => None,
-        (file, _) => Some(crate::keys::passphrase(file.as_deref(), true)?),
-    };
-    let mut to: Vec<&dyn zseal::Recipient> = recipients
-        .iter()
-        .map(|r| r as &dyn zseal::Recipient)
-        .collect();
-    to.extend(pw.as_ref().map(|p| p as &dyn zseal::Recipient));
+    let mut output = crate::files::Output::create(a.output.as_deref(), false, None)?;
+    let targets = crate::keys::Targets::for_new_file(recipients, a.passphrase_file.as_deref())?;
     let key = zseal::records::RecordKey::generate()?;
-    let container = key.to_container(&to)?;
-    let mut output = output;
+    let container = key.to_container(&targets.refs())?;
     std::io::Write::write_all(&mut output, &container)?;
     output.commit(true)?;
     if let Some(p) = &a.output {

@@ -120,6 +120,41 @@ fn read_identity_files(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeIdentity>> {
     Ok(out)
 }
 
+/// What a container is sealed for: recipients, and a passphrase.
+pub struct Targets {
+    pub recipients: Vec<AgeRecipient>,
+    pub passphrase: Option<Passphrase>,
+}
+
+impl Targets {
+    /// The targets of a new container (encrypt, keygen --record-key): the recipients, and a
+    /// passphrase when none was given or a passphrase file was (asked twice on a terminal). A
+    /// passphrase file given with recipients is passed on as well: the library refuses the mix.
+    pub fn for_new_file(
+        recipients: Vec<AgeRecipient>,
+        passphrase_file: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let passphrase = match (passphrase_file, recipients.is_empty()) {
+            (None, false) => None,
+            (file, _) => Some(passphrase(file, true)?),
+        };
+        Ok(Targets {
+            recipients,
+            passphrase,
+        })
+    }
+
+    pub fn refs(&self) -> Vec<&dyn zseal::Recipient> {
+        let mut to: Vec<&dyn zseal::Recipient> = self
+            .recipients
+            .iter()
+            .map(|r| r as &dyn zseal::Recipient)
+            .collect();
+        to.extend(self.passphrase.as_ref().map(|p| p as &dyn zseal::Recipient));
+        to
+    }
+}
+
 /// The recipients of -r and -R (`-R -` reads stdin, unless the data comes from stdin).
 pub fn recipients(
     given: &[String],

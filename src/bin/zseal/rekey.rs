@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
-use zseal::{Locked, Recipient, RekeyOptions};
+use zseal::{Locked, RekeyOptions};
 
 use crate::files::Output;
 use crate::keys::{self, Identities};
@@ -69,8 +69,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if recipients.is_empty() && new_pw.is_none() {
         bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
     }
-    let mut to: Vec<&dyn Recipient> = recipients.iter().map(|r| r as &dyn Recipient).collect();
-    to.extend(new_pw.as_ref().map(|p| p as &dyn Recipient));
+    let targets = keys::Targets {
+        recipients,
+        passphrase: new_pw,
+    };
+    let to = targets.refs();
     let input = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
     let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
     let keys = keys::keys_for(&locked, &what, a.passphrase_file.as_deref(), &a.ids)?;
