@@ -74,24 +74,33 @@ fn cells(r: &Row) -> [String; 14] {
 pub fn render(rows: &[Row], format: Format) -> String {
     match format {
         Format::Json => serde_json::to_string_pretty(rows).expect("rows serialize") + "\n",
-        Format::Csv => {
-            let mut s = COLUMNS.join(",") + "\n";
-            for r in rows {
-                let line: Vec<String> = cells(r).iter().map(|c| csv_cell(c)).collect();
-                s += &(line.join(",") + "\n");
-            }
-            s
-        }
-        Format::Markdown => {
-            let mut s = format!("| {} |\n", COLUMNS.join(" | "));
-            s += &format!("|{}\n", "---|".repeat(COLUMNS.len()));
-            for r in rows {
-                s += &format!("| {} |\n", cells(r).join(" | "));
-            }
-            s
-        }
+        Format::Csv => csv(&COLUMNS, rows.iter().map(cells)),
+        Format::Markdown => markdown(&COLUMNS, rows.iter().map(cells)),
         Format::Table => table(rows),
     }
+}
+
+/// A header line and one line per row, cells quoted where CSV needs it.
+fn csv<R: AsRef<[String]>>(columns: &[&str], rows: impl Iterator<Item = R>) -> String {
+    let mut s = columns.join(",") + "\n";
+    for r in rows {
+        let line: Vec<String> = r.as_ref().iter().map(|c| csv_cell(c)).collect();
+        s += &(line.join(",") + "\n");
+    }
+    s
+}
+
+/// A Markdown table.
+fn markdown<R: AsRef<[String]>>(columns: &[&str], rows: impl Iterator<Item = R>) -> String {
+    let mut s = format!(
+        "| {} |\n|{}\n",
+        columns.join(" | "),
+        "---|".repeat(columns.len())
+    );
+    for r in rows {
+        s += &format!("| {} |\n", r.as_ref().join(" | "));
+    }
+    s
 }
 
 fn csv_cell(c: &str) -> String {
@@ -439,21 +448,8 @@ pub fn render_records(rows: &[zseal::bench::records::RecordRow], format: Format)
         .collect();
     match format {
         Format::Json => serde_json::to_string_pretty(rows).expect("rows serialize") + "\n",
-        Format::Csv => std::iter::once(RECORD_COLUMNS.join(","))
-            .chain(cells.iter().map(|c| c.join(",")))
-            .map(|l| l + "\n")
-            .collect(),
-        Format::Markdown => {
-            let mut s = format!(
-                "| {} |\n|{}\n",
-                RECORD_COLUMNS.join(" | "),
-                "---|".repeat(9)
-            );
-            for c in &cells {
-                s += &format!("| {} |\n", c.join(" | "));
-            }
-            s
-        }
+        Format::Csv => csv(&RECORD_COLUMNS, cells.iter()),
+        Format::Markdown => markdown(&RECORD_COLUMNS, cells.iter()),
         Format::Table => {
             let mut width = RECORD_COLUMNS.map(str::len);
             for c in &cells {
