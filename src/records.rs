@@ -670,8 +670,8 @@ pub fn inspect(sealed: &[u8]) -> Result<RecordInfo> {
 /// Opens records sealed under one key, with any of a set of dictionaries. Not `Sync`: one per
 /// thread.
 pub struct Opener {
-    /// One per [`RecordCipher`], in its declaration order.
-    aeads: [Aead; 2],
+    siv: Aead,
+    xchacha: Aead,
     plain: DCtx<'static>,
     dictionaries: HashMap<u32, (Arc<Dictionary>, DCtx<'static>)>,
     scratch: Vec<u8>,
@@ -703,10 +703,8 @@ impl Opener {
             }
         }
         Ok(Opener {
-            aeads: [
-                key.aead(RecordCipher::Aes256GcmSiv),
-                key.aead(RecordCipher::XChaCha20Poly1305),
-            ],
+            siv: key.aead(RecordCipher::Aes256GcmSiv),
+            xchacha: key.aead(RecordCipher::XChaCha20Poly1305),
             plain: magicless_dctx()?,
             dictionaries: map,
             scratch: Vec::new(),
@@ -775,11 +773,11 @@ impl Opener {
         };
         buf.clear();
         buf.extend_from_slice(&sealed[info.body_offset..]);
-        let opened = self.aeads[info.cipher as usize].open(
-            &sealed[header_len..info.body_offset],
-            &self.aad,
-            buf,
-        );
+        let aead = match info.cipher {
+            RecordCipher::Aes256GcmSiv => &self.siv,
+            RecordCipher::XChaCha20Poly1305 => &self.xchacha,
+        };
+        let opened = aead.open(&sealed[header_len..info.body_offset], &self.aad, buf);
         let len = match opened {
             Ok(len) => len,
             Err(e) => {
