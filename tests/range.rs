@@ -242,8 +242,22 @@ fn a_limited_read_ahead_fetches_only_the_requested_frames() {
         assert_eq!(out, &plain[20 * C..22 * C]);
         let payload = d.into_inner().read - 16 - trailer;
         let header_frames = payload / frame; // the header is under one frame long
+                                             // A read of whole chunks is served straight into the caller's buffer, which reads the
+                                             // frames it covers and no more, limited or not.
+        assert_eq!(header_frames, 2, "threads {threads}: read {payload} bytes");
+        // A read of part of a chunk goes through the window, which reads ahead unless limited.
+        let mut d = counting(&sealed, &pw, threads);
+        d.seek(SeekFrom::Start(at + 10)).unwrap();
         if limited {
-            assert_eq!(header_frames, 2, "threads {threads}: read {payload} bytes");
+            d.limit_read_ahead(Some(at + 110)).unwrap();
+        }
+        let mut out = vec![0u8; 100];
+        d.read_exact(&mut out).unwrap();
+        assert_eq!(out, &plain[at as usize + 10..at as usize + 110]);
+        let payload = d.into_inner().read - 16 - trailer;
+        let header_frames = payload / frame;
+        if limited || threads == 1 {
+            assert_eq!(header_frames, 1, "threads {threads}: read {payload} bytes");
         } else {
             assert!(header_frames > 2, "the window reads ahead without a limit");
         }
@@ -478,5 +492,163 @@ fn coming_back_to_the_chunk_just_left_reads_nothing_again() {
         d.read_to_end(&mut all).unwrap();
         assert_eq!(all, plain);
         assert!(d.verified().is_some());
+    }
+}
+
+/// Reads that cover whole chunks are decrypted straight into the caller's buffer, the chunks at
+/// either end through the stream's own buffers. Whatever the alignment, the buffer size and the
+/// thread count, what comes back is the plaintext, and a read from the first byte to the end
+/// verifies the whole-plaintext digest.
+#[test]
+fn reads_of_every_alignment_and_size_match_the_plaintext() {
+    let pw = pass("range");
+    // Compressed and raw chunks (both ways a chunk is stored), and a short last chunk.
+    let mut plain = data(20 * C);
+    plain.extend(noise(12 * C + 300, 9));
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    );
+    let len = plain.len();
+    for threads in [1, 2, 4] {
+        for size in [C, 2 * C, 2 * C + 1, 3 * C - 7, 7 * C, len, len + 5] {
+            let mut seekable = dec(&sealed, &pw, threads);
+            seekable.seek(SeekFrom::Start(0)).unwrap();
+            let mut stream = Decryptor::new(
+                &sealed[..],
+                &[&pw],
+                &DecryptOptions::default().threads(threads),
+            )
+            .unwrap();
+            let streamed = read_all(&mut stream, size);
+            assert!(streamed == plain, "stream j{threads} reads of {size}");
+            assert!(stream.verified().is_some(), "j{threads} {size}: digest");
+            let read = read_all(&mut seekable, size);
+            assert!(read == plain, "seekable j{threads} reads of {size}");
+            assert!(seekable.verified().is_some(), "j{threads} {size}: digest");
+        }
+        let mut d = dec(&sealed, &pw, threads);
+        let fixed = [
+            (0, 3 * C),
+            (1, 2 * C),
+            (C - 1, C + 1),
+            (C, C),
+            (5 * C + 3, 10 * C),
+            (19 * C + 10, 5 * C),
+            (len - 2 * C - 1, 2 * C + 1),
+            (7 * C, len - 7 * C),
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let random = (0..200).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let s = (x % len as u64) as usize;
+            (s, ((x >> 32) as usize % (6 * C)).min(len - s))
+        });
+        for (s, n) in fixed.into_iter().chain(random) {
+            d.seek(SeekFrom::Start(s as u64)).unwrap();
+            let mut out = vec![0u8; n];
+            d.read_exact(&mut out).unwrap();
+            assert!(out == plain[s..s + n], "j{threads}: {n} bytes at {s}");
+        }
+    }
+}
+
+fn read_all(r: &mut impl Read, size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; size];
+    loop {
+        match r.read(&mut buf).unwrap() {
+            0 => return out,
+            n => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A chunk that fails inside a read of many chunks: the read returns the chunks before it (the
+/// rest of the caller's buffer zeroed, nothing of the failing chunk or after it), and the next
+/// read fails naming it, on every thread count, as a read chunk by chunk does.
+#[test]
+fn a_damaged_chunk_inside_a_large_read_returns_what_precedes_it_then_fails() {
+    let (plain, mut sealed, pw) = fixture();
+    let header = dec(&sealed, &pw, 1).header_len() as usize;
+    let (at, flen) = common::frames(&sealed, header)[4];
+    sealed[at + flen / 2] ^= 1;
+    for threads in [1, 2, 4] {
+        for (start, size) in [(0, 8 * C), (C / 2, 8 * C), (3 * C, 2 * C), (4 * C, 3 * C)] {
+            let mut d = dec(&sealed, &pw, threads);
+            d.seek(SeekFrom::Start(start as u64)).unwrap();
+            let mut buf = vec![0xa5u8; size];
+            let before = 4 * C - start;
+            let failed = match d.read(&mut buf) {
+                Ok(n) => {
+                    assert_eq!(n, before, "j{threads} at {start}");
+                    assert!(buf[..n] == plain[start..4 * C], "j{threads} at {start}");
+                    assert!(buf[n..].iter().all(|&b| b == 0), "j{threads}: not zeroed");
+                    d.read(&mut buf).unwrap_err()
+                }
+                Err(e) => {
+                    assert_eq!(before, 0, "j{threads} at {start}: {e}");
+                    e
+                }
+            };
+            let e = Error::from(failed);
+            assert!(
+                matches!(e, Error::ChunkAuth(4)),
+                "j{threads} at {start}: {e}"
+            );
+            let again = Error::from(d.read(&mut buf).unwrap_err());
+            assert!(matches!(again, Error::ChunkAuth(4)), "sticky: {again}");
+        }
+    }
+}
+
+/// After a read straight into the caller's buffer, the chunk that was current before it is not
+/// current any more: a seek back into it decrypts it again, rather than continuing from it into
+/// the frames the large read already went past.
+#[test]
+fn a_seek_back_after_a_large_read_lands_on_the_right_bytes() {
+    let (plain, sealed, pw) = fixture();
+    for threads in [1, 2] {
+        let mut d = dec(&sealed, &pw, threads);
+        let mut small = [0u8; 10];
+        d.read_exact(&mut small).unwrap();
+        // To the end of chunk 5: no chunk is left over to become current.
+        let mut big = vec![0u8; 6 * C - 10];
+        d.read_exact(&mut big).unwrap();
+        assert!(big == plain[10..6 * C]);
+        d.seek(SeekFrom::Start(5)).unwrap();
+        let mut out = vec![0u8; 3 * C];
+        d.read_exact(&mut out).unwrap();
+        assert!(out == plain[5..3 * C + 5], "j{threads}");
+    }
+}
+
+/// The chunk a large read ends inside stays current: the next read continues from it without
+/// fetching or decrypting a frame.
+#[test]
+fn the_chunk_a_large_read_ends_in_serves_the_next_read() {
+    let pw = pass("range");
+    let plain = noise(16 * C, 6);
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    );
+    for threads in [1, 2] {
+        let mut d = counting(&sealed, &pw, threads);
+        d.seek(SeekFrom::Start(10)).unwrap();
+        let mut out = vec![0u8; 3 * C];
+        d.read_exact(&mut out).unwrap();
+        assert!(out == plain[10..3 * C + 10]);
+        let read = d.get_ref().read;
+        let mut more = vec![0u8; C - 20];
+        d.read_exact(&mut more).unwrap();
+        assert!(more == plain[3 * C + 10..4 * C - 10]);
+        assert_eq!(d.get_ref().read, read, "j{threads}: fetched again");
     }
 }

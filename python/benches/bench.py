@@ -83,13 +83,25 @@ def bench_read(corpus: Path, work: Path, key: str, recipient: str, runs: int) ->
                     n += k
             assert n == size
 
-        m = interleaved({"cli": cli, "read": read_all, "readinto": readinto}, runs)
+        def plain_read():
+            # What a fresh object of this size costs Python on its own: the plaintext itself,
+            # read from the page cache into a new bytes (the floor under read() of it all).
+            with open(src, "rb") as f:
+                assert len(f.read()) == size
+
+        m = interleaved(
+            {"cli": cli, "read": read_all, "readinto": readinto, "plain": plain_read}, runs
+        )
         mb = size / 1e6
         print(f"\n{name} ({size / 2**20:.0f} MiB), medians of {runs} interleaved runs:")
         print(f"  zseal decrypt > /dev/null      {m['cli']:7.3f} s  {mb / m['cli']:7.0f} MB/s")
         for k in ("read", "readinto"):
             label = "zseal.open().read()" if k == "read" else "readinto(16 MiB buffer) loop"
             print(f"  {label:<30} {m[k]:7.3f} s  {mb / m[k]:7.0f} MB/s  {m['cli'] / m[k]:.2f}x the command")
+        print(
+            f"  {'open(plaintext).read()':<30} {m['plain']:7.3f} s  {mb / m['plain']:7.0f} MB/s"
+            f"  (zseal.open().read(): {m['plain'] / m['read']:.2f}x this)"
+        )
 
 
 def make_csv(path: Path, size: int) -> None:

@@ -64,6 +64,23 @@ impl<T: Send + 'static> Window<T> {
         self.threads.count()
     }
 
+    /// Chunks the window keeps in flight at most.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// The pool the window's jobs run on (started now if need be); `None` when they run on the
+    /// calling thread.
+    pub(crate) fn pool(&mut self) -> Result<Option<Arc<rayon::ThreadPool>>> {
+        if self.limit == 1 {
+            return Ok(None);
+        }
+        if self.pool.is_none() {
+            self.pool = Some(self.threads.pool()?);
+        }
+        Ok(self.pool.clone())
+    }
+
     pub(crate) fn has_room(&self) -> bool {
         self.queue.len() < self.limit
     }
@@ -155,7 +172,7 @@ fn spawn<T: Send + 'static>(
 }
 
 /// Runs `job`; a panic becomes [`Error::Bug`] with its message instead of tearing down the pool.
-fn guarded<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guarded<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|p| {
         let what = p
             .downcast_ref::<&str>()
@@ -166,7 +183,7 @@ fn guarded<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-fn lost() -> Error {
+pub(crate) fn lost() -> Error {
     Error::Bug("a worker thread ended without returning its chunk".into())
 }
 

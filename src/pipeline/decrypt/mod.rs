@@ -13,6 +13,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::sync::Arc;
 
 mod cursor;
+mod direct;
 pub(crate) mod frames;
 pub(crate) mod opener;
 mod seek;
@@ -328,9 +329,7 @@ impl<R: Read> Decryptor<R> {
     fn read_frame(&mut self) -> Result<()> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
-        let mut body = self.spares.pop().unwrap_or_default();
-        body.resize(self.opener.buffer_len().max(body_len), 0);
-        self.frames.read_body(&mut body[..body_len])?;
+        let mut body = self.read_body(body_len, None)?;
         if kind == FrameKind::Final {
             body.truncate(body_len);
             self.frames.ended = true;
@@ -360,13 +359,49 @@ impl<R: Read> Decryptor<R> {
         Ok(())
     }
 
+    /// Reads the body of the frame whose header was just read into `body` (or a spare buffer),
+    /// sized to hold any frame of the stream.
+    fn read_body(&mut self, body_len: usize, body: Option<Vec<u8>>) -> Result<Vec<u8>> {
+        let mut body = body.or_else(|| self.spares.pop()).unwrap_or_default();
+        body.resize(self.opener.buffer_len().max(body_len), 0);
+        self.frames.read_body(&mut body[..body_len])?;
+        Ok(body)
+    }
+
+    /// Reads the next frame, known to be a data frame, for a worker to open.
+    fn read_data_frame(&mut self, body: Option<Vec<u8>>) -> Result<DataFrame> {
+        let index = self.frames.next;
+        let (kind, body_len) = self.frames.read_header()?;
+        let body = self.read_body(body_len, body)?;
+        self.verifier.frame_read(body_len);
+        Ok(DataFrame {
+            index,
+            kind,
+            body,
+            body_len,
+        })
+    }
+
+    /// The checks that need order, for chunk `index` (the next in order) with plaintext `bytes`.
+    fn accept(
+        &mut self,
+        index: u64,
+        bytes: &[u8],
+        hash: &crate::hash::ChunkHash,
+        times: &crate::stats::ChunkTimes,
+    ) -> Result<()> {
+        let c = self.opener.chunk_size();
+        let want = self.index.as_ref().map(|ix| ix.chunk_len(index, c));
+        self.verifier.accept(index, bytes, hash, want)?;
+        self.stages.add_chunk(times);
+        Ok(())
+    }
+
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
     fn release(&mut self, o: Opened) -> Result<()> {
-        let c = self.opener.chunk_size();
-        let want = self.index.as_ref().map(|ix| ix.chunk_len(o.index, c));
-        self.verifier.accept(&o, want)?;
-        self.stages.add_chunk(&o.times);
+        self.accept(o.index, o.bytes(), &o.hash, &o.times)?;
         self.spares.push(o.spare);
+        let c = self.opener.chunk_size();
         let old = self.cursor.load(cursor::Chunk {
             buf: o.plain,
             bytes: o.content,
@@ -428,6 +463,9 @@ impl<R: Read> Read for Decryptor<R> {
                 let n = buf.len().min(bytes.len());
                 buf[..n].copy_from_slice(&bytes[..n]);
                 self.cursor.advance(n);
+                return Ok(n);
+            }
+            if let Some(n) = self.read_direct(buf)? {
                 return Ok(n);
             }
             if buf.is_empty() || !self.step()? {

@@ -34,6 +34,14 @@ pub(crate) struct Opened {
     pub(crate) times: ChunkTimes,
 }
 
+/// A chunk opened straight into the caller's memory by [`Opener::open_chunk_into`].
+pub(crate) struct Landed {
+    /// Its plaintext length.
+    pub(crate) len: usize,
+    pub(crate) hash: ChunkHash,
+    pub(crate) times: ChunkTimes,
+}
+
 impl Opened {
     /// The chunk's plaintext.
     pub(crate) fn bytes(&self) -> &[u8] {
@@ -73,6 +81,15 @@ impl Opener {
             Err(()) if last => Err(Error::FinalAuth),
             Err(()) => Err(Error::ChunkAuth(index)),
         }
+    }
+
+    /// Authenticates data frame `index` (not the final one) and decrypts it into `out`, which
+    /// must be exactly as long as its ciphertext. On failure nothing of `out` may be released.
+    fn open_body_to(&self, index: u64, kind: FrameKind, body: &[u8], out: &mut [u8]) -> Result<()> {
+        let aad = frame_header(kind, body.len() as u32);
+        self.cipher
+            .open_to(&stream_nonce(index, false), &aad, body, out)
+            .map_err(|()| Error::ChunkAuth(index))
     }
 
     /// Opens the final frame's body as the frame after `chunks` data frames (the nonce binds the
@@ -123,6 +140,49 @@ impl Opener {
         Ok(())
     }
 
+    /// Authenticates and decrypts a data frame in place: how its chunk is stored (raw or
+    /// compressed) and where in `body` that content is.
+    fn open_content(
+        &self,
+        index: u64,
+        kind: FrameKind,
+        body: &mut [u8],
+        times: &mut ChunkTimes,
+    ) -> Result<(FrameKind, std::ops::Range<usize>)> {
+        let len = timed(&mut times.cipher, || {
+            self.open_body(index, false, kind, body)
+        })?;
+        match kind {
+            FrameKind::Padded => self.unpad(index, &body[..len]),
+            k => Ok((k, 0..len)),
+        }
+    }
+
+    /// Decompresses chunk `index` from `src` into `out` (room for a whole chunk).
+    fn decompress(
+        &self,
+        index: u64,
+        src: &[u8],
+        out: &mut [u8],
+        times: &mut ChunkTimes,
+    ) -> Result<usize> {
+        let n = timed(&mut times.codec, || self.header.codec.decompress(src, out))
+            .map_err(|what| Error::ChunkInvalid { index, what })?;
+        if n == 0 {
+            return Err(Error::ChunkInvalid {
+                index,
+                what: "decompresses to nothing".into(),
+            });
+        }
+        Ok(n)
+    }
+
+    fn hash(&self, alg: HashAlg, index: u64, plain: &[u8], times: &mut ChunkTimes) -> ChunkHash {
+        timed(&mut times.hash, || {
+            ChunkHash::compute(alg, index, self.chunk_size(), plain)
+        })
+    }
+
     /// The whole per-chunk job: authenticate, decompress (unless raw), hash with `hash`.
     pub(crate) fn open_chunk(
         &self,
@@ -137,34 +197,18 @@ impl Opener {
             body_len,
         } = frame;
         let mut times = ChunkTimes::default();
-        let len = timed(&mut times.cipher, || {
-            self.open_body(index, false, kind, &mut body[..body_len])
-        })?;
-        let (stored, content) = match kind {
-            FrameKind::Padded => self.unpad(index, &body[..len])?,
-            k => (k, 0..len),
-        };
+        let (stored, content) =
+            self.open_content(index, kind, &mut body[..body_len], &mut times)?;
         let (plain, content, spare) = match stored {
             FrameKind::Raw => (body, content, spare),
             _ => {
                 spare.resize(self.buffer_len(), 0);
                 let out = &mut spare[..self.chunk_size()];
-                let n = timed(&mut times.codec, || {
-                    self.header.codec.decompress(&body[content], out)
-                })
-                .map_err(|what| Error::ChunkInvalid { index, what })?;
-                if n == 0 {
-                    return Err(Error::ChunkInvalid {
-                        index,
-                        what: "decompresses to nothing".into(),
-                    });
-                }
+                let n = self.decompress(index, &body[content], out, &mut times)?;
                 (spare, 0..n, body)
             }
         };
-        let hash = timed(&mut times.hash, || {
-            ChunkHash::compute(hash, index, self.chunk_size(), &plain[content.clone()])
-        });
+        let hash = self.hash(hash, index, &plain[content.clone()], &mut times);
         Ok(Opened {
             index,
             plain,
@@ -173,5 +217,44 @@ impl Opener {
             hash,
             times,
         })
+    }
+
+    /// The per-chunk job of a read straight into the caller's memory: the chunk is decompressed
+    /// into `out` (a whole chunk's room) or, when stored raw, decrypted there. Returns its length
+    /// and hash; `frame.body` is left for reuse.
+    pub(crate) fn open_chunk_into(
+        &self,
+        frame: &mut DataFrame,
+        hash: HashAlg,
+        out: &mut [u8],
+    ) -> Result<Landed> {
+        let index = frame.index;
+        let mut times = ChunkTimes::default();
+        let body = &mut frame.body[..frame.body_len];
+        let too_long = || Error::ChunkInvalid {
+            index,
+            what: "holds more than a chunk".into(),
+        };
+        let len = if frame.kind == FrameKind::Raw {
+            let len = body.len().saturating_sub(TAG_LEN);
+            let dest = out.get_mut(..len).ok_or_else(too_long)?;
+            timed(&mut times.cipher, || {
+                self.open_body_to(index, FrameKind::Raw, body, dest)
+            })?;
+            len
+        } else {
+            let (stored, content) = self.open_content(index, frame.kind, body, &mut times)?;
+            match stored {
+                FrameKind::Raw => {
+                    let len = content.len();
+                    let dest = out.get_mut(..len).ok_or_else(too_long)?;
+                    dest.copy_from_slice(&body[content]);
+                    len
+                }
+                _ => self.decompress(index, &body[content], out, &mut times)?,
+            }
+        };
+        let hash = self.hash(hash, index, &out[..len], &mut times);
+        Ok(Landed { len, hash, times })
     }
 }

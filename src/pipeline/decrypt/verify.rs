@@ -5,9 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, MAX_PLAINTEXT};
-use crate::hash::{Digest, HashAlg};
-
-use super::opener::Opened;
+use crate::hash::{ChunkHash, Digest, HashAlg};
 
 pub(crate) struct Verifier {
     chunk_size: u64,
@@ -86,19 +84,23 @@ impl Verifier {
         self.plaintext += self.chunk_size;
     }
 
-    /// Checks the next chunk in order; `want` is its length by the index, when one is loaded.
-    pub(crate) fn accept(&mut self, o: &Opened, want: Option<u64>) -> Result<()> {
-        let invalid = |what: String| Error::ChunkInvalid {
-            index: o.index,
-            what,
-        };
-        debug_assert_eq!(o.index, self.frames(), "chunks come back in order");
+    /// Checks chunk `index`, the next in order, whose plaintext is `bytes` and whose hash the
+    /// worker computed; `want` is its length by the index, when one is loaded.
+    pub(crate) fn accept(
+        &mut self,
+        index: u64,
+        bytes: &[u8],
+        hash: &ChunkHash,
+        want: Option<u64>,
+    ) -> Result<()> {
+        let invalid = |what: String| Error::ChunkInvalid { index, what };
+        debug_assert_eq!(index, self.frames(), "chunks come back in order");
         if self.padding > 0 {
             return Err(invalid(
                 "follows a padding frame (padding ends a file)".into(),
             ));
         }
-        let len = o.content.len() as u64;
+        let len = bytes.len() as u64;
         if let Some(want) = want.filter(|&w| w != len) {
             return Err(invalid(format!("holds {len} bytes, the index says {want}")));
         }
@@ -113,7 +115,7 @@ impl Verifier {
             ));
         }
         if let Some(d) = self.digest.as_mut() {
-            d.push(o.bytes(), &o.hash);
+            d.push(bytes, hash);
         }
         self.chunks += 1;
         self.plaintext += len;
@@ -176,21 +178,14 @@ mod tests {
     /// Files that large are out of reach of a test, so the count is set just below it.
     #[test]
     fn plaintext_stops_at_the_format_limit() {
-        let chunk = |index: u64, n: usize| Opened {
-            index,
-            plain: vec![0; n],
-            content: 0..n,
-            spare: Vec::new(),
-            hash: Default::default(),
-            times: Default::default(),
-        };
         let c = 1024u64;
         let mut v = Verifier::new(c as usize, HashAlg::None);
         v.chunks = MAX_PLAINTEXT / c - 1;
         v.plaintext = v.chunks * c;
-        v.accept(&chunk(v.chunks, c as usize), None).unwrap();
+        let none = ChunkHash::default();
+        v.accept(v.chunks, &[0; 1024], &none, None).unwrap();
         assert_eq!(v.plaintext, MAX_PLAINTEXT);
-        let e = v.accept(&chunk(v.chunks, 1), None).unwrap_err();
+        let e = v.accept(v.chunks, &[0], &none, None).unwrap_err();
         assert!(matches!(e, Error::Limit(_)), "{e}");
     }
 }
