@@ -32,6 +32,10 @@ pub struct Stages {
 pub struct StreamStats {
     /// Data chunks processed.
     pub chunks: u64,
+    /// Frames the workers sealed or opened. Equal to `chunks` when encrypting or reading in
+    /// order; a reader that seeks back and forth may decrypt a chunk more than once, each time
+    /// counted here.
+    pub frames_opened: u64,
     /// Worker threads.
     pub threads: usize,
     /// Time per stage.

@@ -652,3 +652,48 @@ fn the_chunk_a_large_read_ends_in_serves_the_next_read() {
         assert_eq!(d.get_ref().read, read, "j{threads}: fetched again");
     }
 }
+
+/// fsspec's `read_block(f, offset, length, b"\n")`, which Dask runs once per partition: seek to
+/// the block's start and read a little (to a delimiter), seek to its end and read a little,
+/// seek back to the start and read the block. Every chunk the block touches is decrypted once:
+/// the one at the end, looked at before the read, is kept by the seek back and not decrypted a
+/// second time by the read that ends in it. (A block that starts in chunk 0 computes the digest
+/// from there, and a kept chunk has no hash: it decrypts its last chunk twice.)
+#[test]
+fn a_block_read_the_way_fsspec_does_decrypts_each_chunk_once() {
+    let pw = pass("range");
+    let plain = data(40 * C);
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    );
+    for threads in [1, 2] {
+        for (start, end) in [
+            (3 * C + 100, 9 * C + 50),
+            (C, 5 * C + 1),
+            (C + 10, 3 * C + 10),
+        ] {
+            let mut d = dec(&sealed, &pw, threads);
+            d.seek(SeekFrom::Start(start as u64)).unwrap();
+            d.limit_read_ahead(Some(start as u64 + 64)).unwrap();
+            let mut peek = [0u8; 64];
+            d.read_exact(&mut peek).unwrap();
+            d.seek(SeekFrom::Start(end as u64)).unwrap();
+            d.limit_read_ahead(Some(end as u64 + 64)).unwrap();
+            d.read_exact(&mut peek).unwrap();
+            d.seek(SeekFrom::Start(start as u64)).unwrap();
+            d.limit_read_ahead(Some(end as u64)).unwrap();
+            let mut block = vec![0u8; end - start];
+            d.read_exact(&mut block).unwrap();
+            assert!(block == plain[start..end], "j{threads} {start}..{end}");
+            let touched = (end as u64).div_ceil(C as u64) - start as u64 / C as u64;
+            assert_eq!(
+                d.stats().frames_opened,
+                touched,
+                "j{threads} {start}..{end}: chunks decrypted"
+            );
+        }
+    }
+}

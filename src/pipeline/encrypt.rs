@@ -689,6 +689,7 @@ impl<W: Write> Encryptor<W> {
     pub fn stats(&self) -> StreamStats {
         StreamStats {
             chunks: self.chunks_submitted,
+            frames_opened: self.chunks_submitted,
             threads: self.window.threads(),
             stages: self.stages,
         }

@@ -184,6 +184,7 @@ mod tests {
             cpu: Some((Duration::from_millis(2000), Duration::from_millis(500))),
             stream: StreamStats {
                 chunks: 3,
+                frames_opened: 3,
                 threads: 2,
                 stages: Stages {
                     read: Duration::from_millis(100),

@@ -24,8 +24,9 @@ use super::opener::{DataFrame, Landed, Opened, Opener};
 use super::Decryptor;
 use crate::error::{Error, Result};
 use crate::format::FrameKind;
-use crate::hash::HashAlg;
+use crate::hash::{ChunkHash, HashAlg};
 use crate::pipeline::window::{guarded, lost};
+use crate::stats::ChunkTimes;
 
 /// Where one chunk of a direct read goes.
 enum Target<'a> {
@@ -210,6 +211,15 @@ impl<R: Read> Decryptor<R> {
         let mut head = skip;
         let mut stopped = None;
         while !rest.is_empty() && self.frames.more() {
+            let take = (c - head).min(rest.len());
+            if let Some(k) = self.take_kept() {
+                // Not decrypted again: copied from the chunk kept, its frame read past.
+                let (dest, tail) = std::mem::take(&mut rest).split_at_mut(take);
+                rest = tail;
+                results.push(Some(self.skip_to_kept(k, head, dest)));
+                head = 0;
+                continue;
+            }
             match self.frames.peek_kind() {
                 Ok(FrameKind::Final | FrameKind::Padding) => break,
                 Ok(_) => {}
@@ -230,7 +240,6 @@ impl<R: Read> Decryptor<R> {
                     break;
                 }
             };
-            let take = (c - head).min(rest.len());
             let (dest, tail) = std::mem::take(&mut rest).split_at_mut(take);
             rest = tail;
             let target = if head == 0 && take == c {
@@ -245,6 +254,7 @@ impl<R: Read> Decryptor<R> {
             head = 0;
             let k = results.len();
             results.push(None);
+            self.frames_opened += 1;
             let tx = tx.clone();
             spawn(Box::new(move || {
                 let (r, body) = guarded(|| Ok(run(opener, frame, target, hash)))
@@ -264,5 +274,45 @@ impl<R: Read> Decryptor<R> {
             .map(|r| r.unwrap_or_else(|| Err(lost())))
             .collect();
         (results, stopped)
+    }
+
+    /// The chunk kept from before the last seek, when it is the next to read and no digest is
+    /// being computed (a kept chunk carries no hash). fsspec's `read_block` seeks to a block's
+    /// end to find a delimiter before it reads the block: the chunk found there is kept by the
+    /// seek back, and is the last one the block's read needs.
+    fn take_kept(&mut self) -> Option<cursor::Chunk> {
+        let c = self.opener.chunk_size() as u64;
+        let next = self.frames.next;
+        if self.verifier.has_digest() || self.kept.as_ref()?.start != next * c {
+            return None;
+        }
+        self.kept.take()
+    }
+
+    /// Reads past the frame of kept chunk `k` (checked against the index as any frame is) and
+    /// copies bytes `skip..` of it to `dest`.
+    fn skip_to_kept(&mut self, k: cursor::Chunk, skip: usize, dest: &mut [u8]) -> Result<Outcome> {
+        let index = self.frames.next;
+        let (kind, body_len) = self.frames.read_header()?;
+        if kind == FrameKind::Final || kind == FrameKind::Padding {
+            return Err(Error::Bug(format!(
+                "chunk {index} was kept, but frame {index} holds none"
+            )));
+        }
+        self.frames.skip_body(body_len)?;
+        self.verifier.frame_read(body_len);
+        let bytes = &k.buf[k.bytes.clone()];
+        let from = skip.min(bytes.len());
+        let n = (bytes.len() - from).min(dest.len());
+        dest[..n].copy_from_slice(&bytes[from..from + n]);
+        let opened = Opened {
+            index,
+            plain: k.buf,
+            content: k.bytes,
+            spare: Vec::new(),
+            hash: ChunkHash::default(),
+            times: ChunkTimes::default(),
+        };
+        Ok(Outcome::Part(opened, n))
     }
 }

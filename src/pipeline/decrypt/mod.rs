@@ -75,6 +75,8 @@ pub struct Decryptor<R: Read> {
     kept: Option<cursor::Chunk>,
     spares: Vec<Vec<u8>>,
     stages: Stages,
+    /// Frames handed to the workers to open (the final frame is not counted).
+    frames_opened: u64,
 }
 
 /// Which key a container needs, decided from its (not yet authenticated) header: what a front
@@ -204,6 +206,7 @@ impl<R: Read> Locked<R> {
             kept: None,
             spares: Vec::new(),
             stages: Stages::default(),
+            frames_opened: 0,
         })
     }
 }
@@ -257,6 +260,7 @@ impl<R: Read> Decryptor<R> {
         stages.read = self.frames.read_time;
         StreamStats {
             chunks: self.verifier.chunks,
+            frames_opened: self.frames_opened,
             threads: self.window.threads(),
             stages,
         }
@@ -337,6 +341,7 @@ impl<R: Read> Decryptor<R> {
             return Ok(());
         }
         self.verifier.frame_read(body_len);
+        self.frames_opened += 1;
         let opener = Arc::clone(&self.opener);
         if kind == FrameKind::Padding {
             self.window.push(move || {
