@@ -592,6 +592,8 @@ fn a_damaged_chunk_inside_a_large_read_returns_what_precedes_it_then_fails() {
                 }
                 Err(e) => {
                     assert_eq!(before, 0, "j{threads} at {start}: {e}");
+                    // The chunks after the failing one were opened too: none of them is left.
+                    assert!(buf.iter().all(|&b| b == 0), "j{threads}: not zeroed");
                     e
                 }
             };

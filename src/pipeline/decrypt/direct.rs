@@ -105,7 +105,7 @@ impl<R: Read> Decryptor<R> {
         match self.direct(buf, skip) {
             Ok(n) => Ok((n > 0).then_some(n)),
             Err(e) => {
-                buf.fill(0);
+                // `direct` zeroed what it had written.
                 self.failed = Some(e.clone());
                 self.cursor.reset(pos);
                 Err(e)
