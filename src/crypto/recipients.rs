@@ -368,4 +368,68 @@ mod tests {
             );
         }
     }
+
+    /// The bounds of both directions at their edges (found by cargo-mutants: only well-formed
+    /// stanzas from age's own recipients reached `encode`). A tag of 1 to 64 characters, at most
+    /// 16 arguments, an argument of 255 bytes in type 02 and of 256 in type 03, a stanza of at
+    /// most 8,192 bytes; the reader refuses what the writer would not make.
+    #[test]
+    fn stanza_bounds_hold_at_their_edges() {
+        let st = |tag: &str, args: Vec<String>, body: usize| age_core::format::Stanza {
+            tag: tag.into(),
+            args,
+            body: vec![1; body],
+        };
+        let arg = |n: usize| "a".repeat(n);
+        assert!(encode(&st("", vec![], 0)).is_err(), "empty tag");
+        assert!(encode(&st(&arg(64), vec![], 0)).is_ok(), "64-character tag");
+        assert!(
+            encode(&st(&arg(65), vec![], 0)).is_err(),
+            "65-character tag"
+        );
+        assert!(
+            encode(&st("t", vec![arg(1); 16], 0)).is_ok(),
+            "16 arguments"
+        );
+        assert!(
+            encode(&st("t", vec![arg(1); 17], 0)).is_err(),
+            "17 arguments"
+        );
+        assert_eq!(
+            encode(&st("t", vec![arg(255)], 0)).unwrap().kind,
+            STANZA_TYPE
+        );
+        assert_eq!(
+            encode(&st("t", vec![arg(256)], 0)).unwrap().kind,
+            STANZA_TYPE_LONG
+        );
+        // Tag length, tag, argument count: 3 bytes before the body.
+        let max = crate::format::MAX_STANZA_BODY;
+        assert_eq!(encode(&st("t", vec![], max - 3)).unwrap().body.len(), max);
+        assert!(encode(&st("t", vec![], max - 2)).is_err(), "8,193 bytes");
+        for s in [
+            st(&arg(64), vec![arg(1); 16], 0),
+            st("t", vec![arg(255)], 0),
+            st("t", vec![arg(256), arg(3)], 5),
+        ] {
+            let back = decode(&encode(&s).unwrap()).unwrap();
+            assert_eq!((back.tag, back.args, back.body), (s.tag, s.args, s.body));
+        }
+        let raw = |body: Vec<u8>| Stanza {
+            kind: STANZA_TYPE,
+            body,
+        };
+        let mut tag65 = vec![65];
+        tag65.extend(arg(65).bytes());
+        tag65.push(0);
+        assert!(decode(&raw(tag65)).is_err(), "65-character tag");
+        let mut argc17 = b"\x01t\x11".to_vec();
+        argc17.extend([1, b'a'].repeat(17));
+        assert!(decode(&raw(argc17)).is_err(), "17 arguments");
+        assert!(decode(&Stanza {
+            kind: 4,
+            body: b"\x01t\x00".to_vec()
+        })
+        .is_err());
+    }
 }
