@@ -279,4 +279,43 @@ fn recipients_files_skip_comments_and_report_bad_lines() {
         open_with(&sealed, &[&identity("ed25519")]).unwrap(),
         b"via authorized_keys"
     );
+    // A key whose comment names a key type is taken from its start, not from the comment.
+    let line = format!("{} was ssh-ed25519 before", ed.trim());
+    let rs = recipients::read_recipients(line.as_bytes(), "authorized_keys").unwrap();
+    assert_eq!(rs[0].as_str(), line);
+    let line = format!("{} ssh-rsa too", recipient("age.pub").as_str());
+    assert!(
+        recipients::read_recipients(line.as_bytes(), "r").is_err(),
+        "age keys take no comment"
+    );
+}
+
+/// A recipient keeps the text it was given (trimmed), which rekey and inspect print; a bad one is
+/// named in the error, cut to 40 characters when longer.
+#[test]
+fn recipients_keep_their_text_and_bad_ones_are_named_briefly() {
+    let ed = std::fs::read_to_string(keys().join("ed25519.pub")).unwrap();
+    let r = recipients::AgeRecipient::parse(&format!("  {ed}\n")).unwrap();
+    assert_eq!(r.as_str(), ed.trim());
+    let short = "nonsense-key";
+    let e = recipients::AgeRecipient::parse(short)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("'nonsense-key'"), "{e}");
+    let forty = "k".repeat(40);
+    let e = recipients::AgeRecipient::parse(&forty)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains(&format!("'{forty}'")), "{e}");
+    let long = format!("{forty}tail");
+    let e = recipients::AgeRecipient::parse(&long)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!("'{forty}…'")) && !e.contains("tail"),
+        "{e}"
+    );
 }
