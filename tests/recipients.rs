@@ -319,3 +319,21 @@ fn recipients_keep_their_text_and_bad_ones_are_named_briefly() {
         "{e}"
     );
 }
+
+/// `keygen -y`: the recipient of every identity line of an identity file (comments and blank
+/// lines skipped), as `age-keygen -y` prints them; a file without one, or with a line that is
+/// not a key, is refused.
+#[test]
+fn recipients_of_an_identity_file_are_those_age_prints() {
+    let key = std::fs::read_to_string(keys().join("age.key")).unwrap();
+    let public = recipient("age.pub").as_str().to_string();
+    let file = format!("# a comment\n\n{key}\n");
+    let got = recipients::recipients_of(file.as_bytes(), "age.key").unwrap();
+    assert_eq!(got, vec![public.clone()]);
+    let (secret, second) = recipients::generate();
+    let two = format!("{key}\n# and another\n{}\n", &*secret);
+    let got = recipients::recipients_of(two.as_bytes(), "two").unwrap();
+    assert_eq!(got, vec![public, second]);
+    assert!(recipients::recipients_of(b"# nothing\n\n", "empty").is_err());
+    assert!(recipients::recipients_of(b"AGE-SECRET-KEY-1NOPE\n", "bad").is_err());
+}

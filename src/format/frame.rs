@@ -187,6 +187,21 @@ pub fn parse_footer(f: &[u8; FOOTER_LEN]) -> Result<u64> {
 mod tests {
     use super::*;
 
+    /// The body lengths of FORMAT.md §3 written out for a 4 KiB chunk: data frames hold 1 to
+    /// 4,096 bytes plus the 16-byte tag; a padded chunk adds its 5-byte header (and holds at
+    /// least one content byte); a padding frame holds 1 to 4,101 bytes plus the tag; the final
+    /// frame is 96 bytes (its 80-byte plaintext and the tag).
+    #[test]
+    fn body_lengths_are_those_of_the_spec() {
+        let c = 4096;
+        for kind in [FrameKind::Compressed, FrameKind::Raw] {
+            assert_eq!(body_len_bounds(kind, c), 17..=4112, "{kind:?}");
+        }
+        assert_eq!(body_len_bounds(FrameKind::Padded, c), 22..=4117);
+        assert_eq!(body_len_bounds(FrameKind::Padding, c), 17..=4117);
+        assert_eq!(body_len_bounds(FrameKind::Final, c), 96..=96);
+    }
+
     /// Padmé's values from its paper's definition, worked by hand: 2^E..2^(E+1) is cut into
     /// 2^S classes.
     #[test]
