@@ -202,6 +202,17 @@ mod tests {
         assert_eq!(body_len_bounds(FrameKind::Final, c), 96..=96);
     }
 
+    /// The footer's chunk count is refused only past the format's limit of 2^32 - 1.
+    #[test]
+    fn footer_counts_stop_at_the_chunk_limit() {
+        assert_eq!(parse_footer(&footer(MAX_CHUNKS)).unwrap(), MAX_CHUNKS);
+        assert_eq!(parse_footer(&footer(0)).unwrap(), 0);
+        assert!(parse_footer(&footer(MAX_CHUNKS + 1)).is_err());
+        let mut bad = footer(3);
+        bad[FOOTER_LEN - 1] ^= 1;
+        assert!(parse_footer(&bad).is_err(), "end magic");
+    }
+
     /// Padmé's values from its paper's definition, worked by hand: 2^E..2^(E+1) is cut into
     /// 2^S classes.
     #[test]

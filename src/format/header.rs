@@ -60,7 +60,8 @@ impl Header {
         b.push(self.codec.level_byte() as u8);
         b.push(self.hash.id());
         b.push(self.chunk_log2);
-        b.extend_from_slice(&[u8::from(self.padded) * FLAG_PADDED, 0]);
+        let flags = if self.padded { FLAG_PADDED } else { 0 };
+        b.extend_from_slice(&[flags, 0]);
         b.extend_from_slice(&self.payload_salt);
         b.extend_from_slice(&(self.stanzas.len() as u16).to_le_bytes());
         for s in &self.stanzas {
@@ -172,5 +173,62 @@ fn read_header_bytes(r: &mut impl Read, buf: &mut [u8], at_start: bool) -> Resul
         )),
         _ if at_start && buf[..m] != MAGIC[..m] => Err(Error::NotZseal),
         _ => Err(Error::Truncated("in the header".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(stanzas: Vec<Stanza>) -> Header {
+        Header {
+            cipher: Cipher::Aes256Gcm,
+            codec: Codec::Lz4,
+            hash: HashAlg::Blake3,
+            chunk_log2: 20,
+            padded: true,
+            payload_salt: [7; SALT_LEN],
+            stanzas,
+        }
+    }
+
+    fn stanza(body: usize) -> Stanza {
+        Stanza {
+            kind: 1,
+            body: vec![9; body],
+        }
+    }
+
+    /// The writer keeps the limits the reader enforces (FORMAT.md §1), each at its edge: 1 to
+    /// 1,024 stanzas, bodies of at most 8,192 bytes, and 1 MiB for the whole header with its
+    /// MAC. A header at every limit at once reads back as written.
+    #[test]
+    fn the_writer_keeps_the_header_limits_at_their_edges() {
+        assert!(
+            header(vec![]).encode_unauthenticated().is_err(),
+            "no stanza"
+        );
+        assert!(header(vec![stanza(1); 1024])
+            .encode_unauthenticated()
+            .is_ok());
+        assert!(header(vec![stanza(1); 1025])
+            .encode_unauthenticated()
+            .is_err());
+        assert!(header(vec![stanza(8192)]).encode_unauthenticated().is_ok());
+        assert!(header(vec![stanza(8193)]).encode_unauthenticated().is_err());
+        // 127 full stanzas (3 + 8,192 bytes each) and one that fills the header to 1 MiB.
+        let room = MAX_HEADER_LEN - MAC_LEN - FIXED_LEN - 127 * (3 + 8192) - 3;
+        let mut full = vec![stanza(8192); 127];
+        full.push(stanza(room));
+        let h = header(full.clone());
+        let raw = h.encode_unauthenticated().unwrap();
+        assert_eq!(raw.len() + MAC_LEN, MAX_HEADER_LEN);
+        assert_eq!(raw[14], FLAG_PADDED, "the flags byte");
+        let mut file = raw.clone();
+        file.extend_from_slice(&[3; MAC_LEN]);
+        let (back, back_raw, mac) = Header::read(&mut &file[..]).unwrap();
+        assert_eq!((back, back_raw, mac), (h, raw, [3; MAC_LEN]));
+        full.last_mut().unwrap().body.push(0);
+        assert!(header(full).encode_unauthenticated().is_err(), "1 MiB + 1");
     }
 }
