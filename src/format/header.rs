@@ -230,5 +230,38 @@ mod tests {
         assert_eq!((back, back_raw, mac), (h, raw, [3; MAC_LEN]));
         full.last_mut().unwrap().body.push(0);
         assert!(header(full).encode_unauthenticated().is_err(), "1 MiB + 1");
+
+        // The reader, on the same edges, with a header written by hand.
+        let refused = |bytes: &[u8], what: &str| {
+            let e = Header::read(&mut &bytes[..]).unwrap_err();
+            assert!(matches!(e, Error::InvalidHeader(_)), "{what}: {e}");
+        };
+        let mut one_more = file.clone();
+        let last = MAX_HEADER_LEN - MAC_LEN - room - 3;
+        one_more[last + 1..last + 3].copy_from_slice(&(room as u16 + 1).to_le_bytes());
+        one_more.insert(last + 3, 0);
+        refused(&one_more, "1 MiB + 1");
+        let small = header(vec![stanza(4)]).encode_unauthenticated().unwrap();
+        let with_count = |n: u16| {
+            let mut b = small.clone();
+            b[48..50].copy_from_slice(&n.to_le_bytes());
+            b.extend(std::iter::repeat_n([1u8, 0, 0], n as usize).flatten());
+            b.extend_from_slice(&[0; MAC_LEN]);
+            b
+        };
+        refused(&with_count(0)[..FIXED_LEN + MAC_LEN], "no stanza");
+        refused(&with_count(1025), "1,025 stanzas");
+        assert_eq!(
+            Header::read(&mut &with_count(1024)[..])
+                .unwrap()
+                .0
+                .stanzas
+                .len(),
+            1024
+        );
+        let mut long = small.clone();
+        long[FIXED_LEN + 1..FIXED_LEN + 3].copy_from_slice(&8193u16.to_le_bytes());
+        long.extend(vec![0; 8193 + MAC_LEN]);
+        refused(&long, "a stanza of 8,193 bytes");
     }
 }
