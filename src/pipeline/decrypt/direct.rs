@@ -65,15 +65,20 @@ fn run(
         }
         Target::Part { skip, dest, spare } => {
             let r = opener.open_chunk(frame, hash, spare).map(|o| {
-                let bytes = o.bytes();
-                let from = skip.min(bytes.len());
-                let n = (bytes.len() - from).min(dest.len());
-                dest[..n].copy_from_slice(&bytes[from..from + n]);
+                let n = copy_part(o.bytes(), skip, dest);
                 Outcome::Part(o, n)
             });
             (r, Vec::new())
         }
     }
+}
+
+/// Copies bytes `skip..` of a chunk to `dest`, as many as fit; returns how many.
+fn copy_part(chunk: &[u8], skip: usize, dest: &mut [u8]) -> usize {
+    let from = skip.min(chunk.len());
+    let n = (chunk.len() - from).min(dest.len());
+    dest[..n].copy_from_slice(&chunk[from..from + n]);
+    n
 }
 
 /// A job handed to whoever runs it: the pool's scope, or the calling thread.
@@ -301,10 +306,7 @@ impl<R: Read> Decryptor<R> {
         }
         self.frames.skip_body(body_len)?;
         self.verifier.frame_read(body_len);
-        let bytes = &k.buf[k.bytes.clone()];
-        let from = skip.min(bytes.len());
-        let n = (bytes.len() - from).min(dest.len());
-        dest[..n].copy_from_slice(&bytes[from..from + n]);
+        let n = copy_part(&k.buf[k.bytes.clone()], skip, dest);
         let opened = Opened {
             index,
             plain: k.buf,
