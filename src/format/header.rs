@@ -264,4 +264,30 @@ mod tests {
         long.extend(vec![0; 8193 + MAC_LEN]);
         refused(&long, "a stanza of 8,193 bytes");
     }
+
+    /// A short input is told apart by where it ends: nothing at all, something that is not a
+    /// zseal file, the start of one, or a header cut between two of its reads.
+    #[test]
+    fn short_inputs_are_named_by_where_they_end() {
+        let kind = |bytes: &[u8]| Header::read(&mut &bytes[..]).unwrap_err();
+        let e = kind(b"");
+        assert!(
+            matches!(&e, Error::Truncated(m) if m.contains("empty")),
+            "{e}"
+        );
+        assert!(matches!(kind(b"PK\x03\x04"), Error::NotZseal));
+        let e = kind(&MAGIC[..5]);
+        assert!(
+            matches!(&e, Error::Truncated(m) if m == "in the header"),
+            "{e}"
+        );
+        let whole = header(vec![stanza(4)]).encode_unauthenticated().unwrap();
+        for cut in [FIXED_LEN, FIXED_LEN + 3, whole.len()] {
+            let e = kind(&whole[..cut]);
+            assert!(
+                matches!(&e, Error::Truncated(m) if m == "in the header"),
+                "{cut}: {e}"
+            );
+        }
+    }
 }

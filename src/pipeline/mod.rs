@@ -145,5 +145,8 @@ mod tests {
         let mut a = Vec::new();
         d1.copy_to(&mut a).unwrap();
         assert_eq!(a, big);
+        assert_eq!(d1.stats().threads, 1, "the count asked for");
+        let d7 = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(7));
+        assert_eq!(d7.unwrap().stats().threads, 7);
     }
 }
