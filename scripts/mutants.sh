@@ -13,7 +13,10 @@
 # million-chunk memory test is skipped (8 s a mutant; it checks the allocation bound, which the
 # format and pipeline mutants are also checked against by the smaller bounded-memory tests).
 # The report lands in mutants.out/ (missed.txt: the survivors). `--iterate` (pass it after the
-# files) skips the mutants an earlier run caught, so a long run can be stopped and resumed.
+# files) skips the mutants an earlier run caught, so a long run can be stopped and resumed;
+# `--in-place` reuses this checkout's target/mutants instead of building a copy from scratch (7 min
+# here), but then leave the tree alone until it ends. A mutant whose tests run past
+# MUTANTS_TIMEOUT seconds (default 30; the suites take about 4) counts as caught (a hang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
@@ -26,7 +29,7 @@ for a in "$@"; do
 done
 [ "${#args[@]}" -gt 0 ] && printf '%s\n' "${args[@]}" | grep -qx -- -f ||
   args+=(-f 'src/format/**' -f 'src/pipeline/**' -f 'src/crypto/**' -f src/hash.rs)
-cargo mutants "${args[@]}" --profile mutants --timeout 120 -- \
+cargo mutants "${args[@]}" --profile mutants --timeout "${MUTANTS_TIMEOUT:-30}" -- \
   --lib --test vectors --test tamper --test insertions --test range --test padding \
   --test roundtrip --test fast_paths --test rekey --test hostile --test aead_peer \
   --test recipients -- --skip a_million_tiny_chunks
