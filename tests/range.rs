@@ -699,3 +699,45 @@ fn a_block_read_the_way_fsspec_does_decrypts_each_chunk_once() {
         }
     }
 }
+
+/// A read that covers exactly the chunks it needs, from a chunk boundary or from inside one, is
+/// served without any read-ahead: the frames fetched are those chunks and no more, even with the
+/// window unlimited. At the end of the file a large buffer returns what is left.
+#[test]
+fn a_read_of_exactly_its_chunks_fetches_nothing_more() {
+    let pw = pass("range");
+    let plain = noise(16 * C + 300, 7);
+    let sealed = seal(
+        &plain,
+        &pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    );
+    let frame = C as u64 + 21;
+    let trailer = 101 + 17 * 4 + 16;
+    for (at, n, frames) in [(4 * C, C, 1), (4 * C + 10, 2 * C - 10, 2)] {
+        let mut d = counting(&sealed, &pw, 2);
+        d.seek(SeekFrom::Start(at as u64)).unwrap();
+        let mut out = vec![0u8; n];
+        d.read_exact(&mut out).unwrap();
+        assert!(out == plain[at..at + n], "{at}+{n}");
+        let payload = d.into_inner().read - 16 - trailer;
+        assert_eq!(payload / frame, frames, "{at}+{n}: read {payload} bytes");
+    }
+    // Two chunks in part and none whole: the window serves it, and reads ahead for what follows.
+    let mut d = counting(&sealed, &pw, 2);
+    d.seek(SeekFrom::Start(4 * C as u64 + 10)).unwrap();
+    let mut out = vec![0u8; C + 500];
+    d.read_exact(&mut out).unwrap();
+    assert!(out == plain[4 * C + 10..5 * C + 510]);
+    let payload = d.into_inner().read - 16 - trailer;
+    assert!(payload / frame > 2, "read {payload} bytes: no read-ahead");
+    for threads in [1, 2] {
+        let mut d = dec(&sealed, &pw, threads);
+        d.seek(SeekFrom::Start(16 * C as u64 + 10)).unwrap();
+        let mut buf = vec![0u8; 3 * C];
+        assert_eq!(d.read(&mut buf).unwrap(), 290, "j{threads}");
+        assert!(buf[..290] == plain[16 * C + 10..]);
+        assert_eq!(d.read(&mut buf).unwrap(), 0);
+    }
+}
