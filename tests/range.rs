@@ -31,6 +31,16 @@ fn points(len: usize) -> Vec<usize> {
     v
 }
 
+/// `plain` sealed under `pw` in chunks of `C` bytes.
+fn seal_in_chunks(plain: &[u8], pw: &Passphrase) -> Vec<u8> {
+    seal(
+        plain,
+        pw,
+        &EncryptOptions::default().chunk_size(C).threads(2),
+        8,
+    )
+}
+
 fn dec<'a>(c: &'a [u8], pw: &Passphrase, threads: usize) -> Decryptor<Cursor<&'a [u8]>> {
     Decryptor::new(
         Cursor::new(c),
@@ -195,12 +205,7 @@ fn counting<'a>(
 fn a_range_reads_only_the_frames_it_needs() {
     let pw = pass("range");
     let plain = noise(64 * C, 3); // raw chunks: each frame is C + 21 bytes
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     let mut d = counting(&sealed, &pw, 2);
     let header = d.header_len();
     let mut out = Vec::new();
@@ -222,12 +227,7 @@ fn a_range_reads_only_the_frames_it_needs() {
 fn a_limited_read_ahead_fetches_only_the_requested_frames() {
     let pw = pass("range");
     let plain = noise(64 * C, 4);
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     let frame = C as u64 + 21;
     let trailer = 101 + 64 * 4 + 16;
     for (threads, limited) in [(1, true), (4, true), (4, false)] {
@@ -505,12 +505,7 @@ fn reads_of_every_alignment_and_size_match_the_plaintext() {
     // Compressed and raw chunks (both ways a chunk is stored), and a short last chunk.
     let mut plain = data(20 * C);
     plain.extend(noise(12 * C + 300, 9));
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     let len = plain.len();
     for threads in [1, 2, 4] {
         for size in [C, 2 * C, 2 * C + 1, 3 * C - 7, 7 * C, len, len + 5] {
@@ -635,12 +630,7 @@ fn a_seek_back_after_a_large_read_lands_on_the_right_bytes() {
 fn the_chunk_a_large_read_ends_in_serves_the_next_read() {
     let pw = pass("range");
     let plain = noise(16 * C, 6);
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     for threads in [1, 2] {
         let mut d = counting(&sealed, &pw, threads);
         d.seek(SeekFrom::Start(10)).unwrap();
@@ -665,12 +655,7 @@ fn the_chunk_a_large_read_ends_in_serves_the_next_read() {
 fn a_block_read_the_way_fsspec_does_decrypts_each_chunk_once() {
     let pw = pass("range");
     let plain = data(40 * C);
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     for threads in [1, 2] {
         for (start, end) in [
             (3 * C + 100, 9 * C + 50),
@@ -707,12 +692,7 @@ fn a_block_read_the_way_fsspec_does_decrypts_each_chunk_once() {
 fn a_read_of_exactly_its_chunks_fetches_nothing_more() {
     let pw = pass("range");
     let plain = noise(16 * C + 300, 7);
-    let sealed = seal(
-        &plain,
-        &pw,
-        &EncryptOptions::default().chunk_size(C).threads(2),
-        8,
-    );
+    let sealed = seal_in_chunks(&plain, &pw);
     let frame = C as u64 + 21;
     let trailer = 101 + 17 * 4 + 16;
     for (at, n, frames) in [(4 * C, C, 1), (4 * C + 10, 2 * C - 10, 2)] {
