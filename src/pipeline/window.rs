@@ -75,10 +75,17 @@ impl<T: Send + 'static> Window<T> {
         if self.limit == 1 {
             return Ok(None);
         }
-        if self.pool.is_none() {
-            self.pool = Some(self.threads.pool()?);
+        self.started_pool().map(Some)
+    }
+
+    /// The pool, started (or found) on first use.
+    fn started_pool(&mut self) -> Result<Arc<rayon::ThreadPool>> {
+        if let Some(p) = &self.pool {
+            return Ok(Arc::clone(p));
         }
-        Ok(self.pool.clone())
+        let p = self.threads.pool()?;
+        self.pool = Some(Arc::clone(&p));
+        Ok(p)
     }
 
     pub(crate) fn has_room(&self) -> bool {
@@ -95,22 +102,16 @@ impl<T: Send + 'static> Window<T> {
             self.queue.push_back(Slot::Done(guarded(job)));
             return;
         }
-        let pool = match &self.pool {
-            Some(p) => Arc::clone(p),
-            None if self.queue.is_empty() => {
-                self.queue.push_back(Slot::Held(Box::new(job)));
+        if self.pool.is_none() && self.queue.is_empty() {
+            self.queue.push_back(Slot::Held(Box::new(job)));
+            return;
+        }
+        let pool = match self.started_pool() {
+            Ok(p) => p,
+            Err(e) => {
+                self.queue.push_back(Slot::Done(Err(e)));
                 return;
             }
-            None => match self.threads.pool() {
-                Ok(p) => {
-                    self.pool = Some(Arc::clone(&p));
-                    p
-                }
-                Err(e) => {
-                    self.queue.push_back(Slot::Done(Err(e)));
-                    return;
-                }
-            },
         };
         // Only the first job of a window is ever held, so it is at the front.
         if let Some(front) = self.queue.front_mut() {

@@ -105,7 +105,7 @@ impl<R: Read> Decryptor<R> {
         // The chunk the cursor held is behind the frames read from here on: forget it, or a
         // seek back into it would continue with the wrong frame.
         if let Some(old) = self.cursor.take() {
-            self.spares.push(old.buf);
+            self.recycle(old.buf);
         }
         match self.direct(buf, skip) {
             Ok(n) => Ok((n > 0).then_some(n)),
@@ -146,13 +146,10 @@ impl<R: Read> Decryptor<R> {
                 }
                 Outcome::Part(o, copied) => {
                     self.accept(index, o.bytes(), &o.hash, &o.times)?;
-                    self.spares.push(o.spare);
-                    if let Some(old) = kept.replace(cursor::Chunk {
-                        buf: o.plain,
-                        bytes: o.content,
-                        start: index * c as u64,
-                    }) {
-                        self.spares.push(old.buf);
+                    let (chunk, spare) = self.chunk_of(o);
+                    self.recycle(spare);
+                    if let Some(old) = kept.replace(chunk) {
+                        self.recycle(old.buf);
                     }
                     Ok(copied)
                 }
@@ -166,10 +163,7 @@ impl<R: Read> Decryptor<R> {
             }
         }
         if let Some(k) = kept {
-            let old = self.cursor.load(k);
-            if old.capacity() > 0 {
-                self.spares.push(old);
-            }
+            self.make_current(k);
         }
         self.cursor.advance(n);
         if let Some(e) = failure {
@@ -200,16 +194,11 @@ impl<R: Read> Decryptor<R> {
         let (tx, rx): (Sender<Done>, Receiver<Done>) = unbounded();
         let mut results: Vec<Option<Result<Outcome>>> = Vec::new();
         let mut in_flight = 0;
-        let mut bodies: Vec<Vec<u8>> = Vec::new();
-        // Waits for the next job to answer.
-        let collect = |rx: &Receiver<Done>,
-                       results: &mut [Option<Result<Outcome>>],
-                       bodies: &mut Vec<Vec<u8>>| {
+        // Waits for the next job to answer; its frame buffer goes back to the spares.
+        let collect = |this: &mut Self, results: &mut [Option<Result<Outcome>>]| {
             if let Ok((k, r, body)) = rx.recv() {
                 results[k] = Some(r);
-                if body.capacity() > 0 {
-                    bodies.push(body);
-                }
+                this.recycle(body);
             }
         };
         let mut rest = buf;
@@ -234,11 +223,10 @@ impl<R: Read> Decryptor<R> {
                 }
             }
             while in_flight >= limit {
-                collect(&rx, &mut results, &mut bodies);
+                collect(self, &mut results);
                 in_flight -= 1;
             }
-            let body = bodies.pop().or_else(|| self.spares.pop());
-            let frame = match self.read_data_frame(body) {
+            let frame = match self.read_data_frame() {
                 Ok(f) => f,
                 Err(e) => {
                     stopped = Some(e);
@@ -270,10 +258,9 @@ impl<R: Read> Decryptor<R> {
             in_flight += 1;
         }
         while in_flight > 0 {
-            collect(&rx, &mut results, &mut bodies);
+            collect(self, &mut results);
             in_flight -= 1;
         }
-        self.spares.append(&mut bodies);
         let results = results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| Err(lost())))

@@ -306,7 +306,7 @@ impl<R: Read> Decryptor<R> {
         match timed(&mut self.stages.wait, || window.next()) {
             Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
             Some(Ok(Item::Padding(spare))) => {
-                self.spares.push(spare);
+                self.recycle(spare);
                 self.verifier.padding();
                 Ok(true)
             }
@@ -332,7 +332,7 @@ impl<R: Read> Decryptor<R> {
     fn read_frame(&mut self) -> Result<()> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
-        let mut body = self.read_body(body_len, None)?;
+        let mut body = self.read_body(body_len)?;
         if kind == FrameKind::Final {
             body.truncate(body_len);
             self.frames.ended = true;
@@ -363,20 +363,20 @@ impl<R: Read> Decryptor<R> {
         Ok(())
     }
 
-    /// Reads the body of the frame whose header was just read into `body` (or a spare buffer),
-    /// sized to hold any frame of the stream.
-    fn read_body(&mut self, body_len: usize, body: Option<Vec<u8>>) -> Result<Vec<u8>> {
-        let mut body = body.or_else(|| self.spares.pop()).unwrap_or_default();
+    /// Reads the body of the frame whose header was just read into a spare buffer, sized to
+    /// hold any frame of the stream.
+    fn read_body(&mut self, body_len: usize) -> Result<Vec<u8>> {
+        let mut body = self.spares.pop().unwrap_or_default();
         body.resize(self.opener.buffer_len().max(body_len), 0);
         self.frames.read_body(&mut body[..body_len])?;
         Ok(body)
     }
 
     /// Reads the next frame, known to be a data frame, for a worker to open.
-    fn read_data_frame(&mut self, body: Option<Vec<u8>>) -> Result<DataFrame> {
+    fn read_data_frame(&mut self) -> Result<DataFrame> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
-        let body = self.read_body(body_len, body)?;
+        let body = self.read_body(body_len)?;
         self.verifier.frame_read(body_len);
         Ok(DataFrame {
             index,
@@ -404,17 +404,34 @@ impl<R: Read> Decryptor<R> {
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
     fn release(&mut self, o: Opened) -> Result<()> {
         self.accept(o.index, o.bytes(), &o.hash, &o.times)?;
-        self.spares.push(o.spare);
-        let c = self.opener.chunk_size();
-        let old = self.cursor.load(cursor::Chunk {
+        let (chunk, spare) = self.chunk_of(o);
+        self.recycle(spare);
+        self.make_current(chunk);
+        Ok(())
+    }
+
+    /// An opened chunk as the cursor holds it, and the buffer it no longer needs.
+    fn chunk_of(&self, o: Opened) -> (cursor::Chunk, Vec<u8>) {
+        let start = o.index * self.opener.chunk_size() as u64;
+        let chunk = cursor::Chunk {
             buf: o.plain,
             bytes: o.content,
-            start: o.index * c as u64,
-        });
-        if old.capacity() > 0 {
-            self.spares.push(old);
+            start,
+        };
+        (chunk, o.spare)
+    }
+
+    /// Keeps `buf` for a later frame or chunk (one never allocated is not worth keeping).
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if buf.capacity() > 0 {
+            self.spares.push(buf);
         }
-        Ok(())
+    }
+
+    /// Makes `chunk` current; the buffer of the chunk it replaces is kept for reuse.
+    fn make_current(&mut self, chunk: cursor::Chunk) {
+        let old = self.cursor.load(chunk);
+        self.recycle(old);
     }
 
     /// The final frame of a sequential read: its counts, the index, the footer, the end of the

@@ -323,6 +323,7 @@ impl<R: Read + Seek> Decryptor<R> {
             Some(k) if k.start > 0 && k.holds(pos) => (k.start / c + 1, Some(k)),
             other => {
                 if let Some(k) = other {
+                    // A kept chunk always has its buffer (and `ix` still borrows self).
                     self.spares.push(k.buf);
                 }
                 ((pos / c).min(d), None)
@@ -342,10 +343,7 @@ impl<R: Read + Seek> Decryptor<R> {
         self.verifier.restart(chunk);
         self.cursor.reset(pos);
         if let Some(k) = reuse {
-            let old = self.cursor.load(k);
-            if old.capacity() > 0 {
-                self.spares.push(old);
-            }
+            self.make_current(k);
         }
         self.verified = None;
         Ok(())
