@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use common::CHEAP;
@@ -123,6 +124,21 @@ fn v1_fixtures_still_decrypt() {
         dec.copy_to(&mut out)
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         assert!(out == plaintext(c), "{}: plaintext differs", c.name);
+        // Through one read of it all, which decrypts every whole chunk straight into the buffer,
+        // on a seekable source, and to a verified end.
+        let mut seekable = Decryptor::new(
+            std::io::Cursor::new(&container[..]),
+            &[&pw],
+            &DecryptOptions::default(),
+        )
+        .unwrap();
+        let mut all = vec![0u8; out.len()];
+        seekable
+            .read_exact(&mut all)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        assert_eq!(seekable.read(&mut [0u8; 1]).unwrap(), 0, "{}", c.name);
+        assert!(all == out, "{}: one read differs", c.name);
+        assert!(seekable.verified().is_some(), "{}: not verified", c.name);
         let want = options(c.opts);
         assert_eq!(dec.header().codec.id(), want.codec.id(), "{}", c.name);
         assert_eq!(dec.header().cipher, want.cipher, "{}", c.name);

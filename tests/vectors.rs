@@ -884,12 +884,16 @@ impl KeyPassphrase for NoPrompt {
     }
 }
 
-/// Opens a vector with one key (the passphrase, or one identity) and describes the outcome.
-fn outcome(container: &[u8], key: &dyn Identity) -> std::result::Result<Vec<u8>, String> {
-    let describe = |e: zseal::Error| match e {
+/// A failure as the vectors' `expect` field names it.
+fn describe(e: zseal::Error) -> String {
+    match e {
         zseal::Error::ChunkAuth(i) => format!("error chunk auth {i}"),
         e => format!("error {}", e.kind()),
-    };
+    }
+}
+
+/// Opens a vector with one key (the passphrase, or one identity) and describes the outcome.
+fn outcome(container: &[u8], key: &dyn Identity) -> std::result::Result<Vec<u8>, String> {
     let mut d = Decryptor::new(container, &[key], &DecryptOptions::default().threads(2))
         .map_err(describe)?;
     let mut out = Vec::new();
@@ -920,10 +924,6 @@ fn read_outcome(
     size: usize,
     seekable: bool,
 ) -> std::result::Result<Vec<u8>, String> {
-    let describe = |e: zseal::Error| match e {
-        zseal::Error::ChunkAuth(i) => format!("error chunk auth {i}"),
-        e => format!("error {}", e.kind()),
-    };
     let opts = DecryptOptions::default().threads(threads);
     let mut d: Box<dyn Read> = if seekable {
         let mut d =
