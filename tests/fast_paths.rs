@@ -146,6 +146,11 @@ fn an_adaptive_level_rises_for_a_slow_output_and_stays_low_for_a_fast_one() {
     );
     for c in [&fast, &slow] {
         assert_eq!(open(c, &pass("pw"), 2).unwrap(), log);
+        // The header records the highest level a chunk may have (FORMAT.md §1), and the chunk
+        // size asked for: the options reached the stream.
+        let header = zseal::Locked::read(&c[..]).unwrap().header().clone();
+        assert_eq!(header.codec, Codec::Zstd(19));
+        assert_eq!(header.chunk_size(), C);
     }
     // Fast: nothing holds the output back, the level stays at or near 1 (never above what a
     // blocked write would justify, so never larger than zstd:1). Slow: the level climbs, so the

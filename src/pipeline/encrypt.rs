@@ -921,6 +921,101 @@ mod tests {
         assert_eq!(c.level, -3);
     }
 
+    /// One observation at level 10 of 1..=19, nothing held: the step each ratio gives, on both
+    /// sides of every threshold and on it.
+    #[test]
+    fn each_threshold_of_the_controller_on_both_sides() {
+        // (ms waiting for the chunk, ms writing it, the step)
+        let cases: &[(u64, u64, i32)] = &[
+            (0, 0, 0),
+            (0, 1, 0),
+            (1, 0, 0),
+            // w > 16 t and w > 0.2 s: four; below either edge, two.
+            (0, 201, 4),
+            (0, 197, 2),
+            (19, 330, 4),
+            (19, 310, 2),
+            // w > 4 t and w > 0.05 s: two; below either edge, one.
+            (9, 55, 2),
+            (9, 45, 1),
+            (9, 35, 1),
+            // w > 2 t: one; below, none.
+            (9, 22, 1),
+            (9, 18, 0),
+            // t > 8 w and t > 0.05 s: two down; below either edge, one down.
+            (60, 0, -2),
+            (45, 0, -1),
+            (85, 9, -2),
+            (75, 9, -1),
+            // t > 2 w: one down; below, none.
+            (22, 9, -1),
+            (18, 9, 0),
+            // Exactly on each edge (these sums and products are exact in f64): the comparisons
+            // are strict, so an edge takes the smaller step.
+            (0, 199, 2),
+            (14, 239, 2),
+            (14, 59, 1),
+            (0, 49, 1),
+            (55, 6, -1),
+            (49, 0, -1),
+        ];
+        for &(wait, write, want) in cases {
+            let mut a = Adapt::new(1, 19);
+            a.level = 10;
+            a.wait = ms(wait);
+            a.observe(0, 1, ms(write));
+            assert_eq!(a.level - 10, want, "wait {wait} ms, write {write} ms");
+            // A change holds until chunk 1, the first submitted under it.
+            assert_eq!(a.settle, if want == 0 { 0 } else { 1 });
+            assert_eq!((a.write, a.wait), (Duration::ZERO, Duration::ZERO));
+        }
+    }
+
+    /// Times are counted from the last observation, including those held back.
+    #[test]
+    fn the_controller_counts_each_chunks_times_once() {
+        let mut a = Adapt::new(1, 19);
+        a.level = 10;
+        a.observe(0, 1, ms(30));
+        assert_eq!(a.level, 11, "31 ms against 1 ms: one up");
+        // Balanced from here: what was written for chunk 0 must not count again.
+        a.wait = ms(20);
+        a.observe(1, 2, ms(20));
+        assert_eq!(a.level, 11);
+        // Held chunks add up: writes of 20 ms at chunks 2 and 3 (held until 4) and at chunk 4,
+        // against no wait, come to 61 ms: above 0.05 s, two up. Chunk 4's alone would be one.
+        a.settle = 4;
+        a.observe(2, 5, ms(20));
+        a.observe(3, 5, ms(20));
+        assert_eq!(a.level, 11, "held");
+        a.observe(4, 5, ms(20));
+        assert_eq!(a.level, 13);
+        assert_eq!(a.settle, 5);
+    }
+
+    /// The level steps over zstd's 0 in both directions and stays in its range.
+    #[test]
+    fn the_level_steps_over_zero_and_stays_in_range() {
+        let mut a = Adapt::new(-3, 2);
+        a.level = -1;
+        a.observe(0, 1, ms(30));
+        assert_eq!(a.level, 1, "up from -1 skips 0");
+        a.wait = ms(30);
+        a.observe(1, 2, ms(0));
+        assert_eq!(a.level, -1, "down from 1 skips 0");
+        a.level = 2;
+        a.observe(2, 3, ms(500));
+        assert_eq!(
+            (a.level, a.settle),
+            (2, 2),
+            "at the top: no change, nothing held"
+        );
+        a.level = -3;
+        a.wait = ms(500);
+        a.observe(3, 4, ms(0));
+        assert_eq!((a.level, a.settle), (-3, 2), "at the bottom");
+    }
+
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
     #[test]
     fn padding_plans_reach_a_class_exactly() {

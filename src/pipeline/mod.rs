@@ -149,4 +149,74 @@ mod tests {
         let d7 = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default().threads(7));
         assert_eq!(d7.unwrap().stats().threads, 7);
     }
+
+    #[test]
+    fn threads_compare_by_kind_count_and_pool_identity() {
+        let pool = || {
+            Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .unwrap(),
+            )
+        };
+        let (p, q) = (pool(), pool());
+        assert_eq!(Threads::Auto, Threads::Auto);
+        assert_eq!(Threads::from(0), Threads::Auto);
+        assert_eq!(Threads::from(3), Threads::Count(3));
+        assert_ne!(Threads::Count(3), Threads::Count(4));
+        assert_ne!(Threads::Auto, Threads::Count(1));
+        assert_eq!(Threads::Pool(Arc::clone(&p)), Threads::Pool(Arc::clone(&p)));
+        assert_ne!(Threads::Pool(Arc::clone(&p)), Threads::Pool(q));
+        assert_ne!(Threads::Pool(p), Threads::Count(1));
+    }
+
+    #[test]
+    fn auto_is_one_thread_per_core() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(available_threads(), cores);
+        assert_eq!(Threads::Auto.count(), cores);
+        assert_eq!(Threads::Count(0).count(), cores);
+    }
+
+    #[test]
+    fn a_callers_pool_runs_the_jobs_and_no_shared_pool_is_built() {
+        // 11 threads: a count no other test asks for.
+        let pw = Passphrase::with_params(
+            "pw",
+            Argon2Params {
+                m_cost: 64,
+                t_cost: 1,
+                p_cost: 1,
+            },
+        )
+        .unwrap();
+        let mine = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(11)
+                .build()
+                .unwrap(),
+        );
+        let threads = Threads::Pool(Arc::clone(&mine));
+        assert_eq!(threads.count(), 11);
+        let big: Vec<u8> = (0..20 * 1024u32).map(|i| (i % 251) as u8).collect();
+        let opts = EncryptOptions::default()
+            .threads(threads.clone())
+            .chunk_size(1024);
+        let sealed = crate::encrypt_to_vec(&big, &[&pw], &opts).unwrap();
+        let mut dec = Decryptor::new(
+            &sealed[..],
+            &[&pw],
+            &DecryptOptions::default().threads(threads),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        dec.copy_to(&mut out).unwrap();
+        assert_eq!(out, big);
+        assert_eq!(dec.stats().threads, 11);
+        assert!(
+            !shared_pool_exists(11),
+            "the caller's pool, not a shared one"
+        );
+    }
 }
