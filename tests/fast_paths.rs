@@ -80,6 +80,49 @@ fn kinds(c: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn chunks_larger_than_a_read_piece_are_read_piece_by_piece_at_their_offsets() {
+    // Workers read a chunk in 256 KiB pieces; 1 MiB chunks take four, and a start that is not
+    // a piece boundary moves every piece.
+    let c = 1 << 20;
+    let plain = mixed(2 * c + 300_000);
+    for codec in [Codec::Zstd(1), Codec::None] {
+        for hash in [HashAlg::Blake3, HashAlg::Xxh3] {
+            let opts = EncryptOptions::default()
+                .codec(codec)
+                .hash(hash)
+                .chunk_size(c)
+                .threads(2);
+            for skip in [0, 1, 70_000] {
+                let file = via_file(&plain, skip, &opts, 5);
+                assert!(
+                    file == via_reader(&plain[skip..], &opts, 5),
+                    "{codec:?} {hash:?} skip={skip}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_read_gives_its_own_error() {
+    // A handle opened for writing only: the workers' positional reads fail with EBADF, which
+    // must come through as it is, not as the "file became shorter" of an early end. More chunks
+    // than the window holds, so the error comes back while chunks are still being submitted.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain");
+    std::fs::write(&path, data(8 * C)).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let opts = EncryptOptions::default().chunk_size(C).threads(2);
+    let mut enc = Encryptor::new(Vec::new(), &[&pass("pw")], &opts).unwrap();
+    let e = enc.copy_from_file(&f).unwrap_err();
+    let zseal::Error::Io(io) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(io.raw_os_error(), Some(9), "EBADF: {e}");
+    assert!(!e.to_string().contains("shorter"), "{e}");
+}
+
+#[test]
 fn incompressible_chunks_are_stored_raw_and_compressible_ones_after_them_compressed() {
     // random, random, text, random, text with a random stretch: the probe must not carry a
     // decision over from one chunk to the next.
