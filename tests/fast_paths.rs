@@ -152,6 +152,29 @@ fn random_bytes_with_text_in_one_sampled_slice_are_still_compressed() {
     assert!(z.len() < c);
 }
 
+#[test]
+fn an_adaptive_range_is_checked_and_may_be_a_single_level() {
+    let seal_with = |opts: &EncryptOptions| {
+        Encryptor::new(Vec::new(), &[&pass("pw")], opts).map(|e| e.finish().unwrap())
+    };
+    let c = seal_with(&EncryptOptions::default().adapt(5, 5)).unwrap();
+    let header = zseal::Locked::read(&c[..]).unwrap().header().clone();
+    assert_eq!(header.codec, Codec::Zstd(5));
+    for (opts, says) in [
+        (EncryptOptions::default().adapt(9, 3), "range 9..3 is empty"),
+        (EncryptOptions::default().adapt(1, 30), "level"),
+        (EncryptOptions::default().adapt(0, 3), "level"),
+        (
+            EncryptOptions::default().codec(Codec::Lz4).adapt(1, 3),
+            "needs the zstd codec",
+        ),
+    ] {
+        let e = seal_with(&opts).unwrap_err();
+        assert!(matches!(e, zseal::Error::InvalidOption(_)), "{e:?}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}
+
 /// A writer that takes `delay` for every write: a slow network.
 struct Slow(Vec<u8>, std::time::Duration);
 

@@ -4,6 +4,8 @@ mod common;
 
 use std::io::{Read, Write};
 
+use rand_chacha::rand_core::SeedableRng;
+
 use common::*;
 use zseal::{Cipher, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, HashAlg};
 
@@ -131,6 +133,62 @@ fn write_and_read_adapters_with_odd_sized_calls() {
         back.extend_from_slice(&buf[..n]);
     }
     assert_eq!(back, plain);
+}
+
+#[test]
+fn writes_then_reads_then_writes_give_the_container_of_one_read() {
+    // The Write adapter and copy_from share the chunk being filled: a partial chunk written
+    // first is continued by copy_from (and by copy_from_file, whose positional reads must then
+    // wait for it), and writes after them continue where they ended.
+    let pw = pass("pw");
+    let plain = data(6 * CHUNK + 1234);
+    let (a, b) = (1000, 4 * CHUNK + 999);
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&plain[a..b]).unwrap();
+    for threads in [1, 2] {
+        let opts = EncryptOptions::default().chunk_size(CHUNK).threads(threads);
+        let whole = seal(&plain, &pw, &opts, 8);
+        for from_file in [false, true] {
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+            let mut enc = Encryptor::with_rng(Vec::new(), &[&pw], &opts, &mut rng).unwrap();
+            enc.write_all(&plain[..a]).unwrap();
+            let n = if from_file {
+                let f = std::fs::File::open(file.path()).unwrap();
+                enc.copy_from_file(&f).unwrap()
+            } else {
+                enc.copy_from(&mut &plain[a..b]).unwrap()
+            };
+            assert_eq!(n, (b - a) as u64);
+            enc.write_all(&plain[b..]).unwrap();
+            let (sealed, stats) = enc.finish_with_stats().unwrap();
+            assert!(sealed == whole, "threads={threads} from_file={from_file}");
+            assert_eq!((stats.chunks, stats.frames_opened), (7, 7));
+            assert_eq!(stats.threads, threads);
+        }
+    }
+}
+
+#[test]
+fn the_encryptor_counts_its_chunks_and_progress_as_they_are_written_out() {
+    let pw = pass("pw");
+    let plain = data(3 * CHUNK + 100);
+    let opts = EncryptOptions::default().chunk_size(CHUNK).threads(2);
+    let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    enc.progress(counter.clone());
+    enc.write_all(&plain).unwrap();
+    // Three full chunks are submitted; the partial fourth waits for more input or finish.
+    let s = enc.stats();
+    assert_eq!((s.chunks, s.frames_opened, s.threads), (3, 3, 2));
+    let (sealed, s) = enc.finish_with_stats().unwrap();
+    assert_eq!((s.chunks, s.frames_opened, s.threads), (4, 4, 2));
+    assert!(s.stages.codec > std::time::Duration::ZERO, "{s:?}");
+    assert!(s.stages.cipher > std::time::Duration::ZERO, "{s:?}");
+    assert_eq!(
+        counter.load(std::sync::atomic::Ordering::Relaxed),
+        plain.len() as u64
+    );
+    assert_eq!(open(&sealed, &pw, 2).unwrap(), plain);
 }
 
 #[test]

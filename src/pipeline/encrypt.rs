@@ -1016,6 +1016,26 @@ mod tests {
         assert_eq!((a.level, a.settle), (-3, 2), "at the bottom");
     }
 
+    /// The window keeps `threads + 2` chunks in flight while their buffers fit the budget,
+    /// one fewer beyond it: the encryptor gives it its chunk size.
+    #[test]
+    fn the_window_is_sized_for_the_chunk_size() {
+        let pw = crate::Passphrase::with_params(
+            "pw",
+            crate::Argon2Params {
+                m_cost: 64,
+                t_cost: 1,
+                p_cost: 1,
+            },
+        )
+        .unwrap();
+        for (chunk, limit) in [(1 << 20, 4), (4 << 20, 4), (8 << 20, 3)] {
+            let opts = EncryptOptions::default().chunk_size(chunk).threads(2);
+            let enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
+            assert_eq!(enc.window.limit(), limit, "{chunk}");
+        }
+    }
+
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
     #[test]
     fn padding_plans_reach_a_class_exactly() {
@@ -1032,6 +1052,14 @@ mod tests {
             assert!(
                 (total - unpadded) * 100 <= unpadded * 12 + 26 * 100,
                 "{unpadded}"
+            );
+            // FORMAT.md §3.3: `m = ceil(pad / (C + 30))` frames, as even as possible, earlier
+            // frames one byte larger.
+            let pad = total - unpadded;
+            assert_eq!(plan.len() as u64, pad.div_ceil(c as u64 + 30), "{unpadded}");
+            assert!(
+                plan.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1),
+                "{unpadded}: {plan:?}"
             );
         }
     }
