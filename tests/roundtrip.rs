@@ -191,6 +191,63 @@ fn the_encryptor_counts_its_chunks_and_progress_as_they_are_written_out() {
     assert_eq!(open(&sealed, &pw, 2).unwrap(), plain);
 }
 
+/// Fails its `fail_at`th write once, then works again: a transient error.
+struct FailsOnce {
+    out: Vec<u8>,
+    writes: usize,
+    fail_at: usize,
+}
+
+impl Write for FailsOnce {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.writes += 1;
+        if self.writes == self.fail_at {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        self.out.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn after_a_failed_write_the_encryptor_refuses_everything() {
+    // A frame that was not written cannot be written later: every call after the failure,
+    // finish included, returns the same error instead of sealing a container with a hole.
+    let pw = pass("pw");
+    let plain = data(8 * CHUNK);
+    for threads in [1, 2] {
+        let opts = EncryptOptions::default().chunk_size(CHUNK).threads(threads);
+        let out = FailsOnce {
+            out: Vec::new(),
+            writes: 0,
+            fail_at: 3,
+        };
+        let mut enc = Encryptor::new(out, &[&pw], &opts).unwrap();
+        let mut failed = None;
+        for piece in plain.chunks(CHUNK) {
+            if let Err(e) = enc.write_all(piece) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = failed.expect("the third write fails");
+        assert!(e.to_string().contains("disk on fire"), "{e}");
+        let again = [
+            enc.write(b"x").unwrap_err().to_string(),
+            enc.flush().unwrap_err().to_string(),
+            enc.copy_from(&mut &plain[..]).unwrap_err().to_string(),
+        ];
+        for e in again {
+            assert!(e.contains("disk on fire"), "threads={threads}: {e}");
+        }
+        let e = enc.finish().err().expect("finish fails too");
+        assert!(e.to_string().contains("disk on fire"), "{e}");
+    }
+}
+
 #[test]
 fn digest_is_blake3_or_xxh3_of_the_plaintext() {
     let pw = pass("pw");

@@ -207,3 +207,27 @@ pub(crate) fn read_index(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::frame::frame_header;
+
+    /// Frames are numbered up to 2^32 - 2 (2^32 - 1 data frames at most, FORMAT.md §3); the
+    /// final frame carries their count, so it alone may be number 2^32 - 1.
+    #[test]
+    fn frame_numbers_stop_at_the_chunk_limit_but_the_final_frame_may_carry_it() {
+        let header_at = |kind, body_len, next| {
+            let fh = frame_header(kind, body_len);
+            let mut f = Frames::new(&fh[..], 0, 1024, false);
+            f.next = next;
+            f.read_header()
+        };
+        let data = |next| header_at(FrameKind::Compressed, 100, next);
+        assert_eq!(data(MAX_CHUNKS - 1).unwrap(), (FrameKind::Compressed, 100));
+        let e = data(MAX_CHUNKS).unwrap_err();
+        assert!(matches!(e, Error::Limit(_)), "{e:?}");
+        let last = header_at(FrameKind::Final, 96, MAX_CHUNKS).unwrap();
+        assert_eq!(last, (FrameKind::Final, 96));
+    }
+}
