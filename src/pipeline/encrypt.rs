@@ -1018,22 +1018,45 @@ mod tests {
 
     /// The window keeps `threads + 2` chunks in flight while their buffers fit the budget,
     /// one fewer beyond it: the encryptor gives it its chunk size.
+    /// A passphrase with Argon2 costs low enough for unit tests.
+    fn cheap_passphrase() -> crate::Passphrase {
+        let params = crate::Argon2Params {
+            m_cost: 64,
+            t_cost: 1,
+            p_cost: 1,
+        };
+        crate::Passphrase::with_params("pw", params).unwrap()
+    }
+
     #[test]
     fn the_window_is_sized_for_the_chunk_size() {
-        let pw = crate::Passphrase::with_params(
-            "pw",
-            crate::Argon2Params {
-                m_cost: 64,
-                t_cost: 1,
-                p_cost: 1,
-            },
-        )
-        .unwrap();
+        let pw = cheap_passphrase();
         for (chunk, limit) in [(1 << 20, 4), (4 << 20, 4), (8 << 20, 3)] {
             let opts = EncryptOptions::default().chunk_size(chunk).threads(2);
             let enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
             assert_eq!(enc.window.limit(), limit, "{chunk}");
         }
+    }
+
+    /// 16 TiB and 2^32 - 1 chunks (FORMAT.md §8): the chunk that reaches either limit is
+    /// written, the one past it is refused before it is sealed.
+    #[test]
+    fn the_writer_stops_at_the_format_limits() {
+        let pw = cheap_passphrase();
+        let opts = EncryptOptions::default().chunk_size(1024).threads(1);
+        let chunk = [7u8; 1024];
+        let write_chunk_after = |plaintext_len: u64, chunks: u64| {
+            let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
+            (enc.plaintext_len, enc.chunks_submitted) = (plaintext_len, chunks);
+            enc.write_all(&chunk).map(|()| enc.plaintext_len)
+        };
+        let full = format::MAX_PLAINTEXT;
+        assert_eq!(write_chunk_after(full - 1024, 5).unwrap(), full);
+        let e = write_chunk_after(full - 1023, 5).unwrap_err();
+        assert!(e.to_string().contains("at most 16 TiB"), "{e}");
+        assert!(write_chunk_after(0, format::MAX_CHUNKS - 1).is_ok());
+        let e = write_chunk_after(0, format::MAX_CHUNKS).unwrap_err();
+        assert!(e.to_string().contains("2^32-1 chunks"), "{e}");
     }
 
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
