@@ -29,8 +29,13 @@ for a in "$@"; do
 done
 [ "${#args[@]}" -gt 0 ] && printf '%s\n' "${args[@]}" | grep -qx -- -f ||
   args+=(-f 'src/format/**' -f 'src/pipeline/**' -f 'src/crypto/**' -f src/hash.rs)
-cargo mutants "${args[@]}" --profile mutants --timeout "${MUTANTS_TIMEOUT:-30}" -- \
-  --lib --test vectors --test tamper --test insertions --test range --test padding \
-  --test roundtrip --test fast_paths --test rekey --test hostile --test aead_peer \
-  --test recipients -- --skip a_million_tiny_chunks
+# The suites go to every cargo call (-C), so a mutant's build compiles only them, not the CLI's
+# and the other suites' test crates.
+suites=()
+for t in vectors tamper insertions range padding roundtrip fast_paths rekey hostile aead_peer \
+  recipients; do
+  suites+=(-C "--test=$t")
+done
+cargo mutants "${args[@]}" --profile mutants --timeout "${MUTANTS_TIMEOUT:-30}" -C --lib \
+  "${suites[@]}" -- -- --skip a_million_tiny_chunks
 echo "survivors: mutants.out/missed.txt"
