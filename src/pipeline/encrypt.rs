@@ -1059,6 +1059,29 @@ mod tests {
         assert!(e.to_string().contains("2^32-1 chunks"), "{e}");
     }
 
+    /// Padding frames count against the 2^32 - 1 frames too: a padded file whose data frames
+    /// reach the limit may end there only if it needs no padding.
+    #[test]
+    fn padding_stops_at_the_frame_limit() {
+        let pw = cheap_passphrase();
+        let opts = EncryptOptions::default()
+            .chunk_size(1024)
+            .threads(1)
+            .pad(true);
+        // `written` such that the whole file comes to a Padmé class exactly (2^35), or one byte
+        // more (then it needs 512 MiB of padding frames).
+        let n = format::MAX_CHUNKS;
+        let rest = (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
+        let pad_after = |written: u64| {
+            let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
+            (enc.written, enc.chunks_submitted) = (written, n);
+            enc.write_padding().map(|()| enc.chunks_submitted)
+        };
+        assert_eq!(pad_after((1 << 35) - rest).unwrap(), n, "no padding frame");
+        let e = pad_after((1 << 35) - rest + 1).unwrap_err();
+        assert!(e.to_string().contains("frames with padding"), "{e}");
+    }
+
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
     #[test]
     fn padding_plans_reach_a_class_exactly() {

@@ -258,3 +258,64 @@ impl Opener {
         Ok(Landed { len, hash, times })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Codec;
+
+    /// A padded chunk's plaintext (FORMAT.md §3.3): `stored || content_len || content || zeros`
+    /// to `class_len` bytes.
+    fn padded(stored: u8, content_len: u32, content: &[u8], class_len: usize) -> Vec<u8> {
+        let mut p = vec![stored];
+        p.extend_from_slice(&content_len.to_le_bytes());
+        p.extend_from_slice(content);
+        p.resize(class_len, 0);
+        p
+    }
+
+    /// Every way an authentic padded chunk can break the canonical form is refused by name;
+    /// the canonical ones give their content.
+    #[test]
+    fn padded_chunks_must_be_canonical() {
+        let header = Header {
+            cipher: Cipher::Aes256Gcm,
+            codec: Codec::Zstd(3),
+            hash: HashAlg::Blake3,
+            chunk_log2: 10,
+            padded: true,
+            payload_salt: [0; 32],
+            stanzas: Vec::new(),
+        };
+        let o = Opener::new(header, Cipher::Aes256Gcm, &[1; 32]);
+        let class = |content: usize| pad_class(PAD_HEADER_LEN + content, 1024);
+        let ok = |p: &[u8]| o.unpad(7, p).unwrap();
+        let refused = |p: &[u8]| match o.unpad(7, p) {
+            Err(Error::ChunkInvalid { index: 7, what }) => what,
+            other => panic!("{other:?}"),
+        };
+        let abc = padded(0, 3, b"abc", class(3));
+        assert_eq!(ok(&abc), (FrameKind::Compressed, 5..8));
+        assert_eq!(ok(&padded(1, 3, b"abc", class(3))), (FrameKind::Raw, 5..8));
+        let big = vec![9u8; 700];
+        assert_eq!(
+            ok(&padded(1, 700, &big, class(700))),
+            (FrameKind::Raw, 5..705)
+        );
+        assert!(refused(&abc[..4]).contains("shorter than its header"));
+        assert!(refused(&padded(2, 3, b"abc", class(3))).contains("unknown storage byte"));
+        // No content, or more than the chunk holds: the length is out of bounds.
+        assert!(refused(&padded(0, 0, b"", class(0))).contains("content length out of bounds"));
+        let long = padded(0, class(3) as u32, b"abc", class(3));
+        assert!(refused(&long).contains("content length out of bounds"));
+        // The class length exactly, and zeros only.
+        let not_class = padded(0, 3, b"abc", class(3) + 1);
+        assert!(refused(&not_class).contains("not its size class of zeros"));
+        let forty = padded(0, 40, &[b'x'; 40], class(40));
+        assert_eq!(forty.len(), 48, "three bytes of padding");
+        assert_eq!(ok(&forty), (FrameKind::Compressed, 5..45));
+        let mut not_zero = forty.clone();
+        not_zero[46] = 1;
+        assert!(refused(&not_zero).contains("not its size class of zeros"));
+    }
+}

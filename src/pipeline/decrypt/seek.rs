@@ -502,6 +502,26 @@ impl<R: Read + Seek> Seek for Decryptor<R> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn byte_ranges_know_their_length_and_emptiness() {
+        let r = |start, end| ByteRange::new(start, end).unwrap();
+        assert_eq!(
+            (r(3, Some(3)).len(), r(3, Some(3)).is_empty()),
+            (Some(0), true)
+        );
+        assert_eq!(
+            (r(3, Some(10)).len(), r(3, Some(10)).is_empty()),
+            (Some(7), false)
+        );
+        assert_eq!((r(3, None).len(), r(3, None).is_empty()), (None, false));
+        assert_eq!((r(0, None).len(), r(0, None).is_empty()), (None, false));
+        let e = ByteRange::new(4, Some(3)).unwrap_err();
+        assert!(
+            e.to_string().contains("ends before it starts (3 < 4)"),
+            "{e}"
+        );
+    }
+
     fn fin(n: u64) -> FinalFrame {
         FinalFrame {
             plaintext_len: n * 1024,
