@@ -498,7 +498,7 @@ pub struct Encryptor<W: Write> {
     digest: Digest,
     failed: Option<Error>,
     stages: Stages,
-    /// Container bytes written so far (header and frames).
+    /// Container bytes written so far (header and data frames), which padding starts from.
     written: u64,
     padded: bool,
     /// Plaintext bytes written out, for a progress display on another thread.
@@ -811,7 +811,6 @@ impl<W: Write> Encryptor<W> {
                 .sealer
                 .seal_into(&mut frame, index, false, FrameKind::Padding, x);
             self.inner.write_all(&frame[..len])?;
-            self.written += len as u64;
             let body_len = (len - FRAME_HEADER_LEN) as u32;
             self.index.extend_from_slice(&body_len.to_le_bytes());
             self.chunks_submitted += 1;
@@ -1078,8 +1077,12 @@ mod tests {
             enc.write_padding().map(|()| enc.chunks_submitted)
         };
         assert_eq!(pad_after((1 << 35) - rest).unwrap(), n, "no padding frame");
-        let e = pad_after((1 << 35) - rest + 1).unwrap_err();
-        assert!(e.to_string().contains("frames with padding"), "{e}");
+        // 100 bytes short of the class: one padding frame, one too many. One byte over the
+        // class: 512 MiB of them.
+        for written in [(1 << 35) - rest - 100, (1 << 35) - rest + 1] {
+            let e = pad_after(written).unwrap_err();
+            assert!(e.to_string().contains("frames with padding"), "{e}");
+        }
     }
 
     /// Every plan fills the gap to a Padmé class exactly, with frames of 1 to C + 5 zeros.
