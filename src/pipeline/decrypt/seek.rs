@@ -542,8 +542,12 @@ mod tests {
                 b.push(1040);
             }
             assert_eq!(b.end(), 100 + n * 1045);
+            let block = b.block;
             let ix = b.finish(fin(n), 0);
             assert!(ix.starts.len() as u64 <= MAX_BLOCKS + 1, "{n}");
+            // Block hashes only where blocks hold more than one frame.
+            let hashes = if block > 1 { n.div_ceil(block) } else { 0 };
+            assert_eq!(ix.hashes.len() as u64, hashes, "{n}");
             assert!(
                 ix.memory() <= (MAX_BLOCKS as usize + 1) * 40,
                 "{n}: {}",
