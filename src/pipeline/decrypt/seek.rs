@@ -567,7 +567,8 @@ mod tests {
     /// block changed after authentication is refused.
     #[test]
     fn offsets_within_blocks_are_exact_and_checked() {
-        let n = 3 * MAX_BLOCKS + 5; // blocks of 4 frames
+        // Blocks of 4 frames; the last one holds 3, read back for its second and third.
+        let n = 3 * MAX_BLOCKS + 7;
         let lens: Vec<u32> = (0..n).map(|i| 17 + (i * 7919 % 1000) as u32).collect();
         let mut b = IndexBuilder::new(n, 77);
         for &l in &lens {
