@@ -34,7 +34,13 @@ fn rekey(
     opts: &RekeyOptions,
 ) -> zseal::Result<Vec<u8>> {
     let mut out = Vec::new();
-    Locked::read(c)?.rekey(&[id], to, opts, &mut out)?;
+    let report = Locked::read(c)?.rekey(&[id], to, opts, &mut out)?;
+    // The report tells what was written, copied or rotated alike.
+    let (h, hl) = header_of(&out);
+    assert_eq!(report.old_header_len, Locked::read(c)?.header_len());
+    assert_eq!(report.new_header_len, hl as u64);
+    assert_eq!(report.payload_len, (out.len() - hl) as u64);
+    assert_eq!(report.stanzas, h.stanzas.len());
     Ok(out)
 }
 
