@@ -191,6 +191,42 @@ fn the_encryptor_counts_its_chunks_and_progress_as_they_are_written_out() {
     assert_eq!(open(&sealed, &pw, 2).unwrap(), plain);
 }
 
+/// A writer whose bytes the test can watch while the encryptor owns it.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn flush_writes_out_the_chunks_already_sealed() {
+    let pw = pass("pw");
+    let plain = data(3 * CHUNK);
+    let opts = EncryptOptions::default().chunk_size(CHUNK).threads(2);
+    let out = Shared::default();
+    let mut enc = Encryptor::new(out.clone(), &[&pw], &opts).unwrap();
+    let header_len = out.0.lock().unwrap().len();
+    enc.write_all(&plain).unwrap();
+    // The three chunks are sealed on the workers; flush writes out those that are done,
+    // without waiting for the others.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while out.0.lock().unwrap().len() < header_len + 3 * 21 {
+        assert!(std::time::Instant::now() < deadline, "flush wrote no frame");
+        enc.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    enc.finish().unwrap();
+    let sealed = out.0.lock().unwrap().clone();
+    assert_eq!(open(&sealed, &pw, 2).unwrap(), plain);
+}
+
 /// Fails its `fail_at`th write once, then works again: a transient error.
 struct FailsOnce {
     out: Vec<u8>,

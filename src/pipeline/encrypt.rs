@@ -787,6 +787,11 @@ impl<W: Write> Encryptor<W> {
         };
         let sealer = Arc::clone(&self.sealer);
         self.window.push(move || run(&sealer, job));
+        self.emit_ready()
+    }
+
+    /// Writes out the chunks that are sealed already, in order, without waiting for any.
+    fn emit_ready(&mut self) -> Result<()> {
         while let Some(done) = self.window.next_ready() {
             self.emit(done?)?;
         }
@@ -861,6 +866,7 @@ impl<W: Write> Write for Encryptor<W> {
     /// until `finish`: chunks other than the last must be full.
     fn flush(&mut self) -> io::Result<()> {
         self.check()?;
+        self.guard(|s| s.emit_ready())?;
         self.inner.flush()
     }
 }

@@ -226,6 +226,60 @@ mod tests {
     }
 
     #[test]
+    fn the_window_takes_its_limit_and_no_more() {
+        for (threads, limit) in [(1, 1), (2, 4), (3, 5)] {
+            let mut w = Window::<u64>::new(&Threads::Count(threads), 1 << 20);
+            assert_eq!(w.limit(), limit);
+            assert!(w.is_empty());
+            // Direct reads run their jobs on this pool, or on the calling thread alone.
+            let pool = w.pool().unwrap().map(|p| p.current_num_threads());
+            assert_eq!(pool, (threads > 1).then_some(threads), "threads={threads}");
+            let mut n = 0;
+            while w.has_room() {
+                w.push(move || Ok(n));
+                n += 1;
+                assert!(!w.is_empty());
+            }
+            assert_eq!(n, limit as u64, "threads={threads}");
+            for i in 0..n {
+                assert_eq!(w.next().unwrap().unwrap(), i);
+            }
+            assert!(w.is_empty() && w.next().is_none());
+        }
+    }
+
+    #[test]
+    fn next_ready_never_waits() {
+        let mut w = Window::<u64>::new(&Threads::Count(2), 1 << 20);
+        let (go, wait) = bounded::<()>(0);
+        w.push(|| Ok(0));
+        w.push(move || {
+            let _ = wait.recv();
+            Ok(1)
+        });
+        // Job 0 finishes at once; job 1 runs until it is told to go.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let first = loop {
+            if let Some(r) = w.next_ready() {
+                break r.unwrap();
+            }
+            assert!(std::time::Instant::now() < deadline, "job 0 never ready");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        assert_eq!(first, 0);
+        assert!(w.next_ready().is_none(), "job 1 is still running");
+        go.send(()).unwrap();
+        assert_eq!(w.next().unwrap().unwrap(), 1);
+        w.push_done(Ok(5));
+        assert_eq!(
+            w.next_ready().unwrap().unwrap(),
+            5,
+            "a known result is ready"
+        );
+        assert!(w.next_ready().is_none(), "nothing in flight");
+    }
+
+    #[test]
     fn a_panicking_job_is_reported_as_a_bug() {
         for threads in [1, 2] {
             let mut w = Window::<u8>::new(&Threads::Count(threads), 1 << 20);
