@@ -721,3 +721,47 @@ fn a_read_of_exactly_its_chunks_fetches_nothing_more() {
         assert_eq!(d.read(&mut buf).unwrap(), 0);
     }
 }
+
+/// The seekable reader finds the trailer from the file's length: an empty file is exactly its
+/// header, final frame and footer, and is read; a byte less is cut before the final frame; a
+/// footer that counts more index entries than the file has room for is refused as such.
+#[test]
+fn the_trailer_is_placed_by_the_file_length() {
+    let pw = pass("pw");
+    let opts = EncryptOptions::default().chunk_size(1024);
+    let range = |c: &[u8], start, end| {
+        let mut out = Vec::new();
+        Decryptor::new(
+            Cursor::new(c),
+            &[&pw],
+            &DecryptOptions::default().threads(2),
+        )
+        .and_then(|mut d| d.copy_range_to(start, end, &mut out))
+        .map(|n| (n, out))
+    };
+    let empty = seal(b"", &pw, &opts, 1);
+    assert_eq!(range(&empty, 0, None).unwrap(), (0, Vec::new()));
+    assert_eq!(range(&empty, 0, Some(0)).unwrap(), (0, Vec::new()));
+    let e = range(&empty[..empty.len() - 1], 0, None).unwrap_err();
+    assert!(
+        matches!(&e, Error::Truncated(m) if m.contains("before the final frame")),
+        "{e:?}"
+    );
+    let plain = data(3 * 1024 + 7);
+    let c = seal(&plain, &pw, &opts, 2);
+    assert_eq!(range(&c, 1000, Some(2100)).unwrap().1, plain[1000..2100]);
+    // Room for index entries: the file less its header, final frame (101 bytes) and footer
+    // (16). One entry more than that, or far more, is a lie.
+    let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
+    let room = (c.len() - header_len - 101 - 16) as u64 / 4;
+    for claim in [room + 1, 1 << 30] {
+        let mut lying = c.clone();
+        let at = lying.len() - 16;
+        lying[at..at + 8].copy_from_slice(&claim.to_le_bytes());
+        let e = range(&lying, 1000, Some(2100)).unwrap_err();
+        assert!(
+            matches!(&e, Error::Damaged(m) if m.contains("more than the file holds")),
+            "{claim}: {e:?}"
+        );
+    }
+}
