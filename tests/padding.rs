@@ -143,14 +143,18 @@ fn padded_ranges_seeks_and_pipes_match_the_plaintext() {
         piped.copy_range_streaming(s, Some(e), &mut out).unwrap();
         assert_eq!(out, want, "pipe {s}..{e}");
     }
-    let mut piped = Decryptor::new(&c[..], &[&pw], &DecryptOptions::default()).unwrap();
-    let e = piped
-        .copy_range_streaming(len + 1, None, &mut Vec::new())
-        .unwrap_err();
-    assert!(
-        matches!(e, Error::RangePastEnd { len: l, .. } if l == len),
-        "{e}"
-    );
+    // Past the end, and far past it (the padding frames are skipped on the way to the final
+    // frame, which tells the length).
+    for start in [1, 2, 3, 10].map(|k| len + 1 + (k - 1) * C as u64) {
+        let mut piped = Decryptor::new(&c[..], &[&pw], &DecryptOptions::default()).unwrap();
+        let e = piped
+            .copy_range_streaming(start, None, &mut Vec::new())
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::RangePastEnd { len: l, at, .. } if l == len && at == start),
+            "{e}"
+        );
+    }
     d.seek(SeekFrom::End(-5)).unwrap();
     let mut tail = Vec::new();
     d.read_to_end(&mut tail).unwrap();

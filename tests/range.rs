@@ -750,9 +750,44 @@ fn the_trailer_is_placed_by_the_file_length() {
     let plain = data(3 * 1024 + 7);
     let c = seal(&plain, &pw, &opts, 2);
     assert_eq!(range(&c, 1000, Some(2100)).unwrap().1, plain[1000..2100]);
+    // A piped range past the end, whether it ends inside the short last chunk's frame or
+    // after it (then that chunk is skipped unopened and the final frame tells its length); at
+    // the very end it is empty.
+    let len = plain.len() as u64;
+    for (file, len) in [
+        (&c, len),
+        (&seal(&plain[..3 * 1024], &pw, &opts, 3), 3 * 1024),
+    ] {
+        for start in [len + 1, 4 * 1024, 4 * 1024 + 500, 9 * 1024] {
+            let e = Decryptor::new(&file[..], &[&pw], &DecryptOptions::default())
+                .and_then(|mut d| d.copy_range_streaming(start, None, &mut Vec::new()))
+                .unwrap_err();
+            assert!(
+                matches!(e, Error::RangePastEnd { at, len: l, .. } if at == start && l == len),
+                "{len} from {start}: {e:?}"
+            );
+        }
+        let mut d = Decryptor::new(&file[..], &[&pw], &DecryptOptions::default()).unwrap();
+        assert_eq!(
+            d.copy_range_streaming(len, None, &mut Vec::new()).unwrap(),
+            0
+        );
+    }
+    let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
+    // A streamed range needs a fresh decryptor: not one that has read (on one thread its
+    // window is empty again), nor one that has failed before its first frame.
+    let mut used = Decryptor::new(&c[..], &[&pw], &DecryptOptions::default().threads(1)).unwrap();
+    used.read_exact(&mut [0u8; 10]).unwrap();
+    let mut cut = Decryptor::new(&c[..header_len + 3], &[&pw], &DecryptOptions::default()).unwrap();
+    assert!(cut.read(&mut [0u8; 10]).is_err());
+    for mut d in [used, cut] {
+        let e = d
+            .copy_range_streaming(0, None, &mut Vec::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("fresh decryptor"), "{e}");
+    }
     // Room for index entries: the file less its header, final frame (101 bytes) and footer
     // (16). One entry more than that, or far more, is a lie.
-    let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
     let room = (c.len() - header_len - 101 - 16) as u64 / 4;
     for claim in [room + 1, 1 << 30] {
         let mut lying = c.clone();

@@ -11,8 +11,10 @@ pub(crate) struct Verifier {
     chunk_size: u64,
     /// Chunks accepted (released, or skipped by a streamed range) from the first.
     pub(crate) chunks: u64,
-    /// Their plaintext bytes.
+    /// Their plaintext bytes (a skipped chunk counted full).
     pub(crate) plaintext: u64,
+    /// The last data chunk so far was skipped unopened: it may be the short last one.
+    last_skipped: bool,
     /// Padding frames accepted (after every data frame, FORMAT.md §3.3).
     padding: u64,
     /// The frame lengths read in sequence, for the index digest.
@@ -28,6 +30,7 @@ impl Verifier {
             chunk_size: chunk_size as u64,
             chunks: 0,
             plaintext: 0,
+            last_skipped: false,
             padding: 0,
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
@@ -39,6 +42,7 @@ impl Verifier {
     pub(crate) fn restart(&mut self, chunk: u64) {
         self.chunks = chunk;
         self.plaintext = chunk * self.chunk_size;
+        self.last_skipped = false;
         self.padding = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
@@ -78,10 +82,12 @@ impl Verifier {
         self.padding += 1;
     }
 
-    /// A streamed range read past a data frame without opening it (it must be a full chunk).
+    /// A streamed range read past a data frame without opening it: a full chunk, unless it
+    /// was the last (see [`Verifier::check_end`]).
     pub(crate) fn skipped(&mut self) {
         self.chunks += 1;
         self.plaintext += self.chunk_size;
+        self.last_skipped = true;
     }
 
     /// Checks chunk `index`, the next in order, whose plaintext is `bytes` and whose hash the
@@ -119,13 +125,22 @@ impl Verifier {
         }
         self.chunks += 1;
         self.plaintext += len;
+        self.last_skipped = false;
         Ok(())
     }
 
     /// At the final frame of a sequential read: its counts against what was read, and the frame
-    /// lengths read against the authenticated index digest.
-    pub(crate) fn check_end(&self, fin: &FinalFrame) -> Result<()> {
-        if fin.chunk_count != self.frames() || fin.plaintext_len != self.plaintext {
+    /// lengths read against the authenticated index digest. When the last data chunk was skipped
+    /// unopened (a streamed range that starts past the end), its length is unknown: the final
+    /// frame's must then end inside it, and becomes the plaintext length.
+    pub(crate) fn check_end(&mut self, fin: &FinalFrame) -> Result<()> {
+        let len_ok = match self.last_skipped {
+            true => {
+                (self.plaintext - self.chunk_size + 1..=self.plaintext).contains(&fin.plaintext_len)
+            }
+            false => fin.plaintext_len == self.plaintext,
+        };
+        if fin.chunk_count != self.frames() || !len_ok {
             return Err(Error::Damaged(format!(
                 "the final frame records {} bytes in {} chunks, but {} bytes in {} chunks were read",
                 fin.plaintext_len,
@@ -139,6 +154,7 @@ impl Verifier {
                 "the frame lengths do not match the authenticated index".into(),
             ));
         }
+        self.plaintext = fin.plaintext_len;
         Ok(())
     }
 
