@@ -773,6 +773,15 @@ fn the_trailer_is_placed_by_the_file_length() {
             0
         );
     }
+    // A piped range skips the chunks before it unopened: one chunk in, one opened.
+    let mut d = Decryptor::new(&c[..], &[&pw], &DecryptOptions::default()).unwrap();
+    let mut out = Vec::new();
+    assert_eq!(
+        d.copy_range_streaming(2100, Some(2200), &mut out).unwrap(),
+        100
+    );
+    assert_eq!(out, plain[2100..2200]);
+    assert_eq!(d.stats().frames_opened, 1);
     let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
     // A streamed range needs a fresh decryptor: not one that has read (on one thread its
     // window is empty again), nor one that has failed before its first frame.
