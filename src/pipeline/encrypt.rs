@@ -874,6 +874,7 @@ impl<W: Write> Write for Encryptor<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::cheap_passphrase;
     use std::time::Duration;
 
     fn ms(n: u64) -> Duration {
@@ -1023,16 +1024,6 @@ mod tests {
 
     /// The window keeps `threads + 2` chunks in flight while their buffers fit the budget,
     /// one fewer beyond it: the encryptor gives it its chunk size.
-    /// A passphrase with Argon2 costs low enough for unit tests.
-    fn cheap_passphrase() -> crate::Passphrase {
-        let params = crate::Argon2Params {
-            m_cost: 64,
-            t_cost: 1,
-            p_cost: 1,
-        };
-        crate::Passphrase::with_params("pw", params).unwrap()
-    }
-
     #[test]
     fn the_window_is_sized_for_the_chunk_size() {
         let pw = cheap_passphrase();

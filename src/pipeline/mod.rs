@@ -112,23 +112,25 @@ pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// A passphrase with Argon2 costs low enough for unit tests.
+#[cfg(test)]
+pub(crate) fn cheap_passphrase() -> crate::Passphrase {
+    let params = crate::Argon2Params {
+        m_cost: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+    crate::Passphrase::with_params("pw", params).expect("valid test parameters")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Argon2Params, Passphrase};
 
     #[test]
     fn a_small_stream_starts_no_thread_and_a_large_one_shares_the_pool() {
         // 7 threads: a count no other test asks for, so the shared registry tells the truth.
-        let pw = Passphrase::with_params(
-            "pw",
-            Argon2Params {
-                m_cost: 64,
-                t_cost: 1,
-                p_cost: 1,
-            },
-        )
-        .unwrap();
+        let pw = cheap_passphrase();
         let small = EncryptOptions::default().threads(7).chunk_size(1024);
         let sealed = crate::encrypt_to_vec(b"hello", &[&pw], &small).unwrap();
         let mut dec =
@@ -182,15 +184,7 @@ mod tests {
     #[test]
     fn a_callers_pool_runs_the_jobs_and_no_shared_pool_is_built() {
         // 11 threads: a count no other test asks for.
-        let pw = Passphrase::with_params(
-            "pw",
-            Argon2Params {
-                m_cost: 64,
-                t_cost: 1,
-                p_cost: 1,
-            },
-        )
-        .unwrap();
+        let pw = cheap_passphrase();
         let mine = Arc::new(
             rayon::ThreadPoolBuilder::new()
                 .num_threads(11)
