@@ -12,7 +12,8 @@
 # decoding, damage and keys, which is where a surviving mutant matters. The hostile suite's
 # million-chunk memory test is skipped (8 s a mutant; it checks the allocation bound, which the
 # format and pipeline mutants are also checked against by the smaller bounded-memory tests).
-# The report lands in mutants.out/ (missed.txt: the survivors). `--iterate` (pass it after the
+# The report lands in mutants.out/ (missed.txt: the survivors; docs/MUTANTS.md lists the ones known
+# to be equivalent, with reasons). `--iterate` (pass it after the
 # files) skips the mutants an earlier run caught, so a long run can be stopped and resumed;
 # `--in-place` reuses this checkout's target/mutants instead of building a copy from scratch (7 min
 # here), but then leave the tree alone until it ends. A mutant whose tests run past
