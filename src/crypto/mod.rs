@@ -169,12 +169,7 @@ mod tests {
     #[test]
     fn stanza_kinds_are_named_and_known_by_type() {
         let fk = FileKey::from_bytes([7; FILE_KEY_LEN]);
-        let cheap = crate::Argon2Params {
-            m_cost: 64,
-            t_cost: 1,
-            p_cost: 1,
-        };
-        let pw = passphrase::Passphrase::with_params("stanza names", cheap).unwrap();
+        let pw = passphrase::Passphrase::with_params("stanza names", passphrase::CHEAP).unwrap();
         let (_, public) = recipients::generate();
         let age = crate::AgeRecipient::parse(&public).unwrap();
         let mut rng = rand_core::OsRng;

@@ -168,15 +168,17 @@ impl Identity for Passphrase {
     }
 }
 
+/// Argon2 costs low enough for unit tests (the crate's own; integration tests have theirs).
+#[cfg(test)]
+pub(crate) const CHEAP: Argon2Params = Argon2Params {
+    m_cost: 64,
+    t_cost: 1,
+    p_cost: 1,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const CHEAP: Argon2Params = Argon2Params {
-        m_cost: 64,
-        t_cost: 1,
-        p_cost: 1,
-    };
 
     #[test]
     fn wraps_and_unwraps_and_rejects_wrong_passphrase() {

@@ -115,12 +115,8 @@ pub fn available_threads() -> usize {
 /// A passphrase with Argon2 costs low enough for unit tests.
 #[cfg(test)]
 pub(crate) fn cheap_passphrase() -> crate::Passphrase {
-    let params = crate::Argon2Params {
-        m_cost: 64,
-        t_cost: 1,
-        p_cost: 1,
-    };
-    crate::Passphrase::with_params("pw", params).expect("valid test parameters")
+    crate::Passphrase::with_params("pw", crate::crypto::passphrase::CHEAP)
+        .expect("valid test parameters")
 }
 
 #[cfg(test)]
