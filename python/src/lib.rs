@@ -21,7 +21,7 @@ use pyo3::types::{PyBytes, PyDict};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
 use zseal::crypto::Stanza;
-use zseal::io::AtomicFile;
+use zseal::io::{Destination, OutputFile};
 use zseal::pipeline::Threads;
 use zseal::{
     AgeIdentity, AgeRecipient, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error,
@@ -801,9 +801,10 @@ pub(crate) enum Sink {
     Py(PyFileObj),
 }
 
-/// An output path being written: zseal's [`zseal::io::AtomicFile`] (private while written,
-/// renamed into place when complete) behind a large buffer.
-type TempOutput = std::io::BufWriter<AtomicFile>;
+/// An output path being written, by the rules of [`zseal::io::OutputFile`] (a file private while
+/// written and renamed into place when complete; a FIFO, device or descriptor written in place;
+/// a link followed), behind a large buffer.
+type TempOutput = std::io::BufWriter<OutputFile>;
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -830,15 +831,35 @@ pub(crate) fn new_output(
     overwrite: bool,
     refusal: &str,
 ) -> PyResult<TempOutput> {
+    create_output(py, dst, overwrite, false, refusal)
+}
+
+/// [`new_output`] with the choice of a private (0600) file, for keys.
+pub(crate) fn create_output(
+    py: Python<'_>,
+    dst: PathBuf,
+    overwrite: bool,
+    private: bool,
+    refusal: &str,
+) -> PyResult<TempOutput> {
     let name = dst.display().to_string();
-    match AtomicFile::create(&dst, overwrite) {
+    let opened = Destination::resolve(&dst).and_then(|d| {
+        if d.needs_overwrite() && !overwrite {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("the file exists ({refusal})"),
+            ));
+        }
+        OutputFile::create(&d, overwrite, private)
+    });
+    match opened {
         Ok(f) => Ok(std::io::BufWriter::with_capacity(1 << 20, f)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
             py,
             "ZsealFileExistsError",
             "io",
             &name,
-            &format!("the file exists ({refusal})"),
+            &e.to_string(),
         )),
         Err(e) => Err(to_py(py, &name, e.into())),
     }
@@ -1177,27 +1198,12 @@ fn keygen(py: Python<'_>, path: Option<PathBuf>) -> PyResult<(String, String)> {
             "# created by zseal keygen\n# public key: {public}\n{}\n",
             *secret
         ));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
         let name = p.display().to_string();
-        let mut f = opts.open(&p).map_err(|e| {
-            if e.kind() == io::ErrorKind::AlreadyExists {
-                raise(
-                    py,
-                    "ZsealFileExistsError",
-                    "io",
-                    &name,
-                    "the file exists (a key file is never overwritten)",
-                )
-            } else {
-                to_py(py, &name, e.into())
-            }
-        })?;
+        let mut f = create_output(py, p, false, true, "a key file is never overwritten")?;
         f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| to_py(py, &name, e.into()))?;
+            .map_err(Error::from)
+            .and_then(|()| persist(f))
+            .map_err(|e| to_py(py, &name, e))?;
     }
     Ok((secret.to_string(), public))
 }

@@ -390,6 +390,50 @@ def test_an_exception_inside_the_writer_leaves_nothing(tmp_path, keys):
         zseal.open(target, "xb", recipients=[recipient])
 
 
+def test_writers_follow_the_output_rules(tmp_path, keys):
+    """The Python writers go where the command line's outputs go (README "Where outputs go"): a
+    FIFO is written in place and stays a FIFO, /dev/null needs no overwrite, a link's target is
+    replaced and the link kept, a link to nothing and a hard-linked file are refused untouched."""
+    import stat
+
+    identity, recipient = keys
+    data = text(5 * C + 3)
+    c = seal(tmp_path / "c.zseal", data, recipient, chunk_size=C)
+    # A FIFO: refused without overwrite, then written in place.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.decrypt_file(c, fifo, identity=identity)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("b", fifo.read_bytes()))
+    reader.start()
+    zseal.decrypt_file(c, fifo, identity=identity, overwrite=True)
+    reader.join()
+    assert got["b"] == data
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    zseal.decrypt_file(c, "/dev/null", identity=identity)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    # A link: the target replaced, the link kept.
+    (tmp_path / "real").write_bytes(b"old")
+    (tmp_path / "link").symlink_to("real")
+    with zseal.open(tmp_path / "link", "wb", recipients=[recipient], chunk_size=C) as f:
+        f.write(data)
+    assert os.path.islink(tmp_path / "link")
+    with zseal.open(tmp_path / "real", identity=identity) as f:
+        assert f.read() == data
+    # Refusals leave everything as it was.
+    (tmp_path / "dangling").symlink_to("nowhere")
+    with pytest.raises(zseal.ZsealError, match="does not exist"):
+        zseal.decrypt_file(c, tmp_path / "dangling", identity=identity, overwrite=True)
+    assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "one").write_bytes(b"shared")
+    os.link(tmp_path / "one", tmp_path / "two")
+    with pytest.raises(zseal.ZsealError, match="2 hard links"):
+        zseal.decrypt_file(c, tmp_path / "one", identity=identity, overwrite=True)
+    assert (tmp_path / "two").read_bytes() == b"shared"
+    assert not [n for n in os.listdir(tmp_path) if "zseal-partial" in n]
+
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
-use zseal::io::{without_path, AtomicFile};
+use zseal::io::{without_path, Destination, OutputFile, What};
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -144,47 +144,74 @@ impl Drop for PartialGuard {
     }
 }
 
-/// Where data goes: standard output, or a [`zseal::io::AtomicFile`] beside the destination that
-/// is renamed over it only by [`Output::commit`]. Dropped without a commit, the temporary file is
-/// removed, so a failure never leaves a half-written output; it is private (0600) while written.
+/// Where data goes: standard output, or a [`zseal::io::OutputFile`]: a new or replaced file is
+/// written beside its destination and renamed over it only by [`Output::commit`] (dropped
+/// without a commit, the temporary file is removed, so a failure never leaves a half-written
+/// output; it is private (0600) while written), and a FIFO, a device or a descriptor is written
+/// in place, never replaced. A link is followed: its target is written and the link kept.
 pub enum Output {
     /// Standard output.
     Stdout(io::StdoutLock<'static>),
-    /// A temporary file and where it goes.
+    /// A file, FIFO, device or descriptor.
     File {
-        file: AtomicFile,
-        _guard: PartialGuard,
+        file: OutputFile,
+        _guard: Option<PartialGuard>,
     },
 }
 
 impl Output {
     /// Prepares `path` (`None` or `-` for stdout) for writing, checking first that it would not
-    /// overwrite a file without `force`, would not be the input itself, and would not put binary
-    /// on a terminal.
+    /// overwrite anything without `force` (`/dev/null` and descriptors such as `/dev/stdout`
+    /// need none), would not be the input itself, and would not put binary on a terminal.
     pub fn create(path: Option<&Path>, force: bool, input: Option<&Path>) -> anyhow::Result<Self> {
+        Self::create_as(path, force, input, false)
+    }
+
+    /// [`Output::create`] for a key file: never over an existing file, and mode 0600.
+    pub fn create_private(path: Option<&Path>) -> anyhow::Result<Self> {
+        Self::create_as(path, false, None, true)
+    }
+
+    fn create_as(
+        path: Option<&Path>,
+        force: bool,
+        input: Option<&Path>,
+        private: bool,
+    ) -> anyhow::Result<Self> {
         let Some(dest) = path.filter(|p| *p != Path::new("-")) else {
             if io::stdout().is_terminal() {
                 bail!("refusing to write binary data to the terminal: use -o FILE or redirect the output (> FILE, | program)");
             }
             return Ok(Output::Stdout(io::stdout().lock()));
         };
-        if input.is_some_and(|i| i != Path::new("-") && same_file(i, dest)) {
-            bail!(
-                "{} is both the input and the output: write to another file",
-                dest.display()
-            );
+        let name = dest.display();
+        let resolved = Destination::resolve(dest)
+            .map_err(|e| anyhow!("cannot write {name}: {}", without_path(&e)))?;
+        let replaces_file = matches!(resolved.what(), What::File { .. });
+        if replaces_file
+            && input.is_some_and(|i| i != Path::new("-") && same_file(i, resolved.real_path()))
+        {
+            bail!("{name} is both the input and the output: write to another file");
         }
-        let file = AtomicFile::create(dest, force).map_err(|e| {
-            if e.kind() == io::ErrorKind::AlreadyExists {
-                anyhow!(
-                    "{} already exists: use --force to overwrite it, or choose another -o",
-                    dest.display()
-                )
-            } else {
-                anyhow!("cannot write {}: {}", dest.display(), without_path(&e))
-            }
-        })?;
-        let guard = PartialGuard::new(file.temporary_path());
+        if resolved.needs_overwrite() && private {
+            bail!("{name} already exists: a key file is never overwritten, choose another -o");
+        }
+        if resolved.needs_overwrite() && !force {
+            let what = match resolved.what() {
+                What::File { .. } => String::new(),
+                _ => format!(
+                    " ({}, which would be written into, not replaced)",
+                    resolved.describe()
+                ),
+            };
+            bail!("{name} already exists{what}: use --force to overwrite it, or choose another -o");
+        }
+        let file = OutputFile::create(&resolved, force, private)
+            .map_err(|e| anyhow!("cannot write {name}: {}", without_path(&e)))?;
+        if file.as_file().is_terminal() {
+            bail!("refusing to write binary data to the terminal {name}: use -o FILE or redirect the output (> FILE, | program)");
+        }
+        let guard = file.temporary_path().map(PartialGuard::new);
         Ok(Output::File {
             file,
             _guard: guard,

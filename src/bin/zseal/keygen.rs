@@ -63,18 +63,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     ));
     match a.output {
         Some(path) => {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-            let mut f = opts.open(&path).with_context(|| {
-                format!(
-                    "cannot create {} (an existing key file is never overwritten)",
-                    path.display()
-                )
-            })?;
-            std::io::Write::write_all(&mut f, text.as_bytes())?;
-            f.sync_all()?;
+            let mut f = crate::files::Output::create_private(Some(&path))?;
+            std::io::Write::write_all(&mut f, text.as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            f.commit(true)?;
             eprintln!("Public key: {public}");
         }
         None => {
@@ -90,7 +82,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// `--record-key`: a fresh record key, sealed like `zseal encrypt` seals a file.
 fn record_key(a: &Args) -> anyhow::Result<()> {
     let recipients = crate::keys::recipients(&a.recipient, &a.recipients_file, false)?;
-    let mut output = crate::files::Output::create(a.output.as_deref(), false, None)?;
+    let mut output = crate::files::Output::create_private(a.output.as_deref())?;
     let targets = crate::keys::Targets::for_new_file(recipients, a.passphrase_file.as_deref())?;
     let key = zseal::records::RecordKey::generate()?;
     let container = key.to_container(&targets.refs())?;

@@ -1,0 +1,122 @@
+//! I/O helpers: full reads from pipes, a counting adapter (what a progress display reads), and
+//! [`OutputFile`], the way every front end writes an output path: a regular file is never seen
+//! half-written, and a FIFO, a device or a descriptor is written in place, never replaced.
+
+mod output;
+
+pub use output::{AtomicFile, Destination, OutputFile, What};
+
+use std::io::{self, Read, Write};
+
+/// Reads until `buf` is full or the input ends, retrying short reads and interruptions (pipes
+/// deliver data in pieces). Returns how many bytes were read: `buf.len()` unless at end of input.
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// A reader or writer that counts the bytes through it into a shared counter, which another
+/// thread (a progress display) may read at any time.
+pub struct Counted<T> {
+    inner: T,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<T> Counted<T> {
+    /// Wraps `inner`, adding to `count`.
+    pub fn new(inner: T, count: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        Counted { inner, count }
+    }
+
+    /// Bytes counted so far (by this adapter and any other sharing its counter).
+    pub fn count(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The wrapped reader or writer.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+
+    fn add(&self, n: usize) {
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.add(n);
+        Ok(n)
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.add(n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Seeking counts nothing: the counter tells how many bytes were actually read.
+impl<S: io::Seek> io::Seek for Counted<S> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+/// The operating system's reason alone, without a path a library added to the message (tempfile
+/// names its temporary file: "<os error> at path <temporary>"), so a front end can name the
+/// user's file instead.
+pub fn without_path(e: &io::Error) -> io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((os, _)) => io::Error::new(e.kind(), os.to_string()),
+        None => io::Error::new(e.kind(), text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most 3 bytes per call, like a slow pipe.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(3).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fills_whole_buffers_from_short_reads() {
+        let data: Vec<u8> = (0..20).collect();
+        let mut r = Trickle(&data);
+        let mut buf = [0u8; 8];
+        assert_eq!(read_full(&mut r, &mut buf).unwrap(), 8);
+        assert_eq!(buf, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(read_full(&mut r, &mut buf).unwrap(), 8);
+        assert_eq!(read_full(&mut r, &mut buf).unwrap(), 4);
+        assert_eq!(read_full(&mut r, &mut buf).unwrap(), 0);
+    }
+}
