@@ -29,6 +29,8 @@ pub mod inspect;
 pub mod io;
 pub mod pipeline;
 pub mod records;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod stats;
 pub mod units;
 

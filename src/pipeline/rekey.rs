@@ -79,6 +79,67 @@ impl<R: Read> Locked<R> {
         mut output: W,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<RekeyReport> {
+        let mut p = self.prepare(identities, recipients, opts, rng)?;
+        output.write_all(&p.bytes)?;
+        let payload_len = if opts.rotate {
+            let mut out = BufWriter::with_capacity(1 << 20, &mut output);
+            let n = rotate(
+                &mut p.input,
+                &p.old,
+                p.old_header_len,
+                &p.file_key,
+                &p.header,
+                &p.new_key,
+                &mut out,
+            )?;
+            out.flush()?;
+            n
+        } else {
+            io::copy(&mut p.input, &mut output)?
+        };
+        output.flush()?;
+        Ok(RekeyReport {
+            old_header_len: p.old_header_len,
+            new_header_len: p.bytes.len() as u64,
+            payload_len,
+            stanzas: p.header.stanzas.len(),
+        })
+    }
+
+    /// The new header alone, for a front end that moves the payload itself (an object store's
+    /// server-side copy of the bytes after the old header): the header's bytes, the old
+    /// header's length, and the input positioned at the payload. Rotation changes the payload
+    /// too, so it is refused here; use [`Locked::rekey`].
+    pub fn rekey_header(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+    ) -> Result<(Vec<u8>, RekeyReport, R)> {
+        if opts.rotate {
+            return Err(Error::InvalidOption(
+                "rotating the file key seals every frame again: the payload cannot be copied                  unchanged"
+                    .into(),
+            ));
+        }
+        let p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
+        let report = RekeyReport {
+            old_header_len: p.old_header_len,
+            new_header_len: p.bytes.len() as u64,
+            payload_len: 0,
+            stanzas: p.header.stanzas.len(),
+        };
+        Ok((p.bytes, report, p.input))
+    }
+
+    /// Unwraps the file key and builds the new header (with a new key and salt when rotating).
+    fn prepare(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Prepared<R>> {
         if opts.keep_old && opts.rotate {
             return Err(Error::InvalidOption(
                 "keeping the old stanzas and rotating the key do not mix: the old stanzas wrap \
@@ -87,7 +148,7 @@ impl<R: Read> Locked<R> {
             ));
         }
         let file_key = self.file_key(identities)?;
-        let (mut input, old, old_header_len) = self.into_parts();
+        let (input, old, old_header_len) = self.into_parts();
         let kept = if opts.keep_old {
             old.stanzas.clone()
         } else {
@@ -118,31 +179,27 @@ impl<R: Read> Locked<R> {
         }
         header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
         let bytes = sealed_header(&header, &new_key)?;
-        output.write_all(&bytes)?;
-        let payload_len = if opts.rotate {
-            let mut out = BufWriter::with_capacity(1 << 20, &mut output);
-            let n = rotate(
-                &mut input,
-                &old,
-                old_header_len,
-                &file_key,
-                &header,
-                &new_key,
-                &mut out,
-            )?;
-            out.flush()?;
-            n
-        } else {
-            io::copy(&mut input, &mut output)?
-        };
-        output.flush()?;
-        Ok(RekeyReport {
+        Ok(Prepared {
+            input,
+            old,
             old_header_len,
-            new_header_len: bytes.len() as u64,
-            payload_len,
-            stanzas: header.stanzas.len(),
+            file_key,
+            new_key,
+            header,
+            bytes,
         })
     }
+}
+
+/// A rekey's new header, and what writing the payload after it needs.
+struct Prepared<R> {
+    input: R,
+    old: Header,
+    old_header_len: u64,
+    file_key: FileKey,
+    new_key: FileKey,
+    header: Header,
+    bytes: Vec<u8>,
 }
 
 /// Opens every frame under the old payload key and seals it again, same index, kind and length,

@@ -91,6 +91,7 @@ impl Clock {
             wall: self.0.wall(),
             cpu: self.0.cpu(),
             stream,
+            fetched: crate::files::fetched(),
         };
         if how.stats {
             eprint!("{}", r.to_text());

@@ -5,7 +5,7 @@ use zseal::io::Counted;
 use zseal::ByteRange;
 
 use crate::common::{Common, Job};
-use crate::files::{display_name, Input, Output};
+use crate::files::{display_name, Access, Input, Output};
 use crate::keys::{Identities, Unlock};
 use crate::progress::Counters;
 use crate::report::Direction;
@@ -46,7 +46,12 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    let input = Input::open(c.input.as_deref())?;
+    // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead.
+    let access = match a.range {
+        Some(_) => Access::Random,
+        None => Access::Sequential,
+    };
+    let input = Input::open_for(c.input.as_deref(), access)?;
     let what = display_name(c.input.as_deref(), "standard input");
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     let counters = Counters::default();
@@ -68,6 +73,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let (_, stats, clock) = match (input, a.range) {
         (Input::File(f, _), Some(r)) => job.run(keys.open(f)?, |d| {
+            d.copy_range_to(r.start, r.end, &mut output)
+        }),
+        #[cfg(feature = "remote")]
+        (Input::Remote(o), Some(r)) => job.run(keys.open(o)?, |d| {
             d.copy_range_to(r.start, r.end, &mut output)
         }),
         (input, Some(r)) => job.run(keys.open(input)?, |d| {

@@ -29,18 +29,86 @@ fn named(e: io::Error, verb: &str, name: &str) -> io::Error {
     )
 }
 
-/// Where data comes from: a file, or standard input for `None` and `-`.
+/// Where data comes from: a file, an object in object storage, or standard input for `None`
+/// and `-`.
 pub enum Input {
     /// Standard input.
     Stdin(io::StdinLock<'static>),
     /// A file, and its name for messages.
     File(File, String),
+    /// An object named by URL, read by ranged GETs.
+    #[cfg(feature = "remote")]
+    Remote(zseal::remote::RemoteReader),
+}
+
+/// How an input will be read: straight through (several GETs kept in flight ahead), or by
+/// seeks and ranges (only what is read is fetched). Only objects care.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Sequential,
+    Random,
+}
+
+/// The URL `p` names, when it names one (`s3://…`, `gs://…`, `az://…`, `http(s)://…`).
+pub fn url_of(p: &Path) -> Option<&str> {
+    p.to_str().filter(|s| is_url(s))
+}
+
+/// True when `s` looks like `scheme://…` (also in a build without object storage, so that such
+/// a build can say why it refuses the URL).
+fn is_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+/// Opens the object at `url` for reading.
+#[cfg(feature = "remote")]
+fn open_remote(url: &str, access: Access) -> anyhow::Result<Input> {
+    use zseal::remote::{ReadMode, Remote, TransferOptions};
+    let mode = match access {
+        Access::Sequential => ReadMode::Sequential,
+        Access::Random => ReadMode::Random,
+    };
+    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    let reader = remote.reader(mode)?;
+    let _ = FETCHED.set(reader.stats());
+    Ok(Input::Remote(reader))
+}
+
+/// What the command's input object has fetched (one input per command).
+#[cfg(feature = "remote")]
+static FETCHED: std::sync::OnceLock<std::sync::Arc<zseal::remote::FetchStats>> =
+    std::sync::OnceLock::new();
+
+/// Body bytes fetched and GET requests sent for the input object, when the input is one.
+pub fn fetched() -> Option<(u64, u64)> {
+    #[cfg(feature = "remote")]
+    return FETCHED.get().map(|f| (f.bytes(), f.requests()));
+    #[cfg(not(feature = "remote"))]
+    None
+}
+
+#[cfg(not(feature = "remote"))]
+fn open_remote(url: &str, _: Access) -> anyhow::Result<Input> {
+    bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
 impl Input {
-    /// Opens `path` (`None` or `-` for stdin).
+    /// Opens `path` (`None` or `-` for stdin) to be read straight through.
     pub fn open(path: Option<&Path>) -> anyhow::Result<Self> {
+        Self::open_for(path, Access::Sequential)
+    }
+
+    /// Opens `path` (`None` or `-` for stdin; a URL for an object) for `access`.
+    pub fn open_for(path: Option<&Path>, access: Access) -> anyhow::Result<Self> {
         let name = display_name(path, "standard input");
+        if let Some(url) = path.and_then(url_of) {
+            return open_remote(url, access);
+        }
         match path.filter(|p| *p != Path::new("-")) {
             None => {
                 let stdin = io::stdin().lock();
@@ -54,8 +122,12 @@ impl Input {
         }
     }
 
-    /// The input's size when it is a regular file.
+    /// The input's size when it is a regular file or an object.
     pub fn file_size(&self) -> Option<u64> {
+        #[cfg(feature = "remote")]
+        if let Input::Remote(r) = self {
+            return Some(r.len());
+        }
         self.regular_file()
             .and_then(|f| f.metadata().ok())
             .map(|m| m.len())
@@ -73,6 +145,8 @@ impl Input {
             }
             #[cfg(not(unix))]
             Input::Stdin(_) => return None,
+            #[cfg(feature = "remote")]
+            Input::Remote(_) => return None,
         };
         f.metadata().ok().filter(|m| m.is_file()).map(|_| f)
     }
@@ -105,6 +179,8 @@ impl Read for Input {
         match self {
             Input::Stdin(s) => s.read(buf).map_err(|e| named(e, "read", "standard input")),
             Input::File(f, name) => f.read(buf).map_err(|e| named(e, "read", name)),
+            #[cfg(feature = "remote")]
+            Input::Remote(r) => r.read(buf),
         }
     }
 }
@@ -120,6 +196,8 @@ pub fn remove_partial_outputs() {
     for p in paths {
         let _ = std::fs::remove_file(p);
     }
+    #[cfg(feature = "remote")]
+    zseal::remote::abort_all_uploads();
 }
 
 /// Registers a temporary output for [`remove_partial_outputs`] while it lives.
@@ -157,6 +235,29 @@ pub enum Output {
         file: OutputFile,
         _guard: Option<PartialGuard>,
     },
+    /// An object, uploaded in parts; it appears only on commit.
+    #[cfg(feature = "remote")]
+    Remote(zseal::remote::RemoteWriter),
+}
+
+/// Starts writing the object at `url`: refused before anything is uploaded when it exists and
+/// `force` is not given.
+#[cfg(feature = "remote")]
+fn create_remote(url: &str, force: bool, size_hint: Option<u64>) -> anyhow::Result<Output> {
+    use zseal::remote::{Remote, TransferOptions};
+    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    match remote.writer(force, size_hint) {
+        Ok(w) => Ok(Output::Remote(w)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            bail!("{url} already exists: use --force to replace it, or choose another -o")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+fn create_remote(url: &str, _: bool, _: Option<u64>) -> anyhow::Result<Output> {
+    bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
 impl Output {
@@ -184,6 +285,15 @@ impl Output {
             }
             return Ok(Output::Stdout(io::stdout().lock()));
         };
+        if let Some(url) = url_of(dest) {
+            if private {
+                bail!("{url}: keys are written to local files only");
+            }
+            if input.and_then(url_of) == Some(url) {
+                bail!("{url} is both the input and the output: write to another object");
+            }
+            return create_remote(url, force, input_size(input));
+        }
         let name = dest.display();
         let resolved = Destination::resolve(dest)
             .map_err(|e| anyhow!("cannot write {name}: {}", without_path(&e)))?;
@@ -229,6 +339,16 @@ impl Output {
                 file.commit(sync)
                     .map_err(|e| anyhow!("cannot write {dest}: {}", without_path(&e)))
             }
+            #[cfg(feature = "remote")]
+            Output::Remote(w) => {
+                let url = w.url().to_string();
+                w.commit().map_err(|e| match e.kind() {
+                    io::ErrorKind::AlreadyExists => anyhow!(
+                        "{url} appeared while it was being written: use --force to replace it, or choose another -o (the upload was aborted)"
+                    ),
+                    _ => e.into(),
+                })
+            }
         }
     }
 
@@ -237,7 +357,7 @@ impl Output {
     pub fn as_file(&self) -> Option<&File> {
         match self {
             Output::File { file, .. } => Some(file.as_file()),
-            Output::Stdout(_) => None,
+            _ => None,
         }
     }
 
@@ -245,6 +365,8 @@ impl Output {
         match self {
             Output::Stdout(_) => "standard output".into(),
             Output::File { file, .. } => file.destination().display().to_string(),
+            #[cfg(feature = "remote")]
+            Output::Remote(w) => w.url().to_string(),
         }
     }
 }
@@ -254,6 +376,8 @@ impl Write for Output {
         let r = match self {
             Output::Stdout(s) => s.write(buf),
             Output::File { file, .. } => file.write(buf),
+            #[cfg(feature = "remote")]
+            Output::Remote(w) => return w.write(buf),
         };
         r.map_err(|e| named(e, "write", &self.name()))
     }
@@ -262,9 +386,20 @@ impl Write for Output {
         let r = match self {
             Output::Stdout(s) => s.flush(),
             Output::File { file, .. } => file.flush(),
+            #[cfg(feature = "remote")]
+            Output::Remote(w) => return w.flush(),
         };
         r.map_err(|e| named(e, "write", &self.name()))
     }
+}
+
+/// The size of a local input file, for sizing an upload's parts.
+fn input_size(input: Option<&Path>) -> Option<u64> {
+    let p = input.filter(|p| *p != Path::new("-") && url_of(p).is_none())?;
+    std::fs::metadata(p)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
 }
 
 #[cfg(unix)]

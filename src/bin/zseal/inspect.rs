@@ -8,7 +8,7 @@ use zseal::inspect::{inspect_file, inspect_stream};
 use zseal::units::human_bytes;
 use zseal::Info;
 
-use crate::files::{display_name, Input};
+use crate::files::{display_name, Access, Input};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,11 +20,14 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let input = Input::open(a.input.as_deref())?;
+    // An object: the header and the trailer are fetched, nothing between.
+    let input = Input::open_for(a.input.as_deref(), Access::Random)?;
     let what = display_name(a.input.as_deref(), "standard input");
     let info = match input {
         Input::File(f, _) => inspect_file(f),
         Input::Stdin(s) => inspect_stream(s),
+        #[cfg(feature = "remote")]
+        Input::Remote(r) => inspect_file(r),
     }
     .with_context(|| format!("reading {what}"))?;
     if a.json {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context};
 use zseal::{Locked, RekeyOptions};
 
-use crate::files::Output;
+use crate::files::{url_of, Access, Input, Output};
 use crate::keys::{self, Identities};
 
 pub const EXAMPLES: &str = "\
@@ -74,8 +74,65 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         passphrase: new_pw,
     };
     let to = targets.refs();
-    let input = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
-    let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
+    // An object is read straight through (header, then the payload copied as it comes); a
+    // local file stays a File so that the payload copy can stay inside the kernel.
+    let locked = match url_of(&a.file) {
+        Some(url) => {
+            #[cfg(feature = "remote")]
+            if a.output.is_none()
+                && !a.rotate
+                && (url.starts_with("s3://") || url.starts_with("s3a://"))
+            {
+                return in_place_server_side(&a, url, &to);
+            }
+            if a.output.is_none() && !a.quiet {
+                eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
+            }
+            let input = Input::open_for(Some(&a.file), Access::Sequential)?;
+            return finish(
+                &a,
+                Locked::read(input).with_context(|| format!("reading {what}"))?,
+                &to,
+            );
+        }
+        None => {
+            let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
+            Locked::read(f).with_context(|| format!("reading {what}"))?
+        }
+    };
+    finish(&a, locked, &to)
+}
+
+/// An S3 object rekeyed in place: the new header and the first 5 MiB of payload are uploaded,
+/// the rest of the payload is copied by the store itself (UploadPartCopy).
+#[cfg(feature = "remote")]
+fn in_place_server_side(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
+    let input = match Input::open_for(Some(&a.file), Access::Random)? {
+        Input::Remote(r) => r,
+        _ => unreachable!("a URL opens as an object"),
+    };
+    let locked = Locked::read(input).with_context(|| format!("reading {url}"))?;
+    let keys = keys::keys_for(&locked, url, a.passphrase_file.as_deref(), &a.ids)?;
+    let opts = RekeyOptions::default().keep_old(a.add);
+    let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, &opts)
+        .with_context(|| format!("rekeying {url}"))?;
+    if !a.quiet {
+        let r = &done.report;
+        eprintln!(
+            "zseal: {url} now has {} key stanza(s); header {} -> {} bytes; {} payload bytes unchanged, {} of them copied by the store ({} bytes downloaded, {} uploaded)",
+            r.stanzas, r.old_header_len, r.new_header_len, r.payload_len, done.copied, done.downloaded, done.uploaded
+        );
+    }
+    Ok(())
+}
+
+/// Unwraps the file key of `locked` and writes the rekeyed container.
+fn finish<R: std::io::Read>(
+    a: &Args,
+    locked: Locked<R>,
+    to: &[&dyn zseal::Recipient],
+) -> anyhow::Result<()> {
+    let what = a.file.display().to_string();
     let keys = keys::keys_for(&locked, &what, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
     // In place (no -o), the new container is written beside the old one and renamed over it,
@@ -87,8 +144,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let mut output = Output::create(Some(dest), force, input)?;
     let report = match output.as_file() {
-        Some(f) => locked.rekey(&keys.refs(), &to, &opts, f),
-        None => locked.rekey(&keys.refs(), &to, &opts, &mut output),
+        Some(f) => locked.rekey(&keys.refs(), to, &opts, f),
+        None => locked.rekey(&keys.refs(), to, &opts, &mut output),
     }
     .with_context(|| format!("rekeying {what}"))?;
     // Always synced: in place, the rename replaces the only copy of the data.

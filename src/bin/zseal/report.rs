@@ -52,6 +52,8 @@ pub struct Report {
     pub cpu: Option<(Duration, Duration)>,
     /// The stream's own counters.
     pub stream: StreamStats,
+    /// For an object read by URL: body bytes fetched and GET requests sent.
+    pub fetched: Option<(u64, u64)>,
 }
 
 #[derive(Serialize)]
@@ -67,6 +69,10 @@ struct JsonReport {
     threads: usize,
     chunks: u64,
     stages_s: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fetched_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fetch_requests: Option<u64>,
 }
 
 impl Report {
@@ -111,6 +117,8 @@ impl Report {
             threads: self.stream.threads,
             chunks: self.stream.chunks,
             stages_s: stages,
+            fetched_bytes: self.fetched.map(|f| f.0),
+            fetch_requests: self.fetched.map(|f| f.1),
         };
         serde_json::to_string(&j).expect("a report serializes")
     }
@@ -161,6 +169,9 @@ impl Report {
         for (name, d) in self.stages() {
             t += &format!("    {name:<11}{:>9.3}\n", d.as_secs_f64());
         }
+        if let Some((bytes, requests)) = self.fetched {
+            t += &format!("  fetched: {bytes} bytes in {requests} GET requests\n");
+        }
         t
     }
 }
@@ -177,6 +188,7 @@ mod tests {
 
     fn report() -> Report {
         Report {
+            fetched: None,
             direction: Direction::Encrypt,
             bytes_in: 1000,
             bytes_out: 250,

@@ -1,0 +1,494 @@
+//! Objects in object storage as byte sources and sinks (the `remote` feature): `s3://` (AWS and
+//! any S3-compatible endpoint), `gs://`, `az://` / `abfs://`, and `http(s)://` read-only, through
+//! the `object_store` crate. The engine never sees them: [`RemoteReader`] is an `io::Read +
+//! io::Seek` source and [`RemoteWriter`] an `io::Write` sink, exactly what it takes from files.
+//!
+//! - Reads are ranged GETs of one version of the object (`If-Match` its ETag): a sequential read
+//!   keeps up to `parts_in_flight` GETs of `part_size` bytes ahead of the reader; a random read
+//!   (a range, `inspect`, a seek) fetches what is read, so that bytes fetched stay close to bytes
+//!   needed. Memory: at most `(parts_in_flight + 1) × part_size` (docs/OBJECTS.md).
+//! - Writes are a multipart upload whose parts upload concurrently while the caller writes; the
+//!   object appears only on [`RemoteWriter::commit`]. Dropped without a commit (an error, a
+//!   signal through [`abort_all_uploads`]) the upload is aborted, leaving no object and no parts.
+//!   An object smaller than one part is one conditional PUT.
+//! - Credentials, region and endpoint come from what the users' other tools read: the standard
+//!   environment variables of each cloud, and for S3 also `AWS_PROFILE` with the shared
+//!   credentials and config files ([`aws_profile`]).
+//!
+//! Every error is an `io::Error` whose message names the URL and says what to do.
+
+mod aws_profile;
+mod reader;
+mod rekey;
+mod s3;
+mod writer;
+
+use std::io;
+use std::sync::{Arc, OnceLock};
+
+use object_store::path::Path as ObjectPath;
+use object_store::{DynObjectStore, ObjectStoreExt};
+
+pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
+pub use rekey::{rekey_in_place, server_side_copy_possible, ObjectRekey};
+pub use writer::{abort_all_uploads, RemoteWriter};
+
+/// Default size of one ranged GET and of one uploaded part (8 MiB; S3's smallest part is 5 MiB).
+pub const DEFAULT_PART_SIZE: usize = 8 << 20;
+/// Default number of GETs or part uploads in flight at once.
+pub const DEFAULT_PARTS_IN_FLIGHT: usize = 8;
+
+/// How transfers are sized. [`TransferOptions::from_env`] reads `ZSEAL_PART_SIZE` (K/M/G
+/// suffixes, at least 5 MiB) and `ZSEAL_PARTS_IN_FLIGHT` (1 to 64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferOptions {
+    /// Bytes per ranged GET of a sequential read, and per uploaded part (the first 1,000 parts;
+    /// every further 1,000 parts double it, so that a stream of unknown length fits S3's 10,000
+    /// parts up to its 5 TiB object limit).
+    pub part_size: usize,
+    /// GETs (reads) or part uploads (writes) in flight at once.
+    pub parts_in_flight: usize,
+}
+
+impl Default for TransferOptions {
+    fn default() -> Self {
+        TransferOptions {
+            part_size: DEFAULT_PART_SIZE,
+            parts_in_flight: DEFAULT_PARTS_IN_FLIGHT,
+        }
+    }
+}
+
+impl TransferOptions {
+    /// The defaults, changed by `ZSEAL_PART_SIZE` and `ZSEAL_PARTS_IN_FLIGHT` when set.
+    pub fn from_env() -> io::Result<Self> {
+        let mut o = TransferOptions::default();
+        if let Ok(v) = std::env::var("ZSEAL_PART_SIZE") {
+            let n = crate::units::parse_size(&v)
+                .ok()
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| (5 << 20..=5 << 30).contains(n))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "ZSEAL_PART_SIZE={v} is not a size from 5M to 5G (S3's part limits)"
+                    ))
+                })?;
+            o.part_size = n;
+        }
+        if let Ok(v) = std::env::var("ZSEAL_PARTS_IN_FLIGHT") {
+            o.parts_in_flight =
+                v.parse()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "ZSEAL_PARTS_IN_FLIGHT={v} is not a number from 1 to 64"
+                        ))
+                    })?;
+        }
+        Ok(o)
+    }
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+/// True when `s` names an object by URL (`scheme://…`) rather than a local path.
+pub fn is_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')
+    })
+}
+
+/// The kinds of store a URL can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// `s3://bucket/key` (AWS, or the endpoint in `AWS_ENDPOINT_URL`).
+    S3,
+    /// `gs://bucket/key`.
+    Gcs,
+    /// `az://container/key`, `abfs://container@account.dfs.core.windows.net/key`.
+    Azure,
+    /// `http://` or `https://`: read-only, by Range requests.
+    Http,
+}
+
+/// One object named by URL, with the store that holds it.
+#[derive(Clone)]
+pub struct Remote {
+    inner: Arc<Object>,
+}
+
+/// What readers and writers of one object share.
+pub(crate) struct Object {
+    pub(crate) store: Arc<DynObjectStore>,
+    pub(crate) path: ObjectPath,
+    pub(crate) url: String,
+    pub(crate) scheme: Scheme,
+    pub(crate) opts: TransferOptions,
+    /// For `s3://`: the requests object_store does not make (s3.rs).
+    pub(crate) s3: Option<s3::S3>,
+}
+
+impl Remote {
+    /// Parses `url` and builds its store from the environment (no request is made yet). An
+    /// unknown scheme, a URL without a bucket or an object name, and a configuration the store
+    /// refuses each fail with a message naming the URL.
+    pub fn new(url: &str, opts: TransferOptions) -> io::Result<Remote> {
+        let parsed =
+            url::Url::parse(url).map_err(|e| invalid(format!("{url} is not a valid URL: {e}")))?;
+        let scheme = match parsed.scheme() {
+            "s3" | "s3a" => Scheme::S3,
+            "gs" => Scheme::Gcs,
+            "az" | "adl" | "azure" | "abfs" | "abfss" => Scheme::Azure,
+            "http" | "https" => Scheme::Http,
+            other => {
+                return Err(invalid(format!(
+                    "{url}: unknown scheme '{other}://': zseal reads and writes s3://, gs://, \
+                     az:// (abfs://) and reads http(s):// URLs; a local file needs no scheme"
+                )))
+            }
+        };
+        let (store, path, s3) = build_store(scheme, &parsed, url)?;
+        if path.as_ref().is_empty() {
+            return Err(invalid(format!(
+                "{url} names no object: add the object's key after the bucket, e.g. \
+                 s3://bucket/dir/file.zseal"
+            )));
+        }
+        Ok(Remote {
+            inner: Arc::new(Object {
+                store,
+                path,
+                url: url.to_string(),
+                scheme,
+                opts,
+                s3,
+            }),
+        })
+    }
+
+    /// The multipart uploads in progress for this object's key (their upload ids): none after a
+    /// completed or aborted write. S3 only (the other stores expire unfinished uploads on their
+    /// own: Azure's uncommitted blocks after 7 days, GCS's with the bucket's lifecycle rules).
+    pub fn pending_uploads(&self) -> io::Result<Vec<String>> {
+        let o = &self.inner;
+        let s3 = o.s3.as_ref().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: listing uploads in progress is S3-only", o.url),
+            )
+        })?;
+        let key = o.path.as_ref();
+        let all = block_on(s3.list_uploads(key))
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", o.url)))?;
+        Ok(all
+            .into_iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, id)| id)
+            .collect())
+    }
+
+    /// The URL as given.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// Which kind of store holds it.
+    pub fn scheme(&self) -> Scheme {
+        self.inner.scheme
+    }
+
+    /// The object's size, or `None` when there is no object at the URL.
+    pub fn size(&self) -> io::Result<Option<u64>> {
+        let o = &self.inner;
+        match block_on(o.store.head(&o.path)) {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(o.error("look at", e)),
+        }
+    }
+
+    /// Opens the object for reading (a HEAD request: its size and ETag).
+    pub fn reader(&self, mode: ReadMode) -> io::Result<RemoteReader> {
+        RemoteReader::open(self.inner.clone(), mode)
+    }
+
+    /// Starts writing the object. Without `overwrite` an existing object is refused now, before
+    /// anything is uploaded, and again when the upload completes (see [`RemoteWriter::commit`]
+    /// for what stays racy). `size_hint` (the input's size, when known) lets the parts be large
+    /// enough for S3's 10,000-part limit from the start.
+    pub fn writer(&self, overwrite: bool, size_hint: Option<u64>) -> io::Result<RemoteWriter> {
+        if self.inner.scheme == Scheme::Http {
+            return Err(invalid(format!(
+                "{}: http(s):// URLs are read-only; write to s3://, gs:// or az:// instead",
+                self.inner.url
+            )));
+        }
+        if !overwrite && self.size()?.is_some() {
+            return Err(self.inner.exists());
+        }
+        Ok(RemoteWriter::new(self.inner.clone(), overwrite, size_hint))
+    }
+}
+
+impl Object {
+    /// `e` as an `io::Error` whose message names the URL and says what to do.
+    pub(crate) fn error(&self, verb: &str, e: object_store::Error) -> io::Error {
+        use object_store::Error as E;
+        let url = &self.url;
+        let (kind, msg) = match &e {
+            E::NotFound { .. } => (
+                io::ErrorKind::NotFound,
+                format!("cannot {verb} {url}: no such object (check the bucket and key)"),
+            ),
+            E::AlreadyExists { .. } | E::Precondition { .. } if verb == "complete" => {
+                return self.exists()
+            }
+            E::Precondition { .. } => (
+                io::ErrorKind::Other,
+                format!("cannot {verb} {url}: the object changed while it was being read; read it again"),
+            ),
+            E::PermissionDenied { .. } => (
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "cannot {verb} {url}: access denied ({}); check that your credentials may {verb} it",
+                    root_cause(&e)
+                ),
+            ),
+            E::Unauthenticated { .. } => (
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "cannot {verb} {url}: the store refused the credentials ({}); {}",
+                    root_cause(&e),
+                    self.credentials_hint()
+                ),
+            ),
+            _ => (
+                io::ErrorKind::Other,
+                format!("cannot {verb} {url}: {}", root_cause(&e)),
+            ),
+        };
+        io::Error::new(kind, msg)
+    }
+
+    pub(crate) fn exists(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} already exists", self.url),
+        )
+    }
+
+    fn credentials_hint(&self) -> &'static str {
+        match self.scheme {
+            Scheme::S3 => {
+                "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE with \
+                 ~/.aws/credentials), AWS_REGION, and AWS_ENDPOINT_URL for a store other than AWS"
+            }
+            Scheme::Gcs => "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file",
+            Scheme::Azure => {
+                "set AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or \
+                 AZURE_STORAGE_SAS_TOKEN)"
+            }
+            Scheme::Http => "the server needs no credentials zseal can send",
+        }
+    }
+}
+
+/// The innermost message of an error chain (object_store wraps the HTTP client's errors in
+/// several layers whose own messages repeat the request).
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = e;
+    let mut text = e.to_string();
+    while let Some(s) = last.source() {
+        last = s;
+        let t = s.to_string();
+        if !t.is_empty() {
+            text = t;
+        }
+    }
+    text
+}
+
+/// Builds the store for `url` from the environment, and the object's path within it.
+type Built = (Arc<DynObjectStore>, ObjectPath, Option<s3::S3>);
+
+fn build_store(scheme: Scheme, parsed: &url::Url, url: &str) -> io::Result<Built> {
+    let refused = |e: object_store::Error| {
+        invalid(format!(
+            "{url}: cannot set up the store: {}",
+            root_cause(&e)
+        ))
+    };
+    let key = || {
+        ObjectPath::from_url_path(parsed.path())
+            .map_err(|e| invalid(format!("{url}: invalid object key: {e}")))
+    };
+    let bucket = || {
+        parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| invalid(format!("{url} names no bucket: use s3://BUCKET/KEY")))
+    };
+    Ok(match scheme {
+        Scheme::S3 => {
+            use object_store::aws::AmazonS3ConfigKey as K;
+            let name = bucket()?;
+            let (b, client) = aws_profile::builder(client_options())?;
+            let b = b.with_bucket_name(&name).with_retry(retry());
+            let endpoint = b
+                .get_config_value(&K::S3Endpoint)
+                .or_else(|| b.get_config_value(&K::Endpoint));
+            let region = b
+                .get_config_value(&K::Region)
+                .unwrap_or_else(|| "us-east-1".into());
+            let virtual_hosted =
+                b.get_config_value(&K::VirtualHostedStyleRequest).as_deref() == Some("true");
+            let s3 = Arc::new(b.build().map_err(refused)?);
+            let own = s3::S3::new(s3.clone(), &client, endpoint, &name, region, virtual_hosted)?;
+            (s3, key()?, Some(own))
+        }
+        Scheme::Gcs => {
+            let mut gcs = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(bucket()?)
+                .with_retry(retry())
+                .with_client_options(client_options());
+            // The convention of Google's own client libraries for emulators (fake-gcs-server).
+            if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
+                let base = if host.contains("://") {
+                    host
+                } else {
+                    format!("http://{host}")
+                };
+                gcs = gcs
+                    .with_base_url(&base)
+                    .with_client_options(client_options().with_allow_http(true))
+                    .with_skip_signature(true);
+            }
+            (Arc::new(gcs.build().map_err(refused)?), key()?, None)
+        }
+        Scheme::Azure => {
+            let az = object_store::azure::MicrosoftAzureBuilder::from_env()
+                .with_url(url)
+                .with_retry(retry())
+                .with_client_options(client_options());
+            (
+                Arc::new(az.build().map_err(refused)?),
+                azure_key(parsed, url)?,
+                None,
+            )
+        }
+        Scheme::Http => {
+            let origin = parsed.origin().ascii_serialization();
+            let http = object_store::http::HttpBuilder::new()
+                .with_url(origin)
+                .with_retry(retry())
+                .with_client_options(client_options().with_allow_http(true));
+            (Arc::new(http.build().map_err(refused)?), key()?, None)
+        }
+    })
+}
+
+/// The key of an Azure URL: `az://container/key` and `abfs://container@account…/key` both
+/// carry it as the path.
+fn azure_key(parsed: &url::Url, url: &str) -> io::Result<ObjectPath> {
+    ObjectPath::from_url_path(parsed.path())
+        .map_err(|e| invalid(format!("{url}: invalid object key: {e}")))
+}
+
+/// Transient failures (5xx, throttling, timeouts, reset connections) are retried with
+/// exponential backoff, up to 10 times within 3 minutes; then the error is reported.
+fn retry() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(100),
+            max_backoff: std::time::Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: 10,
+        retry_timeout: std::time::Duration::from_secs(180),
+    }
+}
+
+/// A request that connects in 10 s and moves some bytes every 60 s is alive; a stalled one is
+/// cut and retried.
+fn client_options() -> object_store::ClientOptions {
+    object_store::ClientOptions::new()
+        .with_connect_timeout(std::time::Duration::from_secs(10))
+        .with_timeout(std::time::Duration::from_secs(300))
+}
+
+/// The runtime the stores' futures run on: two I/O threads are plenty (the work is waiting).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("zseal-io")
+            .enable_all()
+            .build()
+            .expect("a Tokio runtime (threads and a timer) can be built")
+    })
+}
+
+/// Runs `f` to completion from a thread outside the runtime.
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    runtime().block_on(f)
+}
+
+/// Starts `f` on the runtime.
+pub(crate) fn spawn<F>(f: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    runtime().spawn(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        for u in [
+            "s3://b/k",
+            "gs://b/k",
+            "az://c/k",
+            "https://h/x",
+            "s3a://b/k",
+        ] {
+            assert!(is_url(u), "{u}");
+        }
+        for p in [
+            "file.zseal",
+            "/tmp/x",
+            "./a://b",
+            "-",
+            "C:\\x",
+            "://x",
+            "dir/s3:/x",
+        ] {
+            assert!(!is_url(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn bad_urls_name_themselves_and_what_to_do() {
+        let o = TransferOptions::default();
+        let e = Remote::new("ftp://h/x", o).err().unwrap().to_string();
+        assert!(
+            e.contains("ftp://h/x") && e.contains("unknown scheme 'ftp://'"),
+            "{e}"
+        );
+        let e = Remote::new("s3://bucket", o).err().unwrap().to_string();
+        assert!(e.contains("names no object"), "{e}");
+        let e = Remote::new("s3://bucket/", o).err().unwrap().to_string();
+        assert!(e.contains("names no object"), "{e}");
+    }
+}

@@ -1,0 +1,325 @@
+//! [`RemoteReader`]: an object as an `io::Read + io::Seek` source, by ranged GETs.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::{GetOptions, GetRange, ObjectStoreExt};
+
+use super::{block_on, spawn, Object, Scheme};
+
+/// The smallest GET of a random read: a frame header or a footer costs one request that also
+/// brings the start of what follows it.
+pub const MIN_FETCH: u64 = 16 << 10;
+
+/// How the object will be read, which decides how far ahead GETs are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadMode {
+    /// From the start to the end (decrypt, verify): `parts_in_flight` GETs of `part_size`
+    /// bytes are kept in flight ahead of the reader.
+    Sequential,
+    /// By ranges and seeks (`--range`, inspect, random access): what is read is fetched, at
+    /// least [`MIN_FETCH`] bytes at a time (a read near the end fetches the object's last
+    /// `MIN_FETCH` bytes: footer, final frame and index in one request). A run of sequential
+    /// reads earns read-ahead of a tenth of its length (up to the sequential mode's), so a large
+    /// range still downloads on several connections while the bytes fetched beyond what is read
+    /// stay within 10 % plus one `MIN_FETCH` per seek.
+    Random,
+}
+
+/// What a reader has fetched: GET requests sent and body bytes received.
+#[derive(Debug, Default)]
+pub struct FetchStats {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl FetchStats {
+    /// GET requests sent (retries included).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Body bytes received.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+type Pending = tokio::task::JoinHandle<io::Result<Bytes>>;
+
+/// An object read by ranged GETs (see [`ReadMode`]), all of one version of it: every GET carries
+/// the ETag the opening HEAD returned (`If-Match`), so an object replaced while it is read fails
+/// with a clear error instead of mixing two versions. Memory: at most `parts_in_flight + 1` parts
+/// (or the largest single read, when that is larger).
+pub struct RemoteReader {
+    obj: Arc<Object>,
+    len: u64,
+    etag: Option<String>,
+    mode: ReadMode,
+    pos: u64,
+    /// Fetched bytes at and after `pos`: their offset and the bytes.
+    cur: Option<(u64, Bytes)>,
+    /// GETs in flight for the bytes after `cur`, contiguous and in order.
+    ahead: VecDeque<(Range<u64>, Pending)>,
+    /// Where the next read-ahead GET starts.
+    next_fetch: u64,
+    /// Bytes read in the current sequential run (a random reader's read-ahead allowance).
+    run: u64,
+    stats: Arc<FetchStats>,
+}
+
+impl RemoteReader {
+    pub(super) fn open(obj: Arc<Object>, mode: ReadMode) -> io::Result<Self> {
+        let meta = block_on(obj.store.head(&obj.path)).map_err(|e| obj.error("read", e))?;
+        // A weak ETag cannot be matched strongly; such a store gets no version check.
+        let etag = meta
+            .e_tag
+            .filter(|t| !t.starts_with("W/") && obj.scheme != Scheme::Http);
+        Ok(RemoteReader {
+            obj,
+            len: meta.size,
+            etag,
+            mode,
+            pos: 0,
+            cur: None,
+            ahead: VecDeque::new(),
+            next_fetch: 0,
+            run: 0,
+            stats: Arc::new(FetchStats::default()),
+        })
+    }
+
+    /// The object's size.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty object.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The URL read.
+    pub fn url(&self) -> &str {
+        &self.obj.url
+    }
+
+    /// The ETag every GET is conditional on (none for a store without strong ETags).
+    pub fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+
+    pub(crate) fn object(&self) -> &Arc<Object> {
+        &self.obj
+    }
+
+    /// What this reader has fetched so far (shared: it can be read while the reader works).
+    pub fn stats(&self) -> Arc<FetchStats> {
+        self.stats.clone()
+    }
+
+    /// Starts a GET of `range` on the runtime.
+    fn start(&self, range: Range<u64>) -> Pending {
+        let obj = self.obj.clone();
+        let etag = self.etag.clone();
+        let stats = self.stats.clone();
+        spawn(fetch(obj, range, etag, stats))
+    }
+
+    fn wait(&self, p: Pending) -> io::Result<Bytes> {
+        match block_on(p) {
+            Ok(r) => r,
+            Err(e) => Err(io::Error::other(format!(
+                "reading {}: a transfer task failed: {e}",
+                self.obj.url
+            ))),
+        }
+    }
+
+    fn drop_ahead(&mut self) {
+        for (_, p) in self.ahead.drain(..) {
+            p.abort();
+        }
+    }
+
+    /// Makes `cur` hold `pos`, from what is in flight or by a new GET.
+    fn fill(&mut self, want: usize) -> io::Result<()> {
+        let sequential = self
+            .cur
+            .as_ref()
+            .is_some_and(|(s, b)| s + b.len() as u64 == self.pos);
+        // What is in flight serves the read when it starts here.
+        if let Some((r, _)) = self.ahead.front() {
+            if r.start <= self.pos && self.pos < r.end {
+                let (r, p) = self.ahead.pop_front().expect("front exists");
+                let bytes = self.wait(p)?;
+                self.cur = Some((r.start, bytes));
+                return Ok(());
+            }
+            self.drop_ahead();
+        }
+        if !sequential {
+            self.run = 0;
+        }
+        let part = self.obj.opts.part_size as u64;
+        let (start, end) = match self.mode {
+            ReadMode::Sequential => (self.pos, self.len.min(self.pos + part.max(want as u64))),
+            ReadMode::Random if self.len - self.pos <= MIN_FETCH => {
+                (self.len.saturating_sub(MIN_FETCH).min(self.pos), self.len)
+            }
+            ReadMode::Random => {
+                let size = (want as u64).max(MIN_FETCH);
+                (self.pos, self.len.min(self.pos + size))
+            }
+        };
+        let p = self.start(start..end);
+        let bytes = self.wait(p)?;
+        self.cur = Some((start, bytes));
+        self.next_fetch = end;
+        Ok(())
+    }
+
+    /// Sends read-ahead GETs up to the mode's allowance.
+    fn top_up(&mut self) {
+        let part = self.obj.opts.part_size as u64;
+        let most = self.obj.opts.parts_in_flight as u64 * part;
+        let allowance = match self.mode {
+            ReadMode::Sequential => most,
+            ReadMode::Random => (self.run / 10).min(most),
+        };
+        let cur_end = self
+            .cur
+            .as_ref()
+            .map_or(self.pos, |(s, b)| s + b.len() as u64);
+        if self.next_fetch < cur_end {
+            self.next_fetch = cur_end;
+        }
+        let mut queued = self.next_fetch - cur_end;
+        while queued < allowance
+            && self.ahead.len() < self.obj.opts.parts_in_flight
+            && self.next_fetch < self.len
+        {
+            let size = part.min(allowance - queued);
+            if size < MIN_FETCH && self.mode == ReadMode::Random {
+                break;
+            }
+            let r = self.next_fetch..self.len.min(self.next_fetch + size);
+            queued += r.end - r.start;
+            self.next_fetch = r.end;
+            let p = self.start(r.clone());
+            self.ahead.push_back((r, p));
+        }
+    }
+}
+
+impl Read for RemoteReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() || self.pos >= self.len {
+            return Ok(0);
+        }
+        let holds = |c: &Option<(u64, Bytes)>, pos: u64| {
+            c.as_ref()
+                .is_some_and(|(s, b)| *s <= pos && pos < s + b.len() as u64)
+        };
+        if !holds(&self.cur, self.pos) {
+            self.fill(buf.len())?;
+        }
+        let (s, b) = self.cur.as_ref().expect("filled");
+        let at = (self.pos - s) as usize;
+        let n = buf.len().min(b.len() - at);
+        buf[..n].copy_from_slice(&b[at..at + n]);
+        self.pos += n as u64;
+        self.run += n as u64;
+        self.top_up();
+        Ok(n)
+    }
+}
+
+impl Seek for RemoteReader {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek to a negative or overflowing position",
+            )
+        })?;
+        Ok(self.pos)
+    }
+}
+
+impl Drop for RemoteReader {
+    fn drop(&mut self) {
+        self.drop_ahead();
+    }
+}
+
+/// One ranged GET of a version of the object, its body read whole. Failures the store's own
+/// retries do not cover (a body cut off mid-transfer, a short body) are retried here, with
+/// backoff, up to five times.
+async fn fetch(
+    obj: Arc<Object>,
+    range: Range<u64>,
+    etag: Option<String>,
+    stats: Arc<FetchStats>,
+) -> io::Result<Bytes> {
+    let want = range.end - range.start;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: etag.clone(),
+            ..GetOptions::default()
+        };
+        stats.requests.fetch_add(1, Ordering::Relaxed);
+        let got = match obj.store.get_opts(&obj.path, opts).await {
+            Ok(r) => r.bytes().await,
+            Err(e) => Err(e),
+        };
+        let err = match got {
+            Ok(b) if b.len() as u64 == want => {
+                stats.bytes.fetch_add(want, Ordering::Relaxed);
+                return Ok(b);
+            }
+            Ok(b) => {
+                stats.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "reading {}: the store sent {} bytes for a range of {want}",
+                        obj.url,
+                        b.len()
+                    ),
+                )
+            }
+            Err(e) => {
+                let permanent = matches!(
+                    e,
+                    object_store::Error::NotFound { .. }
+                        | object_store::Error::Precondition { .. }
+                        | object_store::Error::PermissionDenied { .. }
+                        | object_store::Error::Unauthenticated { .. }
+                        | object_store::Error::NotSupported { .. }
+                );
+                let e = obj.error("read", e);
+                if permanent {
+                    return Err(e);
+                }
+                e
+            }
+        };
+        if attempt >= 5 {
+            return Err(err);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await;
+    }
+}
