@@ -25,6 +25,7 @@ mod writer;
 
 use std::io;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use object_store::path::Path as ObjectPath;
 use object_store::{DynObjectStore, ObjectStoreExt};
@@ -38,8 +39,10 @@ pub const DEFAULT_PART_SIZE: usize = 8 << 20;
 /// Default number of GETs or part uploads in flight at once.
 pub const DEFAULT_PARTS_IN_FLIGHT: usize = 8;
 
-/// How transfers are sized. [`TransferOptions::from_env`] reads `ZSEAL_PART_SIZE` (K/M/G
-/// suffixes, at least 5 MiB) and `ZSEAL_PARTS_IN_FLIGHT` (1 to 64).
+/// How transfers are sized and how long they may take. [`TransferOptions::from_env`] reads
+/// `ZSEAL_PART_SIZE` (K/M/G suffixes, 5M to 5G), `ZSEAL_PARTS_IN_FLIGHT` (1 to 64),
+/// `ZSEAL_TIMEOUT` (seconds a request may go without an answer) and `ZSEAL_RETRY_TIMEOUT`
+/// (seconds within which a failing request is retried).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TransferOptions {
     /// Bytes per ranged GET of a sequential read, and per uploaded part (the first 1,000 parts;
@@ -48,6 +51,11 @@ pub struct TransferOptions {
     pub part_size: usize,
     /// GETs (reads) or part uploads (writes) in flight at once.
     pub parts_in_flight: usize,
+    /// How long one request may take before it is cut and retried (default 300 s).
+    pub request_timeout: Duration,
+    /// How long a failing request is retried, with backoff, before the error is reported
+    /// (default 180 s, at most 10 retries).
+    pub retry_timeout: Duration,
 }
 
 impl Default for TransferOptions {
@@ -55,6 +63,8 @@ impl Default for TransferOptions {
         TransferOptions {
             part_size: DEFAULT_PART_SIZE,
             parts_in_flight: DEFAULT_PARTS_IN_FLIGHT,
+            request_timeout: Duration::from_secs(300),
+            retry_timeout: Duration::from_secs(180),
         }
     }
 }
@@ -153,7 +163,7 @@ impl Remote {
                 )))
             }
         };
-        let (store, path, s3) = build_store(scheme, &parsed, url)?;
+        let (store, path, s3) = build_store(scheme, &parsed, url, &opts)?;
         if path.as_ref().is_empty() {
             return Err(invalid(format!(
                 "{url} names no object: add the object's key after the bucket, e.g. \
@@ -317,7 +327,14 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 /// Builds the store for `url` from the environment, and the object's path within it.
 type Built = (Arc<DynObjectStore>, ObjectPath, Option<s3::S3>);
 
-fn build_store(scheme: Scheme, parsed: &url::Url, url: &str) -> io::Result<Built> {
+fn build_store(
+    scheme: Scheme,
+    parsed: &url::Url,
+    url: &str,
+    opts: &TransferOptions,
+) -> io::Result<Built> {
+    let retry = || retry_config(opts);
+    let client_options = || client_config(opts);
     let refused = |e: object_store::Error| {
         invalid(format!(
             "{url}: cannot set up the store: {}",
@@ -350,7 +367,8 @@ fn build_store(scheme: Scheme, parsed: &url::Url, url: &str) -> io::Result<Built
             let virtual_hosted =
                 b.get_config_value(&K::VirtualHostedStyleRequest).as_deref() == Some("true");
             let s3 = Arc::new(b.build().map_err(refused)?);
-            let own = s3::S3::new(s3.clone(), &client, endpoint, &name, region, virtual_hosted)?;
+            let own = s3::S3::new(s3.clone(), &client, endpoint, &name, region, virtual_hosted)?
+                .retrying_for(opts.retry_timeout);
             (s3, key()?, Some(own))
         }
         Scheme::Gcs => {
@@ -402,25 +420,26 @@ fn azure_key(parsed: &url::Url, url: &str) -> io::Result<ObjectPath> {
 }
 
 /// Transient failures (5xx, throttling, timeouts, reset connections) are retried with
-/// exponential backoff, up to 10 times within 3 minutes; then the error is reported.
-fn retry() -> object_store::RetryConfig {
+/// exponential backoff from 100 ms to 15 s, up to 10 times within the retry timeout (3 minutes by
+/// default); then the error is reported.
+fn retry_config(opts: &TransferOptions) -> object_store::RetryConfig {
     object_store::RetryConfig {
         backoff: object_store::BackoffConfig {
-            init_backoff: std::time::Duration::from_millis(100),
-            max_backoff: std::time::Duration::from_secs(15),
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(15),
             base: 2.0,
         },
         max_retries: 10,
-        retry_timeout: std::time::Duration::from_secs(180),
+        retry_timeout: opts.retry_timeout,
     }
 }
 
-/// A request that connects in 10 s and moves some bytes every 60 s is alive; a stalled one is
-/// cut and retried.
-fn client_options() -> object_store::ClientOptions {
+/// A connection must open within 10 s (or the request timeout, when shorter), and a request be
+/// answered within the request timeout; a stalled one is cut and retried.
+fn client_config(opts: &TransferOptions) -> object_store::ClientOptions {
     object_store::ClientOptions::new()
-        .with_connect_timeout(std::time::Duration::from_secs(10))
-        .with_timeout(std::time::Duration::from_secs(300))
+        .with_connect_timeout(opts.request_timeout.min(Duration::from_secs(10)))
+        .with_timeout(opts.request_timeout)
 }
 
 /// The runtime the stores' futures run on: two I/O threads are plenty (the work is waiting).

@@ -264,7 +264,7 @@ impl Drop for RemoteReader {
 
 /// One ranged GET of a version of the object, its body read whole. Failures the store's own
 /// retries do not cover (a body cut off mid-transfer, a short body) are retried here, with
-/// backoff, up to five times.
+/// backoff, up to five times within the retry timeout.
 async fn fetch(
     obj: Arc<Object>,
     range: Range<u64>,
@@ -272,6 +272,7 @@ async fn fetch(
     stats: Arc<FetchStats>,
 ) -> io::Result<Bytes> {
     let want = range.end - range.start;
+    let started = std::time::Instant::now();
     let mut attempt = 0u32;
     loop {
         attempt += 1;
@@ -317,7 +318,7 @@ async fn fetch(
                 e
             }
         };
-        if attempt >= 5 {
+        if attempt >= 5 || started.elapsed() >= obj.opts.retry_timeout {
             return Err(err);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await;

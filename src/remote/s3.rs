@@ -26,6 +26,8 @@ pub(crate) struct S3 {
     bucket_url: url::Url,
     bucket: String,
     region: String,
+    /// How long a failing request is retried.
+    retry_timeout: Duration,
 }
 
 /// What the store answered.
@@ -64,7 +66,14 @@ impl S3 {
             bucket_url,
             bucket: bucket.to_string(),
             region,
+            retry_timeout: Duration::from_secs(180),
         })
+    }
+
+    /// Retries failing requests for `t` (then reports the error).
+    pub(crate) fn retrying_for(mut self, t: Duration) -> Self {
+        self.retry_timeout = t;
+        self
     }
 
     /// The URL of `key` (each segment percent-encoded as SigV4 expects) with `query`.
@@ -98,6 +107,7 @@ impl S3 {
         headers: &[(&str, String)],
         body: Bytes,
     ) -> io::Result<Answer> {
+        let started = std::time::Instant::now();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -132,7 +142,7 @@ impl S3 {
                 }
                 Err(e) => e,
             };
-            if attempt >= 8 {
+            if attempt >= 10 || started.elapsed() >= self.retry_timeout {
                 return Err(failure);
             }
             tokio::time::sleep(Duration::from_millis(100 << attempt.min(7))).await;
