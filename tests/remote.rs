@@ -652,7 +652,7 @@ fn bad_urls_and_missing_things_are_named() {
 /// bytes it relays (what the server sent, measured outside zseal). Each request is forwarded on a
 /// connection of its own; the client's connection is kept alive between requests.
 mod proxy {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader, Write};
     use std::net::{TcpListener, TcpStream};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
