@@ -190,6 +190,17 @@ const SOURCE_BUFFER: usize = 64 << 10;
 /// for messages, and whether it can seek.
 fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bool)> {
     let py = file.py();
+    if let Some(url) = as_url(file)? {
+        // An object: ranged GETs, fetched as read (file objects are sought and read in pieces),
+        // with read-ahead that grows along a sequential run.
+        let reader = py
+            .detach(|| {
+                let opts = zseal::remote::TransferOptions::from_env()?;
+                zseal::remote::Remote::new(&url, opts)?.reader(zseal::remote::ReadMode::Random)
+            })
+            .map_err(|e| to_py(py, &url, Error::from(e)))?;
+        return Ok((Box::new(reader), url, true));
+    }
     if let Some(path) = as_path(file)? {
         let name = path.display().to_string();
         let f = py
@@ -218,6 +229,15 @@ fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bo
         name,
         seekable,
     ))
+}
+
+/// A str of the form `scheme://…` (s3://, gs://, az://, http(s)://): an object for the Rust
+/// object store, with the command line's credentials rules (docs/OBJECTS.md).
+pub(crate) fn as_url(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    Ok(file
+        .extract::<String>()
+        .ok()
+        .filter(|s| zseal::remote::is_url(s)))
 }
 
 /// A str or os.PathLike as a path; None for anything else.
@@ -799,6 +819,8 @@ pub(crate) enum Sink {
     /// A path: a temporary file beside it, renamed over it when the container is complete.
     Temp(TempOutput),
     Py(PyFileObj),
+    /// An object: a multipart upload completed when the container is, aborted when dropped.
+    Remote(zseal::remote::RemoteWriter),
 }
 
 /// An output path being written, by the rules of [`zseal::io::OutputFile`] (a file private while
@@ -811,12 +833,14 @@ impl Write for Sink {
         match self {
             Sink::Temp(t) => t.write(buf),
             Sink::Py(p) => p.write(buf),
+            Sink::Remote(r) => r.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::Temp(t) => t.flush(),
             Sink::Py(p) => p.flush(),
+            Sink::Remote(r) => r.flush(),
         }
     }
 }
@@ -959,7 +983,30 @@ impl Writer {
         exclusive: bool,
         pad: bool,
     ) -> PyResult<Self> {
-        let (sink, name) = match as_path(file)? {
+        let url = as_url(file)?;
+        let (sink, name) = match as_path(file)?.filter(|_| url.is_none()) {
+            None if url.is_some() => {
+                let url = url.expect("checked");
+                let w = py
+                    .detach(|| {
+                        let opts = zseal::remote::TransferOptions::from_env()?;
+                        zseal::remote::Remote::new(&url, opts)?.writer(!exclusive, None)
+                    })
+                    .map_err(|e| {
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            raise(
+                                py,
+                                "ZsealFileExistsError",
+                                "io",
+                                &url,
+                                "the object exists (mode \"xb\" never replaces one)",
+                            )
+                        } else {
+                            to_py(py, &url, Error::from(e))
+                        }
+                    })?;
+                (Sink::Remote(w), url)
+            }
             Some(p) => {
                 let name = p.display().to_string();
                 let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
@@ -1018,6 +1065,7 @@ impl Writer {
             Some(enc) => match enc.finish()? {
                 Sink::Temp(t) => persist(t),
                 Sink::Py(mut p) => p.flush().map_err(Error::from),
+                Sink::Remote(r) => r.commit().map_err(Error::from),
             },
             None => Ok(()),
         });

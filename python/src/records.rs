@@ -88,7 +88,9 @@ impl RecordKey {
             enc.write_all(text.as_bytes())?;
             match enc.finish()? {
                 Sink::Temp(t) => persist(t),
-                Sink::Py(_) => Err(Error::Bug("a path became a file object".into())),
+                Sink::Py(_) | Sink::Remote(_) => {
+                    Err(Error::Bug("a path became a file object".into()))
+                }
             }
         });
         r.map_err(|e| to_py(py, &name, e))

@@ -158,3 +158,52 @@ def test_pandas_over_s3_and_bad_input_there(tmp_path, keys, other_key, s3, s3_op
     with fs.open("zseal-test/written.zseal", "wb") as f:
         f.write(data)
     assert fs.cat_file("zseal-test/written.zseal") == data
+
+
+def test_zseal_open_reads_and_writes_objects_directly(tmp_path, keys, s3, s3_options, s3_endpoint, monkeypatch):
+    """zseal.open("s3://…") goes through the Rust object store (no s3fs), with the command line's
+    credentials rules; what it writes s3fs reads back, and the reverse; "xb" refuses an existing
+    object; an exception inside the writer leaves no object and no upload in progress."""
+    import boto3
+
+    identity, recipient = keys
+    for var, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "ZSEAL_PART_SIZE": "5M",
+    }.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    data = random.Random(5).randbytes(13 * MiB + 77)
+    url = "s3://zseal-test/direct.zseal"
+    with zseal.open(url, "wb", recipients=[recipient], chunk_size=MiB) as f:
+        for i in range(0, len(data), 3 * MiB):
+            f.write(data[i : i + 3 * MiB])
+    with zseal.open(url, identity=identity) as f:
+        assert f.size == len(data)
+        f.seek(7 * MiB + 5)
+        assert f.read(1000) == data[7 * MiB + 5 : 7 * MiB + 1005]
+        f.seek(0)
+        assert f.read() == data
+    # The same object through s3fs, and an s3fs-written one through zseal.open.
+    with s3.open("zseal-test/direct.zseal", "rb") as raw, zseal.open(raw, identity=identity) as f:
+        assert f.read() == data
+    with s3.open("zseal-test/by-s3fs.zseal", "wb") as raw, zseal.open(raw, "wb", recipients=[recipient]) as f:
+        f.write(data[:100_000])
+    with zseal.open("s3://zseal-test/by-s3fs.zseal", identity=identity) as f:
+        assert f.read() == data[:100_000]
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.open(url, "xb", recipients=[recipient])
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    with pytest.raises(RuntimeError):
+        with zseal.open("s3://zseal-test/failed.zseal", "wb", recipients=[recipient], compress="none") as f:
+            f.write(data)  # several 5 MiB parts go up
+            raise RuntimeError("the producer failed")
+    assert "Contents" not in client.list_objects_v2(Bucket="zseal-test", Prefix="failed")
+    assert not client.list_multipart_uploads(Bucket="zseal-test").get("Uploads")
+    with pytest.raises(zseal.ZsealError, match="no such object"):
+        zseal.open("s3://zseal-test/missing.zseal", identity=identity)

@@ -231,7 +231,9 @@ def open(
     newline: str | None = None,
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
-    to replace a file). ``file`` is a path or a binary file object (e.g. an fsspec file).
+    to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
+    URL (read and written through zseal's own object store, with the command line's credentials
+    rules), or a binary file object (e.g. an fsspec file).
 
     Reading needs ``identity`` (a path, or a list of paths, of age identity files or OpenSSH
     private keys; an ``AGE-SECRET-KEY-1…`` string also works) or ``passphrase``. Writing needs
