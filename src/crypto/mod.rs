@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 pub const FILE_KEY_LEN: usize = 16;
 /// Length of the payload key and the header MAC key.
 pub const KEY_LEN: usize = 32;
+/// Largest stanza body (FORMAT.md §1.1): what a recipient may produce and an identity accepts.
+pub const MAX_STANZA_BODY: usize = 8192;
 
 const INFO_HEADER: &[u8] = b"zseal v1 header";
 const INFO_PAYLOAD: &[u8] = b"zseal v1 payload";
@@ -86,7 +88,7 @@ pub(crate) fn hkdf_32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
 }
 
 /// One key stanza of a header (FORMAT.md §1.1): a type and a type-specific body that wraps the
-/// file key. The header (in [`crate::format`]) carries stanzas without knowing their types.
+/// file key. The container header carries stanzas without knowing their types.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
     /// Stanza type (`01` passphrase, `02` and `03` age recipient).

@@ -40,7 +40,7 @@ pub fn encode(s: &age_core::format::Stanza) -> Result<Stanza> {
         if long {
             let len = u16::try_from(a.len())
                 .ok()
-                .filter(|&l| usize::from(l) <= crate::format::MAX_STANZA_BODY)
+                .filter(|&l| usize::from(l) <= super::MAX_STANZA_BODY)
                 .ok_or_else(|| bad("argument over 8192 bytes"))?;
             body.extend_from_slice(&len.to_le_bytes());
         } else {
@@ -49,7 +49,7 @@ pub fn encode(s: &age_core::format::Stanza) -> Result<Stanza> {
         body.extend_from_slice(a.as_bytes());
     }
     body.extend_from_slice(&s.body);
-    if body.len() > crate::format::MAX_STANZA_BODY {
+    if body.len() > super::MAX_STANZA_BODY {
         return Err(bad("stanza over 8192 bytes"));
     }
     Ok(Stanza {
@@ -404,7 +404,7 @@ mod tests {
             STANZA_TYPE_LONG
         );
         // Tag length, tag, argument count: 3 bytes before the body.
-        let max = crate::format::MAX_STANZA_BODY;
+        let max = super::MAX_STANZA_BODY;
         assert_eq!(encode(&st("t", vec![], max - 3)).unwrap().body.len(), max);
         assert!(encode(&st("t", vec![], max - 2)).is_err(), "8,193 bytes");
         for s in [

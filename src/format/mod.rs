@@ -31,8 +31,8 @@ pub const MAX_PLAINTEXT: u64 = 1 << 44;
 pub const MAX_HEADER_LEN: usize = 1 << 20;
 /// Most stanzas in a header.
 pub const MAX_STANZAS: usize = 1024;
-/// Largest stanza body.
-pub const MAX_STANZA_BODY: usize = 8192;
+/// Largest stanza body (owned by `crypto`, which makes and reads stanzas; §1.1 states it).
+pub use crate::crypto::MAX_STANZA_BODY;
 
 /// The chunk-size rule of §7 on the header's `log2` byte: 1 KiB to 16 MiB.
 pub(crate) fn chunk_log2_in_range(log2: u8) -> bool {

@@ -1,6 +1,7 @@
 //! The command line's two ends: where data comes from and where it goes, with the rules every
 //! output follows (no file overwritten without --force, no half-written file, no binary on a
-//! terminal), and the registry of temporary outputs that an interrupt removes.
+//! terminal), the registry of temporary outputs and uploads that an interrupt removes or
+//! aborts, and the signal handling that does it.
 //!
 //! Errors name the user's path and state the operating system's reason once; the hidden
 //! temporary file beside an output is never named.
@@ -198,6 +199,26 @@ pub fn remove_partial_outputs() {
     }
     #[cfg(feature = "remote")]
     zseal::remote::abort_all_uploads();
+}
+
+/// Ctrl-C (SIGINT), `kill` (SIGTERM) and a closed terminal (SIGHUP) all end the process the same
+/// way: no half-written output survives, and the exit code is the shell's 128 + signal number.
+/// The handler runs on a thread of its own (signal-hook's iterator), where removing files is safe.
+#[cfg(unix)]
+pub fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                handler(signal);
+            }
+        });
+    }
+}
+
+#[cfg(not(unix))]
+pub fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
+    let _ = ctrlc::set_handler(move || handler(2));
 }
 
 /// Registers a temporary output for [`remove_partial_outputs`] while it lives.

@@ -103,7 +103,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    on_termination_signals(|signal| {
+    files::on_termination_signals(|signal| {
         files::remove_partial_outputs();
         std::process::exit(128 + signal);
     });
@@ -115,26 +115,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Ctrl-C (SIGINT), `kill` (SIGTERM) and a closed terminal (SIGHUP) all end the process the same
-/// way: no half-written output survives, and the exit code is the shell's 128 + signal number.
-/// The handler runs on a thread of its own (signal-hook's iterator), where removing files is safe.
-#[cfg(unix)]
-fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
-        std::thread::spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                handler(signal);
-            }
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn on_termination_signals(handler: impl Fn(i32) + Send + 'static) {
-    let _ = ctrlc::set_handler(move || handler(2));
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Object storage benchmarks (issue 25; figures in README "Object storage" and docs/PERFORMANCE.md):
+# zseal against the ways people move encrypted data through S3 today, over the same bucket of a
+# local S3 server fast enough not to be the bottleneck (s3s-fs, from crates.io, on tmpfs):
+#
+#   up:     zseal encrypt F -o s3://…        vs  zseal encrypt F | aws s3 cp - s3://…
+#                                            vs  rclone copyto F crypt:… (a crypt remote over S3)
+#   down:   zseal decrypt s3://… > /dev/null vs  aws s3 cp s3://… - | zseal decrypt > /dev/null
+#                                            vs  rclone cat crypt:… > /dev/null
+#   range:  1 MiB from the middle: zseal decrypt --range, bytes fetched (--json) and time,
+#           vs downloading the object to take the same range from it
+#   rekey:  zseal rekey s3://… in place (server-side copy) vs download, rekey, upload
+#
+# Usage: scripts/bench-objects.sh [--runs N] [FILE]    (default: the corpus's 1 GiB text.tar)
+# Installs what it needs when missing: s3s-fs (cargo install into target/bench-tools), awscli
+# (pip, into target/bench-venv), rclone (Debian), the corpus (shared/corpus/make_corpus.sh).
+# Every server it starts listens on 127.0.0.1 and is stopped when the script ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+runs=5
+if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
+corpus=${ZSEAL_CORPUS:-/tmp/zseal-corpus}
+file=${1:-$corpus/text.tar}
+
+# --- tools -----------------------------------------------------------------------------------
+[ -f "$file" ] || bash ../shared/corpus/make_corpus.sh "$corpus"
+tools=$root/target/bench-tools
+if [ ! -x "$tools/bin/s3s-fs" ]; then
+  # 0.14.1: the newest release that builds with this machine's Rust (0.17 needs 1.96).
+  CARGO_TARGET_DIR=$root/target/bench-tools/build cargo install --locked --root "$tools" \
+    s3s-fs@0.14.1 --features binary
+fi
+venv=$root/target/bench-venv
+[ -x "$venv/bin/aws" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q awscli; }
+command -v rclone >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends rclone >/dev/null; }
+cargo build --release --bin zseal -q
+zseal=$root/target/release/zseal
+
+# --- the server and the keys ---------------------------------------------------------------
+work=$(mktemp -d /dev/shm/zseal-bench.XXXXXX)
+data=$work/s3 && mkdir -p "$data/bench"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$tools/bin/s3s-fs" --host 127.0.0.1 --port "$port" --access-key bench --secret-key benchsecret "$data" \
+  >"$work/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
+export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_EC2_METADATA_DISABLED=true
+aws=("$venv/bin/aws" --endpoint-url "$AWS_ENDPOINT_URL")
+"$zseal" keygen -o "$work/me.key" 2>/dev/null
+"$zseal" keygen -o "$work/other.key" 2>/dev/null
+me=$(sed -n 's/^# public key: //p' "$work/me.key")
+other=$(sed -n 's/^# public key: //p' "$work/other.key")
+export RCLONE_CONFIG=$work/rclone.conf
+cat >"$RCLONE_CONFIG" <<EOF
+[s3]
+type = s3
+provider = Other
+access_key_id = bench
+secret_access_key = benchsecret
+endpoint = $AWS_ENDPOINT_URL
+region = us-east-1
+
+[crypt]
+type = crypt
+remote = s3:bench/rclone
+password = $(rclone obscure zseal-bench-password)
+filename_encryption = off
+directory_name_encryption = false
+EOF
+
+size=$(stat -c %s "$file")
+echo "# $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(basename "$file") ($size bytes)"
+echo "# server: s3s-fs 0.14.1 on tmpfs at 127.0.0.1; zseal $(git rev-parse --short HEAD); $(rclone version | head -1); $("${aws[@]}" --version 2>&1 | cut -d' ' -f1)"
+race() { python3 scripts/race.py --runs "$runs" "$@"; }
+
+echo "## up: $(basename "$file") into the bucket"
+race \
+  "zseal -o s3://=$zseal encrypt $file -r $me -q --force -o s3://bench/z.zseal" \
+  "zseal | aws s3 cp -=$zseal encrypt $file -r $me -q | ${aws[*]} s3 cp --quiet - s3://bench/a.zseal" \
+  "rclone crypt=rclone copyto $file crypt:r.bin"
+
+echo "## down: the same objects to /dev/null"
+race \
+  "zseal s3://=$zseal decrypt s3://bench/z.zseal -i $work/me.key > /dev/null" \
+  "aws s3 cp - | zseal=${aws[*]} s3 cp --quiet s3://bench/a.zseal - | $zseal decrypt -i $work/me.key > /dev/null" \
+  "rclone cat crypt=rclone cat crypt:r.bin > /dev/null"
+
+echo "## range: 1 MiB from the middle"
+mid=$((size / 2))
+"$zseal" decrypt s3://bench/z.zseal -i "$work/me.key" --range "$mid..$mid+1M" --json 2>&1 >/dev/null | head -1
+race \
+  "zseal --range=$zseal decrypt s3://bench/z.zseal -i $work/me.key --range $mid..$mid+1M > /dev/null" \
+  "download, then range=${aws[*]} s3 cp --quiet s3://bench/a.zseal $work/dl.zseal && $zseal decrypt $work/dl.zseal -i $work/me.key --range $mid..$mid+1M > /dev/null; rm -f $work/dl.zseal"
+
+echo "## rekey: replace the recipient set (the same one each time, so every run does the same work)"
+"$zseal" rekey s3://bench/z.zseal -i "$work/me.key" -r "$me" -r "$other"
+race \
+  "zseal rekey s3:// in place=$zseal rekey s3://bench/z.zseal -i $work/me.key -r $me -r $other -q" \
+  "download, rekey, upload=${aws[*]} s3 cp --quiet s3://bench/a.zseal $work/dl.zseal && $zseal rekey $work/dl.zseal -i $work/me.key -r $me -r $other -q && ${aws[*]} s3 cp --quiet $work/dl.zseal s3://bench/a.zseal; rm -f $work/dl.zseal"
