@@ -404,7 +404,7 @@ mod tests {
             STANZA_TYPE_LONG
         );
         // Tag length, tag, argument count: 3 bytes before the body.
-        let max = super::MAX_STANZA_BODY;
+        let max = crate::crypto::MAX_STANZA_BODY;
         assert_eq!(encode(&st("t", vec![], max - 3)).unwrap().body.len(), max);
         assert!(encode(&st("t", vec![], max - 2)).is_err(), "8,193 bytes");
         for s in [
