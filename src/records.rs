@@ -824,21 +824,33 @@ impl Opener {
                 };
                 let declared = magicless_content_size(payload).map_err(invalid)?;
                 out.reserve_exact(declared);
-                match dctx.decompress(out, payload) {
-                    Ok(n) if n == declared => {}
-                    Ok(n) => {
-                        out.clear();
-                        return Err(invalid(format!(
-                            "its zstd frame gives {n} bytes where it declares {declared}"
-                        )));
-                    }
-                    Err(code) => {
-                        out.clear();
-                        return Err(invalid(format!(
-                            "its zstd frame does not decode: {}",
-                            zstd_safe::get_error_name(code)
-                        )));
-                    }
+                // One frame, decoded as a stream so that where it ends is known: the payload
+                // must be exactly that frame (FORMAT.md §9.1), where a one-shot decompression
+                // would go on into any frame that follows.
+                dctx.reset(zstd_safe::ResetDirective::SessionOnly)
+                    .map_err(zstd_err)?;
+                let mut input = zstd_safe::InBuffer::around(payload);
+                let mut output = zstd_safe::OutBuffer::around(&mut *out);
+                let r = dctx.decompress_stream(&mut output, &mut input);
+                let n = output.pos();
+                let failure = match r {
+                    Ok(0) if n == declared && input.pos == payload.len() => None,
+                    Ok(0) if n != declared => Some(format!(
+                        "its zstd frame gives {n} bytes where it declares {declared}"
+                    )),
+                    Ok(0) => Some(format!(
+                        "{} bytes follow its zstd frame",
+                        payload.len() - input.pos
+                    )),
+                    Ok(_) => Some("its zstd frame is cut short".into()),
+                    Err(code) => Some(format!(
+                        "its zstd frame does not decode: {}",
+                        zstd_safe::get_error_name(code)
+                    )),
+                };
+                if let Some(why) = failure {
+                    out.clear();
+                    return Err(invalid(why));
                 }
             }
         }

@@ -807,3 +807,44 @@ fn the_committed_dictionary_is_what_training_makes() {
     }
     assert!(std::fs::read(&path).unwrap() == trained.as_bytes());
 }
+
+/// FORMAT.md §9.1: the payload of a zstd record is exactly one magicless frame. A key holder's
+/// record whose payload continues after the frame (an empty frame, a second frame, junk) is
+/// refused; the frame alone opens.
+#[test]
+fn nothing_may_follow_the_zstd_frame() {
+    let record = b"{\"id\":1,\"user\":\"alice\"}".repeat(20);
+    // A magicless frame of `data`, as zseal writes it (content size in the header).
+    let frame = |data: &[u8]| {
+        let mut c = zstd::bulk::Compressor::new(3).unwrap();
+        c.include_contentsize(true).unwrap();
+        c.compress(data).unwrap()[4..].to_vec()
+    };
+    let opener = || Opener::new(&key(), &[]).unwrap();
+    let one = frame(&record);
+    let nonce = [7u8; 12];
+    let sealed = peer_seal(RecordCipher::Aes256GcmSiv, 1, None, &nonce, &one, b"ctx");
+    assert_eq!(opener().open(&sealed, b"ctx").unwrap(), record);
+    for (what, tail) in [
+        ("an empty frame", frame(b"")),
+        ("a second frame", frame(b"more")),
+        ("junk", vec![0u8; 3]),
+    ] {
+        // The following frame keeps its magic, as a concatenation of two frames would.
+        let tail = match what {
+            "junk" => tail,
+            _ => [&0xFD2FB528u32.to_le_bytes()[..], &tail].concat(),
+        };
+        let payload = [&one[..], &tail].concat();
+        let sealed = peer_seal(
+            RecordCipher::Aes256GcmSiv,
+            1,
+            None,
+            &nonce,
+            &payload,
+            b"ctx",
+        );
+        let e = opener().open(&sealed, b"ctx").unwrap_err().to_string();
+        assert!(e.contains("follow its zstd frame"), "{what}: {e}");
+    }
+}
