@@ -383,10 +383,17 @@ fn build_store(
                 } else {
                     format!("http://{host}")
                 };
+                // object_store asks for a token before uploads even when skipping signatures,
+                // which with no credentials means the cloud's metadata server: an emulator takes
+                // none, so it gets an empty one and nothing looks for a metadata server.
+                let token = object_store::gcp::GcpCredential {
+                    bearer: String::new(),
+                };
                 gcs = gcs
                     .with_base_url(&base)
                     .with_client_options(client_options().with_allow_http(true))
-                    .with_skip_signature(true);
+                    .with_skip_signature(true)
+                    .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(token)));
             }
             (Arc::new(gcs.build().map_err(refused)?), key()?, None)
         }
