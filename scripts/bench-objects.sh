@@ -51,6 +51,8 @@ for _ in $(seq 100); do
 done
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
 export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_EC2_METADATA_DISABLED=true
+# Plain HTTP on loopback: no CA bundle is needed, and rclone's S3 client fails on a custom one.
+unset AWS_CA_BUNDLE
 aws=("$venv/bin/aws" --endpoint-url "$AWS_ENDPOINT_URL")
 "$zseal" keygen -o "$work/me.key" 2>/dev/null
 "$zseal" keygen -o "$work/other.key" 2>/dev/null
@@ -99,7 +101,19 @@ race \
   "download, then range=${aws[*]} s3 cp --quiet s3://bench/a.zseal $work/dl.zseal && $zseal decrypt $work/dl.zseal -i $work/me.key --range $mid..$mid+1M > /dev/null; rm -f $work/dl.zseal"
 
 echo "## rekey: replace the recipient set (the same one each time, so every run does the same work)"
-"$zseal" rekey s3://bench/z.zseal -i "$work/me.key" -r "$me" -r "$other"
+# Of the object above, and of a 1 GiB object (1 GiB of incompressible bytes: the corpus's
+# random.bin four times, further apart than any chunk, so it stays 1 GiB sealed).
+random=$corpus/random.bin
+[ -f "$random" ] || bash ../shared/corpus/make_corpus.sh "$corpus"
+cat "$random" "$random" "$random" "$random" | "$zseal" encrypt -r "$me" -q -o s3://bench/g.zseal
+"${aws[@]}" s3 cp --quiet s3://bench/g.zseal s3://bench/g2.zseal
+for obj in z g; do
+  "$zseal" rekey s3://bench/$obj.zseal -i "$work/me.key" -r "$me" -r "$other"
+done
 race \
   "zseal rekey s3:// in place=$zseal rekey s3://bench/z.zseal -i $work/me.key -r $me -r $other -q" \
   "download, rekey, upload=${aws[*]} s3 cp --quiet s3://bench/a.zseal $work/dl.zseal && $zseal rekey $work/dl.zseal -i $work/me.key -r $me -r $other -q && ${aws[*]} s3 cp --quiet $work/dl.zseal s3://bench/a.zseal; rm -f $work/dl.zseal"
+echo "## rekey of the 1 GiB object"
+race \
+  "zseal rekey s3:// in place=$zseal rekey s3://bench/g.zseal -i $work/me.key -r $me -r $other -q" \
+  "download, rekey, upload=${aws[*]} s3 cp --quiet s3://bench/g2.zseal $work/dl.zseal && $zseal rekey $work/dl.zseal -i $work/me.key -r $me -r $other -q && ${aws[*]} s3 cp --quiet $work/dl.zseal s3://bench/g2.zseal; rm -f $work/dl.zseal"
