@@ -85,13 +85,13 @@ echo "## up: $(basename "$file") into the bucket"
 race \
   "zseal -o s3://=$zseal encrypt $file -r $me -q --force -o s3://bench/z.zseal" \
   "zseal | aws s3 cp -=$zseal encrypt $file -r $me -q | ${aws[*]} s3 cp --quiet - s3://bench/a.zseal" \
-  "rclone crypt=rclone copyto $file crypt:r.bin"
+  "rclone crypt=rclone copyto --timeout 15s $file crypt:r.bin"
 
 echo "## down: the same objects to /dev/null"
 race \
   "zseal s3://=$zseal decrypt s3://bench/z.zseal -i $work/me.key > /dev/null" \
   "aws s3 cp - | zseal=${aws[*]} s3 cp --quiet s3://bench/a.zseal - | $zseal decrypt -i $work/me.key > /dev/null" \
-  "rclone cat crypt=rclone cat crypt:r.bin > /dev/null"
+  "rclone cat crypt=rclone cat --timeout 15s crypt:r.bin > /dev/null"
 
 echo "## range: 1 MiB from the middle"
 mid=$((size / 2))

@@ -1293,3 +1293,36 @@ fn gcs_objects_through_fake_gcs_server() {
         .code(1)
         .stderr(contains("gs://zseal/new.zseal"));
 }
+
+/// `zseal hash` takes URLs like files: the digest of an object is the digest of its bytes.
+#[test]
+fn hash_reads_objects() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "hash");
+    let bytes = common::noise((9 << 20) + 3, 30);
+    let (status, _) = raw(base, "PUT", &format!("/{b}/blob"), &bytes).unwrap();
+    assert_eq!(status, 200);
+    let d = tempfile::tempdir().unwrap();
+    let local = d.path().join("blob");
+    std::fs::write(&local, &bytes).unwrap();
+    for algo in ["blake3", "xxh3"] {
+        let digest = |what: &str| {
+            let out = zseal(base)
+                .args(["hash", "--algo", algo, what])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            digest(&format!("s3://{b}/blob")),
+            digest(local.to_str().unwrap()),
+            "{algo}"
+        );
+    }
+}

@@ -328,6 +328,11 @@ struct CachedPassphrase {
     /// A key derived from the passphrase for the cache slots (the passphrase itself is kept
     /// only inside `pw`).
     slot_key: Zeroizing<[u8; 32]>,
+    /// The key the passphrase unwrapped, held until the header MAC has verified under it
+    /// ([`CachedPassphrase::remember`]): a stanza that unwraps but whose header then fails
+    /// never enters the cache, so a header-tampered file costs Argon2 on every open, like a
+    /// wrong passphrase (FORMAT.md §2.3: the two must look alike).
+    unwrapped: Mutex<Option<([u8; 32], FileKey)>>,
 }
 
 impl CachedPassphrase {
@@ -338,7 +343,24 @@ impl CachedPassphrase {
                 "zseal python passphrase cache v1",
                 secret.as_bytes(),
             )),
+            unwrapped: Mutex::new(None),
         })
+    }
+
+    /// Caches the key unwrapped last: call once the header it opened has authenticated.
+    fn remember(&self) {
+        let taken = self
+            .unwrapped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((slot, k)) = taken {
+            let mut c = cache();
+            if c.len() >= PASSPHRASE_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(slot, k);
+        }
     }
 
     fn slot(&self, stanzas: &[Stanza]) -> [u8; 32] {
@@ -367,14 +389,17 @@ impl Identity for CachedPassphrase {
         }
         let key = self.pw.unwrap_stanzas(stanzas)?;
         if let Some(k) = &key {
-            let mut c = cache();
-            if c.len() >= PASSPHRASE_CACHE_MAX {
-                c.clear();
-            }
-            c.insert(slot, k.clone());
+            *self.unwrapped.lock().unwrap_or_else(|p| p.into_inner()) = Some((slot, k.clone()));
         }
         Ok(key)
     }
+}
+
+/// How many file keys the passphrase cache holds (for the tests: a header that fails must not
+/// add one).
+#[pyfunction]
+fn _passphrase_cache_len() -> usize {
+    cache().len()
 }
 
 /// The keys a caller passed to a decrypting call.
@@ -405,8 +430,13 @@ fn unlock<R: Read + Send>(
                 ));
             };
             let id = CachedPassphrase::new(pw).map_err(|e| to_py(py, name, e))?;
-            py.detach(|| locked.unlock(&[&id], opts))
-                .map_err(|e| to_py(py, name, e))
+            py.detach(|| {
+                let dec = locked.unlock(&[&id], opts)?;
+                // unlock returns only once the header MAC verified under the key.
+                id.remember();
+                Ok(dec)
+            })
+            .map_err(|e| to_py(py, name, e))
         }
         KeyNeeded::Identity { kinds } => {
             if keys.identity.is_empty() {
@@ -1259,6 +1289,7 @@ fn keygen(py: Python<'_>, path: Option<PathBuf>) -> PyResult<(String, String)> {
 #[pymodule]
 fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
+    m.add_function(wrap_pyfunction!(_passphrase_cache_len, m)?)?;
     m.add_class::<Writer>()?;
     m.add_function(wrap_pyfunction!(decrypt_file, m)?)?;
     m.add_function(wrap_pyfunction!(encrypt_file, m)?)?;

@@ -482,3 +482,57 @@ def test_padded_containers_round_trip_and_match_the_command(tmp_path, keys, zsea
             f.seek(123_456)
             assert f.read(1000) == data[123_456:124_456]
     assert zseal.inspect(tmp_path / "u")["padded"] is False
+
+
+def test_a_failed_producer_never_yields_a_container(tmp_path, keys):
+    """A text writer left by an exception and a binary writer collected without close() both
+    abort: the target keeps its old contents and no temporary file is left (io's own exit and
+    finaliser would have completed a container of partial data)."""
+    import gc
+
+    _, recipient = keys
+    target = tmp_path / "t.zseal"
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError):
+        with zseal.open(target, "wt", recipients=[recipient]) as f:
+            f.write("row 1\n")
+            raise RuntimeError("the producer failed")
+    assert target.read_bytes() == b"old"
+    f = zseal.open(target, "wb", recipients=[recipient])
+    f.write(b"row 1\n")
+    del f
+    gc.collect()
+    assert target.read_bytes() == b"old"
+    t = zseal.open(target, "wt", recipients=[recipient])
+    t.write("row 1\n")
+    del t
+    gc.collect()
+    assert target.read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["t.zseal"], "no temporary file left"
+    # A writer that finishes still completes.
+    with zseal.open(target, "wt", recipients=[recipient]) as f:
+        f.write("row 1\n")
+    assert target.read_bytes() != b"old"
+
+
+def test_a_tampered_header_never_enters_the_passphrase_cache(tmp_path):
+    """A stanza that unwraps but whose header MAC then fails is not cached: every open of the
+    tampered file pays Argon2 like a wrong passphrase (FORMAT.md §2.3); the good file's key is."""
+    from zseal import _zseal
+
+    pw = "a passphrase for the cache test"
+    good = tmp_path / "good.zseal"
+    with zseal.open(good, "wb", passphrase=pw) as f:
+        f.write(b"x" * 1000)
+    data = bytearray(good.read_bytes())
+    data[20] ^= 1  # in the payload salt: covered by the header MAC, not by the stanza
+    bad = tmp_path / "bad.zseal"
+    bad.write_bytes(bytes(data))
+    before = _zseal._passphrase_cache_len()
+    for _ in range(2):
+        with pytest.raises(zseal.ZsealError):
+            zseal.open(bad, passphrase=pw)
+    assert _zseal._passphrase_cache_len() == before
+    with zseal.open(good, passphrase=pw) as f:
+        assert f.read() == b"x" * 1000
+    assert _zseal._passphrase_cache_len() == before + 1

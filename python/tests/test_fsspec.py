@@ -207,3 +207,27 @@ def test_zseal_open_reads_and_writes_objects_directly(tmp_path, keys, s3, s3_opt
     assert not client.list_multipart_uploads(Bucket="zseal-test").get("Uploads")
     with pytest.raises(zseal.ZsealError, match="no such object"):
         zseal.open("s3://zseal-test/missing.zseal", identity=identity)
+
+
+def test_an_aborted_fsspec_write_replaces_nothing(keys, s3, s3_options):
+    """abort() on a zseal:: writer over S3 discards the inner s3fs file: the previous object
+    stays as it was and no multipart upload is left, also once the writer is collected."""
+    import gc
+
+    _, recipient = keys
+    s3.pipe("zseal-test/kept.zseal", b"the previous object")
+    fs = ZsealFileSystem(target_protocol="s3", target_options=s3_options, recipients=[recipient])
+    f = fs.open("zseal-test/kept.zseal", "wb")
+    f.write(random.Random(3).randbytes(12 * MiB))
+    f.abort()
+    del f
+    gc.collect()
+    assert s3.cat("zseal-test/kept.zseal") == b"the previous object"
+    with pytest.raises(RuntimeError):
+        with fs.open("zseal-test/kept.zseal", "wb") as f:
+            f.write(b"partial")
+            raise RuntimeError("the producer failed")
+    gc.collect()
+    assert s3.cat("zseal-test/kept.zseal") == b"the previous object"
+    uploads = s3.call_s3("list_multipart_uploads", Bucket="zseal-test")
+    assert not uploads.get("Uploads")

@@ -78,6 +78,41 @@ def _close(f: Any, engine: Any, close_io: Any) -> None:
             close_io()
 
 
+def _discard(inner: Any) -> None:
+    """Throws away an inner file opened for writing without committing it: fsspec's buffered
+    files (s3fs aborts its multipart upload) are discarded and marked closed, so that neither
+    close() nor the garbage collector uploads what was written."""
+    if inner is None:
+        return
+    discard = getattr(inner, "discard", None)
+    if callable(discard):
+        discard()
+    try:
+        inner.closed = True
+    except (AttributeError, TypeError):
+        pass
+
+
+class _TextWriter(io.TextIOWrapper):
+    """Text over a :class:`ZsealWriter` (modes ``"wt"``, ``"xt"``): leaving a ``with`` block by
+    an exception, or being collected unclosed, aborts the container as the binary writer does
+    (TextIOWrapper's own exit and finaliser would complete it)."""
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.buffer.abort()
+        else:
+            self.close()
+
+    def __del__(self) -> None:
+        try:
+            buffer = self.buffer
+        except ValueError:  # detached
+            return
+        if not buffer.closed:
+            buffer.abort()
+
+
 class ZsealReader(io.BufferedIOBase):
     """A decrypting, seekable, read-only binary file (what ``zseal.open(..., "rb")`` returns).
 
@@ -198,10 +233,23 @@ class ZsealWriter(io.BufferedIOBase):
         _close(self, self._w, super().close)
 
     def abort(self) -> None:
-        """Drops the container unfinished (a temporary file is removed)."""
+        """Drops the container unfinished: a temporary file is removed, an object's upload
+        aborted, and an inner fsspec file this package opened is discarded, never committed."""
         if not self.closed:
-            self._w.abort()
-            super().close()
+            try:
+                # A writer whose construction failed has no engine to abort.
+                engine = getattr(self, "_w", None)
+                if engine is not None:
+                    engine.abort()
+                _discard(getattr(self, "_owned", None))
+            finally:
+                super().close()
+
+    def __del__(self) -> None:
+        # Collected without close(): the producer did not finish, so neither does the container
+        # (io's own finaliser would close, completing a container of partial data).
+        if not self.closed:
+            self.abort()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is not None:
@@ -271,5 +319,6 @@ def open(
             pad=pad,
         )
     if text:
-        return io.TextIOWrapper(f, encoding=encoding, errors=errors, newline=newline)
+        wrap = io.TextIOWrapper if base == "r" else _TextWriter
+        return wrap(f, encoding=encoding, errors=errors, newline=newline)
     return f

@@ -61,10 +61,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Hashes a file, or stdin for `-`.
+/// Hashes a file, stdin for `-`, or an object named by URL (read straight through by ranged
+/// GETs, several in flight).
 fn hash_path(alg: HashAlg, path: &Path) -> std::io::Result<String> {
     if path == Path::new("-") {
         zseal::hash::hash_reader(alg, std::io::stdin().lock())
+    } else if crate::files::url_of(path).is_some() {
+        let input = crate::files::Input::open(Some(path)).map_err(std::io::Error::other)?;
+        zseal::hash::hash_reader(alg, input)
     } else {
         zseal::hash::hash_file(alg, path)
     }
