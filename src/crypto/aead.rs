@@ -124,32 +124,6 @@ impl PayloadCipher {
             .map(|plain| plain.len())
             .map_err(|_| ())
     }
-
-    /// Checks the tag at the end of `sealed` (ciphertext || tag) and decrypts the ciphertext
-    /// into `out`, which must be exactly as long as the ciphertext. On failure `out` is left
-    /// unspecified and must not be released.
-    pub(crate) fn open_to(
-        &self,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        sealed: &[u8],
-        out: &mut [u8],
-    ) -> std::result::Result<(), ()> {
-        let split = sealed.len().checked_sub(TAG_LEN).ok_or(())?;
-        let (ciphertext, tag) = sealed.split_at(split);
-        if out.len() != ciphertext.len() {
-            return Err(());
-        }
-        self.0
-            .open_separate_gather(
-                Nonce::assume_unique_for_key(*nonce),
-                Aad::from(aad),
-                ciphertext,
-                tag,
-                out,
-            )
-            .map_err(|_| ())
-    }
 }
 
 /// `stream_nonce(i, last)`: `i` as 11 big-endian bytes, then `01` for the last frame, else `00`.

@@ -83,15 +83,6 @@ impl Opener {
         }
     }
 
-    /// Authenticates data frame `index` (not the final one) and decrypts it into `out`, which
-    /// must be exactly as long as its ciphertext. On failure nothing of `out` may be released.
-    fn open_body_to(&self, index: u64, kind: FrameKind, body: &[u8], out: &mut [u8]) -> Result<()> {
-        let aad = frame_header(kind, body.len() as u32);
-        self.cipher
-            .open_to(&stream_nonce(index, false), &aad, body, out)
-            .map_err(|()| Error::ChunkAuth(index))
-    }
-
     /// Opens the final frame's body as the frame after `chunks` data frames (the nonce binds the
     /// count, so a final frame moved or cut away fails here).
     pub(crate) fn open_final(&self, chunks: u64, body: &mut [u8]) -> Result<FinalFrame> {
@@ -219,9 +210,10 @@ impl Opener {
         })
     }
 
-    /// The per-chunk job of a read straight into the caller's memory: the chunk is decompressed
-    /// into `out` (a whole chunk's room) or, when stored raw, decrypted there. Returns its length
-    /// and hash; `frame.body` is left for reuse.
+    /// The per-chunk job of a read straight into the caller's memory: the chunk is
+    /// authenticated in its frame buffer, then decompressed into `out` (a whole chunk's room) or,
+    /// when stored raw, copied there. Returns its length and hash; `frame.body` is left for
+    /// reuse.
     pub(crate) fn open_chunk_into(
         &self,
         frame: &mut DataFrame,
@@ -235,24 +227,18 @@ impl Opener {
             index,
             what: "holds more than a chunk".into(),
         };
-        let len = if frame.kind == FrameKind::Raw {
-            let len = body.len().saturating_sub(TAG_LEN);
-            let dest = out.get_mut(..len).ok_or_else(too_long)?;
-            timed(&mut times.cipher, || {
-                self.open_body_to(index, FrameKind::Raw, body, dest)
-            })?;
-            len
-        } else {
-            let (stored, content) = self.open_content(index, frame.kind, body, &mut times)?;
-            match stored {
-                FrameKind::Raw => {
-                    let len = content.len();
-                    let dest = out.get_mut(..len).ok_or_else(too_long)?;
-                    dest.copy_from_slice(&body[content]);
-                    len
-                }
-                _ => self.decompress(index, &body[content], out, &mut times)?,
+        // Every frame is authenticated in the stream's own buffer before a byte reaches `out`:
+        // the caller's memory may be watched while the read runs (another Python thread), and
+        // the AEAD writes plaintext before it has checked the tag. A raw chunk pays one copy.
+        let (stored, content) = self.open_content(index, frame.kind, body, &mut times)?;
+        let len = match stored {
+            FrameKind::Raw => {
+                let len = content.len();
+                let dest = out.get_mut(..len).ok_or_else(too_long)?;
+                dest.copy_from_slice(&body[content]);
+                len
             }
+            _ => self.decompress(index, &body[content], out, &mut times)?,
         };
         let hash = self.hash(hash, index, &out[..len], &mut times);
         Ok(Landed { len, hash, times })
@@ -276,6 +262,55 @@ mod tests {
 
     /// Every way an authentic padded chunk can break the canonical form is refused by name;
     /// the canonical ones give their content.
+    /// A direct read never writes an unauthenticated byte into the caller's memory: a raw
+    /// chunk whose tag fails leaves `out` exactly as it was (the AEAD decrypts before it
+    /// checks, so the chunk is opened in the frame's own buffer first), and an authentic one
+    /// lands whole.
+    #[test]
+    fn a_direct_read_writes_only_authenticated_bytes() {
+        let header = Header {
+            cipher: Cipher::Aes256Gcm,
+            codec: Codec::Zstd(3),
+            hash: HashAlg::Blake3,
+            chunk_log2: 10,
+            padded: false,
+            payload_salt: [0; 32],
+            stanzas: Vec::new(),
+        };
+        let key = [3u8; 32];
+        let o = Opener::new(header, Cipher::Aes256Gcm, &key);
+        let plain: Vec<u8> = (0..1024u32).map(|i| (i * 7) as u8).collect();
+        let mut body = plain.clone();
+        let aad = frame_header(FrameKind::Raw, (plain.len() + TAG_LEN) as u32);
+        let tag = PayloadCipher::new(Cipher::Aes256Gcm, &key).seal(
+            &stream_nonce(4, false),
+            &aad,
+            &mut body,
+        );
+        body.extend_from_slice(&tag);
+        let frame = |body: &[u8]| DataFrame {
+            index: 4,
+            kind: FrameKind::Raw,
+            body_len: body.len(),
+            body: body.to_vec(),
+        };
+        let mut tampered = body.clone();
+        tampered[100] ^= 1;
+        let mut out = vec![0xAA; 1024];
+        assert!(matches!(
+            o.open_chunk_into(&mut frame(&tampered), HashAlg::Blake3, &mut out),
+            Err(Error::ChunkAuth(4))
+        ));
+        assert!(
+            out.iter().all(|&b| b == 0xAA),
+            "the caller's buffer was written"
+        );
+        let landed = o
+            .open_chunk_into(&mut frame(&body), HashAlg::Blake3, &mut out)
+            .unwrap();
+        assert_eq!((landed.len, &out[..]), (1024, &plain[..]));
+    }
+
     #[test]
     fn padded_chunks_must_be_canonical() {
         let header = Header {
