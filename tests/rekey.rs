@@ -380,3 +380,66 @@ fn the_man_page_states_the_limits() {
     let help = String::from_utf8_lossy(&help.get_output().stdout).to_string();
     assert!(help.contains("can still read the payload"), "{help}");
 }
+
+/// A copy cut short, extended, or with a damaged trailer is refused by `rekey_checked` (what the
+/// command line uses) before anything is written, and by `zseal rekey`, which leaves the file as
+/// it was; the intact container rekeys. (`rekey` over a stream cannot look at the end first.)
+#[test]
+fn a_damaged_container_is_not_rekeyed() {
+    let (alice, bob) = (identity("age.key"), identity("ed25519"));
+    let plain = data(50_000);
+    let c = seal_to(&plain, &[&recipient("age.pub")]);
+    let checked = |c: &[u8]| {
+        let mut out = Vec::new();
+        Locked::read(std::io::Cursor::new(c))?
+            .rekey_checked(
+                &[&alice],
+                &[&recipient("ed25519.pub")],
+                &RekeyOptions::default(),
+                &mut out,
+            )
+            .map(|_| out)
+    };
+    let good = checked(&c).unwrap();
+    assert_eq!(open_with(&good, &bob).unwrap(), plain);
+    let mut cut = c.clone();
+    cut.truncate(c.len() - 1);
+    let mut extended = c.clone();
+    extended.extend_from_slice(b"junk");
+    let mut index_flipped = c.clone();
+    let at = c.len() - 12 - 2; // inside the index, before the footer
+    index_flipped[at] ^= 1;
+    for (what, bad) in [
+        ("cut", cut),
+        ("extended", extended),
+        ("index", index_flipped),
+    ] {
+        let e = checked(&bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Truncated(_) | Error::Damaged(_) | Error::FinalAuth
+            ),
+            "{what}: {e:?}"
+        );
+        // The command line: refused, the file untouched.
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("c.zseal");
+        std::fs::write(&f, &bad).unwrap();
+        let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys");
+        zseal()
+            .arg("rekey")
+            .arg(&f)
+            .arg("-i")
+            .arg(keys.join("age.key"))
+            .arg("-R")
+            .arg(keys.join("ed25519.pub"))
+            .assert()
+            .code(1);
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            bad,
+            "{what}: the file is unchanged"
+        );
+    }
+}

@@ -2,12 +2,13 @@
 //! wraps the same file key for a new set of recipients, in front of the unchanged payload; or,
 //! with rotation, a new file key under which every frame is sealed again (not recompressed).
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
 use rand_core::{CryptoRng, RngCore};
 
 use super::decrypt::frames::{read_index, Frames};
 use super::decrypt::opener::Opener;
+use super::decrypt::seek::read_trailer;
 use super::encrypt::{check_recipients, sealed_header, wrap_for, Sealer};
 use super::Locked;
 use crate::crypto::{FileKey, Identity, Recipient};
@@ -76,60 +77,11 @@ impl<R: Read> Locked<R> {
         identities: &[&dyn Identity],
         recipients: &[&dyn Recipient],
         opts: &RekeyOptions,
-        mut output: W,
+        output: W,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<RekeyReport> {
-        let mut p = self.prepare(identities, recipients, opts, rng)?;
-        output.write_all(&p.bytes)?;
-        let payload_len = if opts.rotate {
-            let mut out = BufWriter::with_capacity(1 << 20, &mut output);
-            let n = rotate(
-                &mut p.input,
-                &p.old,
-                p.old_header_len,
-                &p.file_key,
-                &p.header,
-                &p.new_key,
-                &mut out,
-            )?;
-            out.flush()?;
-            n
-        } else {
-            io::copy(&mut p.input, &mut output)?
-        };
-        output.flush()?;
-        Ok(RekeyReport {
-            old_header_len: p.old_header_len,
-            new_header_len: p.bytes.len() as u64,
-            payload_len,
-            stanzas: p.header.stanzas.len(),
-        })
-    }
-
-    /// The new header alone, for a front end that moves the payload itself (an object store's
-    /// server-side copy of the bytes after the old header): the header's bytes, the old
-    /// header's length, and the input positioned at the payload. Rotation changes the payload
-    /// too, so it is refused here; use [`Locked::rekey`].
-    pub fn rekey_header(
-        self,
-        identities: &[&dyn Identity],
-        recipients: &[&dyn Recipient],
-        opts: &RekeyOptions,
-    ) -> Result<(Vec<u8>, RekeyReport, R)> {
-        if opts.rotate {
-            return Err(Error::InvalidOption(
-                "rotating the file key seals every frame again: the payload cannot be copied                  unchanged"
-                    .into(),
-            ));
-        }
-        let p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
-        let report = RekeyReport {
-            old_header_len: p.old_header_len,
-            new_header_len: p.bytes.len() as u64,
-            payload_len: 0,
-            stanzas: p.header.stanzas.len(),
-        };
-        Ok((p.bytes, report, p.input))
+        let p = self.prepare(identities, recipients, opts, rng)?;
+        write_rekeyed(p, opts, output)
     }
 
     /// Unwraps the file key and builds the new header (with a new key and salt when rotating).
@@ -189,6 +141,105 @@ impl<R: Read> Locked<R> {
             bytes,
         })
     }
+}
+
+impl<R: Read + Seek> Locked<R> {
+    /// As [`Locked::rekey`], having first checked the container's trailer under the file key
+    /// (footer, final frame, index, and the frames it lists ending at the final frame): a copy
+    /// that is cut short, extended or has a damaged trailer is refused instead of being given a
+    /// new header. The data frames are not read (without rotation they are copied unchanged;
+    /// rotation opens every one of them anyway).
+    pub fn rekey_checked<W: Write>(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+        output: W,
+    ) -> Result<RekeyReport> {
+        let mut p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
+        if !opts.rotate {
+            p.check_trailer()?;
+        }
+        write_rekeyed(p, opts, output)
+    }
+
+    /// The new header alone, for a front end that moves the payload itself (an object store's
+    /// server-side copy of the bytes after the old header), after the trailer check of
+    /// [`Locked::rekey_checked`]: the header's bytes, the old header's length, and the input
+    /// positioned at the payload. Rotation changes the payload too, so it is refused here; use
+    /// [`Locked::rekey`].
+    pub fn rekey_header(
+        self,
+        identities: &[&dyn Identity],
+        recipients: &[&dyn Recipient],
+        opts: &RekeyOptions,
+    ) -> Result<(Vec<u8>, RekeyReport, R)> {
+        if opts.rotate {
+            return Err(Error::InvalidOption(
+                "rotating the file key seals every frame again: the payload cannot be copied \
+                 unchanged"
+                    .into(),
+            ));
+        }
+        let mut p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
+        p.check_trailer()?;
+        let report = RekeyReport {
+            old_header_len: p.old_header_len,
+            new_header_len: p.bytes.len() as u64,
+            payload_len: 0,
+            stanzas: p.header.stanzas.len(),
+        };
+        Ok((p.bytes, report, p.input))
+    }
+}
+
+impl<R: Read + Seek> Prepared<R> {
+    /// The trailer check of [`Locked::rekey_checked`]; leaves the input at the payload's start.
+    fn check_trailer(&mut self) -> Result<()> {
+        let opener = Opener::new(
+            self.old.clone(),
+            self.old.cipher,
+            &self.file_key.payload_key(&self.old.payload_salt).0,
+        );
+        let chunk = self.old.chunk_size();
+        let mut frames = Frames::new(&mut self.input, self.old_header_len, chunk, self.old.padded);
+        read_trailer(&mut frames, &opener)?;
+        self.input.seek(SeekFrom::Start(self.old_header_len))?;
+        Ok(())
+    }
+}
+
+/// Writes the new header and the payload after it: copied unchanged, or sealed again when
+/// rotating.
+fn write_rekeyed<R: Read, W: Write>(
+    mut p: Prepared<R>,
+    opts: &RekeyOptions,
+    mut output: W,
+) -> Result<RekeyReport> {
+    output.write_all(&p.bytes)?;
+    let payload_len = if opts.rotate {
+        let mut out = BufWriter::with_capacity(1 << 20, &mut output);
+        let n = rotate(
+            &mut p.input,
+            &p.old,
+            p.old_header_len,
+            &p.file_key,
+            &p.header,
+            &p.new_key,
+            &mut out,
+        )?;
+        out.flush()?;
+        n
+    } else {
+        io::copy(&mut p.input, &mut output)?
+    };
+    output.flush()?;
+    Ok(RekeyReport {
+        old_header_len: p.old_header_len,
+        new_header_len: p.bytes.len() as u64,
+        payload_len,
+        stanzas: p.header.stanzas.len(),
+    })
 }
 
 /// A rekey's new header, and what writing the payload after it needs.

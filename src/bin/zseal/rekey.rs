@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context};
 use zseal::{Locked, RekeyOptions};
 
-use crate::files::{url_of, Access, Input, Output};
+use crate::files::{url_of, Output};
+#[cfg(feature = "remote")]
+use crate::files::{Access, Input};
 use crate::keys::{self, Identities};
 
 pub const EXAMPLES: &str = "\
@@ -88,12 +90,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             if a.output.is_none() && !a.quiet {
                 eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
             }
-            let input = Input::open_for(Some(&a.file), Access::Sequential)?;
-            return finish(
-                &a,
-                Locked::read(input).with_context(|| format!("reading {what}"))?,
-                &to,
-            );
+            #[cfg(feature = "remote")]
+            if let Input::Remote(r) = Input::open_for(Some(&a.file), Access::Sequential)? {
+                return finish(
+                    &a,
+                    Locked::read(r).with_context(|| format!("reading {what}"))?,
+                    &to,
+                );
+            }
+            bail!("{url}: this zseal cannot read objects");
         }
         None => {
             let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
@@ -127,7 +132,7 @@ fn in_place_server_side(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> an
 }
 
 /// Unwraps the file key of `locked` and writes the rekeyed container.
-fn finish<R: std::io::Read>(
+fn finish<R: std::io::Read + std::io::Seek>(
     a: &Args,
     locked: Locked<R>,
     to: &[&dyn zseal::Recipient],
@@ -144,8 +149,8 @@ fn finish<R: std::io::Read>(
     };
     let mut output = Output::create(Some(dest), force, input)?;
     let report = match output.as_file() {
-        Some(f) => locked.rekey(&keys.refs(), to, &opts, f),
-        None => locked.rekey(&keys.refs(), to, &opts, &mut output),
+        Some(f) => locked.rekey_checked(&keys.refs(), to, &opts, f),
+        None => locked.rekey_checked(&keys.refs(), to, &opts, &mut output),
     }
     .with_context(|| format!("rekeying {what}"))?;
     // Always synced: in place, the rename replaces the only copy of the data.

@@ -16,7 +16,7 @@ mod cursor;
 mod direct;
 pub(crate) mod frames;
 pub(crate) mod opener;
-mod seek;
+pub(crate) mod seek;
 mod verify;
 
 pub use seek::ByteRange;

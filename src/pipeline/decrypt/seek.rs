@@ -206,6 +206,79 @@ impl SeekIndex {
     }
 }
 
+/// Reads and authenticates the trailer of the container `frames` reads, from its end: the footer,
+/// the final frame (under `opener`'s key), the index against its digest, and the frames the index
+/// lists ending exactly at the final frame. A container cut short, extended, or with a damaged
+/// trailer fails here; its data frames are not read. Leaves the reader anywhere.
+pub(crate) fn read_trailer<R: Read + Seek>(
+    frames: &mut super::frames::Frames<R>,
+    opener: &super::opener::Opener,
+) -> Result<SeekIndex> {
+    let c = opener.chunk_size();
+    let file_len = frames.inner.seek(SeekFrom::End(0))?;
+    let fixed = frames.first_at + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
+    if file_len < fixed {
+        return Err(Error::Truncated("before the final frame".into()));
+    }
+    let mut footer = [0u8; FOOTER_LEN];
+    let footer_at = file_len - FOOTER_LEN as u64;
+    frames.read_at(footer_at, &mut footer, "footer")?;
+    let n = parse_footer(&footer)?;
+    if n * 4 > file_len - fixed {
+        return Err(Error::Damaged(format!(
+            "the footer claims {n} chunks, more than the file holds"
+        )));
+    }
+    let fin_at = footer_at - 4 * n - FINAL_FRAME_LEN as u64;
+    let mut frame = [0u8; FINAL_FRAME_LEN];
+    frames.read_at(fin_at, &mut frame, "final frame")?;
+    let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
+    let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
+    if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
+        return Err(Error::Damaged(
+            "no final frame where the footer places it".into(),
+        ));
+    }
+    let fin = opener.open_final(n, body)?;
+    // Data frames: all `n` frames, or in a padded file the first `d`, padding after them.
+    let d = fin.plaintext_len.div_ceil(c as u64);
+    let padded = opener.header.padded;
+    if fin.chunk_count != n || d > n || (d < n && !padded) || fin.plaintext_len > MAX_PLAINTEXT {
+        return Err(Error::Damaged(format!(
+            "the final frame records {} bytes in {} chunks; the footer says {n} chunks",
+            fin.plaintext_len, fin.chunk_count
+        )));
+    }
+    // The index itself, streamed through BLAKE3 while the offsets are summed.
+    let data = body_len_bounds(
+        if padded {
+            FrameKind::Padding
+        } else {
+            FrameKind::Raw
+        },
+        c,
+    );
+    let mut built = IndexBuilder::new(n, frames.first_at);
+    let inner = &mut frames.inner;
+    let index_at = fin_at + FINAL_FRAME_LEN as u64;
+    inner.seek(SeekFrom::Start(index_at))?;
+    super::frames::read_index(inner, n, &fin.index_digest, |body_len| {
+        if !data.contains(&(body_len as usize)) {
+            return Err(Error::Damaged(format!(
+                "the index lists a frame of {body_len} bytes"
+            )));
+        }
+        built.push(body_len);
+        Ok(())
+    })?;
+    if built.end() != fin_at {
+        return Err(Error::Damaged(
+            "the frames listed by the index do not end at the final frame".into(),
+        ));
+    }
+    Ok(built.finish(fin, index_at))
+}
+
 impl<R: Read + Seek> Decryptor<R> {
     /// Reads and authenticates the footer, the final frame and the index (once). The reader's
     /// position in the container is left where it was.
@@ -220,70 +293,7 @@ impl<R: Read + Seek> Decryptor<R> {
     }
 
     fn read_index(&mut self) -> Result<SeekIndex> {
-        let c = self.opener.chunk_size();
-        let file_len = self.frames.inner.seek(SeekFrom::End(0))?;
-        let fixed = self.frames.first_at + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
-        if file_len < fixed {
-            return Err(Error::Truncated("before the final frame".into()));
-        }
-        let mut footer = [0u8; FOOTER_LEN];
-        let footer_at = file_len - FOOTER_LEN as u64;
-        self.frames.read_at(footer_at, &mut footer, "footer")?;
-        let n = parse_footer(&footer)?;
-        if n * 4 > file_len - fixed {
-            return Err(Error::Damaged(format!(
-                "the footer claims {n} chunks, more than the file holds"
-            )));
-        }
-        let fin_at = footer_at - 4 * n - FINAL_FRAME_LEN as u64;
-        let mut frame = [0u8; FINAL_FRAME_LEN];
-        self.frames.read_at(fin_at, &mut frame, "final frame")?;
-        let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
-        let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
-        if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
-            return Err(Error::Damaged(
-                "no final frame where the footer places it".into(),
-            ));
-        }
-        let fin = self.opener.open_final(n, body)?;
-        // Data frames: all `n` frames, or in a padded file the first `d`, padding after them.
-        let d = fin.plaintext_len.div_ceil(c as u64);
-        let padded = self.opener.header.padded;
-        if fin.chunk_count != n || d > n || (d < n && !padded) || fin.plaintext_len > MAX_PLAINTEXT
-        {
-            return Err(Error::Damaged(format!(
-                "the final frame records {} bytes in {} chunks; the footer says {n} chunks",
-                fin.plaintext_len, fin.chunk_count
-            )));
-        }
-        // The index itself, streamed through BLAKE3 while the offsets are summed.
-        let data = body_len_bounds(
-            if padded {
-                FrameKind::Padding
-            } else {
-                FrameKind::Raw
-            },
-            c,
-        );
-        let mut built = IndexBuilder::new(n, self.frames.first_at);
-        let inner = &mut self.frames.inner;
-        let index_at = fin_at + FINAL_FRAME_LEN as u64;
-        inner.seek(SeekFrom::Start(index_at))?;
-        super::frames::read_index(inner, n, &fin.index_digest, |body_len| {
-            if !data.contains(&(body_len as usize)) {
-                return Err(Error::Damaged(format!(
-                    "the index lists a frame of {body_len} bytes"
-                )));
-            }
-            built.push(body_len);
-            Ok(())
-        })?;
-        if built.end() != fin_at {
-            return Err(Error::Damaged(
-                "the frames listed by the index do not end at the final frame".into(),
-            ));
-        }
-        Ok(built.finish(fin, index_at))
+        read_trailer(&mut self.frames, &self.opener)
     }
 
     /// The plaintext length, from the authenticated final frame (reads the index once).
