@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::str::contains;
 
+mod common;
+
 fn zseal() -> Command {
     let mut c = Command::cargo_bin("zseal").unwrap();
     c.env_remove("ZSEAL_PASSPHRASE");
@@ -45,6 +47,15 @@ fn decrypt_like(verb: &str, input: &Path, out: &Path, extra: &[&str]) -> Command
         .arg("-q")
         .args(extra);
     c
+}
+
+/// The temporary outputs left in `dir`.
+fn partials(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("zseal-partial"))
+        .collect()
 }
 
 fn mkfifo(p: &Path) {
@@ -231,12 +242,7 @@ fn a_link_is_followed_and_kept() {
     assert_eq!(mode, 0o640, "the target keeps its mode");
     // No temporary file is left beside the link or the target.
     for dir in [d.path(), &d.path().join("real")] {
-        let names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains("zseal-partial"))
-            .collect();
-        assert!(names.is_empty(), "{names:?}");
+        assert!(partials(dir).is_empty(), "{:?}", partials(dir));
     }
 }
 
@@ -283,12 +289,7 @@ fn unwritable_destinations_are_refused_untouched() {
         .unwrap()
         .file_type()
         .is_socket());
-    let leftovers: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("zseal-partial"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(partials(d.path()).is_empty(), "{:?}", partials(d.path()));
 }
 
 /// A replaced file never gets a mode wider than a new file would (0666 & !umask): a planted
@@ -316,26 +317,14 @@ fn a_replaced_file_is_no_wider_than_the_umask_allows() {
     assert_eq!(std::fs::read(&planted).unwrap(), sample());
 }
 
-fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
-    let key = dir.join(name);
-    zseal().arg("keygen").arg("-o").arg(&key).assert().success();
-    let text = std::fs::read_to_string(&key).unwrap();
-    let public = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap()
-        .to_string();
-    (key, public)
-}
-
 /// In-place rekey through a link changes the file the link leads to (the revoked key no longer
 /// opens it) and keeps the link; through a file with another hard link it is refused, because
 /// the other name would go on opening with the revoked key.
 #[test]
 fn rekey_in_place_follows_links_and_refuses_hard_links() {
     let d = tempfile::tempdir().unwrap();
-    let (alice, alice_pub) = keygen(d.path(), "alice.key");
-    let (bob, bob_pub) = keygen(d.path(), "bob.key");
+    let (alice, alice_pub) = common::keygen_file(d.path(), "alice.key");
+    let (bob, bob_pub) = common::keygen_file(d.path(), "bob.key");
     std::fs::create_dir(d.path().join("data")).unwrap();
     std::fs::create_dir(d.path().join("links")).unwrap();
     let real = d.path().join("data/real.zseal");
@@ -412,7 +401,7 @@ fn keygen_and_dict_follow_the_same_rules() {
         .code(1)
         .stderr(contains("symbolic link to a file that does not exist"));
     assert!(!d.path().join("elsewhere.key").exists());
-    let (key, _) = keygen(d.path(), "me.key");
+    let (key, _) = common::keygen_file(d.path(), "me.key");
     assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o777, 0o600);
     let before = std::fs::read(&key).unwrap();
     zseal()

@@ -296,20 +296,7 @@ fn a_range_fetches_only_its_frames() {
     const C: u64 = 1 << 20;
     let plain = common::noise(40 << 20, 9);
     let url = format!("s3://{b}/r.zseal");
-    zseal(base)
-        .args([
-            "encrypt",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &url,
-            "--passphrase-file",
-        ])
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    seal_into(base, &url, &plain, &["--chunk-size", "1M"]);
     let object_len = object(base, &b, "r.zseal").unwrap().len() as u64;
     for (start, end) in [
         (20 * C, 21 * C),
@@ -379,21 +366,12 @@ fn existing_objects_need_force() {
         )));
     assert_eq!(object(base, &b, "kept").unwrap(), b"the old contents");
     assert_eq!(uploads_in_progress(base, &b), 0);
-    zseal(base)
-        .args([
-            "encrypt",
-            "-c",
-            "none",
-            "-q",
-            "--force",
-            "-o",
-            &format!("s3://{b}/kept"),
-            "--passphrase-file",
-        ])
-        .arg(pw())
-        .write_stdin(big.clone())
-        .assert()
-        .success();
+    seal_into(
+        base,
+        &format!("s3://{b}/kept"),
+        &big,
+        &["-c", "none", "--force"],
+    );
     let out = zseal(base)
         .args(["decrypt", &format!("s3://{b}/kept"), "--passphrase-file"])
         .arg(pw())
@@ -486,30 +464,25 @@ fn failed_and_interrupted_uploads_leave_nothing() {
     );
 }
 
+/// Seals `plain` under the fixtures' passphrase into the object at `url` (`args`: encrypt's
+/// other arguments).
+fn seal_into(base: &str, url: &str, plain: &[u8], args: &[&str]) {
+    zseal(base)
+        .arg("encrypt")
+        .args(args)
+        .args(["-q", "-o", url, "--passphrase-file"])
+        .arg(pw())
+        .write_stdin(plain.to_vec())
+        .assert()
+        .success();
+}
+
 /// The environment `zseal()` sets, for a child started without assert_cmd.
 fn zseal_env(base: &str) -> Vec<(String, String)> {
     let c = zseal(base);
     c.get_envs()
         .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string())))
         .collect()
-}
-
-fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
-    let key = dir.join(name);
-    Command::cargo_bin("zseal")
-        .unwrap()
-        .arg("keygen")
-        .arg("-o")
-        .arg(&key)
-        .assert()
-        .success();
-    let text = std::fs::read_to_string(&key).unwrap();
-    let public = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap()
-        .to_string();
-    (key, public)
 }
 
 /// `rekey` of an object in place uploads the new header and the first 5 MiB of payload and has
@@ -520,8 +493,8 @@ fn rekey_in_place_copies_the_payload_server_side() {
     let Some(base) = moto() else { return };
     let b = bucket(base, "rekey");
     let d = tempfile::tempdir().unwrap();
-    let (alice, alice_pub) = keygen(d.path(), "alice.key");
-    let (bob, bob_pub) = keygen(d.path(), "bob.key");
+    let (alice, alice_pub) = common::keygen_file(d.path(), "alice.key");
+    let (bob, bob_pub) = common::keygen_file(d.path(), "bob.key");
     let plain = common::noise(24 << 20, 6);
     let url = format!("s3://{b}/shared.zseal");
     zseal(base)
@@ -588,20 +561,12 @@ fn http_urls_are_read_only() {
     let Some(base) = moto() else { return };
     let b = bucket(base, "public");
     let plain = common::noise(3 << 20, 8);
-    zseal(base)
-        .args([
-            "encrypt",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &format!("s3://{b}/p.zseal"),
-            "--passphrase-file",
-        ])
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    seal_into(
+        base,
+        &format!("s3://{b}/p.zseal"),
+        &plain,
+        &["--chunk-size", "1M"],
+    );
     let (status, _) = raw_with(
         base,
         "PUT",
@@ -1003,20 +968,7 @@ fn a_store_that_goes_away_fails_cleanly() {
     let d = tempfile::tempdir().unwrap();
     let plain = common::noise(12 << 20, 12);
     let url = format!("s3://{b}/x.zseal");
-    zseal(base)
-        .args([
-            "encrypt",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &url,
-            "--passphrase-file",
-        ])
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    seal_into(base, &url, &plain, &["--chunk-size", "1M"]);
     // The HEAD and a few GETs pass; then the store is gone.
     let p = proxy::start(
         base,
@@ -1076,20 +1028,7 @@ fn the_server_sends_a_range_no_more_than_it_needs() {
     const C: u64 = 1 << 20;
     let plain = common::noise(32 << 20, 13);
     let url = format!("s3://{b}/r.zseal");
-    zseal(base)
-        .args([
-            "encrypt",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &url,
-            "--passphrase-file",
-        ])
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    seal_into(base, &url, &plain, &["--chunk-size", "1M"]);
     let p = proxy::start(base, proxy::Faults::default());
     let out = zseal(base)
         .env("AWS_ENDPOINT_URL", &p.url)

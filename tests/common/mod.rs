@@ -103,3 +103,22 @@ pub fn identity(name: &str) -> zseal::AgeIdentity {
 pub fn recipient(name: &str) -> zseal::AgeRecipient {
     zseal::AgeRecipient::parse(&std::fs::read_to_string(keys().join(name)).unwrap()).unwrap()
 }
+
+/// A new identity file `name` in `dir` made by `zseal keygen`, and its public key.
+pub fn keygen_file(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, String) {
+    let key = dir.join(name);
+    assert_cmd::Command::cargo_bin("zseal")
+        .unwrap()
+        .arg("keygen")
+        .arg("-o")
+        .arg(&key)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&key).unwrap();
+    let public = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap()
+        .to_string();
+    (key, public)
+}
