@@ -229,3 +229,59 @@ fn the_overhead_is_within_padme_bounds() {
         assert!((0.0..0.25).contains(&over), "{what}: {over}");
     }
 }
+
+/// Exactly what `--pad` hides from someone without a key, as FORMAT.md §3.3, the README and
+/// `encrypt --help` state it, measured on containers (1 MiB chunks, zstd):
+/// - hidden: a chunk's stored size within its class (two raw chunks of 1,000 and 1,010 bytes
+///   give frames of one length), and raw against compressed (every data frame has kind 03);
+/// - shown: the frame kinds, so the padding frames can be stripped and the file's class adds
+///   nothing; the number of data frames (the plaintext length within one chunk); each chunk's
+///   class, so compressibility (text and random chunks of 1 MiB differ about eightfold); and a
+///   small last chunk almost exactly (3 MiB + 1 and 3 MiB + 2 bytes: last frames of 22 and 23
+///   bytes in containers of one length).
+#[test]
+fn what_padding_hides_and_what_it_does_not() {
+    let mib = 1 << 20;
+    let opts = EncryptOptions::default()
+        .chunk_size(mib)
+        .codec(Codec::Zstd(3))
+        .pad(true)
+        .threads(2);
+    let pw = pass("pad");
+    let seal = |plain: &[u8]| common::seal(plain, &pw, &opts, 1);
+    let data_frames = |c: &[u8]| -> Vec<usize> {
+        kinds(c)
+            .into_iter()
+            .filter(|(k, _, _)| *k == 0x03)
+            .map(|(_, _, len)| len)
+            .collect()
+    };
+    // Hidden: sizes within a class, and raw against compressed.
+    let (a, b) = (noise(1000, 1), noise(1010, 2));
+    assert_eq!(data_frames(&seal(&a)), data_frames(&seal(&b)));
+    assert!(kinds(&seal(&data(3 * mib)))
+        .iter()
+        .all(|(k, _, _)| matches!(k, 0x02..=0x04)));
+    // Shown: a small last chunk, to the byte, though the files have one length.
+    let (x, y) = (seal(&noise(3 * mib + 1, 3)), seal(&noise(3 * mib + 2, 3)));
+    assert_eq!(x.len(), y.len(), "the file's class hides the total");
+    let (dx, dy) = (data_frames(&x), data_frames(&y));
+    assert_eq!(
+        (dx.len(), dy.len()),
+        (4, 4),
+        "the number of data frames shows"
+    );
+    assert_eq!((dx[3], dy[3]), (22, 23), "the last chunk shows exactly");
+    // Shown: the padding frames (kind 04), which can be subtracted from the file's length.
+    let padding: usize = kinds(&x)
+        .iter()
+        .filter(|(k, _, _)| *k == 0x04)
+        .map(|(_, _, len)| len + 5 + 4)
+        .sum();
+    assert!(padding > 0);
+    // Shown: compressibility, chunk by chunk.
+    let text = seal(&data(mib));
+    let random = seal(&noise(mib, 4));
+    let (t, r) = (data_frames(&text)[0], data_frames(&random)[0]);
+    assert!(r > 6 * t, "text {t} bytes, random {r} bytes");
+}

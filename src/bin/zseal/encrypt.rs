@@ -34,8 +34,10 @@ pub struct Args {
     /// Chunk size, a power of two from 1K to 16M
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_chunk)]
     chunk_size: usize,
-    /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger), so that
-    /// neither the exact plaintext length nor each chunk's compressibility shows
+    /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger): hides each
+    /// chunk's exact compressed size within its class and raw against compressed. Still shown:
+    /// the number of chunks, each chunk's class (how compressible it is), a small last chunk
+    /// nearly exactly; the padding frames can be told apart (FORMAT.md §3.3)
     #[arg(long)]
     pad: bool,
     /// Let the zstd level follow what the output absorbs, per chunk, between MIN and MAX
