@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Minimal in-memory GCS *XML API* stand-in, stdlib only: just what object_store's GCS client
+uses, for tests/remote.rs's gs:// writes. It exists because no emulator on PyPI accepts those
+writes (fake-gcs-server lacks the XML upload API, issues 331 and 852; gcp-storage-emulator answers
+HEAD with 501): reads are tested against fake-gcs-server, writes against this. It is a test
+double of the protocol as object_store speaks it, not an emulator of GCS.
+
+PUT object (x-goog-if-generation-match), HEAD/GET with Range and If-Match/If-None-Match,
+DELETE, XML multipart (POST ?uploads, PUT ?partNumber&uploadId, POST ?uploadId, DELETE ?uploadId),
+and bucket creation through the JSON API (POST /storage/v1/b {"name": ...}) like fake-gcs-server.
+usage: gcs_xml_stub.py [PORT]
+   (binds 127.0.0.1 only; GET / answers "OK" when ready)
+"""
+import email.utils
+import hashlib
+import json
+import re
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+LOCK = threading.Lock()
+BUCKETS = {}   # name -> {key: (data, generation, etag, mtime)}
+UPLOADS = {}   # upload_id -> {"bucket", "key", "parts": {n: (data, etag)}}
+GEN = [int(time.time() * 1e6)]
+
+
+def next_gen():
+    GEN[0] += 1
+    return GEN[0]
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s\n" % (fmt % args))
+
+    def reply(self, code, body=b"", headers=None, ctype="application/xml"):
+        self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if body or code not in (204, 304):
+            self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # reader stopped early (read-ahead GET cancelled)
+
+    def err(self, code, what):
+        self.reply(code, f"<Error><Code>{what}</Code><Message>{what}</Message></Error>".encode())
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def parse(self):
+        u = urlsplit(self.path)
+        q = parse_qs(u.query, keep_blank_values=True)
+        parts = u.path.lstrip("/").split("/", 1)
+        bucket = unquote(parts[0]) if parts[0] else None
+        key = unquote(parts[1]) if len(parts) > 1 and parts[1] else None
+        return u.path, q, bucket, key
+
+    def meta_headers(self, obj):
+        data, gen, etag, mtime = obj
+        return {"ETag": etag, "x-goog-generation": str(gen), "x-goog-metageneration": "1",
+                "Last-Modified": email.utils.formatdate(mtime, usegmt=True),
+                "Accept-Ranges": "bytes"}
+
+    # ---- reads
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        path, q, bucket, key = self.parse()
+        if path == "/":
+            return self.reply(200, b"OK", ctype="text/plain")
+        if path == "/_stub/uploads":  # the tests' view: multipart uploads in progress
+            with LOCK:
+                return self.reply(200, str(len(UPLOADS)).encode(), ctype="text/plain")
+        if path.startswith("/storage/v1/b"):
+            return self.reply(200, json.dumps({"kind": "storage#buckets", "items": [
+                {"name": b} for b in BUCKETS]}).encode(), ctype="application/json")
+        with LOCK:
+            if bucket not in BUCKETS:
+                return self.err(404, "NoSuchBucket")
+            obj = BUCKETS[bucket].get(key)
+        if obj is None:
+            return self.err(404, "NoSuchKey")
+        data, gen, etag, mtime = obj
+        im, inm = self.headers.get("If-Match"), self.headers.get("If-None-Match")
+        if im and im not in ("*", etag):
+            return self.err(412, "PreconditionFailed")
+        if inm and inm in ("*", etag):
+            return self.reply(304, b"", self.meta_headers(obj))
+        h = self.meta_headers(obj)
+        rng = self.headers.get("Range")
+        if rng:
+            m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng.strip())
+            if not m:
+                return self.err(416, "InvalidRange")
+            a, b = m.groups()
+            n = len(data)
+            if a == "":
+                start, end = max(0, n - int(b)), n - 1
+            else:
+                start, end = int(a), (min(int(b), n - 1) if b else n - 1)
+            if start >= n or start > end:
+                h["Content-Range"] = f"bytes */{n}"
+                return self.reply(416, b"", h)
+            h["Content-Range"] = f"bytes {start}-{end}/{n}"
+            return self.reply(206, data[start:end + 1], h, "application/octet-stream")
+        return self.reply(200, data, h, "application/octet-stream")
+
+    # ---- writes
+    def do_PUT(self):
+        path, q, bucket, key = self.parse()
+        data = self.body()
+        with LOCK:
+            if bucket not in BUCKETS or key is None:
+                return self.err(404, "NoSuchBucket")
+            if "uploadId" in q:
+                up = UPLOADS.get(q["uploadId"][0])
+                if up is None:
+                    return self.err(404, "NoSuchUpload")
+                etag = '"%s"' % hashlib.md5(data).hexdigest()
+                up["parts"][int(q["partNumber"][0])] = (data, etag)
+                return self.reply(200, b"", {"ETag": etag})
+            match = self.headers.get("x-goog-if-generation-match")
+            cur = BUCKETS[bucket].get(key)
+            if match is not None and str(cur[1] if cur else 0) != match:
+                return self.err(412, "PreconditionFailed")
+            obj = self.store(bucket, key, data)
+        self.reply(200, b"", self.meta_headers(obj))
+
+    def store(self, bucket, key, data):
+        gen = next_gen()
+        obj = (data, gen, '"%s"' % hashlib.md5(data).hexdigest(), time.time())
+        BUCKETS[bucket][key] = obj
+        return obj
+
+    def do_POST(self):
+        path, q, bucket, key = self.parse()
+        data = self.body()
+        if path.rstrip("/") == "/storage/v1/b":   # JSON API bucket creation
+            name = json.loads(data or b"{}").get("name")
+            with LOCK:
+                if name in BUCKETS:
+                    return self.reply(409, b'{"error":{"code":409,"message":"conflict"}}',
+                                      ctype="application/json")
+                BUCKETS[name] = {}
+            return self.reply(200, json.dumps({"kind": "storage#bucket", "name": name}).encode(),
+                              ctype="application/json")
+        with LOCK:
+            if bucket not in BUCKETS or key is None:
+                return self.err(404, "NoSuchBucket")
+            if "uploads" in q:
+                uid = uuid.uuid4().hex
+                UPLOADS[uid] = {"bucket": bucket, "key": key, "parts": {}}
+                return self.reply(200, (
+                    "<?xml version='1.0' encoding='UTF-8'?><InitiateMultipartUploadResult>"
+                    f"<Bucket>{bucket}</Bucket><Key>{key}</Key><UploadId>{uid}</UploadId>"
+                    "</InitiateMultipartUploadResult>").encode())
+            if "uploadId" in q:
+                uid = q["uploadId"][0]
+                up = UPLOADS.get(uid)
+                if up is None:
+                    return self.err(404, "NoSuchUpload")
+                nums = [int(n) for n in re.findall(r"<PartNumber>(\d+)</PartNumber>", data.decode())]
+                try:
+                    blob = b"".join(up["parts"][n][0] for n in nums)
+                except KeyError:
+                    return self.err(400, "InvalidPart")
+                match = self.headers.get("x-goog-if-generation-match")
+                cur = BUCKETS[bucket].get(key)
+                if match is not None and str(cur[1] if cur else 0) != match:
+                    return self.err(412, "PreconditionFailed")
+                obj = self.store(bucket, key, blob)
+                del UPLOADS[uid]
+                return self.reply(200, (
+                    "<?xml version='1.0' encoding='UTF-8'?><CompleteMultipartUploadResult>"
+                    f"<Bucket>{bucket}</Bucket><Key>{key}</Key><ETag>{obj[2]}</ETag>"
+                    "</CompleteMultipartUploadResult>").encode(), {"x-goog-generation": str(obj[1])})
+        self.err(400, "InvalidRequest")
+
+    def do_DELETE(self):
+        path, q, bucket, key = self.parse()
+        with LOCK:
+            if "uploadId" in q:
+                UPLOADS.pop(q["uploadId"][0], None)
+                return self.reply(204)
+            if bucket in BUCKETS and BUCKETS[bucket].pop(key, None) is not None:
+                return self.reply(204)
+        self.err(404, "NoSuchKey")
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 4443
+    srv = ThreadingHTTPServer(("127.0.0.1", port), H)
+    srv.daemon_threads = True
+    print(f"gcs_xml_stub listening on http://127.0.0.1:{port}", flush=True)
+    srv.serve_forever()
