@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use predicates::prelude::*;
 use predicates::str::contains;
 
 mod common;
@@ -701,6 +702,8 @@ mod proxy {
         pub stall: Duration,
         /// From request number N on, every request is answered 503 (a store that went away).
         pub down_from: u64,
+        /// Every request is answered 403 AccessDenied (credentials without the permission).
+        pub deny_all: bool,
     }
 
     pub struct Proxy {
@@ -845,6 +848,17 @@ mod proxy {
                 std::thread::sleep(f.stall);
                 return Ok(());
             }
+            if f.deny_all {
+                served.fetch_add(1, Ordering::Relaxed);
+                let msg = b"<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>";
+                write!(
+                    out,
+                    "HTTP/1.1 403 Forbidden\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n",
+                    msg.len()
+                )?;
+                out.write_all(msg)?;
+                continue;
+            }
             if every(f.unavailable_every) || (f.down_from > 0 && n >= f.down_from) {
                 served.fetch_add(1, Ordering::Relaxed);
                 let msg = b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>injected</Message></Error>";
@@ -915,6 +929,7 @@ fn transient_faults_are_retried() {
         stall_every: 11,
         stall: Duration::from_secs(3),
         down_from: 0,
+        deny_all: false,
     };
     let p = proxy::start(base, faults);
     let plain = common::noise(23 << 20, 11);
@@ -1369,4 +1384,42 @@ fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     assert_eq!(status, 404, "no object");
     let (_, pending) = raw(base, "GET", "/_stub/uploads", b"").unwrap();
     assert_eq!(pending, b"0", "no upload in progress");
+}
+
+/// A store that denies the credentials' request (403 AccessDenied) gives one message naming the
+/// URL and what to check, at once (not retried), for reading and for writing.
+#[test]
+fn a_denied_request_is_named() {
+    let Some(base) = moto() else { return };
+    let p = proxy::start(
+        base,
+        proxy::Faults {
+            deny_all: true,
+            ..proxy::Faults::default()
+        },
+    );
+    let started = Instant::now();
+    zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .args(["decrypt", "s3://secret/x.zseal", "--passphrase-file"])
+        .arg(pw())
+        .assert()
+        .code(1)
+        .stderr(
+            contains("cannot look at s3://secret/x.zseal: access denied")
+                .or(contains("cannot read s3://secret/x.zseal: access denied")),
+        )
+        .stderr(contains("check that your credentials may"));
+    zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .args(["encrypt", "-o", "s3://secret/y.zseal", "--passphrase-file"])
+        .arg(pw())
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains("s3://secret/y.zseal: access denied"));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a denial is not retried"
+    );
 }
