@@ -897,15 +897,8 @@ pub(crate) fn create_output(
     refusal: &str,
 ) -> PyResult<TempOutput> {
     let name = dst.display().to_string();
-    let opened = Destination::resolve(&dst).and_then(|d| {
-        if d.needs_overwrite() && !overwrite {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("the file exists ({refusal})"),
-            ));
-        }
-        OutputFile::create(&d, overwrite, private)
-    });
+    let opened =
+        Destination::resolve(&dst).and_then(|d| OutputFile::create(&d, overwrite, private));
     match opened {
         Ok(f) => Ok(std::io::BufWriter::with_capacity(1 << 20, f)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
@@ -913,7 +906,7 @@ pub(crate) fn create_output(
             "ZsealFileExistsError",
             "io",
             &name,
-            &e.to_string(),
+            &format!("the file exists ({refusal})"),
         )),
         Err(e) => Err(to_py(py, &name, e.into())),
     }

@@ -260,9 +260,10 @@ pub enum OutputFile {
 
 impl OutputFile {
     /// Starts writing `dest` by the module's rules. Fails with `AlreadyExists` when it holds
-    /// something and `overwrite` is false ([`Destination::needs_overwrite`]), and when a
-    /// replaced file has other hard links. `private` gives a new or replaced file mode 0600
-    /// whatever the umask (key files).
+    /// something and `overwrite` is false ([`Destination::needs_overwrite`]: the one check, so
+    /// front ends map that kind to their own advice), and with another kind when a replaced
+    /// file has other hard links (overwriting would not help). `private` gives a new or
+    /// replaced file mode 0600 whatever the umask (key files).
     pub fn create(dest: &Destination, overwrite: bool, private: bool) -> io::Result<Self> {
         if dest.needs_overwrite() && !overwrite {
             return Err(io::Error::new(
@@ -273,7 +274,7 @@ impl OutputFile {
         match dest.what {
             What::Nothing => AtomicFile::create(&dest.real, false).map(|f| f.private(private)),
             What::File { links } if links > 1 => Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
+                io::ErrorKind::Other,
                 format!(
                     "the file has {links} hard links, and replacing it would leave the other \
                      names with the old contents: remove the other links first, or write to \

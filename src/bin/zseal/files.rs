@@ -324,10 +324,17 @@ impl Output {
         {
             bail!("{name} is both the input and the output: write to another file");
         }
-        if resolved.needs_overwrite() && private {
-            bail!("{name} already exists: a key file is never overwritten, choose another -o");
-        }
-        if resolved.needs_overwrite() && !force {
+        // The library refuses what is there unless overwriting was asked for; the message says
+        // how to ask.
+        let file = OutputFile::create(&resolved, force, private).map_err(|e| {
+            if e.kind() != io::ErrorKind::AlreadyExists {
+                return anyhow!("cannot write {name}: {}", without_path(&e));
+            }
+            if private {
+                return anyhow!(
+                    "{name} already exists: a key file is never overwritten, choose another -o"
+                );
+            }
             let what = match resolved.what() {
                 What::File { .. } => String::new(),
                 _ => format!(
@@ -335,10 +342,10 @@ impl Output {
                     resolved.describe()
                 ),
             };
-            bail!("{name} already exists{what}: use --force to overwrite it, or choose another -o");
-        }
-        let file = OutputFile::create(&resolved, force, private)
-            .map_err(|e| anyhow!("cannot write {name}: {}", without_path(&e)))?;
+            anyhow!(
+                "{name} already exists{what}: use --force to overwrite it, or choose another -o"
+            )
+        })?;
         if file.as_file().is_terminal() {
             bail!("refusing to write binary data to the terminal {name}: use -o FILE or redirect the output (> FILE, | program)");
         }
