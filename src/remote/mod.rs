@@ -31,7 +31,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{DynObjectStore, ObjectStoreExt};
 
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
-pub use rekey::{rekey_in_place, server_side_copy_possible, ObjectRekey};
+pub use rekey::{rekey_in_place, ObjectRekey};
 pub use writer::{abort_all_uploads, RemoteWriter};
 
 /// Default size of one ranged GET and of one uploaded part (8 MiB; S3's smallest part is 5 MiB).
@@ -182,25 +182,10 @@ impl Remote {
         })
     }
 
-    /// The multipart uploads in progress for this object's key (their upload ids): none after a
-    /// completed or aborted write. S3 only (the other stores expire unfinished uploads on their
-    /// own: Azure's uncommitted blocks after 7 days, GCS's with the bucket's lifecycle rules).
-    pub fn pending_uploads(&self) -> io::Result<Vec<String>> {
-        let o = &self.inner;
-        let s3 = o.s3.as_ref().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{}: listing uploads in progress is S3-only", o.url),
-            )
-        })?;
-        let key = o.path.as_ref();
-        let all = block_on(s3.list_uploads(key))
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", o.url)))?;
-        Ok(all
-            .into_iter()
-            .filter(|(k, _)| k == key)
-            .map(|(_, id)| id)
-            .collect())
+    /// True when the store copies byte ranges on its side, so that [`rekey_in_place`] moves
+    /// only the header and 5 MiB through the client (S3); elsewhere a rekey streams.
+    pub fn copies_server_side(&self) -> bool {
+        self.inner.s3.is_some()
     }
 
     /// The URL as given.

@@ -8,9 +8,10 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
-use bytes::Bytes;
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::PutPayload;
 
-use super::{block_on, spawn, RemoteReader, Scheme};
+use super::{block_on, spawn, RemoteReader};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, RekeyReport};
 
@@ -34,8 +35,10 @@ pub struct ObjectRekey {
 }
 
 /// Rekeys the object `locked` was read from, in place, copying the payload server-side. Only
-/// for S3 (`s3://`) and without rotation; the caller falls back to streaming otherwise
-/// ([`server_side_copy_possible`]).
+/// for an object whose store copies ranges ([`super::Remote::copies_server_side`]: S3) and
+/// without rotation; the caller streams the container otherwise. The upload itself is
+/// object_store's (`MultipartStore`); the copied parts and the conditional completion are the
+/// requests it lacks (s3.rs).
 pub fn rekey_in_place(
     locked: Locked<RemoteReader>,
     identities: &[&dyn Identity],
@@ -52,65 +55,54 @@ pub fn rekey_in_place(
         .into());
     };
     let len = reader.len();
-    let payload = len - report.old_header_len;
-    report.payload_len = payload;
-    let first = payload.min(MIN_PART);
-    let mut part1 = Vec::with_capacity(header.len() + first as usize);
-    part1.extend_from_slice(&header);
-    part1.resize(header.len() + first as usize, 0);
-    reader.read_exact(&mut part1[header.len()..])?;
+    report.payload_len = len - report.old_header_len;
+    let first = report.payload_len.min(MIN_PART);
+    let mut part1 = header;
+    (&mut reader).take(first).read_to_end(&mut part1)?;
+    if part1.len() as u64 != report.new_header_len + first {
+        return Err(crate::Error::Truncated("in the payload".into()));
+    }
     let uploaded = part1.len() as u64;
     let etag = reader.etag().map(str::to_string);
-    let key = obj.path.as_ref().to_string();
-    let id = block_on(s3.create_upload(&key)).map_err(|e| named(&obj.url, e))?;
+    let id = block_on(s3.store.create_multipart(&obj.path)).map_err(|e| obj.error("rekey", e))?;
     let result = (|| -> io::Result<()> {
-        let mut parts = vec![(
-            1u32,
-            block_on(s3.upload_part(&key, &id, 1, Bytes::from(part1)))?,
-        )];
-        // The copies, `parts_in_flight` at a time, in order.
+        let part = block_on(
+            s3.store
+                .put_part(&obj.path, &id, 0, PutPayload::from(part1)),
+        )
+        .map_err(|e| obj.error("upload a part of", e))?;
+        let mut parts = vec![part];
+        // The copies, `parts_in_flight` at a time, in order; part numbers count from 1.
         let mut in_flight = VecDeque::new();
         let mut at = report.old_header_len + first;
-        let mut n = 2u32;
         while at < len || !in_flight.is_empty() {
             if at < len && in_flight.len() < obj.opts.parts_in_flight {
                 let end = len.min(at + COPY_PART);
-                let (o, key, id, etag) = (obj.clone(), key.clone(), id.clone(), etag.clone());
-                let task = spawn(async move {
+                let n = (parts.len() + in_flight.len() + 1) as u32;
+                let (o, id, etag) = (obj.clone(), id.clone(), etag.clone());
+                in_flight.push_back(spawn(async move {
                     let s3 = o.s3.as_ref().expect("checked above");
-                    s3.upload_part_copy(&key, &id, n, &key, etag.as_deref(), at..end)
+                    let key = o.path.as_ref();
+                    s3.upload_part_copy(key, &id, n, key, etag.as_deref(), at..end)
                         .await
-                });
-                in_flight.push_back((n, task));
+                }));
                 at = end;
-                n += 1;
                 continue;
             }
-            let (part, task) = in_flight.pop_front().expect("not empty");
-            let tag = block_on(task).map_err(|e| io::Error::other(e.to_string()))??;
-            parts.push((part, tag));
+            let task = in_flight.pop_front().expect("not empty");
+            let content_id = block_on(task).map_err(|e| io::Error::other(e.to_string()))??;
+            parts.push(PartId { content_id });
         }
-        block_on(s3.complete(&key, &id, &parts, etag.as_deref()))
+        block_on(s3.complete(obj.path.as_ref(), &id, &parts, etag.as_deref()))
     })();
     if let Err(e) = result {
-        let _ = block_on(s3.abort(&key, &id));
-        return Err(named(&obj.url, e).into());
+        let _ = block_on(s3.store.abort_multipart(&obj.path, &id));
+        return Err(io::Error::new(e.kind(), format!("rekeying {} in place: {e}", obj.url)).into());
     }
-    let copied = payload - first;
-    report.new_header_len = header.len() as u64;
     Ok(ObjectRekey {
+        copied: report.payload_len - first,
         report,
         downloaded: reader.stats().bytes(),
         uploaded,
-        copied,
     })
-}
-
-/// True when `reader`'s object can be rekeyed by [`rekey_in_place`] with `opts`.
-pub fn server_side_copy_possible(reader: &RemoteReader, opts: &RekeyOptions) -> bool {
-    !opts.rotate && reader.object().scheme == Scheme::S3 && reader.object().s3.is_some()
-}
-
-fn named(url: &str, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("rekeying {url} in place: {e}"))
 }

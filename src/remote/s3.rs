@@ -1,10 +1,11 @@
-//! The S3 calls `object_store` does not make, as requests of our own: listing a key's multipart
-//! uploads, and a multipart upload whose parts can be server-side copies of byte ranges of
-//! another object (UploadPartCopy), completed conditionally. What `rekey` needs to change a
-//! header without moving the payload through the client (docs/OBJECTS.md §3).
+//! The two S3 calls `object_store` does not make, as requests of our own: a part of a multipart
+//! upload that is a server-side copy of a byte range of another object (UploadPartCopy), and a
+//! completion conditional on the object's version. With object_store's own `MultipartStore`
+//! (create, put a part, abort) they are what `rekey` needs to change a header without moving
+//! the payload through the client (docs/OBJECTS.md §4).
 //!
 //! Why not the AWS SDK: `aws-sdk-s3` and its runtime add some 200 crates and about a minute of
-//! release build on two cores for five calls; `object_store` already holds the hard parts (the
+//! release build on two cores for two calls; `object_store` already holds the hard parts (the
 //! credential chain, SigV4 through its public `AwsAuthorizer`, an HTTP client with the same
 //! timeouts and TLS), so each call here is a URL, a few headers and a flat XML answer.
 
@@ -17,10 +18,12 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use object_store::aws::{AmazonS3, AwsAuthorizer};
 use object_store::client::{HttpClient, HttpConnector, HttpRequest, ReqwestConnector};
+use object_store::multipart::PartId;
 
 /// An S3 bucket as the target of requests of our own.
 pub(crate) struct S3 {
-    store: Arc<AmazonS3>,
+    /// The store: the multipart upload itself (create, put, abort) is its `MultipartStore`.
+    pub(crate) store: Arc<AmazonS3>,
     client: HttpClient,
     /// The bucket's URL, ending in `/` (path style `endpoint/bucket/`, or the AWS virtual host).
     bucket_url: url::Url,
@@ -33,7 +36,6 @@ pub(crate) struct S3 {
 /// What the store answered.
 struct Answer {
     status: StatusCode,
-    headers: http::HeaderMap,
     body: Bytes,
 }
 
@@ -186,57 +188,8 @@ impl S3 {
             .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(Answer {
             status: parts.status,
-            headers: parts.headers,
             body,
         })
-    }
-
-    /// The multipart uploads in progress whose keys start with `prefix`: (key, upload id).
-    pub(crate) async fn list_uploads(&self, prefix: &str) -> io::Result<Vec<(String, String)>> {
-        let url = self.url("", &[("uploads", ""), ("prefix", prefix)]);
-        let a = self
-            .send(
-                "listing multipart uploads",
-                Method::GET,
-                url,
-                &[],
-                Bytes::new(),
-            )
-            .await?;
-        let keys = tag_values(&a.body, "Key");
-        let ids = tag_values(&a.body, "UploadId");
-        Ok(keys.into_iter().zip(ids).collect())
-    }
-
-    /// Starts a multipart upload of `key`; its upload id.
-    pub(crate) async fn create_upload(&self, key: &str) -> io::Result<String> {
-        let url = self.url(key, &[("uploads", "")]);
-        let a = self
-            .send("starting an upload", Method::POST, url, &[], Bytes::new())
-            .await?;
-        tag_values(&a.body, "UploadId")
-            .into_iter()
-            .next()
-            .ok_or_else(|| io::Error::other("the store started an upload without an id"))
-    }
-
-    /// Uploads part `n` (from 1); its ETag.
-    pub(crate) async fn upload_part(
-        &self,
-        key: &str,
-        id: &str,
-        n: u32,
-        data: Bytes,
-    ) -> io::Result<String> {
-        let url = self.url(key, &[("partNumber", &n.to_string()), ("uploadId", id)]);
-        let a = self
-            .send("uploading a part", Method::PUT, url, &[], data)
-            .await?;
-        a.headers
-            .get("etag")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-            .ok_or_else(|| io::Error::other("the store accepted a part without an ETag"))
     }
 
     /// Makes part `n` a server-side copy of bytes `range` of `src_key` in the same bucket, as
@@ -285,22 +238,23 @@ impl S3 {
             .ok_or_else(|| io::Error::other("the store copied a part without an ETag"))
     }
 
-    /// Completes the upload from `parts` (number, ETag). `if_match` makes it conditional on the
-    /// object still being that version (S3's conditional writes; a store that ignores the
-    /// header completes it anyway).
+    /// Completes the upload from `parts`, numbered from 1 in order (as object_store numbers
+    /// them). `if_match` makes it conditional on the object still being that version (S3's
+    /// conditional writes; object_store completes unconditionally).
     pub(crate) async fn complete(
         &self,
         key: &str,
         id: &str,
-        parts: &[(u32, String)],
+        parts: &[PartId],
         if_match: Option<&str>,
     ) -> io::Result<()> {
         let url = self.url(key, &[("uploadId", id)]);
         let mut xml = String::from("<CompleteMultipartUpload>");
-        for (n, etag) in parts {
+        for (i, p) in parts.iter().enumerate() {
             xml += &format!(
-                "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
-                escape(etag)
+                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+                i + 1,
+                escape(&p.content_id)
             );
         }
         xml += "</CompleteMultipartUpload>";
@@ -313,20 +267,6 @@ impl S3 {
             url,
             &headers,
             Bytes::from(xml),
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Aborts the upload: the store drops its parts.
-    pub(crate) async fn abort(&self, key: &str, id: &str) -> io::Result<()> {
-        let url = self.url(key, &[("uploadId", id)]);
-        self.send(
-            "aborting the upload",
-            Method::DELETE,
-            url,
-            &[],
-            Bytes::new(),
         )
         .await
         .map(drop)

@@ -7,8 +7,6 @@ use anyhow::{anyhow, bail, Context};
 use zseal::{Locked, RekeyOptions};
 
 use crate::files::{url_of, Output};
-#[cfg(feature = "remote")]
-use crate::files::{Access, Input};
 use crate::keys::{self, Identities};
 
 pub const EXAMPLES: &str = "\
@@ -78,45 +76,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let to = targets.refs();
     // An object is read straight through (header, then the payload copied as it comes); a
     // local file stays a File so that the payload copy can stay inside the kernel.
-    let locked = match url_of(&a.file) {
-        Some(url) => {
-            #[cfg(feature = "remote")]
-            if a.output.is_none()
-                && !a.rotate
-                && (url.starts_with("s3://") || url.starts_with("s3a://"))
-            {
-                return in_place_server_side(&a, url, &to);
-            }
-            if a.output.is_none() && !a.quiet {
-                eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
-            }
-            #[cfg(feature = "remote")]
-            if let Input::Remote(r) = Input::open_for(Some(&a.file), Access::Sequential)? {
-                return finish(
-                    &a,
-                    Locked::read(r).with_context(|| format!("reading {what}"))?,
-                    &to,
-                );
-            }
-            bail!("{url}: this zseal cannot read objects");
-        }
-        None => {
-            let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
-            Locked::read(f).with_context(|| format!("reading {what}"))?
-        }
-    };
+    if let Some(url) = url_of(&a.file) {
+        return rekey_object(&a, url, &to);
+    }
+    let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
+    let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
     finish(&a, locked, &to)
 }
 
-/// An S3 object rekeyed in place: the new header and the first 5 MiB of payload are uploaded,
-/// the rest of the payload is copied by the store itself (UploadPartCopy).
+/// An object rekeyed: in place on a store that copies ranges itself (S3), the new header and
+/// the first 5 MiB of payload are uploaded and the rest copied by the store (UploadPartCopy);
+/// otherwise (`-o`, `--rotate`, GCS, Azure) the container streams through, read straight on.
 #[cfg(feature = "remote")]
-fn in_place_server_side(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
-    let input = match Input::open_for(Some(&a.file), Access::Random)? {
-        Input::Remote(r) => r,
-        _ => unreachable!("a URL opens as an object"),
-    };
-    let locked = Locked::read(input).with_context(|| format!("reading {url}"))?;
+fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
+    use zseal::remote::{ReadMode, Remote, TransferOptions};
+    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    if a.output.is_some() || a.rotate || !remote.copies_server_side() {
+        if a.output.is_none() && !a.quiet {
+            eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
+        }
+        let locked = Locked::read(remote.reader(ReadMode::Sequential)?)
+            .with_context(|| format!("reading {url}"))?;
+        return finish(a, locked, to);
+    }
+    let locked =
+        Locked::read(remote.reader(ReadMode::Random)?).with_context(|| format!("reading {url}"))?;
     let keys = keys::keys_for(&locked, url, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add);
     let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, &opts)
@@ -129,6 +113,11 @@ fn in_place_server_side(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> an
         );
     }
     Ok(())
+}
+
+#[cfg(not(feature = "remote"))]
+fn rekey_object(_: &Args, url: &str, _: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
+    bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
 /// Unwraps the file key of `locked` and writes the rekeyed container.
