@@ -273,14 +273,11 @@ impl OutputFile {
         }
         match dest.what {
             What::Nothing => AtomicFile::create(&dest.real, false).map(|f| f.private(private)),
-            What::File { links } if links > 1 => Err(io::Error::new(
-                io::ErrorKind::Other,
-                format!(
-                    "the file has {links} hard links, and replacing it would leave the other \
+            What::File { links } if links > 1 => Err(io::Error::other(format!(
+                "the file has {links} hard links, and replacing it would leave the other \
                      names with the old contents: remove the other links first, or write to \
                      another path"
-                ),
-            )),
+            ))),
             What::File { .. } => AtomicFile::create(&dest.real, true).map(|f| f.private(private)),
             What::Null | What::Special(_) | What::Descriptor { .. } => {
                 let mut opts = std::fs::OpenOptions::new();
