@@ -237,7 +237,7 @@ pub(crate) fn as_url(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     Ok(file
         .extract::<String>()
         .ok()
-        .filter(|s| zseal::remote::is_url(s)))
+        .filter(|s| zseal::io::is_url(s)))
 }
 
 /// A str or os.PathLike as a path; None for anything else.

@@ -8,6 +8,18 @@ pub use output::{AtomicFile, Destination, OutputFile, What};
 
 use std::io::{self, Read, Write};
 
+/// True when `s` names an object by URL (`scheme://…`: `s3://`, `gs://`, `https://`) rather
+/// than a local path. Front ends built without object storage use it too, to say why they
+/// refuse such an argument.
+pub fn is_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')
+    })
+}
+
 /// Reads until `buf` is full or the input ends, retrying short reads and interruptions (pipes
 /// deliver data in pieces). Returns how many bytes were read: `buf.len()` unless at end of input.
 pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {

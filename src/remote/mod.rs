@@ -104,15 +104,7 @@ fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
-/// True when `s` names an object by URL (`scheme://…`) rather than a local path.
-pub fn is_url(s: &str) -> bool {
-    s.split_once("://").is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')
-    })
-}
+pub use crate::io::is_url;
 
 /// The kinds of store a URL can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,9 +233,7 @@ impl Object {
                 io::ErrorKind::NotFound,
                 format!("cannot {verb} {url}: no such object (check the bucket and key)"),
             ),
-            E::AlreadyExists { .. } | E::Precondition { .. } if verb == "complete" => {
-                return self.exists()
-            }
+            E::AlreadyExists { .. } => return self.exists(),
             E::Precondition { .. } => (
                 io::ErrorKind::Other,
                 format!("cannot {verb} {url}: the object changed while it was being read; read it again"),
@@ -387,11 +377,9 @@ fn build_store(
                 .with_url(url)
                 .with_retry(retry())
                 .with_client_options(client_options());
-            (
-                Arc::new(az.build().map_err(refused)?),
-                azure_key(parsed, url)?,
-                None,
-            )
+            // `az://container/key` and `abfs://container@account…/key` both carry the key as
+            // the path.
+            (Arc::new(az.build().map_err(refused)?), key()?, None)
         }
         Scheme::Http => {
             let origin = parsed.origin().ascii_serialization();
@@ -402,13 +390,6 @@ fn build_store(
             (Arc::new(http.build().map_err(refused)?), key()?, None)
         }
     })
-}
-
-/// The key of an Azure URL: `az://container/key` and `abfs://container@account…/key` both
-/// carry it as the path.
-fn azure_key(parsed: &url::Url, url: &str) -> io::Result<ObjectPath> {
-    ObjectPath::from_url_path(parsed.path())
-        .map_err(|e| invalid(format!("{url}: invalid object key: {e}")))
 }
 
 /// Transient failures (5xx, throttling, timeouts, reset connections) are retried with

@@ -63,10 +63,9 @@ pub struct RemoteReader {
     pos: u64,
     /// Fetched bytes at and after `pos`: their offset and the bytes.
     cur: Option<(u64, Bytes)>,
-    /// GETs in flight for the bytes after `cur`, contiguous and in order.
+    /// GETs in flight for the bytes after `cur`, contiguous and in order (the next one starts
+    /// where the last ends).
     ahead: VecDeque<(Range<u64>, Pending)>,
-    /// Where the next read-ahead GET starts.
-    next_fetch: u64,
     /// Bytes read in the current sequential run (a random reader's read-ahead allowance).
     run: u64,
     stats: Arc<FetchStats>,
@@ -87,7 +86,6 @@ impl RemoteReader {
             pos: 0,
             cur: None,
             ahead: VecDeque::new(),
-            next_fetch: 0,
             run: 0,
             stats: Arc::new(FetchStats::default()),
         })
@@ -179,7 +177,6 @@ impl RemoteReader {
         let p = self.start(start..end);
         let bytes = self.wait(p)?;
         self.cur = Some((start, bytes));
-        self.next_fetch = end;
         Ok(())
     }
 
@@ -195,21 +192,17 @@ impl RemoteReader {
             .cur
             .as_ref()
             .map_or(self.pos, |(s, b)| s + b.len() as u64);
-        if self.next_fetch < cur_end {
-            self.next_fetch = cur_end;
-        }
-        let mut queued = self.next_fetch - cur_end;
-        while queued < allowance
+        let mut next = self.ahead.back().map_or(cur_end, |(r, _)| r.end);
+        while next - cur_end < allowance
             && self.ahead.len() < self.obj.opts.parts_in_flight
-            && self.next_fetch < self.len
+            && next < self.len
         {
-            let size = part.min(allowance - queued);
+            let size = part.min(allowance - (next - cur_end));
             if size < MIN_FETCH && self.mode == ReadMode::Random {
                 break;
             }
-            let r = self.next_fetch..self.len.min(self.next_fetch + size);
-            queued += r.end - r.start;
-            self.next_fetch = r.end;
+            let r = next..self.len.min(next + size);
+            next = r.end;
             let p = self.start(r.clone());
             self.ahead.push_back((r, p));
         }

@@ -23,11 +23,22 @@ static UPLOADS: Mutex<Vec<Weak<Slot>>> = Mutex::new(Vec::new());
 pub fn abort_all_uploads() {
     let uploads = std::mem::take(&mut *UPLOADS.lock().unwrap_or_else(|p| p.into_inner()));
     for u in uploads.iter().filter_map(Weak::upgrade) {
-        let taken = u.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(mut up) = taken {
+        if let Some(mut up) = take(&u) {
             let _ = block_on(up.abort());
         }
     }
+}
+
+/// The upload out of its slot, unless a signal's abort (or a completion) took it first.
+fn take(slot: &Slot) -> Option<Box<dyn MultipartUpload>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+fn aborted(url: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        format!("the upload of {url} was aborted"),
+    )
 }
 
 /// Parts of a stream of unknown length: `part_size` for the first 1,000, twice that for the next
@@ -44,8 +55,7 @@ pub struct RemoteWriter {
     obj: Arc<Object>,
     overwrite: bool,
     buf: Vec<u8>,
-    /// The size of the part being filled, and of the first 1,000.
-    part_size: usize,
+    /// The size of the first 1,000 parts ([`RemoteWriter::part_size`] doubles it after).
     first_part_size: usize,
     /// Parts sent so far.
     parts: u64,
@@ -53,7 +63,6 @@ pub struct RemoteWriter {
     in_flight: VecDeque<tokio::task::JoinHandle<object_store::Result<()>>>,
     /// A failed part: every later call fails with it, and the upload is aborted.
     failed: Option<(io::ErrorKind, String)>,
-    written: u64,
 }
 
 impl RemoteWriter {
@@ -73,19 +82,18 @@ impl RemoteWriter {
             obj,
             overwrite,
             buf: Vec::with_capacity(part_size),
-            part_size,
             first_part_size: part_size,
             parts: 0,
             upload: None,
             in_flight: VecDeque::new(),
             failed: None,
-            written: 0,
         }
     }
 
-    /// Bytes written so far.
-    pub fn written(&self) -> u64 {
-        self.written
+    /// The size of the part being filled: the first size for 1,000 parts, then doubling every
+    /// 1,000 (ten times at most).
+    fn part_size(&self) -> usize {
+        self.first_part_size << (self.parts / PARTS_PER_DOUBLING).min(10)
     }
 
     /// The URL written.
@@ -112,27 +120,22 @@ impl RemoteWriter {
             let up = block_on(self.obj.store.put_multipart(&self.obj.path))
                 .map_err(|e| self.obj.error("write", e))?;
             let shared: Shared = Arc::new(Mutex::new(Some(up)));
-            UPLOADS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(Arc::downgrade(&shared));
+            let mut all = UPLOADS.lock().unwrap_or_else(|p| p.into_inner());
+            // Uploads completed or aborted are gone: a long-lived process (a Python worker)
+            // keeps only the ones in progress.
+            all.retain(|u| u.strong_count() > 0);
+            all.push(Arc::downgrade(&shared));
             self.upload = Some(shared);
         }
         self.parts += 1;
-        let next = self.first_part_size << (self.parts / PARTS_PER_DOUBLING).min(10);
-        let data = std::mem::replace(&mut self.buf, Vec::with_capacity(next));
-        self.part_size = next;
+        let next = Vec::with_capacity(self.part_size());
+        let data = std::mem::replace(&mut self.buf, next);
         let part = {
             let shared = self.upload.as_ref().expect("created above");
             let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
             match guard.as_mut() {
                 Some(up) => up.put_part(PutPayload::from(data)),
-                None => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::Interrupted,
-                        format!("the upload of {} was aborted", self.obj.url),
-                    ))
-                }
+                None => return Err(aborted(&self.obj.url)),
             }
         };
         self.in_flight.push_back(spawn(part));
@@ -186,8 +189,8 @@ impl RemoteWriter {
             return block_on(self.obj.store.put_opts(&self.obj.path, data, opts))
                 .map(drop)
                 .map_err(|e| match e {
-                    object_store::Error::AlreadyExists { .. }
-                    | object_store::Error::Precondition { .. } => self.obj.exists(),
+                    // A conditional create that lost: some stores say 412 for it.
+                    object_store::Error::Precondition { .. } => self.obj.exists(),
                     e => self.obj.error("write", e),
                 });
         }
@@ -206,12 +209,8 @@ impl RemoteWriter {
             }
         }
         let shared = self.upload.take().expect("a multipart upload");
-        let taken = shared.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let Some(mut up) = taken else {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                format!("the upload of {} was aborted", self.obj.url),
-            ));
+        let Some(mut up) = take(&shared) else {
+            return Err(aborted(&self.obj.url));
         };
         match block_on(up.complete()) {
             Ok(_) => Ok(()),
@@ -228,11 +227,8 @@ impl RemoteWriter {
         for h in self.in_flight.drain(..) {
             h.abort();
         }
-        if let Some(shared) = self.upload.take() {
-            let taken = shared.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(mut up) = taken {
-                let _ = block_on(up.abort());
-            }
+        if let Some(mut up) = self.upload.take().and_then(|s| take(&s)) {
+            let _ = block_on(up.abort());
         }
     }
 }
@@ -240,10 +236,10 @@ impl RemoteWriter {
 impl Write for RemoteWriter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.check()?;
-        let n = data.len().min(self.part_size - self.buf.len());
+        let part_size = self.part_size();
+        let n = data.len().min(part_size - self.buf.len());
         self.buf.extend_from_slice(&data[..n]);
-        self.written += n as u64;
-        if self.buf.len() == self.part_size {
+        if self.buf.len() == part_size {
             self.send_part().map_err(|e| self.fail(e))?;
         }
         Ok(n)

@@ -52,18 +52,7 @@ pub enum Access {
 
 /// The URL `p` names, when it names one (`s3://…`, `gs://…`, `az://…`, `http(s)://…`).
 pub fn url_of(p: &Path) -> Option<&str> {
-    p.to_str().filter(|s| is_url(s))
-}
-
-/// True when `s` looks like `scheme://…` (also in a build without object storage, so that such
-/// a build can say why it refuses the URL).
-fn is_url(s: &str) -> bool {
-    s.split_once("://").is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    })
+    p.to_str().filter(|s| zseal::io::is_url(s))
 }
 
 /// Opens the object at `url` for reading.
