@@ -195,8 +195,7 @@ fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bo
         // with read-ahead that grows along a sequential run.
         let reader = py
             .detach(|| {
-                let opts = zseal::remote::TransferOptions::from_env()?;
-                zseal::remote::Remote::new(&url, opts)?.reader(zseal::remote::ReadMode::Random)
+                zseal::remote::Remote::from_env(&url)?.reader(zseal::remote::ReadMode::Random)
             })
             .map_err(|e| to_py(py, &url, Error::from(e)))?;
         return Ok((Box::new(reader), url, true));
@@ -1006,43 +1005,33 @@ impl Writer {
         exclusive: bool,
         pad: bool,
     ) -> PyResult<Self> {
-        let url = as_url(file)?;
-        let (sink, name) = match as_path(file)?.filter(|_| url.is_none()) {
-            None if url.is_some() => {
-                let url = url.expect("checked");
-                let w = py
-                    .detach(|| {
-                        let opts = zseal::remote::TransferOptions::from_env()?;
-                        zseal::remote::Remote::new(&url, opts)?.writer(!exclusive, None)
-                    })
-                    .map_err(|e| {
-                        if e.kind() == io::ErrorKind::AlreadyExists {
-                            raise(
-                                py,
-                                "ZsealFileExistsError",
-                                "io",
-                                &url,
-                                "the object exists (mode \"xb\" never replaces one)",
-                            )
-                        } else {
-                            to_py(py, &url, Error::from(e))
-                        }
-                    })?;
-                (Sink::Remote(w), url)
-            }
-            Some(p) => {
-                let name = p.display().to_string();
-                let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
-                (Sink::Temp(out), name)
-            }
-            None if file.hasattr("write")? => {
-                (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
-            }
-            None => {
-                return Err(PyValueError::new_err(
-                    "file must be a path or a binary file object with write()",
-                ))
-            }
+        let (sink, name) = if let Some(url) = as_url(file)? {
+            let w = py
+                .detach(|| zseal::remote::Remote::from_env(&url)?.writer(!exclusive, None))
+                .map_err(|e| {
+                    if e.kind() == io::ErrorKind::AlreadyExists {
+                        raise(
+                            py,
+                            "ZsealFileExistsError",
+                            "io",
+                            &url,
+                            "the object exists (mode \"xb\" never replaces one)",
+                        )
+                    } else {
+                        to_py(py, &url, Error::from(e))
+                    }
+                })?;
+            (Sink::Remote(w), url)
+        } else if let Some(p) = as_path(file)? {
+            let name = p.display().to_string();
+            let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
+            (Sink::Temp(out), name)
+        } else if file.hasattr("write")? {
+            (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
+        } else {
+            return Err(PyValueError::new_err(
+                "file must be a path or a binary file object with write()",
+            ));
         };
         let args = EncryptArgs {
             recipients,

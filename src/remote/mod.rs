@@ -174,6 +174,12 @@ impl Remote {
         })
     }
 
+    /// [`Remote::new`] with the transfer settings of the environment
+    /// ([`TransferOptions::from_env`]): what the front ends use.
+    pub fn from_env(url: &str) -> io::Result<Remote> {
+        Remote::new(url, TransferOptions::from_env()?)
+    }
+
     /// True when the store copies byte ranges on its side, so that [`rekey_in_place`] moves
     /// only the header and 5 MiB through the client (S3); elsewhere a rekey streams.
     pub fn copies_server_side(&self) -> bool {

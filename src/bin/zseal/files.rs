@@ -58,12 +58,12 @@ pub fn url_of(p: &Path) -> Option<&str> {
 /// Opens the object at `url` for reading.
 #[cfg(feature = "remote")]
 fn open_remote(url: &str, access: Access) -> anyhow::Result<Input> {
-    use zseal::remote::{ReadMode, Remote, TransferOptions};
+    use zseal::remote::{ReadMode, Remote};
     let mode = match access {
         Access::Sequential => ReadMode::Sequential,
         Access::Random => ReadMode::Random,
     };
-    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    let remote = Remote::from_env(url)?;
     let reader = remote.reader(mode)?;
     let _ = FETCHED.set(reader.stats());
     Ok(Input::Remote(reader))
@@ -254,8 +254,8 @@ pub enum Output {
 /// `force` is not given.
 #[cfg(feature = "remote")]
 fn create_remote(url: &str, force: bool, size_hint: Option<u64>) -> anyhow::Result<Output> {
-    use zseal::remote::{Remote, TransferOptions};
-    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    use zseal::remote::Remote;
+    let remote = Remote::from_env(url)?;
     match remote.writer(force, size_hint) {
         Ok(w) => Ok(Output::Remote(w)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {

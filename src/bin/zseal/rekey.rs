@@ -89,8 +89,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// otherwise (`-o`, `--rotate`, GCS, Azure) the container streams through, read straight on.
 #[cfg(feature = "remote")]
 fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
-    use zseal::remote::{ReadMode, Remote, TransferOptions};
-    let remote = Remote::new(url, TransferOptions::from_env()?)?;
+    use zseal::remote::{ReadMode, Remote};
+    let remote = Remote::from_env(url)?;
     if a.output.is_some() || a.rotate || !remote.copies_server_side() {
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
