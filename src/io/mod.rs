@@ -8,6 +8,22 @@ pub use output::{AtomicFile, Destination, OutputFile, What};
 
 use std::io::{self, Read, Write};
 
+/// How a source will be read, which decides how far ahead an object's GETs are sent (a file or
+/// a pipe reads the same either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadMode {
+    /// From the start to the end (decrypt, verify): `parts_in_flight` GETs of `part_size`
+    /// bytes are kept in flight ahead of the reader.
+    Sequential,
+    /// By ranges and seeks (`--range`, inspect, random access): what is read is fetched, at
+    /// least `remote::MIN_FETCH` (16 KiB) bytes at a time (a read near the end fetches the object's last
+    /// 16 KiB: footer, final frame and index in one request). A run of sequential
+    /// reads earns read-ahead of a tenth of its length (up to the sequential mode's), so a large
+    /// range still downloads on several connections while the bytes fetched beyond what is read
+    /// stay within 10 % plus one `MIN_FETCH` per seek.
+    Random,
+}
+
 /// True when `s` names an object by URL (`scheme://…`: `s3://`, `gs://`, `https://`) rather
 /// than a local path. Front ends built without object storage use it too, to say why they
 /// refuse such an argument.

@@ -9,26 +9,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
 
+pub use crate::io::ReadMode;
+
 use super::{block_on, spawn, Object, Scheme};
 
 /// The smallest GET of a random read: a frame header or a footer costs one request that also
 /// brings the start of what follows it.
 pub const MIN_FETCH: u64 = 16 << 10;
-
-/// How the object will be read, which decides how far ahead GETs are sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadMode {
-    /// From the start to the end (decrypt, verify): `parts_in_flight` GETs of `part_size`
-    /// bytes are kept in flight ahead of the reader.
-    Sequential,
-    /// By ranges and seeks (`--range`, inspect, random access): what is read is fetched, at
-    /// least [`MIN_FETCH`] bytes at a time (a read near the end fetches the object's last
-    /// `MIN_FETCH` bytes: footer, final frame and index in one request). A run of sequential
-    /// reads earns read-ahead of a tenth of its length (up to the sequential mode's), so a large
-    /// range still downloads on several connections while the bytes fetched beyond what is read
-    /// stay within 10 % plus one `MIN_FETCH` per seek.
-    Random,
-}
 
 /// What a reader has fetched: GET requests sent and body bytes received.
 #[derive(Debug, Default)]

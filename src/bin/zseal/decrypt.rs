@@ -5,10 +5,11 @@ use zseal::io::Counted;
 use zseal::ByteRange;
 
 use crate::common::{Common, Job};
-use crate::files::{display_name, Access, Input, Output};
+use crate::files::{display_name, Input, Output};
 use crate::keys::{Identities, Unlock};
 use crate::progress::Counters;
 use crate::report::Direction;
+use zseal::io::ReadMode;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -47,11 +48,11 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead.
-    let access = match a.range {
-        Some(_) => Access::Random,
-        None => Access::Sequential,
+    let mode = match a.range {
+        Some(_) => ReadMode::Random,
+        None => ReadMode::Sequential,
     };
-    let input = Input::open_for(c.input.as_deref(), access)?;
+    let input = Input::open_for(c.input.as_deref(), mode)?;
     let what = display_name(c.input.as_deref(), "standard input");
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     let counters = Counters::default();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
-use zseal::io::{without_path, Destination, OutputFile, What};
+use zseal::io::{without_path, Destination, OutputFile, ReadMode, What};
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -42,14 +42,6 @@ pub enum Input {
     Remote(zseal::remote::RemoteReader),
 }
 
-/// How an input will be read: straight through (several GETs kept in flight ahead), or by
-/// seeks and ranges (only what is read is fetched). Only objects care.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Sequential,
-    Random,
-}
-
 /// The URL `p` names, when it names one (`s3://…`, `gs://…`, `az://…`, `http(s)://…`).
 pub fn url_of(p: &Path) -> Option<&str> {
     p.to_str().filter(|s| zseal::io::is_url(s))
@@ -57,13 +49,8 @@ pub fn url_of(p: &Path) -> Option<&str> {
 
 /// Opens the object at `url` for reading.
 #[cfg(feature = "remote")]
-fn open_remote(url: &str, access: Access) -> anyhow::Result<Input> {
-    use zseal::remote::{ReadMode, Remote};
-    let mode = match access {
-        Access::Sequential => ReadMode::Sequential,
-        Access::Random => ReadMode::Random,
-    };
-    let remote = Remote::from_env(url)?;
+fn open_remote(url: &str, mode: ReadMode) -> anyhow::Result<Input> {
+    let remote = zseal::remote::Remote::from_env(url)?;
     let reader = remote.reader(mode)?;
     let _ = FETCHED.set(reader.stats());
     Ok(Input::Remote(reader))
@@ -83,21 +70,21 @@ pub fn fetched() -> Option<(u64, u64)> {
 }
 
 #[cfg(not(feature = "remote"))]
-fn open_remote(url: &str, _: Access) -> anyhow::Result<Input> {
+fn open_remote(url: &str, _: ReadMode) -> anyhow::Result<Input> {
     bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
 impl Input {
     /// Opens `path` (`None` or `-` for stdin) to be read straight through.
     pub fn open(path: Option<&Path>) -> anyhow::Result<Self> {
-        Self::open_for(path, Access::Sequential)
+        Self::open_for(path, ReadMode::Sequential)
     }
 
-    /// Opens `path` (`None` or `-` for stdin; a URL for an object) for `access`.
-    pub fn open_for(path: Option<&Path>, access: Access) -> anyhow::Result<Self> {
+    /// Opens `path` (`None` or `-` for stdin; a URL for an object, read by `mode`).
+    pub fn open_for(path: Option<&Path>, mode: ReadMode) -> anyhow::Result<Self> {
         let name = display_name(path, "standard input");
         if let Some(url) = path.and_then(url_of) {
-            return open_remote(url, access);
+            return open_remote(url, mode);
         }
         match path.filter(|p| *p != Path::new("-")) {
             None => {

@@ -8,7 +8,8 @@ use zseal::inspect::{inspect_file, inspect_stream};
 use zseal::units::human_bytes;
 use zseal::Info;
 
-use crate::files::{display_name, Access, Input};
+use crate::files::{display_name, Input};
+use zseal::io::ReadMode;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,7 +22,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     // An object: the header and the trailer are fetched, nothing between.
-    let input = Input::open_for(a.input.as_deref(), Access::Random)?;
+    let input = Input::open_for(a.input.as_deref(), ReadMode::Random)?;
     let what = display_name(a.input.as_deref(), "standard input");
     let info = match input {
         Input::File(f, _) => inspect_file(f),
