@@ -390,24 +390,9 @@ fn failed_and_interrupted_uploads_leave_nothing() {
     let Some(base) = moto() else { return };
     let b = bucket(base, "aborts");
     let d = tempfile::tempdir().unwrap();
-    // 24 MiB sealed in 1 MiB chunks; chunk 17's body damaged: 17 chunks of plaintext (three
-    // 5 MiB parts) go up before the failure.
-    let plain = common::noise(24 << 20, 4);
-    let sealed = d.path().join("s.zseal");
-    zseal(base)
-        .args(["encrypt", "-c", "none", "--chunk-size", "1M", "-q", "-o"])
-        .arg(&sealed)
-        .arg("--passphrase-file")
-        .arg(pw())
-        .write_stdin(plain)
-        .assert()
-        .success();
-    let mut bytes = std::fs::read(&sealed).unwrap();
-    let header_len = zseal::Locked::read(&bytes[..]).unwrap().header_len() as usize;
-    let frame = (1 << 20) + 22;
-    let at = header_len + 17 * frame + 600;
-    bytes[at] ^= 1;
-    std::fs::write(&sealed, &bytes).unwrap();
+    // 24 MiB in 1 MiB chunks, chunk 17 damaged: 17 chunks of plaintext (three 5 MiB parts) go
+    // up before the failure.
+    let sealed = damaged(d.path(), 24, 17);
     zseal(base)
         .args([
             "decrypt",
@@ -1061,6 +1046,99 @@ fn the_server_sends_a_range_no_more_than_it_needs() {
     );
 }
 
+/// A container of `mib` MiB of noise in 1 MiB chunks, stored raw, sealed under the fixtures'
+/// passphrase in `dir`, whose chunk `bad` fails authentication.
+fn damaged(dir: &Path, mib: usize, bad: usize) -> PathBuf {
+    let sealed = dir.join("damaged.zseal");
+    Command::cargo_bin("zseal")
+        .unwrap()
+        .args(["encrypt", "-c", "none", "--chunk-size", "1M", "-q", "-o"])
+        .arg(&sealed)
+        .arg("--passphrase-file")
+        .arg(pw())
+        .write_stdin(common::noise(mib << 20, bad as u64))
+        .assert()
+        .success();
+    let mut bytes = std::fs::read(&sealed).unwrap();
+    let header_len = zseal::Locked::read(&bytes[..]).unwrap().header_len() as usize;
+    // A raw 1 MiB chunk's frame: 5 header bytes, the stored-raw chunk, the 16-byte tag.
+    let frame = (1 << 20) + 22;
+    bytes[header_len + bad * frame + 600] ^= 1;
+    std::fs::write(&sealed, &bytes).unwrap();
+    sealed
+}
+
+/// `zseal ARGS… --passphrase-file …` against the store at `base` with its environment `env`.
+fn in_store(base: &str, env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut c = zseal(base);
+    c.envs(env.iter().copied())
+        .args(args)
+        .arg("--passphrase-file")
+        .arg(pw());
+    c
+}
+
+/// For each (name, size), noise sealed into `{prefix}{name}.zseal` (1 MiB chunks, stored raw)
+/// comes back whole and as a range, verifies, and is not replaced without --force.
+fn round_trips(base: &str, env: &[(&str, &str)], prefix: &str, sizes: &[(&str, usize)]) {
+    for (i, (name, size)) in sizes.iter().enumerate() {
+        let plain = common::noise(*size, 20 + i as u64);
+        let url = format!("{prefix}{name}.zseal");
+        let encrypt = [
+            "encrypt",
+            "-c",
+            "none",
+            "--chunk-size",
+            "1M",
+            "-q",
+            "-o",
+            &url,
+        ];
+        in_store(base, env, &encrypt)
+            .write_stdin(plain.clone())
+            .assert()
+            .success();
+        let out = in_store(base, env, &["decrypt", &url]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stdout == plain, "{name}");
+        let mut range = in_store(base, env, &["decrypt", &url, "--range", "100..600"]);
+        assert_eq!(range.output().unwrap().stdout, plain[100..600]);
+        in_store(base, env, &["verify", "-q", &url])
+            .assert()
+            .success();
+        in_store(base, env, &["encrypt", "-o", &url])
+            .write_stdin("again")
+            .assert()
+            .code(1)
+            .stderr(contains(format!("{url} already exists: use --force")));
+    }
+}
+
+/// After `--force` replaced it, the object at `url` holds "replaced".
+fn replaces_with_force(base: &str, env: &[(&str, &str)], url: &str) {
+    in_store(base, env, &["encrypt", "-q", "--force", "-o", url])
+        .write_stdin("replaced")
+        .assert()
+        .success();
+    let out = in_store(base, env, &["decrypt", url]).output().unwrap();
+    assert_eq!(out.stdout, b"replaced");
+}
+
+/// Creates bucket `name` through GCS's JSON API (fake-gcs-server and the stand-in).
+fn gcs_bucket(base: &str, name: &str) {
+    let json = "Content-Type: application/json\r\n";
+    let body = format!(r#"{{"name":"{name}"}}"#);
+    let (status, answer) = raw_with(
+        base,
+        "POST",
+        "/storage/v1/b?project=test",
+        json,
+        body.as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+}
+
 /// Creates a blob container in Azurite: a PUT signed with Azure's SharedKey scheme and the
 /// emulator's published account key.
 fn azure_container(base: &str, name: &str) {
@@ -1106,48 +1184,18 @@ fn httpdate() -> String {
 fn azure_blobs_through_azurite() {
     let Some(base) = azurite() else { return };
     azure_container(base, "zseal");
-    let az = |args: &[&str]| {
-        let mut c = zseal(base);
-        c.env("AZURE_STORAGE_USE_EMULATOR", "true")
-            .env("AZURITE_BLOB_STORAGE_URL", base)
-            .args(args)
-            .arg("--passphrase-file")
-            .arg(pw());
-        c
-    };
-    for (name, size) in [("big", (12 << 20) + 5), ("small", 1000)] {
-        let plain = common::noise(size, 21);
-        let url = format!("az://zseal/{name}.zseal");
-        az(&[
-            "encrypt",
-            "-c",
-            "none",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &url,
-        ])
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
-        let out = az(&["decrypt", &url]).output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert!(out.stdout == plain, "{name}");
-        let out = az(&["decrypt", &url, "--range", "100..600"])
-            .output()
-            .unwrap();
-        assert_eq!(out.stdout, plain[100..600]);
-        az(&["verify", "-q", &url]).assert().success();
-        az(&["encrypt", "-o", &url])
-            .write_stdin("again")
-            .assert()
-            .code(1)
-            .stderr(contains(format!("{url} already exists: use --force")));
-    }
+    let env = [
+        ("AZURE_STORAGE_USE_EMULATOR", "true"),
+        ("AZURITE_BLOB_STORAGE_URL", base),
+    ];
+    round_trips(
+        base,
+        &env,
+        "az://zseal/",
+        &[("big", (12 << 20) + 5), ("small", 1000)],
+    );
     let info = zseal(base)
-        .env("AZURE_STORAGE_USE_EMULATOR", "true")
-        .env("AZURITE_BLOB_STORAGE_URL", base)
+        .envs(env)
         .args(["inspect", "az://zseal/big.zseal"])
         .output()
         .unwrap();
@@ -1155,29 +1203,13 @@ fn azure_blobs_through_azurite() {
         String::from_utf8_lossy(&info.stdout).contains("13 chunks"),
         "{info:?}"
     );
-    let mut rekey = zseal(base);
-    rekey
-        .env("AZURE_STORAGE_USE_EMULATOR", "true")
-        .env("AZURITE_BLOB_STORAGE_URL", base)
-        .args(["rekey", "az://zseal/small.zseal", "--passphrase-file"])
-        .arg(pw())
+    in_store(base, &env, &["rekey", "az://zseal/small.zseal"])
         .arg("--new-passphrase-file")
-        .arg(pw());
-    rekey
+        .arg(pw())
         .assert()
         .success()
         .stderr(contains("the payload is streamed through this machine"));
-    az(&["encrypt", "-q", "--force", "-o", "az://zseal/small.zseal"])
-        .write_stdin("replaced")
-        .assert()
-        .success();
-    assert_eq!(
-        az(&["decrypt", "az://zseal/small.zseal"])
-            .output()
-            .unwrap()
-            .stdout,
-        b"replaced"
-    );
+    replaces_with_force(base, &env, "az://zseal/small.zseal");
 }
 
 /// gs:// against fake-gcs-server: decrypt, range and inspect of an object the emulator holds,
@@ -1187,16 +1219,7 @@ fn azure_blobs_through_azurite() {
 #[test]
 fn gcs_objects_through_fake_gcs_server() {
     let Some(base) = fake_gcs() else { return };
-    let json = "Content-Type: application/json\r\n";
-    let (status, body) = raw_with(
-        base,
-        "POST",
-        "/storage/v1/b?project=test",
-        json,
-        br#"{"name":"zseal"}"#,
-    )
-    .unwrap();
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    gcs_bucket(base, "zseal");
     let d = tempfile::tempdir().unwrap();
     let plain = common::noise((3 << 20) + 17, 22);
     let local = d.path().join("g.zseal");
@@ -1209,39 +1232,28 @@ fn gcs_objects_through_fake_gcs_server() {
         .assert()
         .success();
     let sealed = std::fs::read(&local).unwrap();
-    let (status, body) = raw(
-        base,
-        "POST",
-        "/upload/storage/v1/b/zseal/o?uploadType=media&name=g.zseal",
-        &sealed,
-    )
-    .unwrap();
+    let upload = "/upload/storage/v1/b/zseal/o?uploadType=media&name=g.zseal";
+    let (status, body) = raw(base, "POST", upload, &sealed).unwrap();
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
-    let host = base.trim_start_matches("http://").to_string();
-    let gs = |args: &[&str]| {
-        let mut c = zseal(base);
-        c.env("STORAGE_EMULATOR_HOST", &host)
-            .args(args)
-            .arg("--passphrase-file")
-            .arg(pw());
-        c
-    };
-    let out = gs(&["decrypt", "gs://zseal/g.zseal"]).output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert!(out.stdout == plain);
-    let out = gs(&["decrypt", "gs://zseal/g.zseal", "--range", "2M..2M+100"])
+    let host = base.trim_start_matches("http://");
+    let env = [("STORAGE_EMULATOR_HOST", host)];
+    let out = in_store(base, &env, &["decrypt", "gs://zseal/g.zseal"])
         .output()
         .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout == plain);
+    let range = ["decrypt", "gs://zseal/g.zseal", "--range", "2M..2M+100"];
+    let out = in_store(base, &env, &range).output().unwrap();
     assert_eq!(out.stdout, plain[2 << 20..(2 << 20) + 100]);
-    gs(&["verify", "-q", "gs://zseal/g.zseal"])
+    in_store(base, &env, &["verify", "-q", "gs://zseal/g.zseal"])
         .assert()
         .success();
-    gs(&["encrypt", "-o", "gs://zseal/g.zseal"])
+    in_store(base, &env, &["encrypt", "-o", "gs://zseal/g.zseal"])
         .write_stdin("x")
         .assert()
         .code(1)
         .stderr(contains("gs://zseal/g.zseal already exists: use --force"));
-    gs(&["encrypt", "-o", "gs://zseal/new.zseal"])
+    in_store(base, &env, &["encrypt", "-o", "gs://zseal/new.zseal"])
         .write_stdin("x")
         .assert()
         .code(1)
@@ -1307,75 +1319,20 @@ fn gcs_stub() -> Option<&'static str> {
 #[test]
 fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     let Some(base) = gcs_stub() else { return };
-    let json = "Content-Type: application/json\r\n";
-    let (status, _) = raw_with(
+    gcs_bucket(base, "zseal");
+    let host = base.trim_start_matches("http://");
+    let env = [("STORAGE_EMULATOR_HOST", host)];
+    round_trips(
         base,
-        "POST",
-        "/storage/v1/b?project=test",
-        json,
-        br#"{"name":"zseal"}"#,
-    )
-    .unwrap();
-    assert_eq!(status, 200);
-    let host = base.trim_start_matches("http://").to_string();
-    let gs = |args: &[&str]| {
-        let mut c = zseal(base);
-        c.env("STORAGE_EMULATOR_HOST", &host)
-            .args(args)
-            .arg("--passphrase-file")
-            .arg(pw());
-        c
-    };
-    for (name, size) in [("big", (11 << 20) + 9), ("small", 777)] {
-        let plain = common::noise(size, 40);
-        let url = format!("gs://zseal/{name}.zseal");
-        gs(&[
-            "encrypt",
-            "-c",
-            "none",
-            "--chunk-size",
-            "1M",
-            "-q",
-            "-o",
-            &url,
-        ])
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
-        let out = gs(&["decrypt", &url]).output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert!(out.stdout == plain, "{name}");
-        gs(&["encrypt", "-o", &url])
-            .write_stdin("again")
-            .assert()
-            .code(1)
-            .stderr(contains(format!("{url} already exists: use --force")));
-    }
-    gs(&["encrypt", "-q", "--force", "-o", "gs://zseal/small.zseal"])
-        .write_stdin("replaced")
-        .assert()
-        .success();
-    assert_eq!(
-        gs(&["decrypt", "gs://zseal/small.zseal"])
-            .output()
-            .unwrap()
-            .stdout,
-        b"replaced"
+        &env,
+        "gs://zseal/",
+        &[("big", (11 << 20) + 9), ("small", 777)],
     );
+    replaces_with_force(base, &env, "gs://zseal/small.zseal");
     // A damaged container decrypted into an object: parts went up, then the failure aborts.
     let d = tempfile::tempdir().unwrap();
-    let sealed = d.path().join("s.zseal");
-    gs(&["encrypt", "-c", "none", "--chunk-size", "1M", "-q"])
-        .arg("-o")
-        .arg(&sealed)
-        .write_stdin(common::noise(16 << 20, 41))
-        .assert()
-        .success();
-    let mut bytes = std::fs::read(&sealed).unwrap();
-    let header_len = zseal::Locked::read(&bytes[..]).unwrap().header_len() as usize;
-    bytes[header_len + 12 * ((1 << 20) + 22) + 100] ^= 1;
-    std::fs::write(&sealed, &bytes).unwrap();
-    gs(&["decrypt", "-o", "gs://zseal/plain"])
+    let sealed = damaged(d.path(), 16, 12);
+    in_store(base, &env, &["decrypt", "-o", "gs://zseal/plain"])
         .arg(&sealed)
         .assert()
         .code(1)
