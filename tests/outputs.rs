@@ -49,6 +49,21 @@ fn decrypt_like(verb: &str, input: &Path, out: &Path, extra: &[&str]) -> Command
     c
 }
 
+/// Runs `BEFORE zseal ARGS --passphrase-file … AFTER` in a shell (redirections, a umask) and
+/// checks that it succeeded.
+fn in_shell(before: &str, args: &str, after: &str) {
+    let script = format!(
+        "{before} {} {args} --passphrase-file {} {after}",
+        assert_cmd::cargo::cargo_bin("zseal").display(),
+        fixtures().join("passphrase.txt").display(),
+    );
+    let ok = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "{script}");
+}
+
 /// The temporary outputs left in `dir`.
 fn partials(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -190,18 +205,11 @@ fn descriptors_are_written_like_standard_output() {
     // `>> file`: what is there stays, the plaintext follows.
     let log = d.path().join("log");
     std::fs::write(&log, "before\n").unwrap();
-    let script = format!(
-        "{} decrypt {} -o /dev/stdout -q --passphrase-file {} >> {}",
-        assert_cmd::cargo::cargo_bin("zseal").display(),
-        src.display(),
-        fixtures().join("passphrase.txt").display(),
-        log.display()
+    in_shell(
+        "",
+        &format!("decrypt {} -o /dev/stdout -q", src.display()),
+        &format!(">> {}", log.display()),
     );
-    let ok = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
-    assert!(ok.success());
     let mut want = b"before\n".to_vec();
     want.extend(sample());
     assert_eq!(std::fs::read(&log).unwrap(), want);
@@ -301,18 +309,11 @@ fn a_replaced_file_is_no_wider_than_the_umask_allows() {
     let planted = d.path().join("planted");
     std::fs::write(&planted, "x").unwrap();
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let script = format!(
-        "umask 077; exec {} decrypt -f -q --passphrase-file {} {} -o {}",
-        assert_cmd::cargo::cargo_bin("zseal").display(),
-        fixtures().join("passphrase.txt").display(),
-        src.display(),
-        planted.display()
+    in_shell(
+        "umask 077; exec",
+        &format!("decrypt -f -q {} -o {}", src.display(), planted.display()),
+        "",
     );
-    let ok = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
-    assert!(ok.success());
     assert_eq!(std::fs::metadata(&planted).unwrap().mode() & 0o777, 0o600);
     assert_eq!(std::fs::read(&planted).unwrap(), sample());
 }
