@@ -57,11 +57,12 @@ pub fn rekey_in_place(
     let len = reader.len();
     report.payload_len = len - report.old_header_len;
     let first = report.payload_len.min(MIN_PART);
+    // One read of the whole 5 MiB, so that the reader fetches it in one GET (read_to_end
+    // would ask in growing pieces, each a GET of its own).
     let mut part1 = header;
-    (&mut reader).take(first).read_to_end(&mut part1)?;
-    if part1.len() as u64 != report.new_header_len + first {
-        return Err(crate::Error::Truncated("in the payload".into()));
-    }
+    let at = part1.len();
+    part1.resize(at + first as usize, 0);
+    reader.read_exact(&mut part1[at..])?;
     let uploaded = part1.len() as u64;
     let etag = reader.etag().map(str::to_string);
     let id = block_on(s3.store.create_multipart(&obj.path)).map_err(|e| obj.error("rekey", e))?;
