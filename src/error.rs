@@ -18,9 +18,12 @@ pub enum Error {
     Io(Arc<io::Error>),
     /// The input does not start with the zseal magic.
     #[error(
-        "not a zseal file (the first bytes are not the zseal magic): was it encrypted with zseal?"
+        "not a zseal or age file (the first bytes are neither's magic): was it encrypted with zseal or age?"
     )]
     NotZseal,
+    /// The ASCII armor of an age file is malformed (FORMAT.md §10.1).
+    #[error("the age file's ASCII armor is invalid: {0}; was it changed in transit (wrapping, line ends, added text)?")]
+    Armor(String),
     /// A container of a format version this build does not read.
     #[error("unsupported zseal format version {0}: this zseal reads version 1; upgrade zseal")]
     UnsupportedVersion(u8),
@@ -141,6 +144,8 @@ pub enum ErrorKind {
     Io,
     /// [`Error::NotZseal`].
     NotZseal,
+    /// [`Error::Armor`].
+    Armor,
     /// [`Error::UnsupportedVersion`].
     UnsupportedVersion,
     /// [`Error::InvalidHeader`].
@@ -193,6 +198,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Io => "io",
             ErrorKind::NotZseal => "not zseal",
+            ErrorKind::Armor => "armor",
             ErrorKind::UnsupportedVersion => "unsupported version",
             ErrorKind::InvalidHeader => "invalid header",
             ErrorKind::Limit => "limit",
@@ -225,6 +231,7 @@ impl ErrorKind {
         matches!(
             self,
             ErrorKind::HeaderAuth
+                | ErrorKind::Armor
                 | ErrorKind::ChunkAuth
                 | ErrorKind::FinalAuth
                 | ErrorKind::ChunkInvalid
@@ -250,6 +257,7 @@ impl Error {
         match self {
             Error::Io(_) => ErrorKind::Io,
             Error::NotZseal => ErrorKind::NotZseal,
+            Error::Armor(_) => ErrorKind::Armor,
             Error::UnsupportedVersion(_) => ErrorKind::UnsupportedVersion,
             Error::InvalidHeader(_) => ErrorKind::InvalidHeader,
             Error::Limit(_) => ErrorKind::Limit,
@@ -285,6 +293,12 @@ impl From<io::Error> for Error {
                 return *inner;
             }
             return Error::Bug("an I/O error lost the zseal error it carried".into());
+        }
+        if let Some(a) = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<age::armor::ArmoredReadError>())
+        {
+            return Error::Armor(a.to_string());
         }
         Error::Io(Arc::new(e))
     }

@@ -7,7 +7,7 @@ use std::io::{Read, Seek, SeekFrom};
 use crate::error::{Error, Result};
 use crate::format::frame::parse_footer;
 use crate::format::{Header, FOOTER_LEN};
-use crate::pipeline::Locked;
+use crate::pipeline::{AgeLocked, Locked, Sealed};
 
 /// A container's public description.
 #[derive(Clone, Debug)]
@@ -20,6 +20,97 @@ pub struct Info {
     pub container_len: Option<u64>,
     /// Number of chunks, from the footer, when the input is a file.
     pub chunks: Option<u64>,
+}
+
+/// What an age file says without a key (FORMAT.md §10).
+#[derive(Clone, Debug)]
+pub struct AgeInfo {
+    /// The stanza tags (`X25519`, `scrypt`, …), in header order.
+    pub kinds: Vec<String>,
+    /// ASCII-armored.
+    pub armored: bool,
+    /// Header length in bytes (decoded).
+    pub header_len: u64,
+    /// The file's length (decoded), when the input is a file.
+    pub file_len: Option<u64>,
+    /// STREAM chunks and the plaintext length they make, from the file's length (exact, as
+    /// every chunk but the last is full; not authenticated).
+    pub chunks: Option<u64>,
+    /// See `chunks`.
+    pub plaintext_len: Option<u64>,
+}
+
+/// A file of either format, described.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Described {
+    /// A zseal container.
+    Zseal(Info),
+    /// An age file.
+    Age(AgeInfo),
+}
+
+impl Described {
+    /// One JSON object, with `"format"` first.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Described::Zseal(i) => i.to_json(),
+            Described::Age(a) => serde_json::json!({
+                "format": "age",
+                "version": 1,
+                "armored": a.armored,
+                "recipients": a.kinds.len(),
+                "recipient_kinds": a.kinds,
+                "header_len": a.header_len,
+                "container_len": a.file_len,
+                "chunks": a.chunks,
+                "chunk_size": crate::format::age::CHUNK,
+                "plaintext_len": a.plaintext_len,
+            }),
+        }
+    }
+}
+
+fn age_info<R: Read>(l: &AgeLocked<R>) -> AgeInfo {
+    AgeInfo {
+        kinds: l.kinds(),
+        armored: l.armored(),
+        header_len: l.header_len(),
+        file_len: None,
+        chunks: None,
+        plaintext_len: None,
+    }
+}
+
+/// Describes a file of either format read from a pipe (header only).
+pub fn describe_stream(r: impl Read) -> Result<Described> {
+    Ok(match Sealed::read(r)? {
+        Sealed::Zseal(l) => Described::Zseal(Info {
+            header_len: l.header_len(),
+            header: l.header().clone(),
+            container_len: None,
+            chunks: None,
+        }),
+        Sealed::Age(l) => Described::Age(age_info(&l)),
+    })
+}
+
+/// Describes a file of either format (header, and the footer or the length).
+pub fn describe_file(mut f: impl Read + Seek) -> Result<Described> {
+    match Sealed::read(&mut f)? {
+        Sealed::Zseal(_) => {
+            f.seek(SeekFrom::Start(0))?;
+            inspect_file(f).map(Described::Zseal)
+        }
+        Sealed::Age(mut l) => {
+            let mut info = age_info(&l);
+            let (len, shape) = l.shape()?;
+            info.file_len = Some(len);
+            info.chunks = Some(shape.0);
+            info.plaintext_len = Some(shape.1);
+            Ok(Described::Age(info))
+        }
+    }
 }
 
 /// Describes a container read from a pipe (header only).
@@ -74,6 +165,7 @@ impl Info {
         let h = &self.header;
         let (lo, hi) = self.plaintext_bounds().unzip();
         serde_json::json!({
+            "format": "zseal",
             "version": crate::format::VERSION,
             "cipher": h.cipher.name(),
             "compression": h.codec.name(),

@@ -44,8 +44,8 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, KeyNeeded, Locked,
-    RekeyOptions, RekeyReport, Threads,
+    AgeLocked, AgeReader, ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format,
+    KeyNeeded, Locked, Reader, RekeyOptions, RekeyReport, Sealed, Threads,
 };
 
 /// Encrypts `plaintext` in memory.
@@ -59,10 +59,10 @@ pub fn encrypt_to_vec(
     enc.finish()
 }
 
-/// Decrypts and fully verifies a container held in memory (on the calling thread when it holds a
-/// single chunk).
+/// Decrypts and fully verifies a container (or an age file) held in memory (on the calling thread
+/// when it holds a single chunk).
 pub fn decrypt_to_vec(container: &[u8], identities: &[&dyn Identity]) -> Result<Vec<u8>> {
-    let mut dec = Decryptor::new(container, identities, &DecryptOptions::default())?;
+    let mut dec = Sealed::read(container)?.unlock(identities, &DecryptOptions::default())?;
     let mut out = Vec::new();
     dec.copy_to(&mut out)?;
     Ok(out)

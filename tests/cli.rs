@@ -221,7 +221,7 @@ fn not_a_zseal_file_is_named_before_asking_for_a_key() {
         .arg(fixtures().join("sample.log"))
         .assert()
         .code(1)
-        .stderr(contains("sample.log").and(contains("not a zseal file")));
+        .stderr(contains("sample.log").and(contains("not a zseal or age file")));
 }
 
 #[test]
@@ -662,7 +662,7 @@ fn inspect_needs_no_key() {
         .success();
     let j = String::from_utf8(j.get_output().stdout.clone()).unwrap();
     assert!(
-        j.starts_with("{\"version\":1,\"cipher\":\"aes-256-gcm\",\"compression\":\"zstd:3\""),
+        j.starts_with("{\"format\":\"zseal\",\"version\":1,\"cipher\":\"aes-256-gcm\",\"compression\":\"zstd:3\""),
         "{j}"
     );
     assert!(

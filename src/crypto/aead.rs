@@ -126,6 +126,33 @@ impl PayloadCipher {
     }
 }
 
+impl PayloadCipher {
+    /// Checks the tag at the end of `sealed` (ciphertext || tag) and decrypts the ciphertext
+    /// into `out` (at least as long); returns the plaintext length. `sealed` is left as it was,
+    /// so that it can be tried under another nonce; on failure `out` is unspecified.
+    pub(crate) fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        sealed: &[u8],
+        out: &mut [u8],
+    ) -> std::result::Result<usize, ()> {
+        let m = sealed.len().checked_sub(TAG_LEN).ok_or(())?;
+        let (ct, tag) = sealed.split_at(m);
+        let out = out.get_mut(..m).ok_or(())?;
+        self.0
+            .open_separate_gather(
+                Nonce::assume_unique_for_key(*nonce),
+                Aad::from(aad),
+                ct,
+                tag,
+                out,
+            )
+            .map(|()| m)
+            .map_err(|_| ())
+    }
+}
+
 /// `stream_nonce(i, last)`: `i` as 11 big-endian bytes, then `01` for the last frame, else `00`.
 pub(crate) fn stream_nonce(i: u64, last: bool) -> [u8; NONCE_LEN] {
     let mut n = [0u8; NONCE_LEN];

@@ -74,6 +74,23 @@ impl FileKey {
     }
 }
 
+/// age's key schedule (c2sp.org/age, FORMAT.md §10.2): the same HKDF and HMAC, age's labels.
+impl FileKey {
+    /// Verifies an age header's MAC over `mac_input` (the header through `---`).
+    pub(crate) fn verify_age_header_mac(&self, mac_input: &[u8], tag: &[u8]) -> Result<()> {
+        let key = hkdf_32(&[], &self.0, b"header");
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&key.0).expect("HMAC takes any key length");
+        mac.update(mac_input);
+        mac.verify_slice(tag).map_err(|_| Error::HeaderAuth)
+    }
+
+    /// An age file's payload key, from its 16-byte payload nonce.
+    pub(crate) fn age_payload_key(&self, nonce: &[u8]) -> Zeroizing32 {
+        hkdf_32(nonce, &self.0, b"payload")
+    }
+}
+
 /// 32 secret bytes that are wiped on drop.
 #[derive(Zeroize, ZeroizeOnDrop)]
 pub(crate) struct Zeroizing32(pub(crate) [u8; 32]);
@@ -138,6 +155,13 @@ pub trait Identity {
     /// `Ok(Some(key))` when one of `stanzas` is for this identity and unwraps, `Ok(None)` when
     /// none is for it, `Err` when one is for it but is invalid (e.g. a wrong passphrase).
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>>;
+
+    /// The file key of an age file (FORMAT.md §10.2), unwrapped from one of its stanzas, or
+    /// `None` when none is this identity's. The default opens none.
+    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+        let _ = stanzas;
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

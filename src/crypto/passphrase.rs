@@ -7,6 +7,10 @@ use super::aead::{Cipher, PayloadCipher, NONCE_LEN, TAG_LEN};
 use super::{FileKey, Identity, Recipient, Stanza, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
 use crate::error::{Error, Result};
 
+/// The largest scrypt work factor (log2 N) an age file may ask for: Go age's cap (FORMAT.md
+/// §10.2). About 1 GiB of memory and a few seconds.
+pub const MAX_SCRYPT_WORK_FACTOR: u8 = 22;
+
 /// Stanza type of a passphrase stanza.
 pub const STANZA_TYPE: u8 = 0x01;
 const SALT_LEN: usize = 16;
@@ -165,6 +169,31 @@ impl Identity for Passphrase {
         let mut key = [0u8; FILE_KEY_LEN];
         key.copy_from_slice(&sealed[..FILE_KEY_LEN]);
         Ok(Some(FileKey::from_bytes(key)))
+    }
+
+    /// An age `scrypt` stanza, opened by the `age` crate's scrypt identity with the work factor
+    /// capped at [`MAX_SCRYPT_WORK_FACTOR`] (FORMAT.md §10.2). A wrong passphrase is no match.
+    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+        use age::secrecy::ExposeSecret;
+        use age::Identity as _;
+        let Some(stanza) = stanzas.iter().find(|s| s.tag == "scrypt") else {
+            return Ok(None);
+        };
+        let text = std::str::from_utf8(&self.secret)
+            .map_err(|_| Error::InvalidOption("an age passphrase must be UTF-8 text".into()))?;
+        let mut id = age::scrypt::Identity::new(text.to_owned().into());
+        id.set_max_work_factor(MAX_SCRYPT_WORK_FACTOR);
+        match id.unwrap_stanza(stanza) {
+            None | Some(Err(age::DecryptError::DecryptionFailed)) => Ok(None),
+            Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
+            Some(Err(age::DecryptError::ExcessiveWork { required, .. })) => {
+                Err(Error::Limit(format!(
+                    "the scrypt work factor {required} is over {MAX_SCRYPT_WORK_FACTOR}: \
+                     the file asks for more work than age allows"
+                )))
+            }
+            Some(Err(e)) => Err(Error::InvalidHeader(format!("the scrypt stanza: {e}"))),
+        }
     }
 }
 

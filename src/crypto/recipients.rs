@@ -215,7 +215,11 @@ impl Identity for AgeIdentity {
             .filter(|s| is_age_stanza(s.kind))
             .map(decode)
             .collect::<Result<_>>()?;
-        match self.inner.unwrap_stanzas(&ours) {
+        self.unwrap_age_stanzas(&ours)
+    }
+
+    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+        match self.inner.unwrap_stanzas(stanzas) {
             None => Ok(None),
             Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
             Some(Err(e)) => Err(Error::InvalidHeader(format!(

@@ -86,8 +86,15 @@ impl Header {
     /// Reads a header from `r`. Returns the header, the bytes the MAC covers, and the MAC, which
     /// the caller verifies once it holds the file key.
     pub fn read(r: &mut impl Read) -> Result<(Header, Vec<u8>, [u8; MAC_LEN])> {
+        Self::read_after(&[], r)
+    }
+
+    /// As [`Header::read`], when the first bytes, `head` (at most the magic's length), were
+    /// already read from `r` (to tell the formats apart).
+    pub fn read_after(head: &[u8], r: &mut impl Read) -> Result<(Header, Vec<u8>, [u8; MAC_LEN])> {
         let mut raw = vec![0u8; FIXED_LEN];
-        read_header_bytes(r, &mut raw, true)?;
+        raw[..head.len()].copy_from_slice(head);
+        read_header_bytes(r, &mut raw[head.len()..], head.is_empty())?;
         if raw[..8] != MAGIC {
             return Err(Error::NotZseal);
         }
@@ -169,7 +176,7 @@ fn read_header_bytes(r: &mut impl Read, buf: &mut [u8], at_start: bool) -> Resul
     match n {
         n if n == buf.len() => Ok(()),
         0 if at_start => Err(Error::Truncated(
-            "the input is empty, not a zseal file".into(),
+            "the input is empty, not a zseal or age file".into(),
         )),
         _ if at_start && buf[..m] != MAGIC[..m] => Err(Error::NotZseal),
         _ => Err(Error::Truncated("in the header".into())),

@@ -1,6 +1,7 @@
 //! The container layout of docs/FORMAT.md, section by section: [`header`] (§1), [`frame`] (§3–5).
 //! This module only encodes and decodes bytes; keys and the pipeline live elsewhere.
 
+pub mod age;
 pub mod frame;
 pub mod header;
 

@@ -7,6 +7,8 @@
 //! memory is about `(threads + 2) × 2 × chunk size` plus one codec context per worker, whatever
 //! the input size.
 
+mod age;
+mod any;
 mod decrypt;
 mod encrypt;
 mod rekey;
@@ -14,6 +16,8 @@ mod window;
 
 use std::sync::{Arc, Mutex};
 
+pub use age::{AgeLocked, AgeReader};
+pub use any::{Format, Reader, Sealed};
 pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use zseal::stats::{Stopwatch, StreamStats};
-use zseal::Decryptor;
+use zseal::Reader;
 
 use crate::progress::{Counters, Mode, Progress};
 use crate::report::{Direction, Report};
@@ -113,8 +113,8 @@ pub struct Job<'a> {
 impl Job<'_> {
     pub fn run<R: std::io::Read, T>(
         &self,
-        mut dec: Decryptor<R>,
-        work: impl FnOnce(&mut Decryptor<R>) -> zseal::Result<T>,
+        mut dec: Reader<R>,
+        work: impl FnOnce(&mut Reader<R>) -> zseal::Result<T>,
     ) -> zseal::Result<(T, StreamStats, Clock)> {
         let clock = Clock::start();
         let progress = Progress::start(self.how.mode(), self.counters, self.size, self.verb);

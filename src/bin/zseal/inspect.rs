@@ -1,10 +1,11 @@
-//! `zseal inspect`: what a container says about itself without any key, as text or JSON.
+//! `zseal inspect`: what a container (or an age file) says about itself without any key, as text
+//! or JSON.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use zseal::format::VERSION;
-use zseal::inspect::{inspect_file, inspect_stream};
+use zseal::inspect::{describe_file, describe_stream, AgeInfo, Described};
 use zseal::units::human_bytes;
 use zseal::Info;
 
@@ -13,7 +14,7 @@ use zseal::io::ReadMode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Container to describe; absent or `-` reads stdin
+    /// Container or age file to describe; absent or `-` reads stdin
     input: Option<PathBuf>,
     /// One JSON object on stdout
     #[arg(long)]
@@ -25,16 +26,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let input = Input::open_for(a.input.as_deref(), ReadMode::Random)?;
     let what = display_name(a.input.as_deref(), "standard input");
     let info = match input {
-        Input::File(f, _) => inspect_file(f),
-        Input::Stdin(s) => inspect_stream(s),
+        Input::File(f, _) => describe_file(f),
+        Input::Stdin(s) => describe_stream(s),
         #[cfg(feature = "remote")]
-        Input::Remote(r) => inspect_file(r),
+        Input::Remote(r) => describe_file(r),
     }
     .with_context(|| format!("reading {what}"))?;
     if a.json {
         println!("{}", info.to_json());
     } else {
-        print!("{}", to_text(&info, &what));
+        match &info {
+            Described::Zseal(i) => print!("{}", to_text(i, &what)),
+            Described::Age(a) => print!("{}", age_text(a, &what)),
+            _ => println!("{}", info.to_json()),
+        }
     }
     Ok(())
 }
@@ -70,6 +75,29 @@ fn to_text(info: &Info, name: &str) -> String {
             t += &format!("  plaintext:   {lo} to {hi} bytes (the exact size is encrypted)\n")
         }
         None => t += "  plaintext:   unknown (read from a pipe)\n",
+    }
+    t
+}
+
+/// Human-readable lines for an age file.
+fn age_text(a: &AgeInfo, name: &str) -> String {
+    let armor = if a.armored { ", ASCII-armored" } else { "" };
+    let mut t = format!("{name}: age format version 1{armor}\n");
+    t += "  cipher:      ChaCha20-Poly1305 (STREAM, 64 KiB chunks)\n";
+    t += &format!(
+        "  recipients:  {} ({})\n",
+        a.kinds.len(),
+        a.kinds.join(", ")
+    );
+    match (a.file_len, a.chunks, a.plaintext_len) {
+        (Some(len), Some(n), Some(p)) => {
+            t += &format!(
+                "  file:        {len} bytes ({}), {n} chunks\n",
+                human_bytes(len)
+            );
+            t += &format!("  plaintext:   {p} bytes (from the file's length)\n");
+        }
+        _ => t += "  plaintext:   unknown (read from a pipe)\n",
     }
     t
 }

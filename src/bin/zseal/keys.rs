@@ -13,7 +13,7 @@ use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
 use zseal::io::Counted;
 use zseal::Passphrase;
-use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Decryptor, Identity, KeyNeeded, Locked};
+use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Reader, Sealed};
 
 #[derive(Args)]
 pub struct Identities {
@@ -33,13 +33,14 @@ pub struct Unlock<'a> {
 }
 
 impl Unlock<'_> {
-    /// Reads the header (so that a file that is not zseal fails before any prompt), then
-    /// unlocks it with the key the library says it needs: the identities given, or a passphrase.
-    pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Decryptor<Counted<R>>> {
+    /// Reads the header (so that a file that is neither zseal nor age fails before any prompt),
+    /// then unlocks it with the key the library says it needs: the identities given, or a
+    /// passphrase.
+    pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Reader<Counted<R>>> {
         let what = self.what;
         let input = Counted::new(input, self.counter.clone());
-        let locked = Locked::read(input).with_context(|| format!("reading {what}"))?;
-        let keys = keys_for(&locked, what, self.passphrase_file, self.ids)?;
+        let locked = Sealed::read(input).with_context(|| format!("reading {what}"))?;
+        let keys = keys_for(locked.needs(), what, self.passphrase_file, self.ids)?;
         let opts = DecryptOptions::default().threads(self.threads);
         locked
             .unlock(&keys.refs(), &opts)
@@ -62,14 +63,14 @@ impl Keys {
     }
 }
 
-/// Asks for the key the library says `locked` needs: the identities given, or a passphrase.
-pub fn keys_for<R: std::io::Read>(
-    locked: &Locked<R>,
+/// Asks for the key the library says a file needs: the identities given, or a passphrase.
+pub fn keys_for(
+    needs: KeyNeeded,
     what: &str,
     passphrase_file: Option<&Path>,
     ids: &Identities,
 ) -> anyhow::Result<Keys> {
-    match locked.needs() {
+    match needs {
         KeyNeeded::Passphrase => {
             if !ids.identity.is_empty() {
                 bail!("{what} is protected by a passphrase, not encrypted to a key: drop -i and give --passphrase-file (or type it)");
@@ -77,6 +78,13 @@ pub fn keys_for<R: std::io::Read>(
             Ok(Keys::Passphrase(passphrase(passphrase_file, false)?))
         }
         KeyNeeded::Identity { kinds } => {
+            if ids.identity.is_empty() && passphrase_file.is_some() {
+                bail!(
+                    "{what} is encrypted to {} recipient(s) ({}), not to a passphrase: drop --passphrase-file and pass an identity file with -i",
+                    kinds.len(),
+                    kinds.join(", ")
+                );
+            }
             if ids.identity.is_empty() {
                 bail!(
                     "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i",
@@ -87,7 +95,7 @@ pub fn keys_for<R: std::io::Read>(
             Ok(Keys::Identities(read_identity_files(&ids.identity)?))
         }
         KeyNeeded::Unsupported { kinds } => bail!(
-            "{what} has no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
+            "{what} has no key stanza this zseal understands ({}): it needs an age plugin or a newer zseal, or the file is damaged",
             kinds.join(", ")
         ),
         other => bail!("{what} needs a key this zseal cannot ask for ({other:?})"),

@@ -101,7 +101,7 @@ fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Re
     }
     let locked =
         Locked::read(remote.reader(ReadMode::Random)?).with_context(|| format!("reading {url}"))?;
-    let keys = keys::keys_for(&locked, url, a.passphrase_file.as_deref(), &a.ids)?;
+    let keys = keys::keys_for(locked.needs(), url, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add);
     let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, &opts)
         .with_context(|| format!("rekeying {url}"))?;
@@ -127,7 +127,7 @@ fn finish<R: std::io::Read + std::io::Seek>(
     to: &[&dyn zseal::Recipient],
 ) -> anyhow::Result<()> {
     let what = a.file.display().to_string();
-    let keys = keys::keys_for(&locked, &what, a.passphrase_file.as_deref(), &a.ids)?;
+    let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
     // In place (no -o), the new container is written beside the old one and renamed over it,
     // synced first and with the old file's mode, like any forced output: an interruption leaves

@@ -46,25 +46,37 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         counter: counters.input.clone(),
     };
     let dec = keys.open(input)?;
-    let alg = dec.header().hash;
+    let format = dec.format();
+    let alg = dec.as_zseal().map(|d| d.header().hash);
     let ((len, hex, chunks), stats, clock) = job
         .run(dec, |d| {
             let len = d.copy_to(&mut std::io::sink())?;
-            let chunks = d.verified().map_or(0, |f| f.chunk_count);
-            Ok((len, d.digest_hex(), chunks))
+            Ok(match d.as_zseal() {
+                Some(z) => (
+                    len,
+                    z.digest_hex(),
+                    z.verified().map_or(0, |f| f.chunk_count),
+                ),
+                None => (len, None, d.stats().chunks),
+            })
         })
         .with_context(|| format!("verifying {what}"))?;
     // The line names the plaintext (the container's name without .zseal), so that after
     // decrypting, `b3sum -c` or `xxhsum -c` can check the result against it.
     let plain_name = match a.input.as_deref() {
         Some(p) if p != Path::new("-") => {
-            p.to_string_lossy().trim_end_matches(".zseal").to_string()
+            let name = p.to_string_lossy();
+            let plain = name
+                .strip_suffix(".zseal")
+                .or_else(|| name.strip_suffix(".age"));
+            plain.unwrap_or(&name).to_string()
         }
         _ => "-".to_string(),
     };
-    match hex {
-        Some(hex) => println!("{}", check_line(alg, &hex, &plain_name)),
-        None => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
+    match (hex, alg) {
+        (Some(hex), Some(alg)) => println!("{}", check_line(alg, &hex, &plain_name)),
+        _ if format == zseal::Format::Age => eprintln!("zseal: {what} is an age file: every STREAM chunk and the final one are authenticated (age records no whole-file digest)"),
+        _ => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
     }
     if !a.report.quiet {
         eprintln!(

@@ -12,7 +12,7 @@
 use std::io::{self, BufRead, Read, Write};
 use std::sync::Arc;
 
-mod cursor;
+pub(crate) mod cursor;
 mod direct;
 pub(crate) mod frames;
 pub(crate) mod opener;
@@ -111,7 +111,22 @@ pub struct Locked<R: Read> {
 impl<R: Read> Locked<R> {
     /// Reads and parses the header (bounded: at most 1 MiB).
     pub fn read(mut inner: R) -> Result<Self> {
-        let (header, raw, mac) = Header::read(&mut inner)?;
+        let mut head = [0u8; crate::format::MAGIC.len()];
+        let n = crate::io::read_full(&mut inner, &mut head)?;
+        if crate::format::age::looks_like_age(&head[..n]) {
+            return Err(Error::InvalidOption(
+                "this is an age file, and this needs a zseal container: decrypt, verify, \
+                 inspect and ranges read age files; rekey, padding and digests are the \
+                 container's (FORMAT.md §10.4)"
+                    .into(),
+            ));
+        }
+        Self::read_after(&head[..n], inner)
+    }
+
+    /// Reads the header when its first bytes, `head`, were already read from `inner`.
+    pub(crate) fn read_after(head: &[u8], mut inner: R) -> Result<Self> {
+        let (header, raw, mac) = Header::read_after(head, &mut inner)?;
         Ok(Locked {
             inner,
             header,

@@ -47,7 +47,7 @@ impl ByteRange {
     }
 
     /// Checks the range against a plaintext of `len` bytes; returns its end.
-    fn end_within(&self, len: u64) -> Result<u64> {
+    pub(crate) fn end_within(&self, len: u64) -> Result<u64> {
         let past = |what, at| Error::RangePastEnd { what, at, len };
         if self.start > len {
             return Err(past("starts", self.start));

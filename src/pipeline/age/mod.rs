@@ -1,0 +1,615 @@
+//! The age side of the engine (FORMAT.md §10.2): an age v1 file decrypted on the workers through
+//! the same ordered window and cursor as a zseal container. The calling thread reads runs of
+//! STREAM chunks ([`GROUP`] to a job); a worker opens each with ChaCha20-Poly1305 (the payload
+//! AEAD zseal already composes from aws-lc-rs) and packs the plaintexts; the runs come back in
+//! order and only authenticated bytes are released. A seek or a range first authenticates the
+//! final chunk, which fixes the plaintext length, then opens only the chunks it covers.
+
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
+
+mod input;
+
+use input::AgeInput;
+
+use super::decrypt::cursor::{Chunk, Cursor};
+use super::decrypt::{ByteRange, DecryptOptions, KeyNeeded};
+use super::window::Window;
+use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher};
+use crate::crypto::{FileKey, Identity};
+use crate::error::{Error, Result};
+use crate::format::age::{chunk_offset, payload_shape, AgeHeader, CHUNK, CHUNK_CT, NONCE_LEN, TAG};
+use crate::io::read_full;
+use crate::stats::{timed, Stages, StreamStats};
+
+/// STREAM chunks per job: 1 MiB of plaintext, so that a job is worth sending to a worker.
+pub(crate) const GROUP: usize = 16;
+
+/// The stanza tags this build has identities for.
+const KNOWN_TAGS: [&str; 4] = ["X25519", "ssh-ed25519", "ssh-rsa", "scrypt"];
+
+/// An age file whose header has been read but not authenticated (FORMAT.md §10.2).
+pub struct AgeLocked<R: Read> {
+    input: AgeInput<R>,
+    header: AgeHeader,
+    armored: bool,
+}
+
+impl<R: Read> AgeLocked<R> {
+    /// Reads the header of an age file whose first bytes, `head`, were already read from
+    /// `inner` (positioned just after them).
+    pub(crate) fn read_after(head: Vec<u8>, inner: R) -> Result<Self> {
+        let mut input = AgeInput::new(head, inner)?;
+        let armored = matches!(input, AgeInput::Armored(_));
+        let header = AgeHeader::read(&mut input)?;
+        Ok(AgeLocked {
+            header,
+            input,
+            armored,
+        })
+    }
+
+    /// The stanza tags, in header order.
+    pub fn kinds(&self) -> Vec<String> {
+        self.header.stanzas.iter().map(|s| s.tag.clone()).collect()
+    }
+
+    /// True for an ASCII-armored file.
+    pub fn armored(&self) -> bool {
+        self.armored
+    }
+
+    /// Length of the (decoded) header in bytes.
+    pub fn header_len(&self) -> u64 {
+        self.header.len
+    }
+
+    /// Which key the file needs.
+    pub fn needs(&self) -> KeyNeeded {
+        let kinds = self.kinds();
+        if self.header.has_scrypt() {
+            KeyNeeded::Passphrase
+        } else if kinds.iter().any(|k| KNOWN_TAGS.contains(&k.as_str())) {
+            KeyNeeded::Identity { kinds }
+        } else {
+            KeyNeeded::Unsupported { kinds }
+        }
+    }
+
+    /// The file key, unwrapped by the first identity that opens a stanza, once the header MAC
+    /// verifies under it.
+    fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
+        let h = &self.header;
+        let scrypt = h.has_scrypt();
+        if scrypt && h.stanzas.len() != 1 {
+            return Err(Error::InvalidHeader(
+                "an scrypt (passphrase) stanza must be the only stanza of an age file".into(),
+            ));
+        }
+        let mut key = None;
+        for id in identities {
+            if let Some(k) = id.unwrap_age_stanzas(&h.stanzas)? {
+                key = Some(k);
+                break;
+            }
+        }
+        let key = key.ok_or_else(|| match scrypt {
+            true => Error::WrongPassphrase,
+            false => Error::NoMatchingKey {
+                stanzas: h.stanzas.len(),
+                kinds: self.kinds().join(", "),
+            },
+        })?;
+        key.verify_age_header_mac(&h.mac_input, &h.mac)?;
+        Ok(key)
+    }
+
+    /// Unwraps the file key, verifies the header MAC, reads the payload nonce and returns the
+    /// decrypting stream. No chunk is read yet.
+    pub fn unlock(
+        mut self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<AgeReader<R>> {
+        let key = self.file_key(identities)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        if read_full(&mut self.input, &mut nonce)? != NONCE_LEN {
+            return Err(Error::Truncated("in the age payload nonce".into()));
+        }
+        let payload_key = key.age_payload_key(&nonce);
+        Ok(AgeReader {
+            input: self.input,
+            cipher: Arc::new(PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0)),
+            window: Window::new(&opts.threads, GROUP * CHUNK),
+            cursor: Cursor::new(),
+            payload_at: self.header.len + NONCE_LEN as u64,
+            header_len: self.header.len,
+            next: 0,
+            stop_at: None,
+            ended: false,
+            ahead: None,
+            shape: None,
+            failed: None,
+            pending: None,
+            from_start: true,
+            verified: None,
+            spares: Vec::new(),
+            stages: Stages::default(),
+            chunks: 0,
+            opened: 0,
+        })
+    }
+}
+
+impl<R: Read + Seek> AgeLocked<R> {
+    /// The decoded file's length, and the chunk count and plaintext length that length makes
+    /// (FORMAT.md §10.2); read from the length alone, not authenticated.
+    pub fn shape(&mut self) -> Result<(u64, (u64, u64))> {
+        let here = self.input.stream_position()?;
+        let end = self.input.seek(SeekFrom::End(0))?;
+        self.input.seek(SeekFrom::Start(here))?;
+        let p = end
+            .checked_sub(self.header.len + NONCE_LEN as u64)
+            .ok_or_else(|| Error::Truncated("in the age payload nonce".into()))?;
+        Ok((end, payload_shape(p)?))
+    }
+}
+
+/// A run of chunks back from a worker: the plaintexts packed from `plain[0]`, and what ended it.
+struct Group {
+    first: u64,
+    plain: Vec<u8>,
+    len: usize,
+    chunks: u64,
+    /// The run ends with the final chunk, authenticated.
+    last: bool,
+    /// The chunk that failed, after the ones released before it.
+    error: Option<Error>,
+    /// The ciphertext buffer, for reuse.
+    spare: Vec<u8>,
+}
+
+/// Decrypts an age v1 file read from `R`. Reaching the end (a read returning 0) means every
+/// chunk was authenticated and the last one was the final chunk.
+pub struct AgeReader<R: Read> {
+    input: AgeInput<R>,
+    cipher: Arc<PayloadCipher>,
+    window: Window<Group>,
+    cursor: Cursor,
+    /// Offset of chunk 0 in the decoded file.
+    payload_at: u64,
+    header_len: u64,
+    /// The next chunk to read.
+    next: u64,
+    /// Chunks from this one on are not read (a range's end, or the final chunk's successor).
+    stop_at: Option<u64>,
+    /// The final chunk, or a failure, was read: nothing follows.
+    ended: bool,
+    /// One byte read ahead to learn whether the chunk before it was the last.
+    ahead: Option<u8>,
+    /// (chunks, plaintext length), once the final chunk was authenticated by a seek.
+    shape: Option<(u64, u64)>,
+    failed: Option<Error>,
+    /// A failure behind chunks released before it.
+    pending: Option<Error>,
+    /// Every chunk from the first went through in order.
+    from_start: bool,
+    /// The plaintext length, once the whole file was read from its first byte and checked.
+    verified: Option<u64>,
+    spares: Vec<Vec<u8>>,
+    stages: Stages,
+    chunks: u64,
+    opened: u64,
+}
+
+/// Opens the chunks `first..` held in `ct[..n]` into `plain`, packed from its start; `ends`:
+/// the input ends after them. A pure function of the key and the bytes.
+///
+/// As age's reference reader does (and CCTV's payload hashes expect), each chunk is released as
+/// soon as it authenticates: a full chunk opens as a middle chunk or else as the final one, a
+/// short one only as the final one. What the order of chunks breaks comes after the chunks
+/// before it: bytes after the final chunk, or an input that ends without one.
+fn open_group(
+    cipher: &PayloadCipher,
+    first: u64,
+    ct: Vec<u8>,
+    n: usize,
+    ends: bool,
+    mut plain: Vec<u8>,
+) -> Group {
+    let count = n.div_ceil(CHUNK_CT) as u64;
+    plain.resize(ct.len().max(plain.len()), 0);
+    let mut len = 0;
+    let mut error = None;
+    let mut last = false;
+    let mut opened = 0;
+    for k in 0..count {
+        let i = first + k;
+        let at = k as usize * CHUNK_CT;
+        let end = (at + CHUNK_CT).min(n);
+        let final_piece = ends && k + 1 == count;
+        match open_chunk(cipher, i, &ct[at..end], &mut plain[len..]) {
+            Ok((m, is_last)) => {
+                len += m;
+                opened += 1;
+                last = is_last;
+                if is_last && !final_piece {
+                    error = Some(Error::TrailingData);
+                } else if !is_last && final_piece {
+                    error = Some(Error::Truncated(format!(
+                        "the age file ends after chunk {i}, which is not its last chunk"
+                    )));
+                }
+            }
+            Err(e) => error = Some(e),
+        }
+        if error.is_some() {
+            break;
+        }
+    }
+    Group {
+        first,
+        plain,
+        len,
+        chunks: opened,
+        last: last && error.is_none(),
+        error,
+        spare: ct,
+    }
+}
+
+/// Opens chunk `i`, `sealed`, into `out`: its plaintext length, and whether it is the final
+/// chunk. A full chunk is tried as a middle chunk first; a short one can only be the final one.
+fn open_chunk(
+    cipher: &PayloadCipher,
+    i: u64,
+    sealed: &[u8],
+    out: &mut [u8],
+) -> Result<(usize, bool)> {
+    let len = sealed.len();
+    if len < TAG {
+        return Err(Error::Truncated(format!(
+            "age chunk {i} is {len} bytes, shorter than its tag"
+        )));
+    }
+    if len == CHUNK_CT {
+        if let Ok(m) = cipher.open_to(&stream_nonce(i, false), b"", sealed, out) {
+            return Ok((m, false));
+        }
+    }
+    match cipher.open_to(&stream_nonce(i, true), b"", sealed, out) {
+        Ok(0) if i > 0 => Err(Error::ChunkInvalid {
+            index: i,
+            what: "is an empty last chunk after others (age allows it only alone)".into(),
+        }),
+        Ok(m) => Ok((m, true)),
+        Err(()) => Err(Error::ChunkAuth(i)),
+    }
+}
+
+impl<R: Read> AgeReader<R> {
+    /// Length of the (decoded) header in bytes.
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// The plaintext length, once the whole file was read from its first byte and verified.
+    pub fn verified_len(&self) -> Option<u64> {
+        self.verified
+    }
+
+    /// Chunks released (STREAM chunks), threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.chunks,
+            frames_opened: self.opened,
+            threads: self.window.threads(),
+            stages: self.stages,
+        }
+    }
+
+    /// Writes the plaintext from the current position to `w` and reaches the end of the file.
+    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        self.copy_limited(w, u64::MAX)
+    }
+
+    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
+        let mut total = 0u64;
+        loop {
+            let bytes = self.cursor.available();
+            let n = (bytes.len() as u64).min(limit - total) as usize;
+            timed(&mut self.stages.write, || w.write_all(&bytes[..n]))?;
+            self.cursor.advance(n);
+            total += n as u64;
+            if total == limit || !self.step()? {
+                return Ok(total);
+            }
+        }
+    }
+
+    fn step(&mut self) -> Result<bool> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.advance().inspect_err(|e| {
+            self.failed = Some(e.clone());
+            self.cursor.reset(self.cursor.position);
+        })
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        self.fill_window();
+        let window = &mut self.window;
+        match timed(&mut self.stages.wait, || window.next()) {
+            Some(Ok(g)) => {
+                self.release(g);
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
+        }
+    }
+
+    fn release(&mut self, g: Group) {
+        self.chunks += g.chunks;
+        if g.spare.capacity() > 0 {
+            self.spares.push(g.spare);
+        }
+        self.pending = g.error;
+        if g.last && self.from_start {
+            self.verified = Some(g.first * CHUNK as u64 + g.len as u64);
+        }
+        let chunk = Chunk {
+            buf: g.plain,
+            bytes: 0..g.len,
+            start: g.first * CHUNK as u64,
+        };
+        let old = self.cursor.load(chunk);
+        if old.capacity() > 0 {
+            self.spares.push(old);
+        }
+    }
+
+    fn more(&self) -> bool {
+        !self.ended && self.stop_at.is_none_or(|s| self.next < s)
+    }
+
+    fn fill_window(&mut self) {
+        while self.window.has_room() && self.more() {
+            if let Err(e) = self.read_group() {
+                self.ended = true;
+                self.window.push_done(Err(e));
+            }
+        }
+    }
+
+    /// Reads the next run of chunks and hands it to a worker.
+    fn read_group(&mut self) -> Result<()> {
+        let first = self.next;
+        let mut want = GROUP;
+        if let Some(s) = self.stop_at {
+            want = want.min((s - first) as usize);
+        }
+        let want = want * CHUNK_CT;
+        let mut buf = self.spares.pop().unwrap_or_default();
+        buf.resize(GROUP * CHUNK_CT, 0);
+        let mut n = 0;
+        if let Some(b) = self.ahead.take() {
+            buf[0] = b;
+            n = 1;
+        }
+        let input = &mut self.input;
+        n += timed(&mut self.stages.read, || {
+            read_full(input, &mut buf[n..want])
+        })?;
+        let count = n.div_ceil(CHUNK_CT) as u64;
+        let ends = match self.shape {
+            // After a seek the final chunk is known.
+            Some((chunks, _)) => first + count == chunks,
+            None if n < want => true,
+            None => {
+                let mut b = [0u8; 1];
+                match read_full(&mut self.input, &mut b)? {
+                    0 => true,
+                    _ => {
+                        self.ahead = Some(b[0]);
+                        false
+                    }
+                }
+            }
+        };
+        if n == 0 {
+            return Err(Error::Truncated("the age payload has no chunk".into()));
+        }
+        self.next += count;
+        self.opened += count;
+        if ends {
+            self.ended = true;
+        }
+        let cipher = Arc::clone(&self.cipher);
+        let plain = self.spares.pop().unwrap_or_default();
+        self.window
+            .push(move || Ok(open_group(&cipher, first, buf, n, ends, plain)));
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> AgeReader<R> {
+    /// Authenticates the final chunk (once): the chunk count and plaintext length it fixes.
+    /// The position in the input is left where it was.
+    fn load_shape(&mut self) -> Result<(u64, u64)> {
+        if let Some(s) = self.shape {
+            return Ok(s);
+        }
+        let here = self.input.stream_position()?;
+        let shape = self.read_shape();
+        self.input.seek(SeekFrom::Start(here))?;
+        self.shape = Some(shape?);
+        Ok(self.shape.expect("just set"))
+    }
+
+    fn read_shape(&mut self) -> Result<(u64, u64)> {
+        let end = self.input.seek(SeekFrom::End(0))?;
+        let p = end
+            .checked_sub(self.payload_at)
+            .ok_or_else(|| Error::Truncated("in the age payload nonce".into()))?;
+        let (n, len) = payload_shape(p)?;
+        let at = chunk_offset(n - 1);
+        let mut last = vec![0u8; (p - at) as usize];
+        self.input.seek(SeekFrom::Start(self.payload_at + at))?;
+        if read_full(&mut self.input, &mut last)? != last.len() {
+            return Err(Error::Truncated("in the last age chunk".into()));
+        }
+        let mut out = vec![0u8; last.len()];
+        if !open_chunk(&self.cipher, n - 1, &last, &mut out)?.1 {
+            return Err(Error::Truncated(format!(
+                "the age file ends after chunk {}, which is not its last chunk",
+                n - 1
+            )));
+        }
+        Ok((n, len))
+    }
+
+    /// The plaintext length, from the authenticated final chunk.
+    pub fn plaintext_len(&mut self) -> Result<u64> {
+        Ok(self.load_shape()?.1)
+    }
+
+    /// Reads no chunk past the one holding plaintext byte `end - 1` until a later call raises
+    /// the limit; `None` lifts it (see `Decryptor::limit_read_ahead`).
+    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+        let (n, _) = self.load_shape()?;
+        self.stop_at = Some(end.map_or(n, |e| e.div_ceil(CHUNK as u64).min(n)));
+        Ok(())
+    }
+
+    /// Moves to plaintext offset `pos`: the next read starts with the chunk holding it.
+    fn reposition(&mut self, pos: u64) -> Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let (n, _) = self.load_shape()?;
+        let chunk = (pos / CHUNK as u64).min(n);
+        self.window.clear();
+        self.input
+            .seek(SeekFrom::Start(self.payload_at + chunk_offset(chunk)))?;
+        self.next = chunk;
+        self.ended = chunk >= n;
+        self.ahead = None;
+        self.pending = None;
+        self.stop_at = Some(n);
+        self.from_start = false;
+        self.verified = None;
+        self.cursor.reset(pos);
+        Ok(())
+    }
+
+    /// Writes plaintext bytes `start..end` (`None`: to the end) to `w`, opening only the final
+    /// chunk and the chunks that cover the range. A range past the end fails before anything is
+    /// written. Returns the bytes written.
+    pub fn copy_range_to(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        let range = ByteRange::new(start, end)?;
+        let len = self.plaintext_len()?;
+        let end = range.end_within(len)?;
+        self.reposition(start)?;
+        let (n, _) = self.load_shape()?;
+        self.stop_at = Some(end.div_ceil(CHUNK as u64).min(n));
+        self.copy_limited(w, end - start)
+    }
+}
+
+impl<R: Read> AgeReader<R> {
+    /// Writes plaintext bytes `start..end` of an input that cannot seek (a pipe) to `w`: every
+    /// chunk is read and opened in order, the range written, and the rest read to the final
+    /// chunk, so that a success means the whole file authenticated. Must be called before
+    /// anything was read.
+    pub fn copy_range_streaming(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        let range = ByteRange::new(start, end)?;
+        let skipped = self.copy_limited(&mut io::sink(), start)?;
+        if skipped < start {
+            return Err(Error::RangePastEnd {
+                what: "starts",
+                at: start,
+                len: skipped,
+            });
+        }
+        let n = self.copy_limited(w, range.len().unwrap_or(u64::MAX))?;
+        let rest = self.copy_to(&mut io::sink())?;
+        if let Some(e) = range.end.filter(|&e| e > start + n) {
+            return Err(Error::RangePastEnd {
+                what: "ends",
+                at: e,
+                len: start + n + rest,
+            });
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Read> Read for AgeReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let bytes = self.cursor.available();
+            if !bytes.is_empty() {
+                let n = buf.len().min(bytes.len());
+                buf[..n].copy_from_slice(&bytes[..n]);
+                self.cursor.advance(n);
+                return Ok(n);
+            }
+            if buf.is_empty() || !self.step()? {
+                return Ok(0);
+            }
+        }
+    }
+}
+
+impl<R: Read> BufRead for AgeReader<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.cursor.available().is_empty() {
+            if !self.step()? {
+                break;
+            }
+        }
+        Ok(self.cursor.available())
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.cursor.available().len());
+        self.cursor.advance(n);
+    }
+}
+
+impl<R: Read + Seek> Seek for AgeReader<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.cursor.position.checked_add_signed(d),
+            SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
+        };
+        let target = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the plaintext",
+            )
+        })?;
+        if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
+            self.cursor.position = target;
+        } else {
+            self.reposition(target)?;
+        }
+        Ok(target)
+    }
+}

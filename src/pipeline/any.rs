@@ -1,0 +1,212 @@
+//! One door for both formats the engine reads (FORMAT.md §10.1): [`Sealed`] tells a zseal
+//! container from an age file by its first bytes and reads its header; [`Reader`] is the
+//! decrypting stream of either. Front ends that decrypt use these; what only a zseal container
+//! has (its header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
+//! [`Decryptor`].
+
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+
+use super::age::{AgeLocked, AgeReader};
+use super::decrypt::{DecryptOptions, Decryptor, KeyNeeded, Locked};
+use crate::crypto::Identity;
+use crate::error::Result;
+use crate::format::MAGIC;
+use crate::io::read_full;
+use crate::stats::StreamStats;
+
+/// Which format a file is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// A zseal container (FORMAT.md §§1–8).
+    Zseal,
+    /// An age v1 file, binary or ASCII-armored (FORMAT.md §10).
+    Age,
+}
+
+impl Format {
+    /// `zseal` or `age`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Zseal => "zseal",
+            Format::Age => "age",
+        }
+    }
+}
+
+/// A file of either format whose header has been read, not yet authenticated.
+pub enum Sealed<R: Read> {
+    /// A zseal container.
+    Zseal(Locked<R>),
+    /// An age file.
+    Age(AgeLocked<R>),
+}
+
+impl<R: Read> Sealed<R> {
+    /// Reads the first bytes, tells the format, and reads the header (bounded: 1 MiB).
+    pub fn read(mut inner: R) -> Result<Self> {
+        let mut head = vec![0u8; MAGIC.len()];
+        let n = read_full(&mut inner, &mut head)?;
+        head.truncate(n);
+        if n > 0 && MAGIC.starts_with(&head) {
+            return Locked::read_after(&head, inner).map(Sealed::Zseal);
+        }
+        AgeLocked::read_after(head, inner).map(Sealed::Age)
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        match self {
+            Sealed::Zseal(_) => Format::Zseal,
+            Sealed::Age(_) => Format::Age,
+        }
+    }
+
+    /// Which key the file needs.
+    pub fn needs(&self) -> KeyNeeded {
+        match self {
+            Sealed::Zseal(l) => l.needs(),
+            Sealed::Age(l) => l.needs(),
+        }
+    }
+
+    /// Length of the header in bytes (of an armored age file: decoded).
+    pub fn header_len(&self) -> u64 {
+        match self {
+            Sealed::Zseal(l) => l.header_len(),
+            Sealed::Age(l) => l.header_len(),
+        }
+    }
+
+    /// Unwraps the file key with the first identity that opens a stanza, verifies the header
+    /// MAC, and returns the decrypting stream.
+    pub fn unlock(self, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Reader<R>> {
+        Ok(match self {
+            Sealed::Zseal(l) => Reader::Zseal(l.unlock(identities, opts)?),
+            Sealed::Age(l) => Reader::Age(l.unlock(identities, opts)?),
+        })
+    }
+}
+
+/// The decrypting stream of a file of either format: `Read` (and `Seek` over a seekable input)
+/// whose end means the whole file was authenticated.
+// One per open file, moved a handful of times and never stored in bulk: boxing the larger
+// variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Reader<R: Read> {
+    /// A zseal container's.
+    Zseal(Decryptor<R>),
+    /// An age file's.
+    Age(AgeReader<R>),
+}
+
+macro_rules! each {
+    ($self:expr, $d:ident => $e:expr) => {
+        match $self {
+            Reader::Zseal($d) => $e,
+            Reader::Age($d) => $e,
+        }
+    };
+}
+
+impl<R: Read> Reader<R> {
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        match self {
+            Reader::Zseal(_) => Format::Zseal,
+            Reader::Age(_) => Format::Age,
+        }
+    }
+
+    /// Writes the plaintext from the current position to `w` and verifies the end of the file.
+    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        each!(self, d => d.copy_to(w))
+    }
+
+    /// A range of a stream that cannot seek (see [`Decryptor::copy_range_streaming`] and
+    /// [`AgeReader::copy_range_streaming`]).
+    pub fn copy_range_streaming(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        each!(self, d => d.copy_range_streaming(start, end, w))
+    }
+
+    /// Chunks, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        each!(self, d => d.stats())
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        each!(self, d => d.header_len())
+    }
+
+    /// The zseal container's decryptor, for what only a container has (its header, digest).
+    pub fn as_zseal(&self) -> Option<&Decryptor<R>> {
+        match self {
+            Reader::Zseal(d) => Some(d),
+            Reader::Age(_) => None,
+        }
+    }
+
+    /// True once the whole file was read from its first byte and authenticated to its end.
+    pub fn is_verified(&self) -> bool {
+        match self {
+            Reader::Zseal(d) => d.verified().is_some(),
+            Reader::Age(d) => d.verified_len().is_some(),
+        }
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Writes plaintext bytes `start..end` to `w`, reading only what covers them.
+    pub fn copy_range_to(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        each!(self, d => d.copy_range_to(start, end, w))
+    }
+
+    /// The plaintext length, from the authenticated end of the file.
+    pub fn plaintext_len(&mut self) -> Result<u64> {
+        each!(self, d => d.plaintext_len())
+    }
+
+    /// Reads nothing past plaintext byte `end - 1` until raised; `None` lifts the limit.
+    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+        each!(self, d => d.limit_read_ahead(end))
+    }
+}
+
+impl<R: Read> Read for Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        each!(self, d => d.read(buf))
+    }
+}
+
+impl<R: Read> BufRead for Reader<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        each!(self, d => d.fill_buf())
+    }
+
+    fn consume(&mut self, n: usize) {
+        each!(self, d => d.consume(n))
+    }
+}
+
+impl<R: Read + Seek> Seek for Reader<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        each!(self, d => d.seek(to))
+    }
+}
+
+impl From<Format> for &'static str {
+    fn from(f: Format) -> Self {
+        f.name()
+    }
+}
