@@ -24,8 +24,8 @@ use zseal::crypto::Stanza;
 use zseal::io::{Destination, OutputFile};
 use zseal::pipeline::Threads;
 use zseal::{
-    AgeIdentity, AgeRecipient, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Error,
-    ErrorKind, FileKey, HashAlg, Identity, KeyNeeded, Locked, Passphrase, Recipient,
+    AgeIdentity, AgeRecipient, Codec, DecryptOptions, EncryptOptions, Encryptor, Error, ErrorKind,
+    FileKey, HashAlg, Identity, KeyNeeded, Passphrase, Recipient, Sealed,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -392,6 +392,14 @@ impl Identity for CachedPassphrase {
         }
         Ok(key)
     }
+
+    /// An age file's scrypt stanza: not cached (scrypt's cost is the file's to choose).
+    fn unwrap_age_stanzas(
+        &self,
+        stanzas: &[zseal::crypto::AgeStanza],
+    ) -> zseal::Result<Option<FileKey>> {
+        self.pw.unwrap_age_stanzas(stanzas)
+    }
 }
 
 /// How many file keys the passphrase cache holds (for the tests: a header that fails must not
@@ -415,9 +423,9 @@ fn unlock<R: Read + Send>(
     name: &str,
     keys: &Keys,
     opts: &DecryptOptions,
-) -> PyResult<Decryptor<R>> {
+) -> PyResult<zseal::Reader<R>> {
     let locked = py
-        .detach(|| Locked::read(src))
+        .detach(|| Sealed::read(src))
         .map_err(|e| to_py(py, name, e))?;
     match locked.needs() {
         KeyNeeded::Passphrase => {
@@ -478,7 +486,7 @@ fn unlock<R: Read + Send>(
 }
 
 /// A decryptor over whatever `open_source` opened.
-type SourceDecryptor = Decryptor<Box<dyn Source>>;
+type SourceDecryptor = zseal::Reader<Box<dyn Source>>;
 
 /// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
 pub(crate) fn open_decryptor(
@@ -1227,16 +1235,16 @@ fn verify(
     Ok(dec.digest_hex())
 }
 
-/// What the header and footer say, without a key.
+/// What the header and footer (or an age file's header and length) say, without a key.
 #[pyfunction]
 fn inspect<'py>(py: Python<'py>, file: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (mut src, name, seekable) = open_source(file)?;
     let info = py
         .detach(|| {
             if seekable {
-                zseal::inspect::inspect_file(&mut src)
+                zseal::inspect::describe_file(&mut src)
             } else {
-                zseal::inspect::inspect_stream(&mut src)
+                zseal::inspect::describe_stream(&mut src)
             }
         })
         .map_err(|e| to_py(py, &name, e))?;

@@ -52,9 +52,15 @@ impl RecordKey {
         passphrase: Option<String>,
     ) -> PyResult<Self> {
         let (dec, name, _) = open_decryptor(file, identity, passphrase, Some(1))?;
-        py.detach(|| records::RecordKey::from_decryptor(dec))
-            .map(RecordKey)
-            .map_err(|e| to_py(py, &name, e))
+        py.detach(|| match dec {
+            zseal::Reader::Zseal(d) => records::RecordKey::from_decryptor(d),
+            _ => Err(zseal::Error::InvalidOption(
+                "a record key is kept in a zseal container (FORMAT.md §9.5); this is an age file"
+                    .into(),
+            )),
+        })
+        .map(RecordKey)
+        .map_err(|e| to_py(py, &name, e))
     }
 
     /// Writes the key as a zseal container for `recipients` and/or a `passphrase`.

@@ -5,6 +5,8 @@ pub mod aead;
 pub mod passphrase;
 pub mod recipients;
 
+/// A stanza of an age header (what [`Identity::unwrap_age_stanzas`] takes), as `age-core` parses it.
+pub use age_core::format::Stanza as AgeStanza;
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use rand_core::{CryptoRng, RngCore};
@@ -158,7 +160,7 @@ pub trait Identity {
 
     /// The file key of an age file (FORMAT.md §10.2), unwrapped from one of its stanzas, or
     /// `None` when none is this identity's. The default opens none.
-    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+    fn unwrap_age_stanzas(&self, stanzas: &[AgeStanza]) -> Result<Option<FileKey>> {
         let _ = stanzas;
         Ok(None)
     }

@@ -152,6 +152,12 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// The whole-plaintext digest in the standard tool's hex form, once verified; `None` before,
+    /// for a container without one, and for an age file (which records none).
+    pub fn digest_hex(&self) -> Option<String> {
+        self.as_zseal().and_then(|d| d.digest_hex())
+    }
+
     /// True once the whole file was read from its first byte and authenticated to its end.
     pub fn is_verified(&self) -> bool {
         match self {

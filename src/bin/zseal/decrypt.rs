@@ -17,18 +17,20 @@ pub struct Args {
     common: Common,
     #[command(flatten)]
     ids: Identities,
-    /// Only bytes START..END (END exclusive), START.. or START..START+LEN of the plaintext;
+    /// Only bytes START..END (END exclusive), START.., START..+LEN or START..START+LEN of the
+    /// plaintext;
     /// K/M/G suffixes. From a file only the chunks of the range are read; from a pipe
     /// everything before the range is read and skipped, which is slower
     #[arg(long, value_name = "RANGE", value_parser = parse_range)]
     range: Option<ByteRange>,
 }
 
-/// Parses `START..END` (END exclusive), `START..` or `START..START+LEN`; every number takes the
+/// Parses `START..END` (END exclusive), `START..`, `START..+LEN` or `START..START+LEN`; every
+/// number takes the
 /// suffixes of [`zseal::units::parse_size`].
 fn parse_range(s: &str) -> Result<ByteRange, String> {
     let bad = |why: &str| {
-        format!("invalid range '{s}': {why}; use START..END, START.. or START..START+LEN, e.g. 10G..10G+64M")
+        format!("invalid range '{s}': {why}; use START..END, START.., START..+LEN or START..START+LEN, e.g. 10G..+64M")
     };
     let size = |t: &str| zseal::units::parse_size(t).map_err(|e| e.to_string());
     let (a, b) = s.split_once("..").ok_or_else(|| bad("no '..'"))?;
@@ -36,7 +38,11 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
     if b.trim().is_empty() {
         return Ok(ByteRange { start, end: None });
     }
-    let mut end = 0u64;
+    // START..+LEN: LEN bytes from START (as in the examples of age and zstd users' scripts).
+    let (mut end, b) = match b.trim().strip_prefix('+') {
+        Some(len) => (start, len),
+        None => (0u64, b),
+    };
     for term in b.split('+') {
         end = end
             .checked_add(size(term)?)
@@ -106,12 +112,19 @@ mod tests {
             (10 << 30, Some((10 << 30) + (64 << 20)))
         );
         assert_eq!(r("5..5").unwrap(), (5, Some(5)));
+        assert_eq!(
+            r("40G..+1M").unwrap(),
+            (40 << 30, Some((40 << 30) + (1 << 20)))
+        );
+        assert_eq!(r("3..+0").unwrap(), (3, Some(3)));
         for bad in [
             "10",
             "20..10",
             "..5",
             "a..b",
             "1..2+",
+            "1..+",
+            "1..++2",
             "1..99999999999T+99999999999T",
         ] {
             assert!(r(bad).is_err(), "{bad}");

@@ -1,0 +1,92 @@
+"""age files made by the real `age` (Debian's) read through the Python package: zseal.open with
+seeks and ranges, verify, inspect, the fsspec zseal:: layer with pandas, and the errors."""
+
+from __future__ import annotations
+
+import io
+import random
+import subprocess
+
+import fsspec
+import pandas as pd
+import pytest
+
+import zseal
+from conftest import csv_text, peer
+
+KiB = 1024
+
+
+def age_encrypt(tmp_path, recipient: str, data: bytes, name: str, armor: bool = False) -> str:
+    age = peer("age")
+    if age is None:
+        pytest.skip("age is not installed")
+    plain = tmp_path / (name + ".plain")
+    plain.write_bytes(data)
+    out = tmp_path / name
+    args = [age, "-r", recipient, "-o", str(out)] + (["-a"] if armor else []) + [str(plain)]
+    subprocess.run(args, check=True)
+    return str(out)
+
+
+@pytest.mark.parametrize("armor", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_age_files_read_seek_and_verify(tmp_path, keys, armor, threads):
+    identity, recipient = keys
+    data = random.Random(7).randbytes(3 * 64 * KiB + 123)
+    path = age_encrypt(tmp_path, recipient, data, "r.age", armor)
+    with zseal.open(path, "rb", identity=identity, threads=threads) as f:
+        assert f.read() == data
+    with zseal.open(path, "rb", identity=identity, threads=threads) as f:
+        assert f.seekable()
+        for start, n in [(0, 1), (64 * KiB - 1, 3), (2 * 64 * KiB + 5, 100), (len(data) - 1, 10), (len(data), 5)]:
+            f.seek(start)
+            assert f.read(n) == data[start : start + n], (start, n)
+        f.seek(-10, io.SEEK_END)
+        assert f.read() == data[-10:]
+    assert zseal.verify(path, identity=identity) is None  # an age file records no digest
+    info = zseal.inspect(path)
+    assert (info["format"], info["armored"], info["plaintext_len"]) == ("age", armor, len(data))
+    assert info["recipient_kinds"] == ["X25519"]
+
+
+def test_fsspec_and_pandas_read_an_age_csv(tmp_path, keys):
+    identity, recipient = keys
+    data = csv_text(20000)
+    age_encrypt(tmp_path, recipient, data, "t.csv.age")
+    url = f"zseal::file://{tmp_path}/t.csv.age"
+    fs, path = fsspec.core.url_to_fs(url, zseal={"identity": identity})
+    assert fs.info(path)["size"] == len(data)
+    with fsspec.open(url, "rb", zseal={"identity": identity}) as f:
+        f.seek(1000)
+        assert f.read(500) == data[1000:1500]
+    got = pd.read_csv(url, storage_options={"zseal": {"identity": identity}})
+    pd.testing.assert_frame_equal(got, pd.read_csv(io.BytesIO(data)))
+
+
+def test_age_errors_name_what_is_wrong(tmp_path, keys, other_key):
+    identity, recipient = keys
+    data = random.Random(8).randbytes(200 * KiB)
+    path = age_encrypt(tmp_path, recipient, data, "e.age")
+    with pytest.raises(zseal.WrongKeyError, match="no identity matched"):
+        zseal.open(path, "rb", identity=other_key).read()
+    with pytest.raises(zseal.MissingKeyError, match="pass identity="):
+        zseal.open(path, "rb", passphrase="secret")
+    # A damaged second chunk: the first chunk (64 KiB) comes out, then the error; never a byte
+    # of the damaged one.
+    raw = bytearray(open(path, "rb").read())
+    raw[len(raw) - 200 * KiB + 70 * KiB] ^= 1
+    bad = tmp_path / "bad.age"
+    bad.write_bytes(bytes(raw))
+    got = bytearray()
+    with pytest.raises(zseal.IntegrityError, match="chunk 1 failed authentication"):
+        with zseal.open(str(bad), "rb", identity=identity) as f:
+            while chunk := f.read1(4096):
+                got += chunk
+    assert bytes(got) == data[: len(got)] and len(got) <= 64 * KiB
+    # Cut after a whole chunk: refused by the seekable open (the last chunk is checked first).
+    cut = tmp_path / "cut.age"
+    header_and_nonce = len(raw) - (200 * KiB + 4 * 16)
+    cut.write_bytes(bytes(raw[: header_and_nonce + 64 * KiB + 16]))
+    with pytest.raises(zseal.IntegrityError, match="not its last chunk"):
+        zseal.open(str(cut), "rb", identity=identity)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# age benchmarks (README "age files", docs/PERFORMANCE.md §6): on 1 GiB of random bytes and the
+# 1 GiB kernel-source tar of the standard corpus, each sealed once by Go age (`age -r`):
+#   decrypt:  zseal decrypt f.age  vs  age -d  vs  rage -d      (all to /dev/null)
+#   range:    zseal decrypt --range MID..+1M  vs  age -d | tail -c +MID | head -c 1M
+# Interleaved runs with scripts/race.py, medians and ratios to zseal.
+#
+# Usage: scripts/bench-age.sh [--runs N] [CORPUS_DIR]
+# Needs: age (Debian), rage (built here with cargo into target/bench-tools, optimised), openssl,
+# the corpus (../shared/corpus/make_corpus.sh; the 1 GiB random file is made here the same way).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=5
+if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
+corpus=${1:-${ZSEAL_CORPUS:-/tmp/zseal-corpus}}
+work=${ZSEAL_BENCH_DIR:-/tmp/zseal-bench-age}
+mkdir -p "$work"
+
+command -v age >/dev/null || { echo "bench-age: install age (apt-get install age)" >&2; exit 1; }
+rage=$root/target/bench-tools/bin/rage
+if [ ! -x "$rage" ]; then
+  cargo install rage --version 0.12.1 --locked --quiet --root "$root/target/bench-tools" \
+    --target-dir "$root/target/bench-tools/build"
+fi
+(cd "$root" && cargo build --release --quiet --bin zseal)
+zseal=$root/target/release/zseal
+
+GiB=1073741824
+random=$corpus/random_1G.bin
+if [ ! -f "$random" ] || [ "$(stat -c %s "$random")" != $GiB ]; then
+  # The corpus's random.bin, extended to 1 GiB: the same AES-256-CTR keystream of a fixed passphrase.
+  { openssl enc -aes-256-ctr -pass pass:zseal-corpus -nosalt -pbkdf2 < /dev/zero 2>/dev/null || true; } |
+    head -c $GiB > "$random.tmp"
+  mv "$random.tmp" "$random"
+fi
+[ -f "$corpus/text.tar" ] || { echo "bench-age: run ../shared/corpus/make_corpus.sh $corpus" >&2; exit 1; }
+
+key=$work/key.txt
+[ -f "$key" ] || age-keygen -o "$key" 2>/dev/null
+recipient=$(age-keygen -y "$key")
+
+echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(lscpu | grep -o 'avx512[a-z]*' | head -1 || true)"
+for name in random_1G.bin text.tar; do
+  src=$corpus/$name
+  f=$work/$name.age
+  [ -f "$f" ] || age -r "$recipient" -o "$f" "$src"
+  echo "## decrypt $name ($(stat -c %s "$f") bytes sealed by age $(age --version))"
+  python3 "$root/scripts/race.py" --runs "$runs" \
+    "zseal=$zseal decrypt -i $key $f -o /dev/null" \
+    "age=age -d -i $key $f > /dev/null" \
+    "rage=$rage -d -i $key $f > /dev/null"
+  mid=$((GiB / 2 + 12345))
+  echo "## 1 MiB range at byte $mid of $name"
+  python3 "$root/scripts/race.py" --runs "$runs" \
+    "zseal=$zseal decrypt -i $key $f --range $mid..+1M -o /dev/null" \
+    "full=$zseal decrypt -i $key $f -o /dev/null" \
+    "age|tail=age -d -i $key $f | tail -c +$((mid + 1)) | head -c 1048576 > /dev/null"
+done
