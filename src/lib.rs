@@ -44,8 +44,9 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    AgeLocked, AgeReader, ByteRange, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format,
-    KeyNeeded, Locked, Reader, RekeyOptions, RekeyReport, Sealed, Threads,
+    AgeLocked, AgeReader, AgeWriter, ByteRange, DecryptOptions, Decryptor, EncryptOptions,
+    Encryptor, Format, KeyNeeded, Locked, Reader, RekeyOptions, RekeyReport, Sealed, Threads,
+    Writer,
 };
 
 /// Encrypts `plaintext` in memory.

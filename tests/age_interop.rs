@@ -22,23 +22,8 @@ fn zseal() -> Cmd {
     Cmd::cargo_bin("zseal").unwrap()
 }
 
-/// A peer tool: on the PATH, or (rage) where scripts/install-peers put it.
 fn tool(name: &str) -> Option<PathBuf> {
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/peer-tools/bin")
-        .join(name);
-    if local.exists() {
-        return Some(local);
-    }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.exists())
-    });
-    if found.is_none() && std::env::var_os("ZSEAL_REQUIRE_PEERS").is_some() {
-        panic!("{name} is not installed (scripts/install-peers installs it)");
-    }
-    found
+    common::peer_tool(name)
 }
 
 /// `tool -r/-R recipient [-a] -o out in`.

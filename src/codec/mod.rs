@@ -219,14 +219,27 @@ const PROBE_ENTROPY: f64 = 7.9;
 /// what the text would have saved. Decided from the chunk alone, so output never depends on
 /// thread timing.
 pub(crate) fn looks_incompressible(input: &[u8]) -> bool {
-    if input.len() < PROBE_MIN {
-        return false;
+    probe(input.len(), |at, slot| {
+        slot.copy_from_slice(&input[at..at + slot.len()]);
+        Ok(())
+    })
+    .unwrap_or(false)
+}
+
+/// [`looks_incompressible`] of `len` bytes that `read(offset, slot)` fills slot by slot: the
+/// sample alone is read (an age writer probes a file's chunk without reading the chunk).
+pub(crate) fn probe(
+    len: usize,
+    mut read: impl FnMut(usize, &mut [u8]) -> std::io::Result<()>,
+) -> std::io::Result<bool> {
+    if len < PROBE_MIN {
+        return Ok(false);
     }
-    let stride = input.len() / PROBE_SLICES;
+    let stride = len / PROBE_SLICES;
     // On the stack: the probe runs once per chunk on the hot path and needs no allocation.
     let mut sample = [0u8; PROBE_SLICES * PROBE_SLICE];
     for (k, slot) in sample.chunks_exact_mut(PROBE_SLICE).enumerate() {
-        slot.copy_from_slice(&input[k * stride..k * stride + PROBE_SLICE]);
+        read(k * stride, slot)?;
     }
     // Repeats: one remembered position (plus one, 0 = empty) per hash of a 4-byte string.
     let mut table = [0u16; 1 << 12];
@@ -238,7 +251,7 @@ pub(crate) fn looks_incompressible(input: &[u8]) -> bool {
         if p != 0 && sample[p - 1..p + 3] == *w {
             repeats += 1;
             if repeats >= PROBE_REPEATS {
-                return false;
+                return Ok(false);
             }
         }
         table[h] = (i + 1) as u16;
@@ -253,7 +266,7 @@ pub(crate) fn looks_incompressible(input: &[u8]) -> bool {
         .filter(|&&c| c > 0)
         .map(|&c| f64::from(c) * (n / f64::from(c)).log2())
         .sum();
-    bits / n >= PROBE_ENTROPY
+    Ok(bits / n >= PROBE_ENTROPY)
 }
 
 thread_local! {

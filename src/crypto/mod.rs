@@ -87,6 +87,15 @@ impl FileKey {
         mac.verify_slice(tag).map_err(|_| Error::HeaderAuth)
     }
 
+    /// An age header's MAC over `mac_input` (the header through `---`).
+    pub(crate) fn age_header_mac(&self, mac_input: &[u8]) -> [u8; 32] {
+        let key = hkdf_32(&[], &self.0, b"header");
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&key.0).expect("HMAC takes any key length");
+        mac.update(mac_input);
+        mac.finalize().into_bytes().into()
+    }
+
     /// An age file's payload key, from its 16-byte payload nonce.
     pub(crate) fn age_payload_key(&self, nonce: &[u8]) -> Zeroizing32 {
         hkdf_32(nonce, &self.0, b"payload")
@@ -145,6 +154,15 @@ pub fn kind_names(stanzas: &[Stanza]) -> Vec<String> {
 pub trait Recipient {
     /// Wraps `file_key` into the stanzas that go into the header.
     fn wrap_file_key(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<Vec<Stanza>>;
+
+    /// Wraps `file_key` into the stanzas of an age file's header (FORMAT.md §10.3). The default:
+    /// this recipient cannot be written into an age file.
+    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<AgeStanza>> {
+        let _ = file_key;
+        Err(Error::InvalidOption(
+            "this recipient cannot be used in an age file".into(),
+        ))
+    }
 
     /// True when the stanzas of this recipient must be the only ones in a file (passphrases).
     fn exclusive(&self) -> bool {

@@ -88,6 +88,9 @@ impl Argon2Params {
 pub struct Passphrase {
     secret: Zeroizing<Vec<u8>>,
     params: Argon2Params,
+    /// The scrypt work factor of the age files it encrypts (`None`: age's, timed to about a
+    /// second on this machine).
+    age_work_factor: Option<u8>,
 }
 
 impl Passphrase {
@@ -103,7 +106,28 @@ impl Passphrase {
             return Err(Error::InvalidOption("the passphrase is empty".into()));
         }
         params.check()?;
-        Ok(Passphrase { secret, params })
+        Ok(Passphrase {
+            secret,
+            params,
+            age_work_factor: None,
+        })
+    }
+
+    /// Sets the scrypt work factor (log2 N, 1..=22) of the age files it encrypts to; by default
+    /// age's own choice, about a second of work on this machine.
+    pub fn with_age_work_factor(mut self, log_n: u8) -> Result<Self> {
+        if !(1..=MAX_SCRYPT_WORK_FACTOR).contains(&log_n) {
+            return Err(Error::InvalidOption(format!(
+                "scrypt work factor {log_n} outside 1..={MAX_SCRYPT_WORK_FACTOR}"
+            )));
+        }
+        self.age_work_factor = Some(log_n);
+        Ok(self)
+    }
+
+    fn text(&self) -> Result<&str> {
+        std::str::from_utf8(&self.secret)
+            .map_err(|_| Error::InvalidOption("an age passphrase must be UTF-8 text".into()))
     }
 }
 
@@ -133,6 +157,20 @@ impl Recipient for Passphrase {
 
     fn exclusive(&self) -> bool {
         true
+    }
+
+    /// age's `scrypt` stanza, made by the `age` crate's scrypt recipient.
+    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
+        use age::Recipient as _;
+        let mut r = age::scrypt::Recipient::new(self.text()?.to_owned().into());
+        if let Some(n) = self.age_work_factor {
+            r.set_work_factor(n);
+        }
+        let key = age_core::format::FileKey::new(Box::new(*file_key.expose()));
+        let (stanzas, _labels) = r
+            .wrap_file_key(&key)
+            .map_err(|e| Error::InvalidOption(format!("scrypt: {e}")))?;
+        Ok(stanzas)
     }
 }
 
@@ -179,9 +217,7 @@ impl Identity for Passphrase {
         let Some(stanza) = stanzas.iter().find(|s| s.tag == "scrypt") else {
             return Ok(None);
         };
-        let text = std::str::from_utf8(&self.secret)
-            .map_err(|_| Error::InvalidOption("an age passphrase must be UTF-8 text".into()))?;
-        let mut id = age::scrypt::Identity::new(text.to_owned().into());
+        let mut id = age::scrypt::Identity::new(self.text()?.to_owned().into());
         id.set_max_work_factor(MAX_SCRYPT_WORK_FACTOR);
         match id.unwrap_stanza(stanza) {
             None | Some(Err(age::DecryptError::DecryptionFailed)) => Ok(None),

@@ -167,6 +167,16 @@ impl Recipient for AgeRecipient {
             })?;
         stanzas.iter().map(encode).collect()
     }
+
+    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
+        let (stanzas, _labels) = self
+            .inner
+            .wrap_file_key(&to_age_key(file_key))
+            .map_err(|e| {
+                Error::InvalidOption(format!("cannot encrypt to {}: {e}", short(&self.text)))
+            })?;
+        Ok(stanzas)
+    }
 }
 
 /// Reads recipients, one per line; blank lines and `#` comments are skipped (an authorized_keys

@@ -154,6 +154,160 @@ fn parse_stanzas(mut input: &[u8]) -> Result<Vec<age_core::format::Stanza>> {
     Ok(stanzas)
 }
 
+/// The header's bytes up to and including `---` (what the MAC covers) for `stanzas`, each as
+/// the age spec writes it: `-> tag args…`, then the body in canonical base64 wrapped at 64
+/// columns, its last line shorter (empty when the body fills whole lines).
+pub fn encode_header(stanzas: &[age_core::format::Stanza]) -> Vec<u8> {
+    let mut out = AGE_MAGIC.to_vec();
+    for s in stanzas {
+        out.extend_from_slice(b"->");
+        for word in std::iter::once(&s.tag).chain(&s.args) {
+            out.push(b' ');
+            out.extend_from_slice(word.as_bytes());
+        }
+        out.push(b'\n');
+        let body = STANDARD_NO_PAD.encode(&s.body);
+        let mut lines = body.as_bytes().chunks(64).peekable();
+        let mut last_full = body.is_empty();
+        while let Some(line) = lines.next() {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+            last_full = lines.peek().is_none() && line.len() == 64;
+        }
+        if last_full {
+            out.push(b'\n');
+        }
+    }
+    out.extend_from_slice(b"---");
+    out
+}
+
+/// The MAC line's end: ` base64(mac)\n`, after the `---` of [`encode_header`].
+pub fn mac_line_end(mac: &[u8; 32]) -> Vec<u8> {
+    let mut out = vec![b' '];
+    out.extend_from_slice(STANDARD_NO_PAD.encode(mac).as_bytes());
+    out.push(b'\n');
+    out
+}
+
+/// The first frame of the plaintext of a compressed age file zseal writes (FORMAT.md §10.3): a
+/// zstd skippable frame (magic `0x184D2A5A`, 16 bytes) that `zstd -d` skips.
+pub const SEEKABLE_MARKER: [u8; 24] = *b"\x5A\x2A\x4D\x18\x10\x00\x00\x00zseal seekable\x00\x01";
+/// The skippable-frame magic of the seek table (zstd `contrib/seekable_format`).
+pub const SEEK_TABLE_MAGIC: u32 = 0x184D_2A5E;
+/// The seek table footer's last field.
+pub const SEEKABLE_MAGIC: u32 = 0x8F92_EAB1;
+/// Length of the seek table's footer: frame count, descriptor, magic.
+pub const SEEK_FOOTER_LEN: usize = 9;
+
+/// The seek table for frames of `(compressed, decompressed)` sizes (FORMAT.md §10.3): a
+/// skippable frame of the entries and the footer, no checksums.
+pub fn seek_table(entries: &[(u32, u32)]) -> Vec<u8> {
+    let body = entries.len() * 8 + SEEK_FOOTER_LEN;
+    let mut out = Vec::with_capacity(8 + body);
+    out.extend_from_slice(&SEEK_TABLE_MAGIC.to_le_bytes());
+    out.extend_from_slice(&(body as u32).to_le_bytes());
+    for &(c, d) in entries {
+        out.extend_from_slice(&c.to_le_bytes());
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    out.push(0);
+    out.extend_from_slice(&SEEKABLE_MAGIC.to_le_bytes());
+    out
+}
+
+/// From the last [`SEEK_FOOTER_LEN`] bytes of a plaintext: the frame count and the whole seek
+/// table's length (skippable frame header included), if they are a seekable-format footer
+/// (with or without checksums; the reserved bits must be zero).
+pub fn parse_seek_footer(f: &[u8; SEEK_FOOTER_LEN]) -> Option<(u32, u64, bool)> {
+    let n = u32::from_le_bytes([f[0], f[1], f[2], f[3]]);
+    let descriptor = f[4];
+    let magic = u32::from_le_bytes([f[5], f[6], f[7], f[8]]);
+    if magic != SEEKABLE_MAGIC || descriptor & 0x7C != 0 {
+        return None;
+    }
+    let checksums = descriptor & 0x80 != 0;
+    let entry = if checksums { 12 } else { 8 };
+    Some((
+        n,
+        8 + u64::from(n) * entry + SEEK_FOOTER_LEN as u64,
+        checksums,
+    ))
+}
+
+/// The seek table's entries, from the whole table (`table`, as long as `parse_seek_footer`
+/// said): `(compressed, decompressed)` per frame.
+pub fn parse_seek_table(table: &[u8], n: u32, checksums: bool) -> Result<Vec<(u32, u32)>> {
+    let bad = |what: &str| Error::Damaged(format!("the zstd seek table {what}"));
+    let entry = if checksums { 12 } else { 8 };
+    let body = table.len().checked_sub(8).ok_or_else(|| bad("is cut"))?;
+    if table[..4] != SEEK_TABLE_MAGIC.to_le_bytes()
+        || table[4..8] != (body as u32).to_le_bytes()
+        || body != n as usize * entry + SEEK_FOOTER_LEN
+    {
+        return Err(bad("has a wrong frame header or size"));
+    }
+    let word =
+        |at: usize| u32::from_le_bytes([table[at], table[at + 1], table[at + 2], table[at + 3]]);
+    Ok((0..n as usize)
+        .map(|i| (word(8 + i * entry), word(12 + i * entry)))
+        .collect())
+}
+
+/// Largest block of a zstd frame (RFC 8878 §3.1.1.2.3).
+const ZSTD_BLOCK_MAX: usize = 128 << 10;
+
+/// Length of the zstd frame [`raw_zstd_frame`] makes of `len` bytes.
+pub fn raw_zstd_frame_len(len: usize) -> usize {
+    9 + 3 * len.div_ceil(ZSTD_BLOCK_MAX).max(1) + len
+}
+
+/// The headers of the raw-block frame of `len` bytes ([`raw_zstd_frame`]): the frame header,
+/// then each block's 3-byte header, which goes before that block's (up to 128 KiB of) bytes.
+/// A writer can then send a chunk's bytes where they are, with these between them.
+pub fn raw_zstd_headers(len: usize) -> (Vec<u8>, Vec<[u8; 3]>) {
+    let mut frame = vec![0x28, 0xB5, 0x2F, 0xFD, 0xA0];
+    frame.extend_from_slice(&(len as u32).to_le_bytes());
+    let n = len.div_ceil(ZSTD_BLOCK_MAX).max(1);
+    let blocks = (0..n)
+        .map(|i| {
+            let size = (len - i * ZSTD_BLOCK_MAX).min(ZSTD_BLOCK_MAX);
+            let h = u32::from(i + 1 == n) | ((size as u32) << 3);
+            let b = h.to_le_bytes();
+            [b[0], b[1], b[2]]
+        })
+        .collect();
+    (frame, blocks)
+}
+
+/// Largest block of a raw-block frame: the bytes between two block headers.
+pub const RAW_BLOCK: usize = ZSTD_BLOCK_MAX;
+
+/// `input` as one zstd frame of raw (stored) blocks (RFC 8878): the frame zseal writes for a
+/// chunk that does not compress, as fast as a copy. Single-segment, with its content size, no
+/// checksum. Returns the frame's length in `out` (at least [`raw_zstd_frame_len`] long).
+pub fn raw_zstd_frame(input: &[u8], out: &mut [u8]) -> usize {
+    out[..4].copy_from_slice(&[0x28, 0xB5, 0x2F, 0xFD]);
+    // Frame header descriptor: 4-byte content size, single segment.
+    out[4] = 0xA0;
+    out[5..9].copy_from_slice(&(input.len() as u32).to_le_bytes());
+    let mut at = 9;
+    let mut blocks = input.chunks(ZSTD_BLOCK_MAX).peekable();
+    if input.is_empty() {
+        out[at..at + 3].copy_from_slice(&[1, 0, 0]);
+        return at + 3;
+    }
+    while let Some(b) = blocks.next() {
+        let last = u32::from(blocks.peek().is_none());
+        let h = last | ((b.len() as u32) << 3);
+        out[at..at + 3].copy_from_slice(&h.to_le_bytes()[..3]);
+        out[at + 3..at + 3 + b.len()].copy_from_slice(b);
+        at += 3 + b.len();
+    }
+    at
+}
+
 /// Where STREAM chunk `i` starts, counted from the first byte after the payload nonce.
 pub fn chunk_offset(i: u64) -> u64 {
     i * CHUNK_CT as u64
@@ -218,6 +372,82 @@ mod tests {
         assert!(e(bad_mac).contains("malformed MAC line"));
         let no_body = format!("age-encryption.org/v1\n-> X25519 abc\n{MAC}");
         assert!(e(&no_body).contains("malformed stanza 1"));
+    }
+
+    /// Headers zseal writes parse back to the same stanzas at every body length around a full
+    /// base64 line (48 bytes), the empty body included.
+    #[test]
+    fn encoded_headers_parse_back() {
+        for len in [0usize, 1, 32, 47, 48, 49, 95, 96, 97, 200] {
+            let s = age_core::format::Stanza {
+                tag: "X25519".into(),
+                args: vec!["abc".into(), "d".into()],
+                body: (0..len as u8).collect(),
+            };
+            let mut bytes = encode_header(&[s]);
+            bytes.extend_from_slice(&mac_line_end(&[7; 32]));
+            let h = AgeHeader::read(&mut &bytes[..]).unwrap();
+            assert_eq!(h.stanzas[0].body.len(), len);
+            assert_eq!(h.stanzas[0].args, ["abc", "d"]);
+            assert_eq!(h.mac, [7; 32]);
+            assert_eq!(h.len as usize, bytes.len());
+        }
+    }
+
+    /// A raw-block frame decodes with zstd to its input, around the 128 KiB block size.
+    #[test]
+    fn raw_zstd_frames_decode_to_their_input() {
+        for len in [
+            0usize,
+            1,
+            ZSTD_BLOCK_MAX - 1,
+            ZSTD_BLOCK_MAX,
+            ZSTD_BLOCK_MAX + 1,
+            1 << 20,
+        ] {
+            let input: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let mut out = vec![0u8; raw_zstd_frame_len(len)];
+            let n = raw_zstd_frame(&input, &mut out);
+            assert_eq!(n, out.len(), "{len}");
+            assert_eq!(zstd::stream::decode_all(&out[..]).unwrap(), input, "{len}");
+        }
+    }
+
+    /// The headers a writer sends between a chunk's bytes make exactly the raw-block frame.
+    #[test]
+    fn raw_frame_headers_interleave_to_the_frame() {
+        for len in [0usize, 5, RAW_BLOCK, RAW_BLOCK + 7, 3 * RAW_BLOCK] {
+            let input: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            let (frame, blocks) = raw_zstd_headers(len);
+            let mut joined = frame;
+            for (i, h) in blocks.iter().enumerate() {
+                joined.extend_from_slice(h);
+                let from = (i * RAW_BLOCK).min(len);
+                joined.extend_from_slice(&input[from..(from + RAW_BLOCK).min(len)]);
+            }
+            let mut out = vec![0u8; raw_zstd_frame_len(len)];
+            let n = raw_zstd_frame(&input, &mut out);
+            assert_eq!(joined, &out[..n], "{len}");
+        }
+    }
+
+    #[test]
+    fn seek_tables_round_trip() {
+        let entries = [(24, 0), (100, 1 << 20), (7, 5)];
+        let t = seek_table(&entries);
+        let foot: [u8; SEEK_FOOTER_LEN] = t[t.len() - SEEK_FOOTER_LEN..].try_into().unwrap();
+        let (n, len, sums) = parse_seek_footer(&foot).unwrap();
+        assert_eq!((n, len as usize, sums), (3, t.len(), false));
+        assert_eq!(parse_seek_table(&t, n, sums).unwrap(), entries);
+        let mut bad = foot;
+        bad[4] = 0x04;
+        assert!(parse_seek_footer(&bad).is_none(), "reserved bits");
+        assert!(parse_seek_table(&t[1..], n, sums).is_err());
+        // zstd skips the marker and the table: frames around them decode as their content.
+        let mut stream = SEEKABLE_MARKER.to_vec();
+        stream.extend(zstd::bulk::compress(b"hello", 3).unwrap());
+        stream.extend(seek_table(&[(24, 0), (18, 5)]));
+        assert_eq!(zstd::stream::decode_all(&stream[..]).unwrap(), b"hello");
     }
 
     #[test]

@@ -6,9 +6,13 @@
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
-use super::age::{AgeLocked, AgeReader};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use super::age::{AgeLocked, AgeReader, AgeWriter, AgeZstd};
 use super::decrypt::{DecryptOptions, Decryptor, KeyNeeded, Locked};
-use crate::crypto::Identity;
+use super::encrypt::{EncryptOptions, Encryptor};
+use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
 use crate::format::MAGIC;
 use crate::io::read_full;
@@ -83,7 +87,15 @@ impl<R: Read> Sealed<R> {
     pub fn unlock(self, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Reader<R>> {
         Ok(match self {
             Sealed::Zseal(l) => Reader::Zseal(l.unlock(identities, opts)?),
-            Sealed::Age(l) => Reader::Age(l.unlock(identities, opts)?),
+            Sealed::Age(l) => {
+                let mut r = l.unlock(identities, opts)?;
+                // A failure here stays in the reader, for the first read to report in order.
+                let marked = !opts.raw_age && r.fill_buf().is_ok_and(AgeZstd::<R>::is_marked);
+                match marked {
+                    true => Reader::AgeZstd(AgeZstd::new(r)?),
+                    false => Reader::Age(r),
+                }
+            }
         })
     }
 }
@@ -98,6 +110,8 @@ pub enum Reader<R: Read> {
     Zseal(Decryptor<R>),
     /// An age file's.
     Age(AgeReader<R>),
+    /// An age file zseal wrote with zstd: its decompressed bytes (FORMAT.md §10.3).
+    AgeZstd(AgeZstd<R>),
 }
 
 macro_rules! each {
@@ -105,6 +119,7 @@ macro_rules! each {
         match $self {
             Reader::Zseal($d) => $e,
             Reader::Age($d) => $e,
+            Reader::AgeZstd($d) => $e,
         }
     };
 }
@@ -114,7 +129,7 @@ impl<R: Read> Reader<R> {
     pub fn format(&self) -> Format {
         match self {
             Reader::Zseal(_) => Format::Zseal,
-            Reader::Age(_) => Format::Age,
+            Reader::Age(_) | Reader::AgeZstd(_) => Format::Age,
         }
     }
 
@@ -148,7 +163,7 @@ impl<R: Read> Reader<R> {
     pub fn as_zseal(&self) -> Option<&Decryptor<R>> {
         match self {
             Reader::Zseal(d) => Some(d),
-            Reader::Age(_) => None,
+            _ => None,
         }
     }
 
@@ -163,6 +178,7 @@ impl<R: Read> Reader<R> {
         match self {
             Reader::Zseal(d) => d.verified().is_some(),
             Reader::Age(d) => d.verified_len().is_some(),
+            Reader::AgeZstd(d) => d.verified_len().is_some(),
         }
     }
 }
@@ -214,5 +230,78 @@ impl<R: Read + Seek> Seek for Reader<R> {
 impl From<Format> for &'static str {
     fn from(f: Format) -> Self {
         f.name()
+    }
+}
+
+/// The encrypting stream of either format, chosen by [`EncryptOptions::format`]: `Write`, then
+/// `finish`.
+#[allow(clippy::large_enum_variant)] // one per file written, as `Reader`
+pub enum Writer<W: Write> {
+    /// A zseal container's.
+    Zseal(Encryptor<W>),
+    /// An age file's.
+    Age(AgeWriter<W>),
+}
+
+macro_rules! each_w {
+    ($self:expr, $d:ident => $e:expr) => {
+        match $self {
+            Writer::Zseal($d) => $e,
+            Writer::Age($d) => $e,
+        }
+    };
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the header for `recipients` into `inner` and returns the stream.
+    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
+        Ok(match opts.format {
+            Format::Zseal => Writer::Zseal(Encryptor::new(inner, recipients, opts)?),
+            Format::Age => Writer::Age(AgeWriter::new(inner, recipients, opts)?),
+        })
+    }
+
+    /// Counts the plaintext written out into `counter`, for a progress display.
+    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
+        each_w!(self, e => e.progress(counter))
+    }
+
+    /// Reads `r` to its end into the stream; returns the bytes read.
+    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
+        each_w!(self, e => e.copy_from(r))
+    }
+
+    /// Reads the file `f` to its end into the stream (a container's workers read a regular
+    /// file themselves).
+    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
+        match self {
+            Writer::Zseal(e) => e.copy_from_file(f),
+            Writer::Age(e) => e.copy_from_file(f),
+        }
+    }
+
+    /// Ends the stream and returns the inner writer and the counters.
+    pub fn finish_with_stats(self) -> Result<(W, StreamStats)> {
+        each_w!(self, e => e.finish_with_stats())
+    }
+
+    /// Ends the stream and returns the inner writer.
+    pub fn finish(self) -> Result<W> {
+        self.finish_with_stats().map(|(w, _)| w)
+    }
+
+    /// Chunks, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        each_w!(self, e => e.stats())
+    }
+}
+
+impl<W: Write> Write for Writer<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        each_w!(self, e => e.write(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        each_w!(self, e => e.flush())
     }
 }

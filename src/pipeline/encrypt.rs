@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
+use super::intake::Intake;
 use super::window::Window;
 use super::Threads;
 use crate::codec::Codec;
@@ -40,6 +41,9 @@ pub struct EncryptOptions {
     /// Adapt the zstd level per chunk to what the output absorbs, between these levels
     /// (inclusive; default off). See [`EncryptOptions::adapt`].
     pub adapt: Option<(i32, i32)>,
+    /// The file format [`super::Writer`] writes (default a zseal container; `Format::Age`: an
+    /// age v1 file, FORMAT.md §10.3).
+    pub format: super::Format,
 }
 
 impl Default for EncryptOptions {
@@ -52,6 +56,7 @@ impl Default for EncryptOptions {
             threads: Threads::Auto,
             pad: false,
             adapt: None,
+            format: super::Format::Zseal,
         }
     }
 }
@@ -92,6 +97,12 @@ impl EncryptOptions {
     /// neither the plaintext length nor each chunk's compressibility shows exactly.
     pub fn pad(mut self, pad: bool) -> Self {
         self.pad = pad;
+        self
+    }
+
+    /// Sets the format [`super::Writer`] writes: a zseal container or an age v1 file.
+    pub fn format(mut self, format: super::Format) -> Self {
+        self.format = format;
         self
     }
 
@@ -479,31 +490,36 @@ pub(crate) fn sealed_header(header: &Header, file_key: &FileKey) -> Result<Vec<u
 }
 
 /// Encrypts everything written to it into `W`. See the module documentation.
+///
+/// The parts, one job each (as on the decrypting side): [`Intake`] (the input cut into chunk
+/// buffers, shared with the age writer), [`Sealer`] (the per-chunk work on the workers), the
+/// ordered [`Window`], and [`Tally`] (what the container records across chunks: the index, the
+/// digest, the counts).
 pub struct Encryptor<W: Write> {
     inner: W,
+    intake: Intake,
     sealer: Arc<Sealer>,
     window: Window<Sealed>,
-    /// The buffer being filled (plaintext at `Sealer::data_at`) and how much of it is filled.
-    fill: Vec<u8>,
-    fill_len: usize,
-    /// Buffers back from the workers: inputs (touched all through by plaintext) and outputs
-    /// (touched only as far as output was written), kept apart so that an output buffer is not
-    /// handed out as an input and vice versa, which keeps the resident set small.
-    spare_inputs: Vec<Vec<u8>>,
-    spare_outputs: Vec<Vec<u8>>,
-    chunk_size: usize,
-    chunks_submitted: u64,
-    plaintext_len: u64,
-    index: Vec<u8>,
-    digest: Digest,
+    tally: Tally,
     failed: Option<Error>,
     stages: Stages,
-    /// Container bytes written so far (header and data frames), which padding starts from.
-    written: u64,
-    padded: bool,
     /// Plaintext bytes written out, for a progress display on another thread.
     progress: Option<Arc<AtomicU64>>,
     adapt: Option<Adapt>,
+}
+
+/// What a container records across its chunks, in order (FORMAT.md §§3.2, 4).
+struct Tally {
+    /// Frames handed to the workers (data and padding): the next frame's number.
+    chunks: u64,
+    plaintext_len: u64,
+    /// The index: each frame's body length.
+    index: Vec<u8>,
+    /// The whole-plaintext digest, merged chunk by chunk.
+    digest: Digest,
+    /// Container bytes written so far (header and data frames), which padding starts from.
+    written: u64,
+    padded: bool,
     /// Data chunks written out so far.
     emitted: u64,
 }
@@ -523,6 +539,12 @@ impl<W: Write> Encryptor<W> {
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
+        if opts.format != super::Format::Zseal {
+            return Err(Error::InvalidOption(
+                "an Encryptor writes zseal containers: write an age file with AgeWriter (or Writer)"
+                    .into(),
+            ));
+        }
         let adapt = match (opts.adapt, opts.codec) {
             (None, _) => None,
             (Some((min, max)), Codec::Zstd(_)) => {
@@ -568,23 +590,21 @@ impl<W: Write> Encryptor<W> {
         Ok(Encryptor {
             inner,
             window: Window::new(&opts.threads, 1 << chunk_log2),
-            fill: sealer.new_buffer(),
+            intake: Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len()),
             sealer: Arc::new(sealer),
-            fill_len: 0,
-            spare_inputs: Vec::new(),
-            spare_outputs: Vec::new(),
-            chunk_size: 1 << chunk_log2,
-            chunks_submitted: 0,
-            plaintext_len: 0,
-            index: Vec::new(),
-            digest: Digest::new(opts.hash),
+            tally: Tally {
+                chunks: 0,
+                plaintext_len: 0,
+                index: Vec::new(),
+                digest: Digest::new(opts.hash),
+                written: header_bytes.len() as u64,
+                padded: opts.pad,
+                emitted: 0,
+            },
             failed: None,
             stages: Stages::default(),
-            written: header_bytes.len() as u64,
-            padded: opts.pad,
             progress: None,
             adapt,
-            emitted: 0,
         })
     }
 
@@ -598,15 +618,14 @@ impl<W: Write> Encryptor<W> {
     /// number of bytes read. Short reads from pipes still produce full chunks.
     pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
         self.check()?;
-        let (at, c) = (self.sealer.data_at(), self.chunk_size);
         let mut total = 0u64;
         loop {
-            let fill = &mut self.fill[at + self.fill_len..at + c];
+            let fill = self.intake.room();
             let n = timed(&mut self.stages.read, || crate::io::read_full(r, fill))?;
-            self.fill_len += n;
+            self.intake.filled(n);
             total += n as u64;
             // read_full stops short only at the end of the input.
-            if self.fill_len < c {
+            if !self.intake.is_full() {
                 return Ok(total);
             }
             self.guard(|s| s.submit())?;
@@ -623,11 +642,11 @@ impl<W: Write> Encryptor<W> {
         self.check()?;
         let mut total = 0;
         #[cfg(unix)]
-        if self.fill_len == 0 && self.window.threads() > 1 {
+        if self.intake.len() == 0 && self.window.threads() > 1 {
             if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
                 use std::io::{Seek, SeekFrom};
                 let mut pos = (&mut &*f).stream_position()?;
-                let c = self.chunk_size as u64;
+                let c = self.intake.chunk_size() as u64;
                 let file = Arc::new(f.try_clone()?);
                 for _ in 0..meta.len().saturating_sub(pos) / c {
                     self.guard(|s| s.submit_at(&file, pos))?;
@@ -649,32 +668,29 @@ impl<W: Write> Encryptor<W> {
     /// As [`Encryptor::finish`], also returning the stream's counters.
     pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
         self.check()?;
-        if self.fill_len > 0 {
+        if self.intake.len() > 0 {
             self.guard(|s| s.submit())?;
         }
         while let Some(r) = self.wait_oldest() {
             self.emit(r?)?;
         }
-        if self.padded {
+        if self.tally.padded {
             self.write_padding()?;
         }
+        let t = &mut self.tally;
         let fin = FinalFrame {
-            plaintext_len: self.plaintext_len,
-            chunk_count: self.chunks_submitted,
-            index_digest: *blake3::hash(&self.index).as_bytes(),
-            digest: std::mem::replace(&mut self.digest, Digest::new(HashAlg::None)).finish(),
+            plaintext_len: t.plaintext_len,
+            chunk_count: t.chunks,
+            index_digest: *blake3::hash(&t.index).as_bytes(),
+            digest: std::mem::replace(&mut t.digest, Digest::new(HashAlg::None)).finish(),
         };
         let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
         frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
-        let len = self.sealer.seal_into(
-            &mut frame,
-            self.chunks_submitted,
-            true,
-            FrameKind::Final,
-            80,
-        );
+        let len = self
+            .sealer
+            .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        let (inner, index, n) = (&mut self.inner, &self.index, self.chunks_submitted);
+        let (inner, index, n) = (&mut self.inner, &self.tally.index, self.tally.chunks);
         timed(&mut self.stages.write, || -> io::Result<()> {
             inner.write_all(&frame)?;
             inner.write_all(index)?;
@@ -688,8 +704,8 @@ impl<W: Write> Encryptor<W> {
     /// Chunks, threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
         StreamStats {
-            chunks: self.chunks_submitted,
-            frames_opened: self.chunks_submitted,
+            chunks: self.tally.chunks,
+            frames_opened: self.tally.chunks,
             threads: self.window.threads(),
             stages: self.stages,
         }
@@ -725,13 +741,7 @@ impl<W: Write> Encryptor<W> {
 
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit(&mut self) -> Result<()> {
-        let len = self.fill_len;
-        let next = match self.spare_inputs.pop() {
-            Some(b) => b,
-            None => self.sealer.new_buffer(),
-        };
-        let input = std::mem::replace(&mut self.fill, next);
-        self.fill_len = 0;
+        let (input, len) = self.intake.take();
         self.submit_with(len, input, |sealer, job| {
             sealer.seal_buffer(job, None, ChunkTimes::default())
         })
@@ -740,11 +750,8 @@ impl<W: Write> Encryptor<W> {
     /// Hands a worker a full chunk to read from `file` at `offset` itself.
     #[cfg(unix)]
     fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        let len = self.chunk_size;
-        let input = match self.spare_inputs.pop() {
-            Some(b) => b,
-            None => self.sealer.new_buffer(),
-        };
+        let len = self.intake.chunk_size();
+        let input = self.intake.input_buffer();
         let file = Arc::clone(file);
         self.submit_with(len, input, move |sealer, job| {
             sealer.read_and_seal(job, &file, offset)
@@ -758,8 +765,10 @@ impl<W: Write> Encryptor<W> {
         input: Vec<u8>,
         run: impl FnOnce(&Sealer, Job) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
-        let index = self.chunks_submitted;
-        if index >= format::MAX_CHUNKS || self.plaintext_len + len as u64 > format::MAX_PLAINTEXT {
+        let index = self.tally.chunks;
+        if index >= format::MAX_CHUNKS
+            || self.tally.plaintext_len + len as u64 > format::MAX_PLAINTEXT
+        {
             return Err(Error::Limit(
                 "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
             ));
@@ -768,12 +777,9 @@ impl<W: Write> Encryptor<W> {
             let done = self.wait_oldest().expect("a full window is not empty");
             self.emit(done?)?;
         }
-        let output = match self.spare_outputs.pop() {
-            Some(b) => b,
-            None => self.sealer.new_buffer(),
-        };
-        self.chunks_submitted += 1;
-        self.plaintext_len += len as u64;
+        let output = self.intake.output_buffer();
+        self.tally.chunks += 1;
+        self.tally.plaintext_len += len as u64;
         let codec = match &self.adapt {
             Some(a) => Codec::Zstd(a.level),
             None => self.sealer.codec,
@@ -802,8 +808,9 @@ impl<W: Write> Encryptor<W> {
     /// class (FORMAT.md §3.3). They count as frames: the final frame's index follows them.
     fn write_padding(&mut self) -> Result<()> {
         let c = 1usize << self.sealer.chunk_log2;
-        let n = self.chunks_submitted;
-        let unpadded = self.written + (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
+        let n = self.tally.chunks;
+        let unpadded =
+            self.tally.written + (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
         let plan = padding_plan(unpadded, c);
         if n + plan.len() as u64 > format::MAX_CHUNKS {
             return Err(Error::Limit("more than 2^32-1 frames with padding".into()));
@@ -811,14 +818,14 @@ impl<W: Write> Encryptor<W> {
         let mut frame = vec![0u8; FRAME_HEADER_LEN + c + PAD_HEADER_LEN + TAG_LEN];
         for x in plan {
             frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + x].fill(0);
-            let index = self.chunks_submitted;
+            let index = self.tally.chunks;
             let len = self
                 .sealer
                 .seal_into(&mut frame, index, false, FrameKind::Padding, x);
             self.inner.write_all(&frame[..len])?;
             let body_len = (len - FRAME_HEADER_LEN) as u32;
-            self.index.extend_from_slice(&body_len.to_le_bytes());
-            self.chunks_submitted += 1;
+            self.tally.index.extend_from_slice(&body_len.to_le_bytes());
+            self.tally.chunks += 1;
         }
         Ok(())
     }
@@ -830,21 +837,21 @@ impl<W: Write> Encryptor<W> {
         timed(&mut wrote, || inner.write_all(bytes))?;
         self.stages.write += wrote;
         if let Some(a) = &mut self.adapt {
-            a.observe(self.emitted, self.chunks_submitted, wrote);
+            a.observe(self.tally.emitted, self.tally.chunks, wrote);
         }
-        self.emitted += 1;
-        self.written += s.frame_len as u64;
+        self.tally.emitted += 1;
+        self.tally.written += s.frame_len as u64;
         if let Some(p) = &self.progress {
             p.fetch_add(s.plain_len as u64, Ordering::Relaxed);
         }
         self.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
-        self.index.extend_from_slice(&body_len.to_le_bytes());
-        self.digest
+        self.tally.index.extend_from_slice(&body_len.to_le_bytes());
+        self.tally
+            .digest
             .push(s.plaintext(self.sealer.data_at()), &s.hash);
         let (input, output) = s.into_buffers();
-        self.spare_inputs.push(input);
-        self.spare_outputs.push(output);
+        self.intake.recycle(input, output);
         Ok(())
     }
 }
@@ -852,11 +859,8 @@ impl<W: Write> Encryptor<W> {
 impl<W: Write> Write for Encryptor<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.check()?;
-        let (at, c) = (self.sealer.data_at(), self.chunk_size);
-        let n = buf.len().min(c - self.fill_len);
-        self.fill[at + self.fill_len..at + self.fill_len + n].copy_from_slice(&buf[..n]);
-        self.fill_len += n;
-        if self.fill_len == c {
+        let n = self.intake.write(buf);
+        if self.intake.is_full() {
             self.guard(|s| s.submit())?;
         }
         Ok(n)
@@ -1043,8 +1047,8 @@ mod tests {
         let chunk = [7u8; 1024];
         let write_chunk_after = |plaintext_len: u64, chunks: u64| {
             let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
-            (enc.plaintext_len, enc.chunks_submitted) = (plaintext_len, chunks);
-            enc.write_all(&chunk).map(|()| enc.plaintext_len)
+            (enc.tally.plaintext_len, enc.tally.chunks) = (plaintext_len, chunks);
+            enc.write_all(&chunk).map(|()| enc.tally.plaintext_len)
         };
         let full = format::MAX_PLAINTEXT;
         assert_eq!(write_chunk_after(full - 1024, 5).unwrap(), full);
@@ -1070,8 +1074,8 @@ mod tests {
         let rest = (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
         let pad_after = |written: u64| {
             let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
-            (enc.written, enc.chunks_submitted) = (written, n);
-            enc.write_padding().map(|()| enc.chunks_submitted)
+            (enc.tally.written, enc.tally.chunks) = (written, n);
+            enc.write_padding().map(|()| enc.tally.chunks)
         };
         assert_eq!(pad_after((1 << 35) - rest).unwrap(), n, "no padding frame");
         // 100 bytes short of the class: one padding frame, one too many. One byte over the

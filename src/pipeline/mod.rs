@@ -11,13 +11,14 @@ mod age;
 mod any;
 mod decrypt;
 mod encrypt;
+mod intake;
 mod rekey;
 mod window;
 
 use std::sync::{Arc, Mutex};
 
-pub use age::{AgeLocked, AgeReader};
-pub use any::{Format, Reader, Sealed};
+pub use age::{AgeLocked, AgeReader, AgeWriter};
+pub use any::{Format, Reader, Sealed, Writer};
 pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};

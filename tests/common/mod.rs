@@ -122,3 +122,23 @@ pub fn keygen_file(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, St
         .to_string();
     (key, public)
 }
+
+/// A peer tool: where scripts/install-peers put it (target/peer-tools/bin: rage), or on the
+/// PATH. Missing, `None`, unless ZSEAL_REQUIRE_PEERS is set (CI), where that fails the test.
+pub fn peer_tool(name: &str) -> Option<std::path::PathBuf> {
+    let local = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/peer-tools/bin")
+        .join(name);
+    if local.exists() {
+        return Some(local);
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.exists())
+    });
+    if found.is_none() && std::env::var_os("ZSEAL_REQUIRE_PEERS").is_some() {
+        panic!("{name} is not installed (scripts/install-peers installs it)");
+    }
+    found
+}

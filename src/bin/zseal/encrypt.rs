@@ -1,9 +1,11 @@
-//! `zseal encrypt`: INPUT (or stdin) into a container, to recipients or a passphrase.
+//! `zseal encrypt`: INPUT (or stdin) into a container (or, with `--format age`, an age v1 file),
+//! to recipients or a passphrase.
 
 use std::path::PathBuf;
 
+use anyhow::bail;
 use anyhow::Context;
-use zseal::{Cipher, Codec, EncryptOptions, Encryptor, HashAlg};
+use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
 
 use crate::common::{Clock, Common};
 use crate::files::{display_name, Input, Output};
@@ -25,13 +27,18 @@ pub struct Args {
     /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
     #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
     compress: Codec,
-    /// Cipher: aes-256-gcm or chacha20-poly1305
-    #[arg(long, default_value = "aes-256-gcm", value_parser = parse_with::<Cipher>)]
-    cipher: Cipher,
-    /// Whole-file digest: blake3, xxh3 or none
-    #[arg(long, default_value = "blake3", value_parser = parse_with::<HashAlg>)]
-    hash: HashAlg,
-    /// Chunk size, a power of two from 1K to 16M
+    /// Cipher: aes-256-gcm (default) or chacha20-poly1305
+    #[arg(long, value_parser = parse_with::<Cipher>)]
+    cipher: Option<Cipher>,
+    /// Whole-file digest: blake3 (default), xxh3 or none
+    #[arg(long, value_parser = parse_with::<HashAlg>)]
+    hash: Option<HashAlg>,
+    /// File format: zseal (a container) or age (a standard age v1 file that `age -d` reads; with
+    /// zstd, its plaintext is a seekable zstd stream that `zstd -d` reads; -c none: a plain age
+    /// file). An age file has no digest, padding or rekey (FORMAT.md §10.4)
+    #[arg(long, value_name = "FORMAT", default_value = "zseal", value_parser = parse_format)]
+    format: Format,
+    /// Chunk size, a power of two from 1K to 16M (with --format age: the zstd frame size)
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_chunk)]
     chunk_size: usize,
     /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger): hides each
@@ -46,6 +53,14 @@ pub struct Args {
     #[arg(long, value_name = "MIN..MAX", num_args = 0..=1, require_equals = true,
           default_missing_value = "1..19", value_parser = parse_adapt)]
     adapt: Option<(i32, i32)>,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    match s {
+        "zseal" => Ok(Format::Zseal),
+        "age" => Ok(Format::Age),
+        _ => Err(format!("unknown format '{s}': use zseal or age")),
+    }
 }
 
 fn parse_adapt(s: &str) -> Result<(i32, i32), String> {
@@ -70,13 +85,34 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    let opts = EncryptOptions::default()
+    if a.format == Format::Age {
+        let what = match (a.cipher, a.hash, a.pad, a.adapt) {
+            (Some(Cipher::Aes256Gcm), ..) => {
+                Some("--cipher aes-256-gcm (age uses ChaCha20-Poly1305)")
+            }
+            (_, Some(_), ..) => Some("--hash (an age file records no digest)"),
+            (_, _, true, _) => Some("--pad"),
+            (_, _, _, Some(_)) => Some("--adapt"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            bail!("{what} is for zseal containers, not --format age (FORMAT.md §10.4): drop it, or write a zseal container");
+        }
+        if !matches!(a.compress, Codec::Zstd(_) | Codec::None) {
+            bail!("--format age takes -c zstd[:LEVEL] (a seekable zstd stream inside) or -c none, not {}", a.compress);
+        }
+    }
+    let mut opts = EncryptOptions::default()
         .codec(a.compress)
-        .cipher(a.cipher)
-        .hash(a.hash)
         .chunk_size(a.chunk_size)
         .pad(a.pad)
+        .format(a.format)
         .threads(c.threads);
+    if a.format == Format::Zseal {
+        opts = opts
+            .cipher(a.cipher.unwrap_or_default())
+            .hash(a.hash.unwrap_or_default());
+    }
     let opts = match a.adapt {
         Some((min, max)) => opts.adapt(min, max),
         None => opts,
@@ -93,7 +129,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let size = input.file_size();
     let output = Counted::new(output, counters.output.clone());
     let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
-    let mut enc = Encryptor::new(output, &targets.refs(), &opts)?;
+    let mut enc = Writer::new(output, &targets.refs(), &opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     // A regular file is read by the workers (progress counts what is sealed); a pipe is read

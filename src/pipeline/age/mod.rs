@@ -9,6 +9,11 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 
 mod input;
+mod seekable;
+mod write;
+
+pub use seekable::AgeZstd;
+pub use write::AgeWriter;
 
 use input::AgeInput;
 

@@ -38,6 +38,9 @@ use verify::Verifier;
 pub struct DecryptOptions {
     /// Where the chunk jobs run (default: a shared pool with one worker per core).
     pub threads: Threads,
+    /// For an age file whose plaintext is zseal's seekable zstd stream (FORMAT.md §10.3): give
+    /// that plaintext as `age -d` does instead of its decompressed bytes (default false).
+    pub raw_age: bool,
 }
 
 impl DecryptOptions {
@@ -45,6 +48,12 @@ impl DecryptOptions {
     /// [`Threads`] value with the caller's own pool.
     pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
         self.threads = threads.into();
+        self
+    }
+
+    /// See [`DecryptOptions::raw_age`].
+    pub fn raw_age(mut self, raw: bool) -> Self {
+        self.raw_age = raw;
         self
     }
 }

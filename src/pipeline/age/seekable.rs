@@ -1,0 +1,389 @@
+//! Reading back the age files zseal writes with compression (FORMAT.md §10.3): an age plaintext
+//! that begins with zseal's seekable marker is a zstd seekable-format stream, and the reader
+//! gives its decompressed bytes. Read from the start it is decoded as one zstd stream (zstd skips
+//! the marker and the seek table, both skippable frames); a seek, a range or a length loads the
+//! seek table from the authenticated end of the file and then decodes frame by frame, opening
+//! only the age chunks under the frames it needs.
+
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+
+use super::AgeReader;
+use crate::error::{Error, Result};
+use crate::format::age::{parse_seek_footer, parse_seek_table, SEEKABLE_MARKER, SEEK_FOOTER_LEN};
+use crate::stats::StreamStats;
+
+/// Largest zstd window a frame may ask for: the largest chunk (16 MiB), what zseal writes.
+const WINDOW_LOG_MAX: u32 = 24;
+/// Decompressed bytes handed out per streaming step.
+const STEP: usize = 1 << 20;
+
+/// The frames of the stream, from its seek table.
+struct Frames {
+    /// Age-plaintext offset of each frame's start, and one past the last frame.
+    packed: Vec<u64>,
+    /// Decompressed offset of each frame's start, and the total.
+    plain: Vec<u64>,
+}
+
+impl Frames {
+    fn len(&self) -> u64 {
+        *self.plain.last().expect("at least the marker")
+    }
+
+    /// The frame holding decompressed byte `pos` (which is below the total).
+    fn at(&self, pos: u64) -> usize {
+        // The last frame starting at or before `pos`, skipping empty ones (the marker).
+        self.plain.partition_point(|&p| p <= pos) - 1
+    }
+}
+
+/// The decompressed bytes of an age file zseal wrote with zstd.
+pub struct AgeZstd<R: Read> {
+    /// Streaming mode: zstd's decoder over the age plaintext.
+    decoder: zstd::stream::read::Decoder<'static, AgeReader<R>>,
+    frames: Option<Frames>,
+    /// Decompressed bytes being handed out: `out[out_at..out_len]`, from offset `out_start`.
+    out: Vec<u8>,
+    out_at: usize,
+    out_len: usize,
+    out_start: u64,
+    /// Position of the next byte a read returns.
+    pos: u64,
+    /// The next frame to decode in frame mode.
+    next_frame: usize,
+    /// Frames from this one on are not read ahead (a range's end).
+    ended: bool,
+    failed: Option<Error>,
+    packed_buf: Vec<u8>,
+}
+
+impl<R: Read> AgeZstd<R> {
+    /// True when `head`, the first bytes of an age plaintext, is zseal's seekable marker.
+    pub(crate) fn is_marked(head: &[u8]) -> bool {
+        head.starts_with(&SEEKABLE_MARKER)
+    }
+
+    pub(crate) fn new(reader: AgeReader<R>) -> Result<Self> {
+        let mut decoder = zstd::stream::read::Decoder::with_buffer(reader)?;
+        decoder.window_log_max(WINDOW_LOG_MAX)?;
+        Ok(AgeZstd {
+            decoder,
+            frames: None,
+            out: Vec::new(),
+            out_at: 0,
+            out_len: 0,
+            out_start: 0,
+            pos: 0,
+            next_frame: 0,
+            ended: false,
+            failed: None,
+            packed_buf: Vec::new(),
+        })
+    }
+
+    fn age(&self) -> &AgeReader<R> {
+        self.decoder.get_ref()
+    }
+
+    /// Length of the (decoded) age header.
+    pub fn header_len(&self) -> u64 {
+        self.age().header_len()
+    }
+
+    /// The decompressed length, once the whole file was read from its first byte and verified.
+    pub fn verified_len(&self) -> Option<u64> {
+        self.age().verified_len().map(|_| self.pos)
+    }
+
+    /// STREAM chunks opened, threads, and time per stage.
+    pub fn stats(&self) -> StreamStats {
+        self.age().stats()
+    }
+
+    /// Writes the rest to `w` and reaches the verified end.
+    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
+        self.copy_limited(w, u64::MAX)
+    }
+
+    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
+        let mut total = 0;
+        while total < limit {
+            let bytes = self.fill()?;
+            if bytes.is_empty() {
+                break;
+            }
+            let n = (bytes.len() as u64).min(limit - total) as usize;
+            w.write_all(&bytes[..n])?;
+            self.consume(n);
+            total += n as u64;
+        }
+        Ok(total)
+    }
+
+    /// A range of a stream that cannot seek: decoded from the start, the bytes before the range
+    /// dropped, the rest decoded to the end to authenticate the whole file.
+    pub fn copy_range_streaming(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        let range = super::super::ByteRange::new(start, end)?;
+        let skipped = self.copy_limited(&mut io::sink(), start)?;
+        if skipped < start {
+            return Err(Error::RangePastEnd {
+                what: "starts",
+                at: start,
+                len: skipped,
+            });
+        }
+        let n = self.copy_limited(w, range.len().unwrap_or(u64::MAX))?;
+        let rest = self.copy_to(&mut io::sink())?;
+        if let Some(e) = range.end.filter(|&e| e > start + n) {
+            return Err(Error::RangePastEnd {
+                what: "ends",
+                at: e,
+                len: start + n + rest,
+            });
+        }
+        Ok(n)
+    }
+
+    /// The decompressed bytes at the position (empty at the end), decoding more if none are left.
+    fn fill(&mut self) -> Result<&[u8]> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.out_at == self.out_len {
+            if let Err(e) = self.refill() {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
+        }
+        Ok(&self.out[self.out_at..self.out_len])
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.out_len - self.out_at);
+        self.out_at += n;
+        self.pos += n as u64;
+    }
+
+    fn refill(&mut self) -> Result<()> {
+        self.out_start = self.pos;
+        self.out_at = 0;
+        self.out_len = 0;
+        if self.frames.is_some() {
+            return self.decode_frame();
+        }
+        self.out.resize(STEP, 0);
+        let n = self.decoder.read(&mut self.out).map_err(|e| {
+            let e = Error::from(e);
+            match e {
+                // zstd's own errors are damage a key holder made: name them as such.
+                Error::Io(io) if io.kind() == io::ErrorKind::Other => {
+                    Error::Damaged(format!("the zstd stream inside the age file: {io}"))
+                }
+                e => e,
+            }
+        })?;
+        self.out_len = n;
+        Ok(())
+    }
+
+    /// Frame mode: decodes the next frame (the one holding the position after a seek).
+    fn decode_frame(&mut self) -> Result<()> {
+        let frames = self.frames.as_ref().expect("frame mode");
+        // The age reader stands at this frame's start (placed there by `place`).
+        let k = self.next_frame;
+        if self.ended || k + 1 >= frames.packed.len() || self.pos >= frames.len() {
+            return Ok(());
+        }
+        let (from, to) = (frames.packed[k], frames.packed[k + 1]);
+        let (p0, p1) = (frames.plain[k], frames.plain[k + 1]);
+        let csize = (to - from) as usize;
+        let dsize = (p1 - p0) as usize;
+        self.packed_buf.resize(csize, 0);
+        let age = self.decoder.get_mut();
+        let _ = from;
+        age.read_exact(&mut self.packed_buf)?;
+        self.out.resize(dsize.max(1), 0);
+        let got = if dsize == 0 {
+            0
+        } else {
+            zstd::bulk::decompress_to_buffer(&self.packed_buf, &mut self.out[..dsize])
+                .map_err(|e| Error::Damaged(format!("zstd frame {k} inside the age file: {e}")))?
+        };
+        if got != dsize {
+            return Err(Error::Damaged(format!(
+                "zstd frame {k} holds {got} bytes, its seek table entry says {dsize}"
+            )));
+        }
+        self.next_frame = k + 1;
+        self.out_start = p0;
+        self.out_at = (self.pos - p0) as usize;
+        self.out_len = dsize;
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> AgeZstd<R> {
+    /// Loads the seek table (once) from the end of the authenticated age plaintext, and checks
+    /// that its frames tile the plaintext from the marker to the table.
+    fn load(&mut self) -> Result<&Frames> {
+        if self.frames.is_none() {
+            let frames = read_frames(self.decoder.get_mut())?;
+            self.frames = Some(frames);
+            // From here on, frame by frame: from the frame holding the position.
+            self.place(self.pos)?;
+        }
+        Ok(self.frames.as_ref().expect("just loaded"))
+    }
+
+    /// Frame mode: the next read decodes the frame holding `pos` (nothing at or past the end).
+    fn place(&mut self, pos: u64) -> Result<()> {
+        let frames = self.frames.as_ref().expect("frame mode");
+        let k = match pos < frames.len() {
+            true => frames.at(pos),
+            false => frames.packed.len() - 1,
+        };
+        let at = frames.packed[k];
+        self.decoder.get_mut().seek(SeekFrom::Start(at))?;
+        self.next_frame = k;
+        self.pos = pos;
+        self.out_at = 0;
+        self.out_len = 0;
+        self.out_start = pos;
+        self.ended = false;
+        Ok(())
+    }
+
+    /// The decompressed length, from the seek table.
+    pub fn plaintext_len(&mut self) -> Result<u64> {
+        Ok(self.load()?.len())
+    }
+
+    /// Moves to decompressed offset `pos`: from now on frames are decoded one by one.
+    fn reposition(&mut self, pos: u64) -> Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.load()?;
+        // Inside the frame decoded last: nothing to read.
+        if pos >= self.out_start && pos < self.out_start + self.out_len as u64 {
+            self.out_at = (pos - self.out_start) as usize;
+            self.pos = pos;
+            return Ok(());
+        }
+        self.place(pos)
+    }
+
+    /// Writes decompressed bytes `start..end` to `w`, decoding only the frames that cover them.
+    pub fn copy_range_to(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        w: &mut impl Write,
+    ) -> Result<u64> {
+        let range = super::super::ByteRange::new(start, end)?;
+        let len = self.plaintext_len()?;
+        let end = range.end_within(len)?;
+        self.reposition(start)?;
+        self.limit_read_ahead(Some(end))?;
+        let n = self.copy_limited(w, end - start)?;
+        self.limit_read_ahead(None)?;
+        Ok(n)
+    }
+
+    /// Reads no age chunk past the frame holding decompressed byte `end - 1`; `None` lifts it.
+    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+        let frames = self.load()?;
+        let limit = match end {
+            Some(e) if e < frames.len() => {
+                let k = frames.at(e.saturating_sub(1));
+                Some(frames.packed[k + 1])
+            }
+            _ => None,
+        };
+        self.decoder.get_mut().limit_read_ahead(limit)
+    }
+}
+
+/// The frames of the seek table at the end of the age plaintext read from `age`.
+fn read_frames<R: Read + Seek>(age: &mut AgeReader<R>) -> Result<Frames> {
+    let bad = |what: String| Error::Damaged(format!("the zstd seek table {what}"));
+    let total = age.plaintext_len()?;
+    if total < (SEEKABLE_MARKER.len() + SEEK_FOOTER_LEN) as u64 {
+        return Err(bad("is missing".into()));
+    }
+    let mut foot = [0u8; SEEK_FOOTER_LEN];
+    age.seek(SeekFrom::Start(total - SEEK_FOOTER_LEN as u64))?;
+    age.read_exact(&mut foot)?;
+    let (n, table_len, checksums) = parse_seek_footer(&foot)
+        .ok_or_else(|| bad("footer is not a seekable-format footer".into()))?;
+    let table_at = total
+        .checked_sub(table_len)
+        .ok_or_else(|| bad(format!("of {table_len} bytes is longer than the plaintext")))?;
+    let mut table = vec![0u8; table_len as usize];
+    age.seek(SeekFrom::Start(table_at))?;
+    age.read_exact(&mut table)?;
+    let entries = parse_seek_table(&table, n, checksums)?;
+    if entries.first() != Some(&(SEEKABLE_MARKER.len() as u32, 0)) {
+        return Err(bad("does not start with zseal's marker".into()));
+    }
+    let mut packed = Vec::with_capacity(entries.len() + 1);
+    let mut plain = Vec::with_capacity(entries.len() + 1);
+    let (mut c, mut d) = (0u64, 0u64);
+    for &(cs, ds) in &entries {
+        packed.push(c);
+        plain.push(d);
+        c += u64::from(cs);
+        d += u64::from(ds);
+    }
+    packed.push(c);
+    plain.push(d);
+    if c != table_at {
+        return Err(bad(format!(
+            "places its frames over {c} bytes, but they take {table_at}"
+        )));
+    }
+    Ok(Frames { packed, plain })
+}
+
+impl<R: Read> Read for AgeZstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let bytes = self.fill()?;
+        let n = buf.len().min(bytes.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for AgeZstd<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(self.fill()?)
+    }
+
+    fn consume(&mut self, n: usize) {
+        AgeZstd::consume(self, n)
+    }
+}
+
+impl<R: Read + Seek> Seek for AgeZstd<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
+        };
+        let target = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the plaintext",
+            )
+        })?;
+        self.reposition(target)?;
+        Ok(target)
+    }
+}

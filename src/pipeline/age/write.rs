@@ -1,0 +1,723 @@
+//! The age writer (FORMAT.md §10.3): standard age v1, sealed on the engine's workers. The input
+//! is cut into chunks by the same [`Intake`] as a container's; with zstd each chunk becomes one
+//! zstd frame on a worker (a raw-block frame when it does not compress), the calling thread
+//! strings the frames together after the seekable marker, and every 16 STREAM chunks (1 MiB) of
+//! that age plaintext go back to a worker to be sealed. Both kinds of job share one ordered
+//! window, so the output is written in order and memory stays bounded by the jobs in flight.
+//! `finish` appends the seek table and seals the final chunk.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rand_core::{CryptoRng, RngCore};
+
+use super::super::encrypt::EncryptOptions;
+use super::super::intake::Intake;
+use super::super::window::Window;
+use super::GROUP;
+use crate::codec::Codec;
+use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher};
+use crate::crypto::{FileKey, Recipient};
+use crate::error::{Error, Result};
+use crate::format::age::{
+    encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK, CHUNK_CT,
+    NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER, TAG,
+};
+use crate::format::chunk_log2_of;
+use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
+
+/// Age plaintext per sealing job: 16 STREAM chunks.
+const SEAL_BYTES: usize = GROUP * CHUNK;
+
+/// What the workers need: the STREAM cipher, and how chunks become zstd frames.
+struct Work {
+    cipher: PayloadCipher,
+    /// `None`: the plaintext is the input (`-c none`).
+    codec: Option<Codec>,
+    chunk_log2: u8,
+}
+
+/// A run of age plaintext bytes: part of a frame (or, without compression, of an input buffer or
+/// of the input file itself), shared by the sealing jobs it spans, so that no byte is copied on
+/// the calling thread.
+struct Piece {
+    src: Source,
+    /// Offsets in the buffer, or in the file.
+    range: Range<u64>,
+}
+
+enum Source {
+    /// A buffer, and where it goes back when the last piece of it is sealed.
+    Buf(Arc<Vec<u8>>, Spare),
+    /// Without compression, a regular input file: the sealing job reads its bytes itself.
+    #[cfg(unix)]
+    File(Arc<std::fs::File>),
+}
+
+impl Piece {
+    fn whole(buf: Vec<u8>) -> Piece {
+        let n = buf.len();
+        Piece::part(Arc::new(buf), Spare::Drop, 0..n)
+    }
+
+    fn part(buf: Arc<Vec<u8>>, spare: Spare, range: Range<usize>) -> Piece {
+        Piece {
+            src: Source::Buf(buf, spare),
+            range: range.start as u64..range.end as u64,
+        }
+    }
+
+    fn len(&self) -> usize {
+        (self.range.end - self.range.start) as usize
+    }
+
+    /// Copies `dst.len()` bytes of the piece, from `skip` bytes into it, into `dst`.
+    fn copy_to(&self, skip: usize, dst: &mut [u8]) -> Result<()> {
+        let from = self.range.start + skip as u64;
+        match &self.src {
+            Source::Buf(b, _) => {
+                let from = from as usize;
+                dst.copy_from_slice(&b[from..from + dst.len()]);
+            }
+            #[cfg(unix)]
+            Source::File(f) => {
+                use std::os::unix::fs::FileExt;
+                f.read_exact_at(dst, from).map_err(shorter)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fills `dst` with the next bytes of `pieces`, from `(piece, offset in it)` in `at`, moved on.
+fn gather(pieces: &[Piece], at: &mut (usize, usize), mut dst: &mut [u8]) -> Result<()> {
+    while !dst.is_empty() {
+        let (p, skip) = *at;
+        let piece = &pieces[p];
+        let take = (piece.len() - skip).min(dst.len());
+        let (now, rest) = dst.split_at_mut(take);
+        piece.copy_to(skip, now)?;
+        dst = rest;
+        *at = match skip + take == piece.len() {
+            true => (p + 1, 0),
+            false => (p, skip + take),
+        };
+    }
+    Ok(())
+}
+
+/// Which of the intake's spares a buffer becomes again.
+#[derive(Clone, Copy)]
+enum Spare {
+    Input,
+    Output,
+    /// Small buffers (the marker, headers, the seek table): dropped.
+    Drop,
+}
+
+impl Source {
+    fn share(&self) -> Source {
+        match self {
+            Source::Buf(b, s) => Source::Buf(Arc::clone(b), *s),
+            #[cfg(unix)]
+            Source::File(f) => Source::File(Arc::clone(f)),
+        }
+    }
+}
+
+/// A positional read that found the end: the input file shrank while it was read.
+fn shorter(e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => Error::Io(Arc::new(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the input file became shorter while it was being read",
+        ))),
+        _ => Error::from(e),
+    }
+}
+
+/// A job's result, in stream order.
+enum Done {
+    /// A chunk of the input as one zstd frame: `frame[..len]`, of `plain` input bytes.
+    Frame {
+        frame: Vec<u8>,
+        len: usize,
+        plain: usize,
+        input: Vec<u8>,
+        times: ChunkTimes,
+    },
+    /// A chunk that does not compress, as a raw-block frame of its bytes where they are (in
+    /// `src` from `offset`): the block headers go between them, nothing is copied. The buffers
+    /// the job did not need come back too.
+    Raw {
+        src: Source,
+        offset: u64,
+        plain: usize,
+        unused: Vec<Vec<u8>>,
+        times: ChunkTimes,
+    },
+    /// Sealed STREAM chunks: `out[..len]`, to be written; the pieces they were made of, and
+    /// how many input bytes they complete (for progress without compression).
+    Sealed {
+        out: Vec<u8>,
+        len: usize,
+        pieces: Vec<Piece>,
+        input: u64,
+        times: ChunkTimes,
+    },
+}
+
+impl Work {
+    /// Chunk `input[..len]` as one zstd frame in `out`.
+    fn frame(&self, input: Vec<u8>, len: usize, mut out: Vec<u8>) -> Result<Done> {
+        let mut times = ChunkTimes::default();
+        let plain = &input[..len];
+        if out.len() < len {
+            out.resize(len, 0);
+        }
+        let codec = self.codec.unwrap_or(Codec::None);
+        // None when the chunk looks incompressible (the codec's probe) or does not shrink.
+        let compressed = timed(&mut times.codec, || {
+            codec.compress(plain, &mut out, self.chunk_log2)
+        })?;
+        let Some(n) = compressed else {
+            return Ok(Done::Raw {
+                src: Source::Buf(Arc::new(input), Spare::Input),
+                offset: 0,
+                plain: len,
+                unused: vec![out],
+                times,
+            });
+        };
+        Ok(Done::Frame {
+            frame: out,
+            len: n,
+            plain: len,
+            input,
+            times,
+        })
+    }
+
+    /// Seals the `len` bytes of `pieces` as STREAM chunks `first..` into `out`; `last`: the
+    /// final chunk is among them (the last, which may be full, or empty when it is the only one).
+    fn seal(
+        &self,
+        first: u64,
+        pieces: Vec<Piece>,
+        len: usize,
+        last: bool,
+        mut out: Vec<u8>,
+        input: u64,
+    ) -> Result<Done> {
+        let mut times = ChunkTimes::default();
+        let count = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
+        let total = len + count * TAG;
+        if out.len() < total {
+            out.resize(total.max(SEAL_BYTES + GROUP * TAG), 0);
+        }
+        // Chunk by chunk: its bytes gathered at `k * CHUNK_CT` (room for its tag after them)
+        // and sealed while they are still in the core's cache.
+        let mut pieces_at = (0usize, 0usize);
+        for k in 0..count {
+            let at = k * CHUNK_CT;
+            let body = CHUNK.min(len - k * CHUNK);
+            timed(&mut times.read, || {
+                gather(&pieces, &mut pieces_at, &mut out[at..at + body])
+            })?;
+            timed(&mut times.cipher, || {
+                let nonce = stream_nonce(first + k as u64, last && k + 1 == count);
+                let tag = self.cipher.seal(&nonce, b"", &mut out[at..at + body]);
+                out[at + body..at + body + TAG].copy_from_slice(&tag);
+            });
+        }
+        Ok(Done::Sealed {
+            out,
+            len: total,
+            pieces,
+            input,
+            times,
+        })
+    }
+}
+
+/// Writes an age v1 file of everything written to it into `W`. See the module documentation.
+pub struct AgeWriter<W: Write> {
+    inner: W,
+    intake: Intake,
+    work: Arc<Work>,
+    window: Window<Done>,
+    /// Age plaintext not yet handed to a sealing job: frames as they come back in order (or,
+    /// without compression, input buffers), and their length. The final chunk is never sealed
+    /// before `finish`, so more than a job's worth is kept back.
+    pending: VecDeque<Piece>,
+    pending_len: usize,
+    /// STREAM index of the next chunk to seal.
+    next_chunk: u64,
+    /// The seek table's entries: (compressed, decompressed) per frame, the marker first.
+    table: Vec<(u32, u32)>,
+    /// Input bytes taken in, and handed to jobs.
+    plaintext_len: u64,
+    chunks: u64,
+    spares: Vec<Vec<u8>>,
+    failed: Option<Error>,
+    stages: Stages,
+    progress: Option<Arc<AtomicU64>>,
+}
+
+impl<W: Write> AgeWriter<W> {
+    /// Writes the age header for `recipients` (one passphrase alone, or age/SSH recipients) and
+    /// the payload nonce to `inner`, and returns the stream. `opts.codec` is `zstd[:LEVEL]` (a
+    /// seekable zstd stream inside) or `none` (a plain age file); `opts.chunk_size` is the zstd
+    /// frame size; the cipher is age's (ChaCha20-Poly1305), and age files have no digest and
+    /// no padding (FORMAT.md §10.4).
+    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
+        Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
+    }
+
+    /// As [`AgeWriter::new`], drawing the file key and the nonce from `rng`.
+    pub fn with_rng(
+        mut inner: W,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        let codec = match opts.codec {
+            Codec::None => None,
+            c @ Codec::Zstd(_) => Some(c),
+            other => {
+                return Err(Error::InvalidOption(format!(
+                    "an age file holds zstd (seekable) or nothing: {other} is for zseal containers"
+                )))
+            }
+        };
+        if opts.pad || opts.adapt.is_some() || opts.cipher != Cipher::default() {
+            return Err(Error::InvalidOption(
+                "an age file has its own cipher (ChaCha20-Poly1305) and no padding or adaptive \
+                 level: those are zseal container options (FORMAT.md §10.4)"
+                    .into(),
+            ));
+        }
+        super::super::encrypt::check_recipients(recipients, false)?;
+        let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
+        let file_key = FileKey::generate(rng);
+        let mut stanzas = Vec::new();
+        for r in recipients {
+            stanzas.extend(r.wrap_age_file_key(&file_key)?);
+        }
+        let mut header = encode_header(&stanzas);
+        let mac = file_key.age_header_mac(&header);
+        header.extend_from_slice(&mac_line_end(&mac));
+        let mut nonce = [0u8; NONCE_LEN];
+        rng.fill_bytes(&mut nonce);
+        header.extend_from_slice(&nonce);
+        inner.write_all(&header)?;
+        let payload_key = file_key.age_payload_key(&nonce);
+        // Without compression the input is the age plaintext: it is cut in sealing jobs' sizes.
+        let chunk_size = match codec {
+            Some(_) => 1usize << chunk_log2,
+            None => SEAL_BYTES,
+        };
+        let work = Work {
+            cipher: PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0),
+            codec,
+            chunk_log2,
+        };
+        let mut pending = VecDeque::new();
+        let mut table = Vec::new();
+        if codec.is_some() {
+            pending.push_back(Piece::whole(SEEKABLE_MARKER.to_vec()));
+            table.push((SEEKABLE_MARKER.len() as u32, 0));
+        }
+        Ok(AgeWriter {
+            inner,
+            intake: Intake::new(0, chunk_size, chunk_size),
+            work: Arc::new(work),
+            // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
+            // worker busy while a large frame is in flight.
+            window: Window::new(&opts.threads, SEAL_BYTES),
+            pending_len: pending.iter().map(Piece::len).sum(),
+            pending,
+            next_chunk: 0,
+            table,
+            plaintext_len: 0,
+            chunks: 0,
+            spares: Vec::new(),
+            failed: None,
+            stages: Stages::default(),
+            progress: None,
+        })
+    }
+
+    /// Adds the input bytes of each job to `counter` as its output is written.
+    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
+        self.progress = Some(counter);
+    }
+
+    /// Reads `r` to its end straight into chunk buffers; returns the bytes read.
+    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
+        self.check()?;
+        let mut total = 0u64;
+        loop {
+            let room = self.intake.room();
+            let n = timed(&mut self.stages.read, || crate::io::read_full(r, room))?;
+            self.intake.filled(n);
+            total += n as u64;
+            if !self.intake.is_full() {
+                return Ok(total);
+            }
+            self.guard(|s| s.submit())?;
+        }
+    }
+
+    /// Ends the file: the last chunk, the seek table, the final STREAM chunk; flushes and
+    /// returns the inner writer.
+    pub fn finish(self) -> Result<W> {
+        self.finish_with_stats().map(|(w, _)| w)
+    }
+
+    /// As [`AgeWriter::finish`], also returning the counters.
+    pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
+        self.check()?;
+        let r = self.end();
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r?;
+        let stats = self.stats();
+        Ok((self.inner, stats))
+    }
+
+    fn end(&mut self) -> Result<()> {
+        if self.intake.len() > 0 {
+            self.submit()?;
+        }
+        // Every frame back, in order, before the table.
+        while let Some(d) = self.next_done() {
+            self.handle(d?)?;
+            self.push_seals();
+        }
+        if self.work.codec.is_some() {
+            let table = seek_table(&self.table);
+            self.add_piece(Piece::whole(table));
+        }
+        while self.pending_len > SEAL_BYTES {
+            self.make_room()?;
+        }
+        // The rest, the final chunk last (an empty input: one empty final chunk).
+        let len = self.pending_len;
+        let pieces = self.take_pieces(len);
+        self.make_room()?;
+        self.push_seal(pieces, len, true);
+        while let Some(d) = self.next_done() {
+            self.handle(d?)?;
+        }
+        timed(&mut self.stages.write, || self.inner.flush())?;
+        Ok(())
+    }
+
+    /// Input chunks, threads and time per stage so far.
+    pub fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.chunks,
+            frames_opened: self.chunks,
+            threads: self.window.threads(),
+            stages: self.stages,
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let r = f(self);
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+
+    fn next_done(&mut self) -> Option<Result<Done>> {
+        let window = &mut self.window;
+        timed(&mut self.stages.wait, || window.next())
+    }
+
+    /// The filled input buffer becomes a job: a zstd frame, or (without compression) age
+    /// plaintext as it is.
+    fn submit(&mut self) -> Result<()> {
+        let (input, len) = self.intake.take();
+        self.plaintext_len += len as u64;
+        self.chunks += 1;
+        self.make_room()?;
+        match self.work.codec {
+            Some(_) => {
+                let out = self.intake.output_buffer();
+                let work = Arc::clone(&self.work);
+                self.window.push(move || work.frame(input, len, out));
+            }
+            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, 0..len)),
+        }
+        Ok(())
+    }
+
+    /// A full chunk of the regular file `file` at `offset`, read by the worker that needs it:
+    /// the frame's job with compression, the sealing job without.
+    #[cfg(unix)]
+    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let len = self.intake.chunk_size();
+        self.plaintext_len += len as u64;
+        self.chunks += 1;
+        self.make_room()?;
+        match self.work.codec {
+            Some(_) => {
+                let mut input = self.intake.input_buffer();
+                let out = self.intake.output_buffer();
+                let (work, file) = (Arc::clone(&self.work), Arc::clone(file));
+                self.window.push(move || {
+                    let mut read = std::time::Duration::ZERO;
+                    // The probe reads its sample alone: a chunk that will not compress is
+                    // read by the sealing jobs, straight from the file, and never here.
+                    let raw = timed(&mut read, || {
+                        crate::codec::probe(len, |at, slot| {
+                            file.read_exact_at(slot, offset + at as u64)
+                        })
+                    })
+                    .map_err(shorter)?;
+                    if raw {
+                        return Ok(Done::Raw {
+                            src: Source::File(file),
+                            offset,
+                            plain: len,
+                            unused: vec![input, out],
+                            times: ChunkTimes {
+                                read,
+                                ..ChunkTimes::default()
+                            },
+                        });
+                    }
+                    timed(&mut read, || file.read_exact_at(&mut input[..len], offset))
+                        .map_err(shorter)?;
+                    let mut done = work.frame(input, len, out)?;
+                    if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
+                        times.read += read;
+                    }
+                    Ok(done)
+                });
+            }
+            None => self.add_piece(Piece {
+                src: Source::File(Arc::clone(file)),
+                range: offset..offset + len as u64,
+            }),
+        }
+        Ok(())
+    }
+
+    /// Reads the file `f` from its current position to its end, as [`AgeWriter::copy_from`]
+    /// does; a regular file is read by the workers, each its own chunk (as a container's
+    /// encryptor does), so that the calling thread only writes.
+    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
+        self.check()?;
+        let mut total = 0;
+        #[cfg(unix)]
+        if self.intake.len() == 0 && self.window.threads() > 1 {
+            if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
+                use std::io::{Seek, SeekFrom};
+                let mut pos = (&mut &*f).stream_position()?;
+                let c = self.intake.chunk_size() as u64;
+                let file = Arc::new(f.try_clone()?);
+                for _ in 0..meta.len().saturating_sub(pos) / c {
+                    self.guard(|s| s.submit_at(&file, pos))?;
+                    pos += c;
+                    total += c;
+                }
+                (&mut &*f).seek(SeekFrom::Start(pos))?;
+            }
+        }
+        Ok(total + self.copy_from(&mut &*f)?)
+    }
+
+    /// A raw-block frame of the `plain` bytes at `offset` of `src`, as pieces: one small buffer
+    /// holds the frame header and every block header, and the blocks are the bytes where they are.
+    fn add_raw_frame(&mut self, src: Source, offset: u64, plain: usize) {
+        let (frame, blocks) = raw_zstd_headers(plain);
+        let mut heads = frame;
+        for b in &blocks {
+            heads.extend_from_slice(b);
+        }
+        let heads = Arc::new(heads);
+        let mut at = 0;
+        for i in 0..blocks.len() {
+            let h = if i == 0 { 0..12 } else { 9 + 3 * i..12 + 3 * i };
+            self.add_piece(Piece::part(Arc::clone(&heads), Spare::Drop, h));
+            let size = (plain - at).min(RAW_BLOCK);
+            if size > 0 {
+                self.add_piece(Piece {
+                    src: src.share(),
+                    range: offset + at as u64..offset + (at + size) as u64,
+                });
+            }
+            at += size;
+        }
+    }
+
+    fn add_piece(&mut self, p: Piece) {
+        self.pending_len += p.len();
+        self.pending.push_back(p);
+    }
+
+    /// The first `n` pending bytes, as pieces (a piece cut in two shares its buffer).
+    fn take_pieces(&mut self, n: usize) -> Vec<Piece> {
+        let mut out = Vec::new();
+        let mut need = n;
+        while need > 0 {
+            let front = self
+                .pending
+                .front_mut()
+                .expect("n is at most what is pending");
+            let take = front.len().min(need);
+            if take == front.len() {
+                out.push(self.pending.pop_front().expect("just seen"));
+            } else {
+                let start = front.range.start;
+                out.push(Piece {
+                    src: front.src.share(),
+                    range: start..start + take as u64,
+                });
+                front.range.start += take as u64;
+            }
+            need -= take;
+        }
+        self.pending_len -= n;
+        out
+    }
+
+    /// Takes results in order until the window has room for one more job, handing out the
+    /// sealing work that is ready first.
+    fn make_room(&mut self) -> Result<()> {
+        loop {
+            self.push_seals();
+            if self.window.has_room() {
+                return Ok(());
+            }
+            let d = self.next_done().expect("a full window is not empty");
+            self.handle(d?)?;
+        }
+    }
+
+    /// Hands out sealing jobs of 16 chunks while more than that is pending (so the final chunk
+    /// is never among them) and the window has room.
+    fn push_seals(&mut self) {
+        while self.pending_len > SEAL_BYTES && self.window.has_room() {
+            let pieces = self.take_pieces(SEAL_BYTES);
+            self.push_seal(pieces, SEAL_BYTES, false);
+        }
+    }
+
+    fn push_seal(&mut self, pieces: Vec<Piece>, len: usize, last: bool) {
+        let first = self.next_chunk;
+        self.next_chunk += len.div_ceil(CHUNK) as u64;
+        let out = self.spares.pop().unwrap_or_default();
+        // Without compression, progress counts the input bytes as they are sealed.
+        let input = match self.work.codec {
+            None => len as u64,
+            Some(_) => 0,
+        };
+        let work = Arc::clone(&self.work);
+        self.window
+            .push(move || work.seal(first, pieces, len, last, out, input));
+    }
+
+    /// One result, in order: a frame joins the pending plaintext; sealed chunks are written and
+    /// the buffers no job needs any more are kept for reuse.
+    fn handle(&mut self, d: Done) -> Result<()> {
+        match d {
+            Done::Frame {
+                frame,
+                len,
+                plain,
+                input,
+                times,
+            } => {
+                self.table.push((len as u32, plain as u32));
+                self.stages.add_chunk(&times);
+                if let Some(p) = &self.progress {
+                    p.fetch_add(plain as u64, Ordering::Relaxed);
+                }
+                self.intake.recycle_input(input);
+                self.add_piece(Piece::part(Arc::new(frame), Spare::Output, 0..len));
+            }
+            Done::Raw {
+                src,
+                offset,
+                plain,
+                unused,
+                times,
+            } => {
+                self.table
+                    .push((raw_zstd_frame_len(plain) as u32, plain as u32));
+                self.stages.add_chunk(&times);
+                if let Some(p) = &self.progress {
+                    p.fetch_add(plain as u64, Ordering::Relaxed);
+                }
+                for (i, b) in unused.into_iter().enumerate() {
+                    match i {
+                        0 if matches!(src, Source::Buf(..)) => self.intake.recycle_output(b),
+                        0 => self.intake.recycle_input(b),
+                        _ => self.intake.recycle_output(b),
+                    }
+                }
+                self.add_raw_frame(src, offset, plain);
+            }
+            Done::Sealed {
+                out,
+                len,
+                pieces,
+                input,
+                times,
+            } => {
+                let inner = &mut self.inner;
+                timed(&mut self.stages.write, || inner.write_all(&out[..len]))?;
+                self.stages.add_chunk(&times);
+                if let Some(p) = self.progress.as_ref().filter(|_| input > 0) {
+                    p.fetch_add(input, Ordering::Relaxed);
+                }
+                self.spares.push(out);
+                for p in pieces {
+                    // The last job to use a buffer gives it back.
+                    if let Source::Buf(b, spare) = p.src {
+                        match (Arc::try_unwrap(b), spare) {
+                            (Ok(buf), Spare::Input) => self.intake.recycle_input(buf),
+                            (Ok(buf), Spare::Output) => self.intake.recycle_output(buf),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for AgeWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.check()?;
+        let n = self.intake.write(buf);
+        if self.intake.is_full() {
+            self.guard(|s| s.submit())?;
+        }
+        Ok(n)
+    }
+
+    /// Writes out what is sealed already; the pending plaintext stays until it fills a job.
+    fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.inner.flush()
+    }
+}

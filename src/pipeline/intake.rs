@@ -1,0 +1,101 @@
+//! The filling side of both writers (a zseal container's and an age file's): the input cut into
+//! chunks, each filled in a buffer from `write` or read straight into it, and the buffers the
+//! workers give back kept for reuse: inputs (touched all through by plaintext) apart from
+//! outputs (touched only as far as output was written), which keeps the resident set small.
+
+/// Chunk buffers being filled, and spares.
+pub(crate) struct Intake {
+    /// The buffer being filled: the chunk's bytes go at `at..at + chunk_size`.
+    fill: Vec<u8>,
+    fill_len: usize,
+    at: usize,
+    chunk_size: usize,
+    /// Length of every new buffer.
+    buffer_len: usize,
+    spare_inputs: Vec<Vec<u8>>,
+    spare_outputs: Vec<Vec<u8>>,
+}
+
+impl Intake {
+    /// Chunks of `chunk_size` bytes placed at `at` in buffers of `buffer_len` bytes.
+    pub(crate) fn new(at: usize, chunk_size: usize, buffer_len: usize) -> Self {
+        Intake {
+            fill: vec![0u8; buffer_len],
+            fill_len: 0,
+            at,
+            chunk_size,
+            buffer_len,
+            spare_inputs: Vec::new(),
+            spare_outputs: Vec::new(),
+        }
+    }
+
+    pub(crate) fn chunk_size(&self) -> usize {
+        self.chunk_size
+    }
+
+    /// Bytes in the chunk being filled.
+    pub(crate) fn len(&self) -> usize {
+        self.fill_len
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.fill_len == self.chunk_size
+    }
+
+    /// The unfilled rest of the chunk, to read into (then [`Intake::filled`]).
+    pub(crate) fn room(&mut self) -> &mut [u8] {
+        let (from, to) = (self.at + self.fill_len, self.at + self.chunk_size);
+        &mut self.fill[from..to]
+    }
+
+    /// `n` more bytes were read into [`Intake::room`].
+    pub(crate) fn filled(&mut self, n: usize) {
+        self.fill_len += n;
+    }
+
+    /// Copies as much of `buf` as the chunk has room for; returns how much.
+    pub(crate) fn write(&mut self, buf: &[u8]) -> usize {
+        let room = self.room();
+        let n = buf.len().min(room.len());
+        room[..n].copy_from_slice(&buf[..n]);
+        self.fill_len += n;
+        n
+    }
+
+    /// The filled buffer and its chunk's length; a spare (or new) buffer takes its place.
+    pub(crate) fn take(&mut self) -> (Vec<u8>, usize) {
+        let next = self.input_buffer();
+        let len = std::mem::take(&mut self.fill_len);
+        (std::mem::replace(&mut self.fill, next), len)
+    }
+
+    /// A buffer to read a chunk into (a spare input, or a new one).
+    pub(crate) fn input_buffer(&mut self) -> Vec<u8> {
+        self.spare_inputs
+            .pop()
+            .unwrap_or_else(|| vec![0u8; self.buffer_len])
+    }
+
+    /// A buffer for a job's output (a spare output, or a new one, which the allocator gives as
+    /// fresh zeroed pages: touched only as far as output is written).
+    pub(crate) fn output_buffer(&mut self) -> Vec<u8> {
+        self.spare_outputs
+            .pop()
+            .unwrap_or_else(|| vec![0u8; self.buffer_len])
+    }
+
+    /// A job's buffers, back for reuse.
+    pub(crate) fn recycle(&mut self, input: Vec<u8>, output: Vec<u8>) {
+        self.recycle_input(input);
+        self.spare_outputs.push(output);
+    }
+
+    pub(crate) fn recycle_input(&mut self, input: Vec<u8>) {
+        self.spare_inputs.push(input);
+    }
+
+    pub(crate) fn recycle_output(&mut self, output: Vec<u8>) {
+        self.spare_outputs.push(output);
+    }
+}

@@ -1,0 +1,340 @@
+//! age files zseal writes (`--format age`, FORMAT.md §10.3): standard age v1 that Debian's `age`
+//! and `rage` decrypt, whose plaintext `zstd -d` turns back into the input (with compression),
+//! written alike on one thread and two, read back by zseal whole and by ranges through the seek
+//! table, at the sizes around every 64 KiB STREAM chunk and every zstd frame. Missing tools
+//! skip their tests, unless ZSEAL_REQUIRE_PEERS is set (CI), where they fail.
+
+mod common;
+
+use std::io::Read;
+use std::process::Command;
+
+use assert_cmd::Command as Cmd;
+use predicates::str::contains;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use zseal::{
+    AgeWriter, Codec, DecryptOptions, EncryptOptions, Format, Identity, Recipient, Sealed,
+};
+
+const C: usize = 64 * 1024;
+
+fn zseal() -> Cmd {
+    Cmd::cargo_bin("zseal").unwrap()
+}
+
+/// Text and noise, so that some frames compress and some are stored raw.
+fn mixed(n: usize, seed: u64) -> Vec<u8> {
+    let text = common::data(n);
+    let noise = common::noise(n, seed);
+    (0..n)
+        .map(|i| {
+            if (i / 100_000) % 2 == 0 {
+                text[i]
+            } else {
+                noise[i]
+            }
+        })
+        .collect()
+}
+
+fn write_age(plain: &[u8], codec: Codec, chunk: usize, threads: usize, seed: u64) -> Vec<u8> {
+    let r = common::recipient("age.pub");
+    let opts = EncryptOptions::default()
+        .codec(codec)
+        .chunk_size(chunk)
+        .threads(threads)
+        .format(Format::Age);
+    let mut w = AgeWriter::with_rng(
+        Vec::new(),
+        &[&r as &dyn Recipient],
+        &opts,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    // In odd pieces, as a pipe gives them.
+    for piece in plain.chunks(77_777) {
+        std::io::Write::write_all(&mut w, piece).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+fn read_age<'a>(file: &'a [u8], opts: &DecryptOptions) -> zseal::Reader<std::io::Cursor<&'a [u8]>> {
+    let id = common::identity("age.key");
+    Sealed::read(std::io::Cursor::new(file))
+        .unwrap()
+        .unlock(&[&id as &dyn Identity], opts)
+        .unwrap()
+}
+
+/// The header length of an age file: through the MAC line.
+fn header_len(file: &[u8]) -> usize {
+    let at = file.windows(4).position(|w| w == b"--- ").unwrap();
+    at + file[at..].iter().position(|&b| b == b'\n').unwrap() + 1
+}
+
+#[test]
+fn age_files_round_trip_at_every_boundary_alike_on_one_and_two_threads() {
+    let sizes = [
+        0,
+        1,
+        C - 1,
+        C,
+        C + 1,
+        (1 << 20) - 1,
+        1 << 20,
+        (1 << 20) + 1,
+        (3 << 20) + 5,
+    ];
+    for codec in [Codec::Zstd(3), Codec::None] {
+        for chunk in [C, 1 << 20] {
+            for &n in &sizes {
+                let plain = mixed(n, n as u64);
+                let one = write_age(&plain, codec, chunk, 1, 7);
+                let two = write_age(&plain, codec, chunk, 2, 7);
+                let what = format!("{codec} chunk {chunk} size {n}");
+                // The X25519 stanza draws its own ephemeral key; the payload is a function of
+                // the file key and nonce (from the seeded generator) and of the input alone.
+                assert_eq!(one[header_len(&one)..], two[header_len(&two)..], "{what}");
+                let mut back = Vec::new();
+                read_age(&two, &DecryptOptions::default())
+                    .read_to_end(&mut back)
+                    .unwrap();
+                assert!(back == plain, "{what}: round trip");
+                let mut raw = Vec::new();
+                let opts = DecryptOptions::default().raw_age(true);
+                read_age(&two, &opts).read_to_end(&mut raw).unwrap();
+                match codec {
+                    // The age plaintext is a zstd stream of the input.
+                    Codec::Zstd(_) => {
+                        assert_eq!(zstd::stream::decode_all(&raw[..]).unwrap(), plain, "{what}")
+                    }
+                    _ => assert!(raw == plain, "{what}: -c none is a plain age file"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ranges_of_a_compressed_age_file_come_from_its_seek_table() {
+    let plain = mixed((5 << 20) + 333, 3);
+    let file = write_age(&plain, Codec::Zstd(3), 1 << 20, 2, 1);
+    let n = plain.len() as u64;
+    let mut r = read_age(&file, &DecryptOptions::default());
+    let zseal::Reader::AgeZstd(_) = &r else {
+        panic!("a compressed age file zseal wrote is read through its seek table")
+    };
+    assert_eq!(r.plaintext_len().unwrap(), n);
+    for (a, b) in [
+        (0, 1),
+        (C as u64 - 1, C as u64 + 1),
+        ((1 << 20) - 3, (1 << 20) + 3),
+        (n / 2, n / 2 + 100_000),
+        (n - 5, n),
+        (n, n),
+        (0, n),
+    ] {
+        let mut out = Vec::new();
+        r.copy_range_to(a, Some(b), &mut out).unwrap();
+        assert!(out == plain[a as usize..b as usize], "{a}..{b}");
+    }
+    let e = r
+        .copy_range_to(n - 1, Some(n + 1), &mut Vec::new())
+        .unwrap_err();
+    assert!(e.to_string().contains("past the end"), "{e}");
+    // Seeks back and forth through the Read + Seek interface.
+    use std::io::{Seek, SeekFrom};
+    for at in [3 << 20, 17, n - 1, 1 << 20] {
+        r.seek(SeekFrom::Start(at)).unwrap();
+        let mut b = [0u8; 1];
+        r.read_exact(&mut b).unwrap();
+        assert_eq!(b[0], plain[at as usize], "at {at}");
+    }
+}
+
+/// What the other party runs: `age -d` (Go) and `rage -d` decrypt what zseal wrote, and
+/// `zstd -d` gives the input back from the plaintext of a compressed one.
+#[test]
+fn age_and_rage_decrypt_zseal_files_and_zstd_decompresses_them() {
+    let tools: Vec<_> = ["age", "rage"]
+        .iter()
+        .filter_map(|t| common::peer_tool(t))
+        .collect();
+    if tools.is_empty() || common::peer_tool("zstd").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    let key = common::keys().join("age.key");
+    for &n in &[0, 1, C - 1, C, C + 1, 5 * 1024 * 1024 + 7] {
+        let plain = mixed(n, n as u64 + 1);
+        let p = d.path().join("p");
+        std::fs::write(&p, &plain).unwrap();
+        for codec in ["zstd", "none"] {
+            let f = d.path().join(format!("{n}.{codec}.age"));
+            zseal()
+                .args([
+                    "encrypt",
+                    "--format",
+                    "age",
+                    "-c",
+                    codec,
+                    "--chunk-size",
+                    "1M",
+                    "-r",
+                ])
+                .arg(public.trim())
+                .arg(&p)
+                .arg("-o")
+                .arg(&f)
+                .assert()
+                .success();
+            for t in &tools {
+                let out = Command::new(t)
+                    .arg("-d")
+                    .arg("-i")
+                    .arg(&key)
+                    .arg(&f)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{} -d {n} {codec}", t.display());
+                let back = match codec {
+                    "zstd" => {
+                        let mut z = Command::new("zstd")
+                            .args(["-d", "-q", "-c"])
+                            .stdin(std::process::Stdio::piped())
+                            .stdout(std::process::Stdio::piped())
+                            .spawn()
+                            .unwrap();
+                        let mut stdin = z.stdin.take().unwrap();
+                        let bytes = out.stdout.clone();
+                        let feeder = std::thread::spawn(move || {
+                            std::io::Write::write_all(&mut stdin, &bytes).unwrap()
+                        });
+                        let o = z.wait_with_output().unwrap();
+                        feeder.join().unwrap();
+                        assert!(o.status.success(), "zstd -d {n}");
+                        o.stdout
+                    }
+                    _ => out.stdout,
+                };
+                assert!(back == plain, "{} then zstd: {n} {codec}", t.display());
+            }
+        }
+    }
+}
+
+/// Options an age file cannot hold are refused by name, and no output file appears.
+#[test]
+fn container_options_are_refused_for_age_files() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p");
+    std::fs::write(&p, b"data").unwrap();
+    let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    for (args, says) in [
+        (&["--cipher", "aes-256-gcm"][..], "--cipher aes-256-gcm"),
+        (&["--hash", "blake3"][..], "--hash"),
+        (&["--pad"][..], "--pad"),
+        (&["--adapt"][..], "--adapt"),
+        (
+            &["-c", "lz4"][..],
+            "-c zstd[:LEVEL] (a seekable zstd stream inside) or -c none",
+        ),
+    ] {
+        let out = d.path().join("o.age");
+        zseal()
+            .args(["encrypt", "--format", "age", "-r"])
+            .arg(public.trim())
+            .args(args)
+            .arg(&p)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1)
+            .stderr(contains(says));
+        assert!(!out.exists(), "{args:?}");
+    }
+}
+
+/// Damage anywhere in a compressed age file zseal wrote is refused, whole or by range, and no
+/// output file appears: in a frame's chunk, and in the final chunk that holds the seek table.
+#[test]
+fn damaged_compressed_age_files_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = mixed(3 << 20, 5);
+    let good = write_age(&plain, Codec::Zstd(3), 1 << 20, 2, 9);
+    let key = common::keys().join("age.key");
+    let h = header_len(&good) + 16;
+    for (what, at) in [
+        ("a frame", h + 100_000),
+        ("the seek table", good.len() - 20),
+    ] {
+        let mut bad = good.clone();
+        bad[at] ^= 1;
+        let f = d.path().join("bad.age");
+        std::fs::write(&f, &bad).unwrap();
+        let out = d.path().join("out");
+        for range in [None, Some("10..20")] {
+            let mut c = zseal();
+            c.args(["decrypt", "-i"])
+                .arg(&key)
+                .arg(&f)
+                .arg("-o")
+                .arg(&out);
+            if let Some(r) = range {
+                c.args(["--range", r]);
+            }
+            c.assert().code(1).stderr(contains("failed authentication"));
+            assert!(!out.exists(), "{what} {range:?}");
+        }
+    }
+}
+
+/// A passphrase: zseal writes age's scrypt stanza (alone), which Go age opens after asking for
+/// the passphrase on its terminal, and zseal opens with the passphrase file.
+#[cfg(unix)]
+#[test]
+fn a_passphrase_age_file_opens_with_age_on_its_terminal() {
+    let Some(age) = common::peer_tool("age") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let plain = mixed(300_000, 4);
+    let p = d.path().join("p");
+    std::fs::write(&p, &plain).unwrap();
+    let pw = d.path().join("pw");
+    std::fs::write(&pw, "correct horse battery\n").unwrap();
+    let f = d.path().join("s.age");
+    zseal()
+        .args(["encrypt", "--format", "age", "--passphrase-file"])
+        .arg(&pw)
+        .arg(&p)
+        .arg("-o")
+        .arg(&f)
+        .assert()
+        .success();
+    zseal()
+        .arg("inspect")
+        .arg(&f)
+        .assert()
+        .success()
+        .stdout(contains("recipients:  1 (scrypt)"));
+    let out = d.path().join("out.zst");
+    let mut c = Command::new(age);
+    c.arg("-d").arg("-o").arg(&out).arg(&f);
+    let mut s = rexpect::session::spawn_command(c, Some(60_000)).unwrap();
+    s.exp_string("passphrase")
+        .expect("age asks for the passphrase");
+    s.send_line("correct horse battery").unwrap();
+    s.exp_eof().expect("age ends");
+    let zst = std::fs::read(&out).unwrap();
+    assert!(zstd::stream::decode_all(&zst[..]).unwrap() == plain);
+    let back = zseal()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(&pw)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(back.status.success() && back.stdout == plain);
+}
