@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # age benchmarks (README "age files", docs/PERFORMANCE.md §6): on 1 GiB of random bytes and the
-# 1 GiB kernel-source tar of the standard corpus, each sealed once by Go age (`age -r`):
-#   decrypt:  zseal decrypt f.age  vs  age -d  vs  rage -d      (all to /dev/null)
-#   range:    zseal decrypt --range MID..+1M  vs  age -d | tail -c +MID | head -c 1M
+# 1 GiB kernel-source tar of the standard corpus:
+#   decrypt:  a file sealed by Go age (`age -r`): zseal decrypt vs age -d vs rage -d (to /dev/null)
+#   range:    1 MiB from its middle: zseal decrypt --range MID..+1M vs age -d | tail -c +MID | head -c 1M
+#   encrypt:  zseal encrypt --format age (zstd inside, and -c none) vs age -r vs zstd -T0 | age -r,
+#             each writing a file on tmpfs (/dev/shm), and each to /dev/null
+#   the file zseal wrote: zseal decrypt vs age -d | zstd -d (to /dev/null)
 # Interleaved runs with scripts/race.py, medians and ratios to zseal.
 #
 # Usage: scripts/bench-age.sh [--runs N] [CORPUS_DIR]
@@ -55,4 +58,23 @@ for name in random_1G.bin text.tar; do
     "zseal=$zseal decrypt -i $key $f --range $mid..+1M -o /dev/null" \
     "full=$zseal decrypt -i $key $f -o /dev/null" \
     "age|tail=age -d -i $key $f | tail -c +$((mid + 1)) | head -c 1048576 > /dev/null"
+  echo "## encrypt $name to a file on tmpfs"
+  python3 "$root/scripts/race.py" --runs "$runs" --setup "rm -f /dev/shm/bench-*.age" \
+    "zseal=$zseal encrypt --format age -r $recipient $src -o /dev/shm/bench-z.age" \
+    "zseal -c none=$zseal encrypt --format age -c none -r $recipient $src -o /dev/shm/bench-n.age" \
+    "age=age -r $recipient -o /dev/shm/bench-a.age $src" \
+    "zstd|age=zstd -3 -T0 -q -c $src | age -r $recipient -o /dev/shm/bench-b.age"
+  echo "## encrypt $name to /dev/null"
+  python3 "$root/scripts/race.py" --runs "$runs" \
+    "zseal=$zseal encrypt --format age -r $recipient $src -o /dev/null" \
+    "zseal -c none=$zseal encrypt --format age -c none -r $recipient $src -o /dev/null" \
+    "age=age -r $recipient -o /dev/null $src" \
+    "zstd|age=zstd -3 -T0 -q -c $src | age -r $recipient -o /dev/null"
+  z=$work/$name.zseal.age
+  [ -f "$z" ] || "$zseal" encrypt --format age -r "$recipient" "$src" -o "$z"
+  echo "## decrypt the age file zseal wrote of $name ($(stat -c %s "$z") bytes)"
+  python3 "$root/scripts/race.py" --runs "$runs" \
+    "zseal=$zseal decrypt -i $key $z -o /dev/null" \
+    "age|zstd=age -d -i $key $z | zstd -d -q > /dev/null"
 done
+rm -f /dev/shm/bench-*.age

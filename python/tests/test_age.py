@@ -90,3 +90,36 @@ def test_age_errors_name_what_is_wrong(tmp_path, keys, other_key):
     cut.write_bytes(bytes(raw[: header_and_nonce + 64 * KiB + 16]))
     with pytest.raises(zseal.IntegrityError, match="not its last chunk"):
         zseal.open(str(cut), "rb", identity=identity)
+
+
+def test_zseal_age_files_are_seekable_zstd_for_pyzstd(tmp_path, keys, zseal_bin):
+    """The age plaintext zseal writes is a zstd seekable-format stream that another reader of
+    that format (pyzstd's SeekableZstdFile) reads, seeks and sizes; zseal.open gives the same
+    bytes through the seek table."""
+    import pyzstd
+
+    age = peer("age")
+    if age is None:
+        pytest.skip("age is not installed")
+    identity, recipient = keys
+    data = csv_text(60000) + random.Random(9).randbytes(700 * KiB)
+    plain = tmp_path / "d.bin"
+    plain.write_bytes(data)
+    f = tmp_path / "d.bin.age"
+    subprocess.run(
+        [zseal_bin, "encrypt", "--format", "age", "--chunk-size", "256K", "-r", recipient, str(plain), "-o", str(f)],
+        check=True,
+    )
+    zst = tmp_path / "d.zst"
+    subprocess.run([age, "-d", "-i", identity, "-o", str(zst), str(f)], check=True)
+    with pyzstd.SeekableZstdFile(str(zst), "r") as s:
+        assert s.seek(0, io.SEEK_END) == len(data)
+        for at in [0, 256 * KiB - 1, len(data) // 2, len(data) - 7]:
+            s.seek(at)
+            assert s.read(1000) == data[at : at + 1000], at
+    with zseal.open(str(f), "rb", identity=identity) as z:
+        assert z.size == len(data)
+        z.seek(len(data) // 3)
+        assert z.read(5000) == data[len(data) // 3 : len(data) // 3 + 5000]
+        z.seek(0)
+        assert z.read() == data
