@@ -90,7 +90,7 @@ impl<R: Read> Sealed<R> {
             Sealed::Age(l) => {
                 let mut r = l.unlock(identities, opts)?;
                 // A failure here stays in the reader, for the first read to report in order.
-                let marked = !opts.raw_age && r.fill_buf().is_ok_and(AgeZstd::<R>::is_marked);
+                let marked = !opts.raw_age && r.peek_head().is_ok_and(AgeZstd::<R>::is_marked);
                 match marked {
                     true => Reader::AgeZstd(AgeZstd::new(r)?),
                     false => Reader::Age(r),

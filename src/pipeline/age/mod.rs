@@ -303,6 +303,16 @@ impl<R: Read> AgeReader<R> {
         self.verified
     }
 
+    /// The first plaintext bytes, from chunk 0 alone (nothing more is read ahead), for a caller
+    /// that must see them before it decides how to read on (an object is fetched as it is read).
+    pub(crate) fn peek_head(&mut self) -> io::Result<&[u8]> {
+        let saved = self.stop_at.replace(1);
+        let r = self.fill_buf().map(|_| ());
+        self.stop_at = saved;
+        r?;
+        Ok(self.cursor.available())
+    }
+
     /// Chunks released (STREAM chunks), threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
         StreamStats {
