@@ -338,3 +338,51 @@ fn a_passphrase_age_file_opens_with_age_on_its_terminal() {
         .unwrap();
     assert!(back.status.success() && back.stdout == plain);
 }
+
+/// An age file whose plaintext is `plain` exactly (`-c none`): what a key holder can craft.
+fn crafted(plain: &[u8]) -> Vec<u8> {
+    write_age(plain, Codec::None, C, 1, 3)
+}
+
+/// Crafted seek tables (a key holder's doing) are refused by name before any memory is set
+/// aside for what they claim: a frame of 4 GiB, a frame holding nothing, a frame that is not
+/// what its entry says, more frames than the limit; and a stream whose table failed stays failed.
+#[test]
+fn crafted_seek_tables_are_refused_before_they_cost_memory() {
+    use std::io::{Seek, SeekFrom};
+    use zseal::format::age::{seek_table, SEEKABLE_MARKER};
+    let frame = zstd::bulk::compress(b"hello world", 3).unwrap();
+    let cs = frame.len() as u32;
+    let with_table = |entries: &[(u32, u32)], frames: &[&[u8]]| {
+        let mut p = SEEKABLE_MARKER.to_vec();
+        for f in frames {
+            p.extend_from_slice(f);
+        }
+        p.extend(seek_table(entries));
+        crafted(&p)
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("a 4 GiB frame", with_table(&[(24, 0), (cs, u32::MAX)], &[&frame]), "not a frame zseal writes"),
+        ("an empty frame", with_table(&[(24, 0), (cs, 0)], &[&frame]), "not a frame zseal writes"),
+        ("a wrong size", with_table(&[(24, 0), (cs, 5)], &[&frame]), "its seek table entry 5"),
+        ("frames that do not tile", with_table(&[(24, 0), (cs + 1, 11)], &[&frame]), "places its frames"),
+        ("two frames in one entry", with_table(&[(24, 0), (2 * cs, 22)], &[&frame, &frame]), "is not one frame"),
+    ];
+    for (what, file, says) in cases {
+        let mut r = read_age(&file, &DecryptOptions::default());
+        let e = r.copy_range_to(0, Some(3), &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains(says), "{what}: {e}");
+    }
+    // Over the limit of frames: the footer alone is read.
+    let mut p = SEEKABLE_MARKER.to_vec();
+    p.extend_from_slice(&[0x5E, 0x2A, 0x4D, 0x18, 9, 0, 0, 0]);
+    p.extend_from_slice(&((1u32 << 24) + 1).to_le_bytes());
+    p.push(0);
+    p.extend_from_slice(&0x8F92_EAB1u32.to_le_bytes());
+    let file = crafted(&p);
+    let mut r = read_age(&file, &DecryptOptions::default());
+    let e = r.seek(SeekFrom::End(0)).unwrap_err();
+    assert!(e.to_string().contains("at most 16777216"), "{e}");
+    // The stream decoder does not go on from where the failed table left the age reader.
+    assert!(r.read(&mut [0u8; 10]).is_err(), "a failed table fails the stream");
+}

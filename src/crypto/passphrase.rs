@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 /// §10.2). About 1 GiB of memory and a few seconds.
 pub const MAX_SCRYPT_WORK_FACTOR: u8 = 22;
 
+/// The scrypt work factor of the age files a passphrase encrypts, unless set: Go age's.
+pub const AGE_WORK_FACTOR: u8 = 18;
+
 /// Stanza type of a passphrase stanza.
 pub const STANZA_TYPE: u8 = 0x01;
 const SALT_LEN: usize = 16;
@@ -88,8 +91,7 @@ impl Argon2Params {
 pub struct Passphrase {
     secret: Zeroizing<Vec<u8>>,
     params: Argon2Params,
-    /// The scrypt work factor of the age files it encrypts (`None`: age's, timed to about a
-    /// second on this machine).
+    /// The scrypt work factor of the age files it encrypts (`None`: [`AGE_WORK_FACTOR`]).
     age_work_factor: Option<u8>,
 }
 
@@ -114,7 +116,7 @@ impl Passphrase {
     }
 
     /// Sets the scrypt work factor (log2 N, 1..=22) of the age files it encrypts to; by default
-    /// age's own choice, about a second of work on this machine.
+    /// [`AGE_WORK_FACTOR`], Go age's 18.
     pub fn with_age_work_factor(mut self, log_n: u8) -> Result<Self> {
         if !(1..=MAX_SCRYPT_WORK_FACTOR).contains(&log_n) {
             return Err(Error::InvalidOption(format!(
@@ -163,9 +165,9 @@ impl Recipient for Passphrase {
     fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
         use age::Recipient as _;
         let mut r = age::scrypt::Recipient::new(self.text()?.to_owned().into());
-        if let Some(n) = self.age_work_factor {
-            r.set_work_factor(n);
-        }
+        // Go age's fixed default (the age crate's own is timed on this machine, and on a fast
+        // one could pass the cap of 22 that readers apply).
+        r.set_work_factor(self.age_work_factor.unwrap_or(AGE_WORK_FACTOR));
         let key = age_core::format::FileKey::new(Box::new(*file_key.expose()));
         let (stanzas, _labels) = r
             .wrap_file_key(&key)

@@ -159,13 +159,10 @@ fn short(s: &str) -> String {
 impl Recipient for AgeRecipient {
     fn wrap_file_key(&self, file_key: &FileKey, _rng: &mut dyn RngCore) -> Result<Vec<Stanza>> {
         // age draws its ephemeral keys from the OS RNG itself.
-        let (stanzas, _labels) = self
-            .inner
-            .wrap_file_key(&to_age_key(file_key))
-            .map_err(|e| {
-                Error::InvalidOption(format!("cannot encrypt to {}: {e}", short(&self.text)))
-            })?;
-        stanzas.iter().map(encode).collect()
+        self.wrap_age_file_key(file_key)?
+            .iter()
+            .map(encode)
+            .collect()
     }
 
     fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {

@@ -62,7 +62,16 @@ impl AgeHeader {
             });
         }
         if line.last() != Some(&b'\n') {
-            return Err(Error::Truncated("in the age header".into()));
+            return Err(match line.len() {
+                64 => Error::InvalidHeader("an age version line over 64 bytes".into()),
+                _ => Error::Truncated("in the age header".into()),
+            });
+        }
+        if line.ends_with(b"\r\n") {
+            return Err(Error::InvalidHeader(
+                "the age header has CRLF line ends (age writes LF): was the file converted as text?"
+                    .into(),
+            ));
         }
         if line != AGE_MAGIC {
             return Err(if line.starts_with(AGE_PREFIX) {
@@ -197,6 +206,11 @@ pub const SEEKABLE_MARKER: [u8; 24] = *b"\x5A\x2A\x4D\x18\x10\x00\x00\x00zseal s
 pub const SEEK_TABLE_MAGIC: u32 = 0x184D_2A5E;
 /// The seek table footer's last field.
 pub const SEEKABLE_MAGIC: u32 = 0x8F92_EAB1;
+/// The most frames (the marker included) a seek table may list, written or read: 2^24, that is
+/// 16 TiB in 1 MiB frames, and at most 400 MiB of a reader's memory (FORMAT.md §10.3).
+pub const MAX_FRAMES: u32 = 1 << 24;
+/// The largest frame's content: the largest chunk.
+pub const MAX_FRAME: usize = 1 << 24;
 /// Length of the seek table's footer: frame count, descriptor, magic.
 pub const SEEK_FOOTER_LEN: usize = 9;
 

@@ -643,18 +643,10 @@ impl<W: Write> Encryptor<W> {
         let mut total = 0;
         #[cfg(unix)]
         if self.intake.len() == 0 && self.window.threads() > 1 {
-            if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
-                use std::io::{Seek, SeekFrom};
-                let mut pos = (&mut &*f).stream_position()?;
-                let c = self.intake.chunk_size() as u64;
-                let file = Arc::new(f.try_clone()?);
-                for _ in 0..meta.len().saturating_sub(pos) / c {
-                    self.guard(|s| s.submit_at(&file, pos))?;
-                    pos += c;
-                    total += c;
-                }
-                (&mut &*f).seek(SeekFrom::Start(pos))?;
-            }
+            let c = self.intake.chunk_size();
+            total = super::intake::file_chunks(f, c, |file, pos| {
+                self.guard(|s| s.submit_at(file, pos))
+            })?;
         }
         Ok(total + self.copy_from(&mut &*f)?)
     }

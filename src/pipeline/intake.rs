@@ -3,6 +3,34 @@
 //! workers give back kept for reuse: inputs (touched all through by plaintext) apart from
 //! outputs (touched only as far as output was written), which keeps the resident set small.
 
+use crate::error::Result;
+
+/// Hands each whole chunk of `f`, a regular file, from its current position to `submit` (the
+/// shared file and the chunk's offset), and leaves `f` after the last of them: the workers read
+/// those chunks themselves with positional reads, and the caller reads the rest in order (bytes
+/// appended meanwhile included). Other files are left as they are. Returns the bytes handed out.
+#[cfg(unix)]
+pub(crate) fn file_chunks(
+    f: &std::fs::File,
+    chunk: usize,
+    mut submit: impl FnMut(&std::sync::Arc<std::fs::File>, u64) -> Result<()>,
+) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) else {
+        return Ok(0);
+    };
+    let start = (&mut &*f).stream_position()?;
+    let c = chunk as u64;
+    let file = std::sync::Arc::new(f.try_clone()?);
+    let mut pos = start;
+    for _ in 0..meta.len().saturating_sub(start) / c {
+        submit(&file, pos)?;
+        pos += c;
+    }
+    (&mut &*f).seek(SeekFrom::Start(pos))?;
+    Ok(pos - start)
+}
+
 /// Chunk buffers being filled, and spares.
 pub(crate) struct Intake {
     /// The buffer being filled: the chunk's bytes go at `at..at + chunk_size`.

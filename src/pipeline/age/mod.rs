@@ -17,7 +17,8 @@ pub use write::AgeWriter;
 
 use input::AgeInput;
 
-use super::decrypt::cursor::{Chunk, Cursor};
+use super::decrypt::cursor::{Chunk, Chunks, Cursor};
+use super::decrypt::seek::seek_target;
 use super::decrypt::{ByteRange, DecryptOptions, KeyNeeded};
 use super::window::Window;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher};
@@ -328,46 +329,6 @@ impl<R: Read> AgeReader<R> {
         self.copy_limited(w, u64::MAX)
     }
 
-    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
-        let mut total = 0u64;
-        loop {
-            let bytes = self.cursor.available();
-            let n = (bytes.len() as u64).min(limit - total) as usize;
-            timed(&mut self.stages.write, || w.write_all(&bytes[..n]))?;
-            self.cursor.advance(n);
-            total += n as u64;
-            if total == limit || !self.step()? {
-                return Ok(total);
-            }
-        }
-    }
-
-    fn step(&mut self) -> Result<bool> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.advance().inspect_err(|e| {
-            self.failed = Some(e.clone());
-            self.cursor.reset(self.cursor.position);
-        })
-    }
-
-    fn advance(&mut self) -> Result<bool> {
-        if let Some(e) = self.pending.take() {
-            return Err(e);
-        }
-        self.fill_window();
-        let window = &mut self.window;
-        match timed(&mut self.stages.wait, || window.next()) {
-            Some(Ok(g)) => {
-                self.release(g);
-                Ok(true)
-            }
-            Some(Err(e)) => Err(e),
-            None => Ok(false),
-        }
-    }
-
     fn release(&mut self, g: Group) {
         self.chunks += g.chunks;
         if g.spare.capacity() > 0 {
@@ -552,74 +513,86 @@ impl<R: Read> AgeReader<R> {
         end: Option<u64>,
         w: &mut impl Write,
     ) -> Result<u64> {
-        let range = ByteRange::new(start, end)?;
-        let skipped = self.copy_limited(&mut io::sink(), start)?;
-        if skipped < start {
-            return Err(Error::RangePastEnd {
-                what: "starts",
-                at: start,
-                len: skipped,
-            });
+        streamed_range(start, end, w, |mut w, limit| {
+            self.copy_limited(&mut w, limit)
+        })
+    }
+}
+
+/// A range of a stream that cannot seek, read from its start by `copy(w, limit)`: the bytes
+/// before the range are dropped, the range written to `w`, and the rest read to the end, so that
+/// a success means the whole file authenticated. A range past the end is found when the stream
+/// ends there.
+pub(crate) fn streamed_range(
+    start: u64,
+    end: Option<u64>,
+    w: &mut impl Write,
+    mut copy: impl FnMut(&mut dyn Write, u64) -> Result<u64>,
+) -> Result<u64> {
+    let range = ByteRange::new(start, end)?;
+    let past = |what, at, len| Error::RangePastEnd { what, at, len };
+    let skipped = copy(&mut io::sink(), start)?;
+    if skipped < start {
+        return Err(past("starts", start, skipped));
+    }
+    let n = copy(w, range.len().unwrap_or(u64::MAX))?;
+    let rest = copy(&mut io::sink(), u64::MAX)?;
+    match range.end.filter(|&e| e > start + n) {
+        Some(e) => Err(past("ends", e, start + n + rest)),
+        None => Ok(n),
+    }
+}
+
+impl<R: Read> Chunks for AgeReader<R> {
+    fn cursor(&mut self) -> &mut Cursor {
+        &mut self.cursor
+    }
+
+    fn write_time(&mut self) -> &mut std::time::Duration {
+        &mut self.stages.write
+    }
+
+    fn failure(&mut self) -> &mut Option<Error> {
+        &mut self.failed
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
         }
-        let n = self.copy_limited(w, range.len().unwrap_or(u64::MAX))?;
-        let rest = self.copy_to(&mut io::sink())?;
-        if let Some(e) = range.end.filter(|&e| e > start + n) {
-            return Err(Error::RangePastEnd {
-                what: "ends",
-                at: e,
-                len: start + n + rest,
-            });
+        self.fill_window();
+        let window = &mut self.window;
+        match timed(&mut self.stages.wait, || window.next()) {
+            Some(Ok(g)) => {
+                self.release(g);
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
         }
-        Ok(n)
     }
 }
 
 impl<R: Read> Read for AgeReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let bytes = self.cursor.available();
-            if !bytes.is_empty() {
-                let n = buf.len().min(bytes.len());
-                buf[..n].copy_from_slice(&bytes[..n]);
-                self.cursor.advance(n);
-                return Ok(n);
-            }
-            if buf.is_empty() || !self.step()? {
-                return Ok(0);
-            }
-        }
+        Ok(self.read_out(buf)?)
     }
 }
 
 impl<R: Read> BufRead for AgeReader<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.cursor.available().is_empty() {
-            if !self.step()? {
-                break;
-            }
-        }
-        Ok(self.cursor.available())
+        Ok(self.fill()?)
     }
 
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.cursor.available().len());
-        self.cursor.advance(n);
+        self.skip(n)
     }
 }
 
 impl<R: Read + Seek> Seek for AgeReader<R> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::Current(d) => self.cursor.position.checked_add_signed(d),
-            SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
-        };
-        let target = target.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek before the start of the plaintext",
-            )
-        })?;
+        let here = self.cursor.position;
+        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
         if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
             self.cursor.position = target;
         } else {

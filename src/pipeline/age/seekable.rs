@@ -7,9 +7,13 @@
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
+use super::super::decrypt::seek::seek_target;
 use super::AgeReader;
 use crate::error::{Error, Result};
-use crate::format::age::{parse_seek_footer, parse_seek_table, SEEKABLE_MARKER, SEEK_FOOTER_LEN};
+use crate::format::age::{
+    parse_seek_footer, parse_seek_table, raw_zstd_frame_len, MAX_FRAME, MAX_FRAMES,
+    SEEKABLE_MARKER, SEEK_FOOTER_LEN,
+};
 use crate::stats::StreamStats;
 
 /// Largest zstd window a frame may ask for: the largest chunk (16 MiB), what zseal writes.
@@ -51,8 +55,8 @@ pub struct AgeZstd<R: Read> {
     pos: u64,
     /// The next frame to decode in frame mode.
     next_frame: usize,
-    /// Frames from this one on are not read ahead (a range's end).
-    ended: bool,
+    /// The stream decoder reached the end (streaming mode): the whole file was decoded.
+    at_end: bool,
     failed: Option<Error>,
     packed_buf: Vec<u8>,
 }
@@ -75,7 +79,7 @@ impl<R: Read> AgeZstd<R> {
             out_start: 0,
             pos: 0,
             next_frame: 0,
-            ended: false,
+            at_end: false,
             failed: None,
             packed_buf: Vec::new(),
         })
@@ -90,9 +94,11 @@ impl<R: Read> AgeZstd<R> {
         self.age().header_len()
     }
 
-    /// The decompressed length, once the whole file was read from its first byte and verified.
+    /// The decompressed length, once the whole file was decoded from its first byte to its
+    /// verified end.
     pub fn verified_len(&self) -> Option<u64> {
-        self.age().verified_len().map(|_| self.pos)
+        let done = self.at_end && self.out_at == self.out_len;
+        self.age().verified_len().filter(|_| done).map(|_| self.pos)
     }
 
     /// STREAM chunks opened, threads, and time per stage.
@@ -128,25 +134,9 @@ impl<R: Read> AgeZstd<R> {
         end: Option<u64>,
         w: &mut impl Write,
     ) -> Result<u64> {
-        let range = super::super::ByteRange::new(start, end)?;
-        let skipped = self.copy_limited(&mut io::sink(), start)?;
-        if skipped < start {
-            return Err(Error::RangePastEnd {
-                what: "starts",
-                at: start,
-                len: skipped,
-            });
-        }
-        let n = self.copy_limited(w, range.len().unwrap_or(u64::MAX))?;
-        let rest = self.copy_to(&mut io::sink())?;
-        if let Some(e) = range.end.filter(|&e| e > start + n) {
-            return Err(Error::RangePastEnd {
-                what: "ends",
-                at: e,
-                len: start + n + rest,
-            });
-        }
-        Ok(n)
+        super::streamed_range(start, end, w, |mut w, limit| {
+            self.copy_limited(&mut w, limit)
+        })
     }
 
     /// The decompressed bytes at the position (empty at the end), decoding more if none are left.
@@ -188,6 +178,7 @@ impl<R: Read> AgeZstd<R> {
             }
         })?;
         self.out_len = n;
+        self.at_end = n == 0;
         Ok(())
     }
 
@@ -196,7 +187,7 @@ impl<R: Read> AgeZstd<R> {
         let frames = self.frames.as_ref().expect("frame mode");
         // The age reader stands at this frame's start (placed there by `place`).
         let k = self.next_frame;
-        if self.ended || k + 1 >= frames.packed.len() || self.pos >= frames.len() {
+        if k + 1 >= frames.packed.len() || self.pos >= frames.len() {
             return Ok(());
         }
         let (from, to) = (frames.packed[k], frames.packed[k + 1]);
@@ -207,13 +198,26 @@ impl<R: Read> AgeZstd<R> {
         let age = self.decoder.get_mut();
         let _ = from;
         age.read_exact(&mut self.packed_buf)?;
-        self.out.resize(dsize.max(1), 0);
-        let got = if dsize == 0 {
-            0
-        } else {
-            zstd::bulk::decompress_to_buffer(&self.packed_buf, &mut self.out[..dsize])
-                .map_err(|e| Error::Damaged(format!("zstd frame {k} inside the age file: {e}")))?
-        };
+        // Exactly one zstd frame, whose declared content size (when it has one) is its entry's,
+        // before any memory is set aside for it.
+        let bad =
+            |what: String| Error::Damaged(format!("zstd frame {k} inside the age file {what}"));
+        match zstd::zstd_safe::find_frame_compressed_size(&self.packed_buf) {
+            Ok(n) if n == csize => {}
+            _ => return Err(bad(format!("is not one frame of {csize} bytes"))),
+        }
+        match zstd::zstd_safe::get_frame_content_size(&self.packed_buf) {
+            Ok(Some(n)) if n != dsize as u64 => {
+                return Err(bad(format!(
+                    "declares {n} bytes, its seek table entry {dsize}"
+                )))
+            }
+            Ok(_) => {}
+            Err(_) => return Err(bad("has an unreadable header".into())),
+        }
+        self.out.resize(dsize, 0);
+        let got = zstd::bulk::decompress_to_buffer(&self.packed_buf, &mut self.out[..dsize])
+            .map_err(|e| bad(e.to_string()))?;
         if got != dsize {
             return Err(Error::Damaged(format!(
                 "zstd frame {k} holds {got} bytes, its seek table entry says {dsize}"
@@ -231,11 +235,21 @@ impl<R: Read + Seek> AgeZstd<R> {
     /// Loads the seek table (once) from the end of the authenticated age plaintext, and checks
     /// that its frames tile the plaintext from the marker to the table.
     fn load(&mut self) -> Result<&Frames> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         if self.frames.is_none() {
-            let frames = read_frames(self.decoder.get_mut())?;
-            self.frames = Some(frames);
-            // From here on, frame by frame: from the frame holding the position.
-            self.place(self.pos)?;
+            // A failure here leaves the age reader elsewhere than the stream decoder expects:
+            // the stream fails for good.
+            let loaded = read_frames(self.decoder.get_mut()).and_then(|frames| {
+                self.frames = Some(frames);
+                // From here on, frame by frame: from the frame holding the position.
+                self.place(self.pos)
+            });
+            if let Err(e) = loaded {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
         }
         Ok(self.frames.as_ref().expect("just loaded"))
     }
@@ -254,7 +268,6 @@ impl<R: Read + Seek> AgeZstd<R> {
         self.out_at = 0;
         self.out_len = 0;
         self.out_start = pos;
-        self.ended = false;
         Ok(())
     }
 
@@ -321,6 +334,11 @@ fn read_frames<R: Read + Seek>(age: &mut AgeReader<R>) -> Result<Frames> {
     age.read_exact(&mut foot)?;
     let (n, table_len, checksums) = parse_seek_footer(&foot)
         .ok_or_else(|| bad("footer is not a seekable-format footer".into()))?;
+    if n > MAX_FRAMES {
+        return Err(Error::Limit(format!(
+            "a zstd seek table of {n} frames (at most {MAX_FRAMES})"
+        )));
+    }
     let table_at = total
         .checked_sub(table_len)
         .ok_or_else(|| bad(format!("of {table_len} bytes is longer than the plaintext")))?;
@@ -330,6 +348,19 @@ fn read_frames<R: Read + Seek>(age: &mut AgeReader<R>) -> Result<Frames> {
     let entries = parse_seek_table(&table, n, checksums)?;
     if entries.first() != Some(&(SEEKABLE_MARKER.len() as u32, 0)) {
         return Err(bad("does not start with zseal's marker".into()));
+    }
+    // Frames as zseal writes them: each holds 1 byte to a chunk (16 MiB at most), stored in at
+    // most its raw-block size. What a reader sets aside for a frame is bounded by this.
+    let most = raw_zstd_frame_len(MAX_FRAME) as u32;
+    if let Some(i) = entries[1..]
+        .iter()
+        .position(|&(c, d)| c == 0 || d == 0 || d as usize > MAX_FRAME || c > most)
+    {
+        let (c, d) = entries[i + 1];
+        return Err(bad(format!(
+            "lists frame {} of {c} bytes holding {d}, not a frame zseal writes",
+            i + 1
+        )));
     }
     let mut packed = Vec::with_capacity(entries.len() + 1);
     let mut plain = Vec::with_capacity(entries.len() + 1);
@@ -372,17 +403,8 @@ impl<R: Read> BufRead for AgeZstd<R> {
 
 impl<R: Read + Seek> Seek for AgeZstd<R> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-            SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
-        };
-        let target = target.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek before the start of the plaintext",
-            )
-        })?;
+        let here = self.pos;
+        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
         self.reposition(target)?;
         Ok(target)
     }

@@ -24,7 +24,7 @@ use crate::crypto::{FileKey, Recipient};
 use crate::error::{Error, Result};
 use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK, CHUNK_CT,
-    NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER, TAG,
+    MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER, TAG,
 };
 use crate::format::chunk_log2_of;
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
@@ -451,6 +451,7 @@ impl<W: Write> AgeWriter<W> {
     /// The filled input buffer becomes a job: a zstd frame, or (without compression) age
     /// plaintext as it is.
     fn submit(&mut self) -> Result<()> {
+        self.check_frames()?;
         let (input, len) = self.intake.take();
         self.plaintext_len += len as u64;
         self.chunks += 1;
@@ -471,6 +472,7 @@ impl<W: Write> AgeWriter<W> {
     #[cfg(unix)]
     fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
         use std::os::unix::fs::FileExt;
+        self.check_frames()?;
         let len = self.intake.chunk_size();
         self.plaintext_len += len as u64;
         self.chunks += 1;
@@ -527,18 +529,10 @@ impl<W: Write> AgeWriter<W> {
         let mut total = 0;
         #[cfg(unix)]
         if self.intake.len() == 0 && self.window.threads() > 1 {
-            if let Some(meta) = f.metadata().ok().filter(|m| m.is_file()) {
-                use std::io::{Seek, SeekFrom};
-                let mut pos = (&mut &*f).stream_position()?;
-                let c = self.intake.chunk_size() as u64;
-                let file = Arc::new(f.try_clone()?);
-                for _ in 0..meta.len().saturating_sub(pos) / c {
-                    self.guard(|s| s.submit_at(&file, pos))?;
-                    pos += c;
-                    total += c;
-                }
-                (&mut &*f).seek(SeekFrom::Start(pos))?;
-            }
+            let c = self.intake.chunk_size();
+            total = super::super::intake::file_chunks(f, c, |file, pos| {
+                self.guard(|s| s.submit_at(file, pos))
+            })?;
         }
         Ok(total + self.copy_from(&mut &*f)?)
     }
@@ -565,6 +559,17 @@ impl<W: Write> AgeWriter<W> {
             }
             at += size;
         }
+    }
+
+    /// The seek table lists at most [`MAX_FRAMES`] frames (FORMAT.md §10.3): a writer fails
+    /// before it would write a table a reader refuses.
+    fn check_frames(&self) -> Result<()> {
+        if self.work.codec.is_some() && self.chunks + 1 >= u64::from(MAX_FRAMES) {
+            return Err(Error::Limit(format!(
+                "a compressed age file holds at most {MAX_FRAMES} frames: use a larger --chunk-size"
+            )));
+        }
+        Ok(())
     }
 
     fn add_piece(&mut self, p: Piece) {

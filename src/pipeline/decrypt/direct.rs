@@ -88,7 +88,7 @@ impl<R: Read> Decryptor<R> {
     /// Serves `buf` by the direct path when it covers at least one whole chunk from a chunk
     /// boundary on and nothing is in flight or current; `Ok(None)` otherwise (the window serves
     /// it). See the module documentation.
-    pub(super) fn read_direct(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
+    pub(super) fn read_whole_chunks(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
         let c = self.opener.chunk_size();
         let pos = self.cursor.position;
         let skip = (pos % c as u64) as usize;

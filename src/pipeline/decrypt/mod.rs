@@ -27,7 +27,7 @@ use crate::crypto::{kind_names, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};
 use crate::stats::{timed, Stages, StreamStats};
-use cursor::Cursor;
+use cursor::{Chunks, Cursor};
 use frames::Frames;
 use opener::{DataFrame, Opened, Opener};
 use verify::Verifier;
@@ -296,50 +296,6 @@ impl<R: Read> Decryptor<R> {
         self.copy_limited(w, u64::MAX)
     }
 
-    /// Writes at most `limit` bytes from the current position to `w`.
-    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
-        let mut total = 0u64;
-        loop {
-            let bytes = self.cursor.available();
-            let n = (bytes.len() as u64).min(limit - total) as usize;
-            // Nothing current (n = 0) writes nothing: write_all of an empty slice is no call.
-            timed(&mut self.stages.write, || w.write_all(&bytes[..n]))?;
-            self.cursor.advance(n);
-            total += n as u64;
-            if total == limit || !self.step()? {
-                return Ok(total);
-            }
-        }
-    }
-
-    /// Makes the next authenticated chunk current. Returns false at the end (of the container,
-    /// verified, or of a range).
-    fn step(&mut self) -> Result<bool> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.advance().inspect_err(|e| {
-            self.failed = Some(e.clone());
-            self.cursor.reset(self.cursor.position);
-        })
-    }
-
-    fn advance(&mut self) -> Result<bool> {
-        self.fill_window();
-        let window = &mut self.window;
-        match timed(&mut self.stages.wait, || window.next()) {
-            Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
-            Some(Ok(Item::Padding(spare))) => {
-                self.recycle(spare);
-                self.verifier.padding();
-                Ok(true)
-            }
-            Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
-            Some(Err(e)) => Err(e),
-            None => self.end_of_indexed().map(|()| false),
-        }
-    }
-
     /// Reads frames while the window has room. A read failure takes its place in the window, so
     /// the chunks before it still come out first: errors surface in stream order whatever the
     /// number of threads.
@@ -500,39 +456,53 @@ impl<R: Read> Decryptor<R> {
     }
 }
 
+impl<R: Read> Chunks for Decryptor<R> {
+    fn cursor(&mut self) -> &mut Cursor {
+        &mut self.cursor
+    }
+
+    fn write_time(&mut self) -> &mut std::time::Duration {
+        &mut self.stages.write
+    }
+
+    fn failure(&mut self) -> &mut Option<Error> {
+        &mut self.failed
+    }
+
+    fn read_direct(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
+        self.read_whole_chunks(buf)
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        self.fill_window();
+        let window = &mut self.window;
+        match timed(&mut self.stages.wait, || window.next()) {
+            Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
+            Some(Ok(Item::Padding(spare))) => {
+                self.recycle(spare);
+                self.verifier.padding();
+                Ok(true)
+            }
+            Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
+            Some(Err(e)) => Err(e),
+            None => self.end_of_indexed().map(|()| false),
+        }
+    }
+}
+
 impl<R: Read> Read for Decryptor<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let bytes = self.cursor.available();
-            if !bytes.is_empty() {
-                let n = buf.len().min(bytes.len());
-                buf[..n].copy_from_slice(&bytes[..n]);
-                self.cursor.advance(n);
-                return Ok(n);
-            }
-            if let Some(n) = self.read_direct(buf)? {
-                return Ok(n);
-            }
-            if buf.is_empty() || !self.step()? {
-                return Ok(0);
-            }
-        }
+        Ok(self.read_out(buf)?)
     }
 }
 
 /// Lines and other delimited reads straight from the current chunk, without a second buffer.
 impl<R: Read> BufRead for Decryptor<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.cursor.available().is_empty() {
-            if !self.step()? {
-                break;
-            }
-        }
-        Ok(self.cursor.available())
+        Ok(self.fill()?)
     }
 
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.cursor.available().len());
-        self.cursor.advance(n);
+        self.skip(n)
     }
 }

@@ -8,6 +8,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use super::cursor::Chunks;
 use super::Decryptor;
 use crate::error::{Error, Result};
 use crate::format::frame::{body_len_bounds, parse_footer, parse_frame_header};
@@ -484,20 +485,31 @@ impl<R: Read> Decryptor<R> {
     }
 }
 
+/// Where a `Seek::seek(to)` of a plaintext lands, from the position `here` and, for
+/// `SeekFrom::End`, the plaintext length: what every reader of the engine shares.
+pub(crate) fn seek_target(
+    to: SeekFrom,
+    here: u64,
+    len: impl FnOnce() -> io::Result<u64>,
+) -> io::Result<u64> {
+    let target = match to {
+        SeekFrom::Start(p) => Some(p),
+        SeekFrom::Current(d) => here.checked_add_signed(d),
+        SeekFrom::End(d) => len()?.checked_add_signed(d),
+    };
+    target.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "seek before the start of the plaintext",
+        )
+    })
+}
+
 impl<R: Read + Seek> Seek for Decryptor<R> {
     /// Seeks in the plaintext. `SeekFrom::End` and the first seek read the index.
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::Current(d) => self.cursor.position.checked_add_signed(d),
-            SeekFrom::End(d) => self.plaintext_len()?.checked_add_signed(d),
-        };
-        let target = target.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek before the start of the plaintext",
-            )
-        })?;
+        let here = self.cursor.position;
+        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
         if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
             // Inside the current chunk: nothing to fetch, and the chunks read ahead stay.
             self.cursor.position = target;
