@@ -362,11 +362,31 @@ fn crafted_seek_tables_are_refused_before_they_cost_memory() {
         crafted(&p)
     };
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("a 4 GiB frame", with_table(&[(24, 0), (cs, u32::MAX)], &[&frame]), "not a frame zseal writes"),
-        ("an empty frame", with_table(&[(24, 0), (cs, 0)], &[&frame]), "not a frame zseal writes"),
-        ("a wrong size", with_table(&[(24, 0), (cs, 5)], &[&frame]), "its seek table entry 5"),
-        ("frames that do not tile", with_table(&[(24, 0), (cs + 1, 11)], &[&frame]), "places its frames"),
-        ("two frames in one entry", with_table(&[(24, 0), (2 * cs, 22)], &[&frame, &frame]), "is not one frame"),
+        (
+            "a 4 GiB frame",
+            with_table(&[(24, 0), (cs, u32::MAX)], &[&frame]),
+            "not a frame zseal writes",
+        ),
+        (
+            "an empty frame",
+            with_table(&[(24, 0), (cs, 0)], &[&frame]),
+            "not a frame zseal writes",
+        ),
+        (
+            "a wrong size",
+            with_table(&[(24, 0), (cs, 5)], &[&frame]),
+            "its seek table entry 5",
+        ),
+        (
+            "frames that do not tile",
+            with_table(&[(24, 0), (cs + 1, 11)], &[&frame]),
+            "places its frames",
+        ),
+        (
+            "two frames in one entry",
+            with_table(&[(24, 0), (2 * cs, 22)], &[&frame, &frame]),
+            "is not one frame",
+        ),
     ];
     for (what, file, says) in cases {
         let mut r = read_age(&file, &DecryptOptions::default());
@@ -384,5 +404,8 @@ fn crafted_seek_tables_are_refused_before_they_cost_memory() {
     let e = r.seek(SeekFrom::End(0)).unwrap_err();
     assert!(e.to_string().contains("at most 16777216"), "{e}");
     // The stream decoder does not go on from where the failed table left the age reader.
-    assert!(r.read(&mut [0u8; 10]).is_err(), "a failed table fails the stream");
+    assert!(
+        r.read(&mut [0u8; 10]).is_err(),
+        "a failed table fails the stream"
+    );
 }
