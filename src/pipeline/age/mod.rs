@@ -173,6 +173,8 @@ struct Group {
     error: Option<Error>,
     /// The ciphertext buffer, for reuse.
     spare: Vec<u8>,
+    /// Time the worker spent opening the chunks (`--stats`).
+    times: crate::stats::ChunkTimes,
 }
 
 /// Decrypts an age v1 file read from `R`. Reaching the end (a read returning 0) means every
@@ -229,12 +231,16 @@ fn open_group(
     let mut error = None;
     let mut last = false;
     let mut opened = 0;
+    let mut times = crate::stats::ChunkTimes::default();
     for k in 0..count {
         let i = first + k;
         let at = k as usize * CHUNK_CT;
         let end = (at + CHUNK_CT).min(n);
         let final_piece = ends && k + 1 == count;
-        match open_chunk(cipher, i, &ct[at..end], &mut plain[len..]) {
+        let opened_chunk = timed(&mut times.cipher, || {
+            open_chunk(cipher, i, &ct[at..end], &mut plain[len..])
+        });
+        match opened_chunk {
             Ok((m, is_last)) => {
                 len += m;
                 opened += 1;
@@ -261,6 +267,7 @@ fn open_group(
         last: last && error.is_none(),
         error,
         spare: ct,
+        times,
     }
 }
 
@@ -331,6 +338,7 @@ impl<R: Read> AgeReader<R> {
 
     fn release(&mut self, g: Group) {
         self.chunks += g.chunks;
+        self.stages.add_chunk(&g.times);
         if g.spare.capacity() > 0 {
             self.spares.push(g.spare);
         }
