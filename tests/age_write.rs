@@ -409,3 +409,46 @@ fn crafted_seek_tables_are_refused_before_they_cost_memory() {
         "a failed table fails the stream"
     );
 }
+
+/// `decrypt --raw` gives a compressed age file's plaintext as `age -d` does (the seekable zstd
+/// stream); without it, the input.
+#[test]
+fn raw_gives_the_age_plaintext_as_age_does() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = mixed(700_000, 6);
+    let p = d.path().join("p");
+    std::fs::write(&p, &plain).unwrap();
+    let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    let f = d.path().join("r.age");
+    zseal()
+        .args(["encrypt", "--format", "age", "--chunk-size", "256K", "-r"])
+        .arg(public.trim())
+        .arg(&p)
+        .arg("-o")
+        .arg(&f)
+        .assert()
+        .success();
+    let key = common::keys().join("age.key");
+    let decrypt = |raw: bool| {
+        let mut c = zseal();
+        c.args(["decrypt", "-i"]).arg(&key).arg(&f);
+        if raw {
+            c.arg("--raw");
+        }
+        c.output().unwrap().stdout
+    };
+    let raw = decrypt(true);
+    assert!(raw.starts_with(&zseal::format::age::SEEKABLE_MARKER));
+    assert!(zstd::stream::decode_all(&raw[..]).unwrap() == plain);
+    assert!(decrypt(false) == plain);
+    if let Some(age) = common::peer_tool("age") {
+        let out = Command::new(age)
+            .arg("-d")
+            .arg("-i")
+            .arg(&key)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(out.stdout == raw, "age -d gives what --raw gives");
+    }
+}

@@ -23,6 +23,10 @@ pub struct Args {
     /// everything before the range is read and skipped, which is slower
     #[arg(long, value_name = "RANGE", value_parser = parse_range)]
     range: Option<ByteRange>,
+    /// For an age file zseal wrote with compression: give its plaintext as it is (the seekable
+    /// zstd stream, what `age -d` gives) instead of decompressing it
+    #[arg(long)]
+    raw: bool,
 }
 
 /// Parses `START..END` (END exclusive), `START..`, `START..+LEN` or `START..START+LEN`; every
@@ -77,6 +81,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ids: &a.ids,
         threads: c.threads,
         counter: counters.input.clone(),
+        raw_age: a.raw,
     };
     let (_, stats, clock) = match (input, a.range) {
         (Input::File(f, _), Some(r)) => job.run(keys.open(f)?, |d| {

@@ -30,6 +30,8 @@ pub struct Unlock<'a> {
     pub ids: &'a Identities,
     pub threads: usize,
     pub counter: Arc<AtomicU64>,
+    /// An age file's plaintext as it is, not decompressed (`decrypt --raw`).
+    pub raw_age: bool,
 }
 
 impl Unlock<'_> {
@@ -41,7 +43,9 @@ impl Unlock<'_> {
         let input = Counted::new(input, self.counter.clone());
         let locked = Sealed::read(input).with_context(|| format!("reading {what}"))?;
         let keys = keys_for(locked.needs(), what, self.passphrase_file, self.ids)?;
-        let opts = DecryptOptions::default().threads(self.threads);
+        let opts = DecryptOptions::default()
+            .threads(self.threads)
+            .raw_age(self.raw_age);
         locked
             .unlock(&keys.refs(), &opts)
             .with_context(|| format!("opening {what}"))

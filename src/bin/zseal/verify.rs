@@ -44,6 +44,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ids: &a.ids,
         threads: a.threads,
         counter: counters.input.clone(),
+        raw_age: false,
     };
     let dec = keys.open(input)?;
     let format = dec.format();
