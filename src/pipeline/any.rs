@@ -92,7 +92,7 @@ impl<R: Read> Sealed<R> {
                 // A failure here stays in the reader, for the first read to report in order.
                 let marked = !opts.raw_age && r.peek_head().is_ok_and(AgeZstd::<R>::is_marked);
                 match marked {
-                    true => Reader::AgeZstd(AgeZstd::new(r)?),
+                    true => Reader::AgeZstd(AgeZstd::new(r, &opts.threads)?),
                     false => Reader::Age(r),
                 }
             }
@@ -197,6 +197,16 @@ impl<R: Read + Seek> Reader<R> {
     /// The plaintext length, from the authenticated end of the file.
     pub fn plaintext_len(&mut self) -> Result<u64> {
         each!(self, d => d.plaintext_len())
+    }
+
+    /// For a whole read of a seekable input: reads now what random access reads (an age file
+    /// zseal wrote: its seek table), so that its frames are then decoded on every core rather
+    /// than by one stream decoder. Nothing for the other kinds, which read on every core anyway.
+    pub fn use_index(&mut self) -> Result<()> {
+        match self {
+            Reader::AgeZstd(d) => d.plaintext_len().map(|_| ()),
+            _ => Ok(()),
+        }
     }
 
     /// Reads nothing past plaintext byte `end - 1` until raised; `None` lifts the limit.

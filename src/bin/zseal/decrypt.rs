@@ -91,6 +91,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (Input::Remote(o), Some(r)) => job.run(keys.open(o)?, |d| {
             d.copy_range_to(r.start, r.end, &mut output)
         }),
+        // A whole file or object: an age file zseal wrote decodes its frames on every core.
+        (Input::File(f, _), None) => job.run(keys.open(f)?, |d| {
+            d.use_index()?;
+            d.copy_to(&mut output)
+        }),
+        #[cfg(feature = "remote")]
+        (Input::Remote(o), None) => job.run(keys.open(o)?, |d| {
+            d.use_index()?;
+            d.copy_to(&mut output)
+        }),
         (input, Some(r)) => job.run(keys.open(input)?, |d| {
             d.copy_range_streaming(r.start, r.end, &mut output)
         }),

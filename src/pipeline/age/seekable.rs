@@ -8,6 +8,8 @@
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
 use super::super::decrypt::seek::seek_target;
+use super::super::window::Window;
+use super::super::Threads;
 use super::AgeReader;
 use crate::error::{Error, Result};
 use crate::format::age::{
@@ -58,7 +60,13 @@ pub struct AgeZstd<R: Read> {
     /// The stream decoder reached the end (streaming mode): the whole file was decoded.
     at_end: bool,
     failed: Option<Error>,
-    packed_buf: Vec<u8>,
+    /// Frame mode: frames being decoded on the workers, in order.
+    window: Window<Decoded>,
+    /// The next frame to read and hand to a worker.
+    next_read: usize,
+    /// Frames from this one on are not read ahead (a range's end).
+    read_stop: usize,
+    spares: Vec<Vec<u8>>,
 }
 
 impl<R: Read> AgeZstd<R> {
@@ -67,7 +75,7 @@ impl<R: Read> AgeZstd<R> {
         head.starts_with(&SEEKABLE_MARKER)
     }
 
-    pub(crate) fn new(reader: AgeReader<R>) -> Result<Self> {
+    pub(crate) fn new(reader: AgeReader<R>, threads: &Threads) -> Result<Self> {
         let mut decoder = zstd::stream::read::Decoder::with_buffer(reader)?;
         decoder.window_log_max(WINDOW_LOG_MAX)?;
         Ok(AgeZstd {
@@ -81,7 +89,11 @@ impl<R: Read> AgeZstd<R> {
             next_frame: 0,
             at_end: false,
             failed: None,
-            packed_buf: Vec::new(),
+            // Sized for the default chunk: one frame in flight per worker, and two more.
+            window: Window::new(threads, 1 << 20),
+            next_read: 0,
+            read_stop: usize::MAX,
+            spares: Vec::new(),
         })
     }
 
@@ -182,53 +194,97 @@ impl<R: Read> AgeZstd<R> {
         Ok(())
     }
 
-    /// Frame mode: decodes the next frame (the one holding the position after a seek).
+    /// Frame mode: the next frame (the one holding the position after a seek) becomes current,
+    /// decoded on a worker; the frames after it are read and handed out while the window has room.
     fn decode_frame(&mut self) -> Result<()> {
         let frames = self.frames.as_ref().expect("frame mode");
-        // The age reader stands at this frame's start (placed there by `place`).
-        let k = self.next_frame;
-        if k + 1 >= frames.packed.len() || self.pos >= frames.len() {
+        if self.pos >= frames.len() {
             return Ok(());
         }
-        let (from, to) = (frames.packed[k], frames.packed[k + 1]);
-        let (p0, p1) = (frames.plain[k], frames.plain[k + 1]);
-        let csize = (to - from) as usize;
-        let dsize = (p1 - p0) as usize;
-        self.packed_buf.resize(csize, 0);
-        let age = self.decoder.get_mut();
-        let _ = from;
-        age.read_exact(&mut self.packed_buf)?;
-        // Exactly one zstd frame, whose declared content size (when it has one) is its entry's,
-        // before any memory is set aside for it.
-        let bad =
-            |what: String| Error::Damaged(format!("zstd frame {k} inside the age file {what}"));
-        match zstd::zstd_safe::find_frame_compressed_size(&self.packed_buf) {
-            Ok(n) if n == csize => {}
-            _ => return Err(bad(format!("is not one frame of {csize} bytes"))),
-        }
-        match zstd::zstd_safe::get_frame_content_size(&self.packed_buf) {
-            Ok(Some(n)) if n != dsize as u64 => {
-                return Err(bad(format!(
-                    "declares {n} bytes, its seek table entry {dsize}"
-                )))
-            }
-            Ok(_) => {}
-            Err(_) => return Err(bad("has an unreadable header".into())),
-        }
-        self.out.resize(dsize, 0);
-        let got = zstd::bulk::decompress_to_buffer(&self.packed_buf, &mut self.out[..dsize])
-            .map_err(|e| bad(e.to_string()))?;
-        if got != dsize {
-            return Err(Error::Damaged(format!(
-                "zstd frame {k} holds {got} bytes, its seek table entry says {dsize}"
-            )));
-        }
-        self.next_frame = k + 1;
+        self.read_frames_ahead();
+        let Some(done) = self.window.next() else {
+            return Ok(()); // a range's last frame was the one before
+        };
+        let d = done?;
+        let frames = self.frames.as_ref().expect("frame mode");
+        let (p0, p1) = (frames.plain[d.k], frames.plain[d.k + 1]);
+        let old = std::mem::replace(&mut self.out, d.plain);
+        self.spares.push(old);
+        self.spares.push(d.packed);
+        self.next_frame = d.k + 1;
         self.out_start = p0;
         self.out_at = (self.pos - p0) as usize;
-        self.out_len = dsize;
+        self.out_len = (p1 - p0) as usize;
         Ok(())
     }
+
+    /// Reads the frames after the last one read, in order, from the age reader (which opens
+    /// their chunks on the workers), and hands each to a worker to decode, while the window has
+    /// room and the read-ahead limit allows. A read failure takes its place in the window.
+    fn read_frames_ahead(&mut self) {
+        let frames = self.frames.as_ref().expect("frame mode");
+        let last = (frames.packed.len() - 1).min(self.read_stop);
+        while self.window.has_room() && self.next_read < last {
+            let frames = self.frames.as_ref().expect("frame mode");
+            let k = self.next_read;
+            let csize = (frames.packed[k + 1] - frames.packed[k]) as usize;
+            let dsize = (frames.plain[k + 1] - frames.plain[k]) as usize;
+            let mut packed = self.spares.pop().unwrap_or_default();
+            packed.resize(csize, 0);
+            self.next_read += 1;
+            match self.decoder.get_mut().read_exact(&mut packed) {
+                Ok(()) => {
+                    let out = self.spares.pop().unwrap_or_default();
+                    self.window.push(move || decode(k, packed, dsize, out));
+                }
+                Err(e) => {
+                    self.window.push_done(Err(e.into()));
+                    self.next_read = last;
+                }
+            }
+        }
+    }
+}
+
+/// A decoded frame, back from a worker, with the buffer of its compressed bytes.
+struct Decoded {
+    k: usize,
+    plain: Vec<u8>,
+    packed: Vec<u8>,
+}
+
+/// Decodes frame `k` (`packed`, all of it) of `dsize` bytes into `out`: exactly one zstd frame,
+/// whose declared content size (when it has one) is its entry's, checked before any memory is
+/// set aside for it.
+fn decode(k: usize, packed: Vec<u8>, dsize: usize, mut out: Vec<u8>) -> Result<Decoded> {
+    let bad = |what: String| Error::Damaged(format!("zstd frame {k} inside the age file {what}"));
+    let csize = packed.len();
+    match zstd::zstd_safe::find_frame_compressed_size(&packed) {
+        Ok(n) if n == csize => {}
+        _ => return Err(bad(format!("is not one frame of {csize} bytes"))),
+    }
+    match zstd::zstd_safe::get_frame_content_size(&packed) {
+        Ok(Some(n)) if n != dsize as u64 => {
+            return Err(bad(format!(
+                "declares {n} bytes, its seek table entry {dsize}"
+            )))
+        }
+        Ok(_) => {}
+        Err(_) => return Err(bad("has an unreadable header".into())),
+    }
+    out.resize(dsize, 0);
+    let got = zstd::bulk::decompress_to_buffer(&packed, &mut out[..dsize])
+        .map_err(|e| bad(e.to_string()))?;
+    if got != dsize {
+        return Err(bad(format!(
+            "holds {got} bytes, its seek table entry says {dsize}"
+        )));
+    }
+    Ok(Decoded {
+        k,
+        plain: out,
+        packed,
+    })
 }
 
 impl<R: Read + Seek> AgeZstd<R> {
@@ -263,6 +319,8 @@ impl<R: Read + Seek> AgeZstd<R> {
         };
         let at = frames.packed[k];
         self.decoder.get_mut().seek(SeekFrom::Start(at))?;
+        self.window.clear();
+        self.next_read = k;
         self.next_frame = k;
         self.pos = pos;
         self.out_at = 0;
@@ -311,13 +369,14 @@ impl<R: Read + Seek> AgeZstd<R> {
     /// Reads no age chunk past the frame holding decompressed byte `end - 1`; `None` lifts it.
     pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
         let frames = self.load()?;
-        let limit = match end {
+        let (limit, stop) = match end {
             Some(e) if e < frames.len() => {
                 let k = frames.at(e.saturating_sub(1));
-                Some(frames.packed[k + 1])
+                (Some(frames.packed[k + 1]), k + 1)
             }
-            _ => None,
+            _ => (None, usize::MAX),
         };
+        self.read_stop = stop;
         self.decoder.get_mut().limit_read_ahead(limit)
     }
 }
