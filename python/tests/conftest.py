@@ -24,7 +24,7 @@ def zseal_bin() -> str:
     """The command-line tool of the same checkout, to cross-check the Python package."""
     path = os.environ.get("ZSEAL_BIN") or str(ROOT / "target" / "release" / "zseal")
     if not Path(path).exists():
-        pytest.fail(f"{path} is missing: run `cargo build --release` (scripts/test-all does)")
+        pytest.fail(f"{path} is missing: run `cargo build --release`, or set ZSEAL_BIN (scripts/test-all builds target/ci/zseal and sets it)")
     return path
 
 
