@@ -34,7 +34,8 @@ pub struct AgeInfo {
     /// The file's length (decoded), when the input is a file.
     pub file_len: Option<u64>,
     /// STREAM chunks and the plaintext length they make, from the file's length (exact, as
-    /// every chunk but the last is full; not authenticated).
+    /// every chunk but the last is full; not authenticated). The age plaintext: in a file zseal
+    /// wrote with zstd, the compressed stream, whose decompressed length needs the key.
     pub chunks: Option<u64>,
     /// See `chunks`.
     pub plaintext_len: Option<u64>,

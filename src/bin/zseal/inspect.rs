@@ -95,7 +95,9 @@ fn age_text(a: &AgeInfo, name: &str) -> String {
                 "  file:        {len} bytes ({}), {n} chunks\n",
                 human_bytes(len)
             );
-            t += &format!("  plaintext:   {p} bytes (from the file's length)\n");
+            t += &format!(
+                "  plaintext:   {p} bytes (from the file's length; in a file zseal wrote with zstd, the compressed input)\n"
+            );
         }
         _ => t += "  plaintext:   unknown (read from a pipe)\n",
     }
