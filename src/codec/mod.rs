@@ -323,7 +323,7 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// One zstd frame, exactly, whose window is at most the chunk (`out.len()`, a power of two):
 /// FORMAT.md §3.1. zstd itself would also take skippable frames, several frames in a row, and
 /// a window up to the decoder's limit.
-fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
+pub(crate) fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
     if !input.starts_with(&ZSTD_MAGIC) {
         return Err("is not a zstd frame (a skippable frame or another format)".into());
     }

@@ -259,9 +259,8 @@ struct Decoded {
 fn decode(k: usize, packed: Vec<u8>, dsize: usize, mut out: Vec<u8>) -> Result<Decoded> {
     let bad = |what: String| Error::Damaged(format!("zstd frame {k} inside the age file {what}"));
     let csize = packed.len();
-    match zstd::zstd_safe::find_frame_compressed_size(&packed) {
-        Ok(n) if n == csize => {}
-        _ => return Err(bad(format!("is not one frame of {csize} bytes"))),
+    if zstd::zstd_safe::find_frame_compressed_size(&packed) != Ok(csize) {
+        return Err(bad(format!("is not one frame of {csize} bytes")));
     }
     match zstd::zstd_safe::get_frame_content_size(&packed) {
         Ok(Some(n)) if n != dsize as u64 => {
@@ -273,8 +272,8 @@ fn decode(k: usize, packed: Vec<u8>, dsize: usize, mut out: Vec<u8>) -> Result<D
         Err(_) => return Err(bad("has an unreadable header".into())),
     }
     out.resize(dsize, 0);
-    let got = zstd::bulk::decompress_to_buffer(&packed, &mut out[..dsize])
-        .map_err(|e| bad(e.to_string()))?;
+    // The codec's decoder: one context per worker thread, not one per frame.
+    let got = crate::codec::zstd_decompress(&packed, &mut out[..dsize]).map_err(bad)?;
     if got != dsize {
         return Err(bad(format!(
             "holds {got} bytes, its seek table entry says {dsize}"
