@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::Intake;
+use super::intake::{Fill, Intake};
 use super::window::Window;
 use super::Threads;
 use crate::codec::Codec;
@@ -617,19 +617,7 @@ impl<W: Write> Encryptor<W> {
     /// Reads `r` to its end straight into chunk buffers (no intermediate copy) and returns the
     /// number of bytes read. Short reads from pipes still produce full chunks.
     pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        self.check()?;
-        let mut total = 0u64;
-        loop {
-            let fill = self.intake.room();
-            let n = timed(&mut self.stages.read, || crate::io::read_full(r, fill))?;
-            self.intake.filled(n);
-            total += n as u64;
-            // read_full stops short only at the end of the input.
-            if !self.intake.is_full() {
-                return Ok(total);
-            }
-            self.guard(|s| s.submit())?;
-        }
+        self.fill_from(r)
     }
 
     /// Reads the file `f` from its current position to its end, as [`Encryptor::copy_from`]
@@ -661,7 +649,7 @@ impl<W: Write> Encryptor<W> {
     pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
         self.check()?;
         if self.intake.len() > 0 {
-            self.guard(|s| s.submit())?;
+            self.guard(|s| s.submit_chunk())?;
         }
         while let Some(r) = self.wait_oldest() {
             self.emit(r?)?;
@@ -715,24 +703,8 @@ impl<W: Write> Encryptor<W> {
         r
     }
 
-    fn check(&self) -> Result<()> {
-        match &self.failed {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
-    }
-
-    /// Runs `f`; if it fails, the stream stays failed (sticky errors).
-    fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let r = f(self);
-        if let Err(e) = &r {
-            self.failed = Some(e.clone());
-        }
-        r
-    }
-
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
-    fn submit(&mut self) -> Result<()> {
+    fn submit_chunk(&mut self) -> Result<()> {
         let (input, len) = self.intake.take();
         self.submit_with(len, input, |sealer, job| {
             sealer.seal_buffer(job, None, ChunkTimes::default())
@@ -848,14 +820,27 @@ impl<W: Write> Encryptor<W> {
     }
 }
 
+impl<W: Write> Fill for Encryptor<W> {
+    fn intake(&mut self) -> &mut Intake {
+        &mut self.intake
+    }
+
+    fn read_time(&mut self) -> &mut std::time::Duration {
+        &mut self.stages.read
+    }
+
+    fn failure(&mut self) -> &mut Option<Error> {
+        &mut self.failed
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        self.submit_chunk()
+    }
+}
+
 impl<W: Write> Write for Encryptor<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.check()?;
-        let n = self.intake.write(buf);
-        if self.intake.is_full() {
-            self.guard(|s| s.submit())?;
-        }
-        Ok(n)
+        Ok(self.fill_with(buf)?)
     }
 
     /// Writes out the chunks already sealed. A partial chunk stays buffered until it is full or

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::encrypt::EncryptOptions;
-use super::super::intake::Intake;
+use super::super::intake::{Fill, Intake};
 use super::super::window::Window;
 use super::GROUP;
 use crate::codec::Codec;
@@ -358,18 +358,7 @@ impl<W: Write> AgeWriter<W> {
 
     /// Reads `r` to its end straight into chunk buffers; returns the bytes read.
     pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        self.check()?;
-        let mut total = 0u64;
-        loop {
-            let room = self.intake.room();
-            let n = timed(&mut self.stages.read, || crate::io::read_full(r, room))?;
-            self.intake.filled(n);
-            total += n as u64;
-            if !self.intake.is_full() {
-                return Ok(total);
-            }
-            self.guard(|s| s.submit())?;
-        }
+        self.fill_from(r)
     }
 
     /// Ends the file: the last chunk, the seek table, the final STREAM chunk; flushes and
@@ -392,7 +381,7 @@ impl<W: Write> AgeWriter<W> {
 
     fn end(&mut self) -> Result<()> {
         if self.intake.len() > 0 {
-            self.submit()?;
+            self.submit_chunk()?;
         }
         // Every frame back, in order, before the table.
         while let Some(d) = self.next_done() {
@@ -428,21 +417,6 @@ impl<W: Write> AgeWriter<W> {
         }
     }
 
-    fn check(&self) -> Result<()> {
-        match &self.failed {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
-    }
-
-    fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let r = f(self);
-        if let Err(e) = &r {
-            self.failed = Some(e.clone());
-        }
-        r
-    }
-
     fn next_done(&mut self) -> Option<Result<Done>> {
         let window = &mut self.window;
         timed(&mut self.stages.wait, || window.next())
@@ -450,7 +424,7 @@ impl<W: Write> AgeWriter<W> {
 
     /// The filled input buffer becomes a job: a zstd frame, or (without compression) age
     /// plaintext as it is.
-    fn submit(&mut self) -> Result<()> {
+    fn submit_chunk(&mut self) -> Result<()> {
         self.check_frames()?;
         let (input, len) = self.intake.take();
         self.plaintext_len += len as u64;
@@ -710,14 +684,27 @@ impl<W: Write> AgeWriter<W> {
     }
 }
 
+impl<W: Write> Fill for AgeWriter<W> {
+    fn intake(&mut self) -> &mut Intake {
+        &mut self.intake
+    }
+
+    fn read_time(&mut self) -> &mut std::time::Duration {
+        &mut self.stages.read
+    }
+
+    fn failure(&mut self) -> &mut Option<Error> {
+        &mut self.failed
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        self.submit_chunk()
+    }
+}
+
 impl<W: Write> Write for AgeWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.check()?;
-        let n = self.intake.write(buf);
-        if self.intake.is_full() {
-            self.guard(|s| s.submit())?;
-        }
-        Ok(n)
+        Ok(self.fill_with(buf)?)
     }
 
     /// Writes out what is sealed already; the pending plaintext stays until it fills a job.
