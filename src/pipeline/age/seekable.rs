@@ -7,6 +7,7 @@
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
+use super::super::decrypt::cursor::{Chunk, Cursor};
 use super::super::decrypt::seek::seek_target;
 use super::super::window::Window;
 use super::super::Threads;
@@ -48,15 +49,8 @@ pub struct AgeZstd<R: Read> {
     /// Streaming mode: zstd's decoder over the age plaintext.
     decoder: zstd::stream::read::Decoder<'static, AgeReader<R>>,
     frames: Option<Frames>,
-    /// Decompressed bytes being handed out: `out[out_at..out_len]`, from offset `out_start`.
-    out: Vec<u8>,
-    out_at: usize,
-    out_len: usize,
-    out_start: u64,
-    /// Position of the next byte a read returns.
-    pos: u64,
-    /// The next frame to decode in frame mode.
-    next_frame: usize,
+    /// The position, and the decompressed bytes being handed out (the engine's cursor).
+    cursor: Cursor,
     /// The stream decoder reached the end (streaming mode): the whole file was decoded.
     at_end: bool,
     failed: Option<Error>,
@@ -81,12 +75,7 @@ impl<R: Read> AgeZstd<R> {
         Ok(AgeZstd {
             decoder,
             frames: None,
-            out: Vec::new(),
-            out_at: 0,
-            out_len: 0,
-            out_start: 0,
-            pos: 0,
-            next_frame: 0,
+            cursor: Cursor::new(),
             at_end: false,
             failed: None,
             // Sized for the default chunk: one frame in flight per worker, and two more.
@@ -109,8 +98,9 @@ impl<R: Read> AgeZstd<R> {
     /// The decompressed length, once the whole file was decoded from its first byte to its
     /// verified end.
     pub fn verified_len(&self) -> Option<u64> {
-        let done = self.at_end && self.out_at == self.out_len;
-        self.age().verified_len().filter(|_| done).map(|_| self.pos)
+        let done = self.at_end && self.cursor.available().is_empty();
+        let pos = self.cursor.position;
+        self.age().verified_len().filter(|_| done).map(|_| pos)
     }
 
     /// STREAM chunks opened, threads, and time per stage.
@@ -156,30 +146,39 @@ impl<R: Read> AgeZstd<R> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        if self.out_at == self.out_len {
+        if self.cursor.available().is_empty() {
             if let Err(e) = self.refill() {
                 self.failed = Some(e.clone());
                 return Err(e);
             }
         }
-        Ok(&self.out[self.out_at..self.out_len])
+        Ok(self.cursor.available())
     }
 
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.out_len - self.out_at);
-        self.out_at += n;
-        self.pos += n as u64;
+        let n = n.min(self.cursor.available().len());
+        self.cursor.advance(n);
+    }
+
+    /// Makes `buf[..len]`, the plaintext from offset `start`, current; keeps the buffer it
+    /// replaces.
+    fn load_chunk(&mut self, buf: Vec<u8>, len: usize, start: u64) {
+        let old = self.cursor.load(Chunk {
+            buf,
+            bytes: 0..len,
+            start,
+        });
+        self.spares.push(old);
     }
 
     fn refill(&mut self) -> Result<()> {
-        self.out_start = self.pos;
-        self.out_at = 0;
-        self.out_len = 0;
         if self.frames.is_some() {
             return self.decode_frame();
         }
-        self.out.resize(STEP, 0);
-        let n = self.decoder.read(&mut self.out).map_err(|e| {
+        let start = self.cursor.position;
+        let mut buf = self.spares.pop().unwrap_or_default();
+        buf.resize(STEP, 0);
+        let n = self.decoder.read(&mut buf).map_err(|e| {
             let e = Error::from(e);
             match e {
                 // zstd's own errors are damage a key holder made: name them as such.
@@ -189,7 +188,7 @@ impl<R: Read> AgeZstd<R> {
                 e => e,
             }
         })?;
-        self.out_len = n;
+        self.load_chunk(buf, n, start);
         self.at_end = n == 0;
         Ok(())
     }
@@ -198,7 +197,7 @@ impl<R: Read> AgeZstd<R> {
     /// decoded on a worker; the frames after it are read and handed out while the window has room.
     fn decode_frame(&mut self) -> Result<()> {
         let frames = self.frames.as_ref().expect("frame mode");
-        if self.pos >= frames.len() {
+        if self.cursor.position >= frames.len() {
             return Ok(());
         }
         self.read_frames_ahead();
@@ -208,13 +207,8 @@ impl<R: Read> AgeZstd<R> {
         let d = done?;
         let frames = self.frames.as_ref().expect("frame mode");
         let (p0, p1) = (frames.plain[d.k], frames.plain[d.k + 1]);
-        let old = std::mem::replace(&mut self.out, d.plain);
-        self.spares.push(old);
         self.spares.push(d.packed);
-        self.next_frame = d.k + 1;
-        self.out_start = p0;
-        self.out_at = (self.pos - p0) as usize;
-        self.out_len = (p1 - p0) as usize;
+        self.load_chunk(d.plain, (p1 - p0) as usize, p0);
         Ok(())
     }
 
@@ -299,7 +293,7 @@ impl<R: Read + Seek> AgeZstd<R> {
             let loaded = read_frames(self.decoder.get_mut()).and_then(|frames| {
                 self.frames = Some(frames);
                 // From here on, frame by frame: from the frame holding the position.
-                self.place(self.pos)
+                self.place(self.cursor.position)
             });
             if let Err(e) = loaded {
                 self.failed = Some(e.clone());
@@ -320,11 +314,7 @@ impl<R: Read + Seek> AgeZstd<R> {
         self.decoder.get_mut().seek(SeekFrom::Start(at))?;
         self.window.clear();
         self.next_read = k;
-        self.next_frame = k;
-        self.pos = pos;
-        self.out_at = 0;
-        self.out_len = 0;
-        self.out_start = pos;
+        self.cursor.reset(pos);
         Ok(())
     }
 
@@ -340,9 +330,8 @@ impl<R: Read + Seek> AgeZstd<R> {
         }
         self.load()?;
         // Inside the frame decoded last: nothing to read.
-        if pos >= self.out_start && pos < self.out_start + self.out_len as u64 {
-            self.out_at = (pos - self.out_start) as usize;
-            self.pos = pos;
+        if self.cursor.holds(pos) {
+            self.cursor.position = pos;
             return Ok(());
         }
         self.place(pos)
@@ -461,7 +450,7 @@ impl<R: Read> BufRead for AgeZstd<R> {
 
 impl<R: Read + Seek> Seek for AgeZstd<R> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let here = self.pos;
+        let here = self.cursor.position;
         let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
         self.reposition(target)?;
         Ok(target)
