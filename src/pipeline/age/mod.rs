@@ -129,7 +129,6 @@ impl<R: Read> AgeLocked<R> {
             window: Window::new(&opts.threads, GROUP * CHUNK),
             cursor: Cursor::new(),
             payload_at: self.header.len + NONCE_LEN as u64,
-            header_len: self.header.len,
             next: 0,
             stop_at: None,
             ended: false,
@@ -186,7 +185,6 @@ pub struct AgeReader<R: Read> {
     cursor: Cursor,
     /// Offset of chunk 0 in the decoded file.
     payload_at: u64,
-    header_len: u64,
     /// The next chunk to read.
     next: u64,
     /// Chunks from this one on are not read (a range's end, or the final chunk's successor).
@@ -303,7 +301,7 @@ fn open_chunk(
 impl<R: Read> AgeReader<R> {
     /// Length of the (decoded) header in bytes.
     pub fn header_len(&self) -> u64 {
-        self.header_len
+        self.payload_at - NONCE_LEN as u64
     }
 
     /// The plaintext length, once the whole file was read from its first byte and verified.
