@@ -60,7 +60,10 @@ pub struct AgeZstd<R: Read> {
     next_read: usize,
     /// Frames from this one on are not read ahead (a range's end).
     read_stop: usize,
+    /// Buffers for reuse: decoded frames (and streamed steps), and compressed frames, kept
+    /// apart so that neither is handed out for the other and grown again.
     spares: Vec<Vec<u8>>,
+    spare_packed: Vec<Vec<u8>>,
 }
 
 impl<R: Read> AgeZstd<R> {
@@ -83,6 +86,7 @@ impl<R: Read> AgeZstd<R> {
             next_read: 0,
             read_stop: usize::MAX,
             spares: Vec::new(),
+            spare_packed: Vec::new(),
         })
     }
 
@@ -207,7 +211,7 @@ impl<R: Read> AgeZstd<R> {
         let d = done?;
         let frames = self.frames.as_ref().expect("frame mode");
         let (p0, p1) = (frames.plain[d.k], frames.plain[d.k + 1]);
-        self.spares.push(d.packed);
+        self.spare_packed.push(d.packed);
         self.load_chunk(d.plain, (p1 - p0) as usize, p0);
         Ok(())
     }
@@ -223,7 +227,7 @@ impl<R: Read> AgeZstd<R> {
             let k = self.next_read;
             let csize = (frames.packed[k + 1] - frames.packed[k]) as usize;
             let dsize = (frames.plain[k + 1] - frames.plain[k]) as usize;
-            let mut packed = self.spares.pop().unwrap_or_default();
+            let mut packed = self.spare_packed.pop().unwrap_or_default();
             packed.resize(csize, 0);
             self.next_read += 1;
             match self.decoder.get_mut().read_exact(&mut packed) {
