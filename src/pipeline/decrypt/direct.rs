@@ -241,7 +241,7 @@ impl<R: Read> Decryptor<R> {
                 Target::Part {
                     skip: head,
                     dest,
-                    spare: self.spares.pop().unwrap_or_default(),
+                    spare: self.chunk_spare(),
                 }
             };
             head = 0;

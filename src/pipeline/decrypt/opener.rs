@@ -61,8 +61,9 @@ impl Opener {
         self.header.chunk_size()
     }
 
-    /// Length of every buffer of the stream: room for any frame body (a padded one included)
-    /// or a chunk. Buffers are recycled at this length, so no chunk pays for zeroing memory.
+    /// Room for any frame body (a padded one included) or a chunk: the most a buffer of the
+    /// stream grows to. Buffers keep the length they grew to when recycled, so a page is zeroed
+    /// once, not per chunk.
     pub(crate) fn buffer_len(&self) -> usize {
         self.chunk_size() + PAD_HEADER_LEN + TAG_LEN
     }
@@ -193,7 +194,11 @@ impl Opener {
         let (plain, content, spare) = match stored {
             FrameKind::Raw => (body, content, spare),
             _ => {
-                spare.resize(self.buffer_len(), 0);
+                if spare.len() < self.chunk_size() {
+                    // A new buffer comes zeroed from the allocator (fresh pages, zeroed by the
+                    // kernel when first written), not written with zeros here first.
+                    spare = vec![0; self.buffer_len()];
+                }
                 let out = &mut spare[..self.chunk_size()];
                 let n = self.decompress(index, &body[content], out, &mut times)?;
                 (spare, 0..n, body)
