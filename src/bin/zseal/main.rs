@@ -3,6 +3,9 @@
 //! `zseal: error: …`; exit codes are 0 (ok), 1 (failure), 2 (usage), 128 + signal (interrupted
 //! by SIGINT, SIGTERM or SIGHUP: temporary outputs removed), 141 (the reader of our output went away).
 
+// The unit tests of this binary install their own allocator (keys.rs).
+#[cfg(not(test))]
+mod alloc;
 mod bench;
 mod common;
 mod decrypt;
