@@ -5,6 +5,10 @@
 //! the source or sink is called back with the GIL taken again. The chunk work itself runs on the
 //! library's shared pool, so a large read uses every core.
 
+// The command's allocator (huge pages for chunk buffers): every file a Dask task opens allocates
+// its chunk buffers afresh, and with 4 KiB pages each costs 2,048 faults (docs/PERFORMANCE.md).
+#[path = "../../src/bin/zseal/alloc.rs"]
+mod alloc;
 mod records;
 
 use std::collections::HashMap;
