@@ -68,4 +68,5 @@ def main():
             json.dump(out, f, indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()
