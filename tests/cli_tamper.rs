@@ -89,3 +89,55 @@ fn every_flipped_byte_and_every_cut_fails_cleanly_through_the_cli() {
         );
     }
 }
+
+/// Frames of 2 MiB and more are read by the workers from the input file itself: through the
+/// command, a whole file decrypts to its plaintext, and damage in or around such a frame fails
+/// as it does from a pipe (the same message), exits 1 and leaves no output.
+#[test]
+fn long_frames_read_by_the_workers_fail_as_from_a_pipe() {
+    let d = tempfile::tempdir().unwrap();
+    let pw = common::pass("cli tamper");
+    let pass_file = d.path().join("pw");
+    std::fs::write(&pass_file, "cli tamper\n").unwrap();
+    let big = 4 << 20;
+    let plain = common::noise(2 * big + 99, 5);
+    let opts = EncryptOptions::default().chunk_size(big);
+    let sealed = common::seal(&plain, &pw, &opts, 78);
+    let (code, err) = run_decrypt(d.path(), &sealed, &pass_file);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(std::fs::read(d.path().join("out")).unwrap() == plain);
+    std::fs::remove_file(d.path().join("out")).unwrap();
+    let from_pipe = |c: &[u8]| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zseal"))
+            .args(["decrypt", "--passphrase-file"])
+            .arg(&pass_file)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader may stop at the damage before taking everything.
+        let _ = child.stdin.take().unwrap().write_all(c);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (
+            o.status.code().unwrap_or(-1),
+            err.replace("standard input", "FILE"),
+        )
+    };
+    let second_body = sealed.len() / 2;
+    let mut cases = vec![
+        sealed[..second_body].to_vec(),
+        sealed[..sealed.len() - 40].to_vec(),
+    ];
+    let mut flipped = sealed.clone();
+    flipped[second_body] ^= 1;
+    cases.push(flipped);
+    for c in cases {
+        let (code, err) = run_decrypt(d.path(), &c, &pass_file);
+        let err = err.replace(&d.path().join("in.zseal").display().to_string(), "FILE");
+        assert_eq!(code, 1, "{err}");
+        assert_eq!((code, err), from_pipe(&c), "{} bytes", c.len());
+    }
+}

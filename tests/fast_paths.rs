@@ -235,3 +235,90 @@ fn an_adaptive_level_rises_for_a_slow_output_and_stays_low_for_a_fast_one() {
         level1.len()
     );
 }
+
+/// What decrypting `c` gives: the bytes released (to a writer, which keeps whatever came before
+/// a failure) and the outcome. With `positional`, `c` is read from a file that starts with junk,
+/// and the workers read the long frame bodies from a second handle to it by offset.
+fn released(c: &[u8], threads: usize, positional: bool) -> (Vec<u8>, Result<u64, String>) {
+    use std::io::Write as _;
+    let pw = pass("pw");
+    let opts = zseal::DecryptOptions::default().threads(threads);
+    let mut out = Vec::new();
+    let r = if positional {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"junk before the container").unwrap();
+        f.write_all(c).unwrap();
+        f.seek(SeekFrom::Start(25)).unwrap();
+        let bodies = f.try_clone().unwrap();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        zseal::Sealed::read(f)
+            .and_then(|s| s.unlock(&[&pw], &opts))
+            .and_then(|mut d| {
+                d.read_bodies_from(bodies, Some(count.clone()))?;
+                d.copy_to(&mut out)
+            })
+    } else {
+        zseal::Sealed::read(c)
+            .and_then(|s| s.unlock(&[&pw], &opts))
+            .and_then(|mut d| d.copy_to(&mut out))
+    };
+    (out, r.map_err(|e| e.to_string()))
+}
+
+/// Decryption's fast path: from a regular file, workers read frame bodies of 2 MiB and more
+/// themselves by offset, and the calling thread only the headers. Whole or damaged, the file must
+/// give exactly what a sequential read gives: the same bytes released before a failure and the
+/// same error, on 1 and 2 threads, with the container at an offset of its file.
+#[test]
+fn frame_bodies_read_by_the_workers_give_what_a_sequential_read_gives() {
+    const BIG: usize = 4 << 20;
+    // Raw (random) chunks of 4 MiB, a compressed one between them, a short raw last one.
+    let mut plain = noise(2 * BIG, 3);
+    plain.extend(data(BIG));
+    plain.extend(noise(BIG + 777, 4));
+    let opts = EncryptOptions::default().chunk_size(BIG).threads(2);
+    let c = common::seal(&plain, &pass("pw"), &opts, 9);
+    let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
+    let fr = frames(&c, header_len);
+    // Frames 0, 1 and 3 are read by the workers; 2 (compressed) and 4 (777 bytes) are not.
+    assert_eq!(fr.len(), 6, "5 data frames and the final frame");
+    assert!(fr[2].1 < 2 << 20 && fr[4].1 < 2 << 20 && fr[3].1 > 2 << 20);
+    let (body1, body4) = (fr[1].0 + 5, fr[3].0 + 5);
+    let mut cases: Vec<(String, Vec<u8>)> = vec![("whole".into(), c.clone())];
+    for cut in [
+        body1 + 1000,
+        fr[2].0 + 2,
+        body4 + BIG / 2,
+        c.len() - 30,
+        c.len() - 1,
+    ] {
+        cases.push((format!("cut at {cut}"), c[..cut].to_vec()));
+    }
+    for flip in [body1 + 12345, body4 + 3, fr[3].0] {
+        let mut d = c.clone();
+        d[flip] ^= 0x20;
+        cases.push((format!("bit flipped at {flip}"), d));
+    }
+    let mut longer = c.clone();
+    longer.extend_from_slice(b"appended");
+    cases.push(("junk appended".into(), longer));
+    for (what, bytes) in &cases {
+        for threads in [1, 2] {
+            let expect = released(bytes, threads, false);
+            let got = released(bytes, threads, true);
+            assert!(
+                got.0 == expect.0,
+                "{what}, {threads} thread(s): released {} bytes, a sequential read {}",
+                got.0.len(),
+                expect.0.len()
+            );
+            assert_eq!(got.1, expect.1, "{what}, {threads} thread(s)");
+            if what == "whole" {
+                assert_eq!(got.0, plain);
+                assert_eq!(got.1, Ok(plain.len() as u64));
+            } else {
+                assert!(got.1.is_err(), "{what}: {:?}", got.1);
+            }
+        }
+    }
+}

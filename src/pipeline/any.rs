@@ -209,6 +209,21 @@ impl<R: Read + Seek> Reader<R> {
         }
     }
 
+    /// For a container read from a regular file: `file` is a second handle to that file (a
+    /// clone), from which the workers read long frame bodies themselves, by offset, adding what
+    /// they read to `count`; the calling thread reads only the frame headers. Nothing for other
+    /// inputs or for age files.
+    pub fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        match self {
+            Reader::Zseal(d) => d.read_bodies_from(file, count),
+            _ => Ok(()),
+        }
+    }
+
     /// Reads nothing past plaintext byte `end - 1` until raised; `None` lifts the limit.
     pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
         each!(self, d => d.limit_read_ahead(end))

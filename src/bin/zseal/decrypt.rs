@@ -92,10 +92,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             d.copy_range_to(r.start, r.end, &mut output)
         }),
         // A whole file or object: an age file zseal wrote decodes its frames on every core.
-        (Input::File(f, _), None) => job.run(keys.open(f)?, |d| {
-            d.use_index()?;
-            d.copy_to(&mut output)
-        }),
+        (Input::File(f, _), None) => {
+            // The workers read long frame bodies from the file themselves.
+            let bodies = f.try_clone()?;
+            let count = counters.input.clone();
+            job.run(keys.open(f)?, |d| {
+                d.use_index()?;
+                d.read_bodies_from(bodies, Some(count))?;
+                d.copy_to(&mut output)
+            })
+        }
         #[cfg(feature = "remote")]
         (Input::Remote(o), None) => job.run(keys.open(o)?, |d| {
             d.use_index()?;

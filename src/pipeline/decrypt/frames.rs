@@ -33,6 +33,9 @@ pub(crate) struct Frames<R> {
     pub(crate) listed: Option<(u64, usize)>,
     /// Time spent reading.
     pub(crate) read_time: Duration,
+    /// Moves `inner` past `n` bytes and returns where they start, for an input that can seek
+    /// (set by [`Frames::can_skip`]): the bodies a worker reads itself.
+    skip: Option<fn(&mut R, u64) -> io::Result<u64>>,
 }
 
 impl<R: Read> Frames<R> {
@@ -48,6 +51,7 @@ impl<R: Read> Frames<R> {
             peeked: None,
             listed: None,
             read_time: Duration::ZERO,
+            skip: None,
         }
     }
 
@@ -134,6 +138,19 @@ impl<R: Read> Frames<R> {
         Ok(())
     }
 
+    /// Moves past the body of the frame whose header was just read without reading it, counts
+    /// the frame, and returns the input's offset of the body; `None` (nothing moved) when the
+    /// input cannot seek. The body is checked by whoever reads it there: a short read is a cut
+    /// container.
+    pub(crate) fn pass_body(&mut self, body_len: usize) -> Result<Option<u64>> {
+        let Some(skip) = self.skip else {
+            return Ok(None);
+        };
+        let at = skip(&mut self.inner, body_len as u64)?;
+        self.next += 1;
+        Ok(Some(at))
+    }
+
     /// After the final frame of `n` data frames: the index (checked against its authenticated
     /// digest), the footer, and the end of the input.
     pub(crate) fn read_trailer(&mut self, n: u64, index_digest: &[u8; 32]) -> Result<()> {
@@ -158,6 +175,16 @@ impl<R: Read> Frames<R> {
 }
 
 impl<R: Read + Seek> Frames<R> {
+    /// Lets [`Frames::pass_body`] seek past bodies.
+    pub(crate) fn can_skip(&mut self) {
+        self.skip = Some(|r, n| {
+            let at = r.stream_position()?;
+            let to = i64::try_from(n).map_err(|_| io::Error::other("frame body too long"))?;
+            r.seek(SeekFrom::Current(to))?;
+            Ok(at)
+        });
+    }
+
     /// Goes to frame `index`, which starts at container offset `at`.
     pub(crate) fn seek_to(&mut self, index: u64, at: u64) -> Result<()> {
         self.inner.seek(SeekFrom::Start(at))?;

@@ -86,6 +86,47 @@ pub struct Decryptor<R: Read> {
     stages: Stages,
     /// Frames handed to the workers to open (the final frame is not counted).
     frames_opened: u64,
+    /// The regular file the container is read from, when the workers read long frame bodies
+    /// from it themselves ([`Decryptor::read_bodies_from`]).
+    bodies: Option<Arc<BodyFile>>,
+}
+
+/// Frame bodies this long and longer are read by the worker that opens them, when the input is
+/// a regular file: the calling thread only reads headers. Shorter ones (compressed text, about
+/// 1 MiB per 8 MiB chunk) cost the calling thread little, and a read of its own each would cost
+/// a worker two system calls.
+const WORKER_READ_MIN: usize = 2 << 20;
+
+/// A regular file that workers read frame bodies from, by offset, and the counter of bytes read
+/// from the input (a progress display's).
+struct BodyFile {
+    file: std::fs::File,
+    count: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl BodyFile {
+    /// Reads the body of frame `index`, `buf.len()` bytes at offset `at`.
+    #[cfg(unix)]
+    fn read(&self, index: u64, buf: &mut [u8], at: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        match self.file.read_exact_at(buf, at) {
+            Ok(()) => {
+                if let Some(c) = &self.count {
+                    c.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(Error::Truncated(format!("inside frame {index}")))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn read(&self, _: u64, _: &mut [u8], _: u64) -> Result<()> {
+        Err(Error::Bug("positional reads need a unix system".into()))
+    }
 }
 
 /// Which key a container needs, decided from its (not yet authenticated) header: what a front
@@ -231,6 +272,7 @@ impl<R: Read> Locked<R> {
             spares: Vec::new(),
             stages: Stages::default(),
             frames_opened: 0,
+            bodies: None,
         })
     }
 }
@@ -281,7 +323,7 @@ impl<R: Read> Decryptor<R> {
     /// Chunks released, threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
         let mut stages = self.stages;
-        stages.read = self.frames.read_time;
+        stages.read += self.frames.read_time;
         StreamStats {
             chunks: self.verifier.chunks,
             frames_opened: self.frames_opened,
@@ -312,6 +354,19 @@ impl<R: Read> Decryptor<R> {
     fn read_frame(&mut self) -> Result<()> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
+        if body_len >= WORKER_READ_MIN
+            && matches!(
+                kind,
+                FrameKind::Compressed | FrameKind::Raw | FrameKind::Padded
+            )
+        {
+            if let Some(file) = self.bodies.clone() {
+                if let Some(at) = self.frames.pass_body(body_len)? {
+                    self.push_read_by_worker(file, index, kind, body_len, at);
+                    return Ok(());
+                }
+            }
+        }
         let mut body = self.read_body(body_len)?;
         if kind == FrameKind::Final {
             body.truncate(body_len);
@@ -341,6 +396,40 @@ impl<R: Read> Decryptor<R> {
         self.window
             .push(move || opener.open_chunk(frame, hash, spare).map(Item::Chunk));
         Ok(())
+    }
+
+    /// Hands data frame `index`, whose body (`body_len` bytes at offset `at` of `file`) the
+    /// calling thread passed over, to a worker that reads it and opens it.
+    fn push_read_by_worker(
+        &mut self,
+        file: Arc<BodyFile>,
+        index: u64,
+        kind: FrameKind,
+        body_len: usize,
+        at: u64,
+    ) {
+        let mut body = self.fitting_spare(body_len);
+        if body.len() < body_len {
+            body = vec![0; body_len];
+        }
+        self.verifier.frame_read(body_len);
+        self.frames_opened += 1;
+        let spare = self.chunk_spare();
+        let hash = self.verifier.chunk_hash();
+        let opener = Arc::clone(&self.opener);
+        self.window.push(move || {
+            let mut read = std::time::Duration::ZERO;
+            timed(&mut read, || file.read(index, &mut body[..body_len], at))?;
+            let frame = DataFrame {
+                index,
+                kind,
+                body,
+                body_len,
+            };
+            let mut o = opener.open_chunk(frame, hash, spare)?;
+            o.times.read += read;
+            Ok(Item::Chunk(o))
+        });
     }
 
     /// Reads the body of the frame whose header was just read into a spare buffer, sized to
@@ -486,6 +575,24 @@ fn pick_spare(spares: &mut Vec<Vec<u8>>, len: usize, room: usize) -> Vec<u8> {
         )
     });
     best.map(|i| spares.swap_remove(i)).unwrap_or_default()
+}
+
+impl<R: Read + io::Seek> Decryptor<R> {
+    /// See [`Reader::read_bodies_from`](crate::pipeline::any::Reader::read_bodies_from): `file`
+    /// must be the file this decryptor reads (a frame read from anything else fails its
+    /// authentication). Ignored unless `file` is a regular file on a unix system.
+    pub fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        if !cfg!(unix) || !file.metadata()?.is_file() {
+            return Ok(());
+        }
+        self.frames.can_skip();
+        self.bodies = Some(Arc::new(BodyFile { file, count }));
+        Ok(())
+    }
 }
 
 impl<R: Read> Chunks for Decryptor<R> {
