@@ -351,23 +351,15 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// Reads one frame: a data frame goes to a worker, the final frame to the end of the window.
+    /// A long data body of a regular file is left for the worker to read ([`Self::pass_long_body`]).
     fn read_frame(&mut self) -> Result<()> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
-        if body_len >= WORKER_READ_MIN
-            && matches!(
-                kind,
-                FrameKind::Compressed | FrameKind::Raw | FrameKind::Padded
-            )
-        {
-            if let Some(file) = self.bodies.clone() {
-                if let Some(at) = self.frames.pass_body(body_len)? {
-                    self.push_read_by_worker(file, index, kind, body_len, at);
-                    return Ok(());
-                }
-            }
+        let deferred = self.pass_long_body(kind, body_len)?;
+        let mut body = self.frame_buffer(body_len);
+        if deferred.is_none() {
+            self.frames.read_body(&mut body[..body_len])?;
         }
-        let mut body = self.read_body(body_len)?;
         if kind == FrameKind::Final {
             body.truncate(body_len);
             self.frames.ended = true;
@@ -387,58 +379,59 @@ impl<R: Read> Decryptor<R> {
         }
         let spare = self.chunk_spare();
         let hash = self.verifier.chunk_hash();
-        let frame = DataFrame {
+        let mut frame = DataFrame {
             index,
             kind,
             body,
             body_len,
         };
-        self.window
-            .push(move || opener.open_chunk(frame, hash, spare).map(Item::Chunk));
-        Ok(())
-    }
-
-    /// Hands data frame `index`, whose body (`body_len` bytes at offset `at` of `file`) the
-    /// calling thread passed over, to a worker that reads it and opens it.
-    fn push_read_by_worker(
-        &mut self,
-        file: Arc<BodyFile>,
-        index: u64,
-        kind: FrameKind,
-        body_len: usize,
-        at: u64,
-    ) {
-        let mut body = self.fitting_spare(body_len);
-        if body.len() < body_len {
-            body = vec![0; body_len];
-        }
-        self.verifier.frame_read(body_len);
-        self.frames_opened += 1;
-        let spare = self.chunk_spare();
-        let hash = self.verifier.chunk_hash();
-        let opener = Arc::clone(&self.opener);
         self.window.push(move || {
             let mut read = std::time::Duration::ZERO;
-            timed(&mut read, || file.read(index, &mut body[..body_len], at))?;
-            let frame = DataFrame {
-                index,
-                kind,
-                body,
-                body_len,
-            };
+            if let Some((file, at)) = deferred {
+                let body = &mut frame.body[..body_len];
+                timed(&mut read, || file.read(index, body, at))?;
+            }
             let mut o = opener.open_chunk(frame, hash, spare)?;
             o.times.read += read;
             Ok(Item::Chunk(o))
         });
+        Ok(())
     }
 
-    /// Reads the body of the frame whose header was just read into a spare buffer, sized to
-    /// hold any frame of the stream.
-    fn read_body(&mut self, body_len: usize) -> Result<Vec<u8>> {
-        let mut body = self.fitting_spare(body_len);
-        if body.len() < body_len {
-            body.resize(body_len, 0);
+    /// For a data frame of [`WORKER_READ_MIN`] bytes or more of a regular file
+    /// ([`Decryptor::read_bodies_from`]): moves past its body, unread, and returns the file and
+    /// the body's offset, for the worker that opens the frame to read it there.
+    fn pass_long_body(
+        &mut self,
+        kind: FrameKind,
+        body_len: usize,
+    ) -> Result<Option<(Arc<BodyFile>, u64)>> {
+        let data = matches!(
+            kind,
+            FrameKind::Compressed | FrameKind::Raw | FrameKind::Padded
+        );
+        let Some(file) = self
+            .bodies
+            .clone()
+            .filter(|_| data && body_len >= WORKER_READ_MIN)
+        else {
+            return Ok(None);
+        };
+        Ok(self.frames.pass_body(body_len)?.map(|at| (file, at)))
+    }
+
+    /// A spare buffer ([`Self::fitting_spare`]) grown to hold a body of `len` bytes.
+    fn frame_buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut body = self.fitting_spare(len);
+        if body.len() < len {
+            body.resize(len, 0);
         }
+        body
+    }
+
+    /// Reads the body of the frame whose header was just read into a spare buffer.
+    fn read_body(&mut self, body_len: usize) -> Result<Vec<u8>> {
+        let mut body = self.frame_buffer(body_len);
         self.frames.read_body(&mut body[..body_len])?;
         Ok(body)
     }
