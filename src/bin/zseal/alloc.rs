@@ -23,55 +23,40 @@ struct HugeForLarge;
 #[global_allocator]
 static ALLOC: HugeForLarge = HugeForLarge;
 
-/// Advises huge pages for the whole 2 MiB pages within `len` bytes at `ptr`.
-fn advise(ptr: *mut u8, len: usize) {
+/// Advises huge pages for the whole 2 MiB pages within the block of `len` bytes at `ptr`, when
+/// it is a large one (and was allocated); returns `ptr`.
+fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
     #[cfg(target_os = "linux")]
-    {
+    if len >= 2 * HUGE && !ptr.is_null() {
         let start = (ptr as usize).next_multiple_of(HUGE);
         let end = (ptr as usize).saturating_add(len) / HUGE * HUGE;
-        if end > start {
-            if let Some(p) = std::ptr::NonNull::new(start as *mut std::ffi::c_void) {
-                // SAFETY: see the module documentation; [start, end) lies inside the block.
-                let _ = unsafe {
-                    nix::sys::mman::madvise(
-                        p,
-                        end - start,
-                        nix::sys::mman::MmapAdvise::MADV_HUGEPAGE,
-                    )
-                };
-            }
+        if let Some(p) = std::ptr::NonNull::new(start as *mut std::ffi::c_void) {
+            // SAFETY: see the module documentation; [start, end) lies inside the block, and
+            // holds at least one whole 2 MiB page since the block is at least two long.
+            let _ = unsafe {
+                nix::sys::mman::madvise(p, end - start, nix::sys::mman::MmapAdvise::MADV_HUGEPAGE)
+            };
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
+    let _ = len;
+    ptr
 }
 
 unsafe impl GlobalAlloc for HugeForLarge {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged (module documentation).
-        let p = unsafe { System.alloc(layout) };
-        if layout.size() >= 2 * HUGE && !p.is_null() {
-            advise(p, layout.size());
-        }
-        p
+        advise(unsafe { System.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged (module documentation).
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if layout.size() >= 2 * HUGE && !p.is_null() {
-            advise(p, layout.size());
-        }
-        p
+        advise(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded unchanged (module documentation).
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if new_size >= 2 * HUGE && !p.is_null() {
-            advise(p, new_size);
-        }
-        p
+        advise(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
