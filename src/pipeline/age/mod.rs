@@ -579,21 +579,7 @@ impl<R: Read> Chunks for AgeReader<R> {
     }
 }
 
-impl<R: Read> Read for AgeReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        Ok(self.read_out(buf)?)
-    }
-}
-
-impl<R: Read> BufRead for AgeReader<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Ok(self.fill()?)
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.skip(n)
-    }
-}
+crate::pipeline::decrypt::cursor::read_via_chunks!(AgeReader);
 
 impl<R: Read + Seek> Seek for AgeReader<R> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {

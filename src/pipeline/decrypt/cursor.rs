@@ -87,6 +87,30 @@ impl Cursor {
     }
 }
 
+/// `Read` and `BufRead` for a reader `$t<R>` that implements [`Chunks`] (a blanket impl over
+/// `Chunks` is not allowed for foreign traits): reads, lines and other delimited reads come
+/// straight from the current chunk, without a second buffer.
+macro_rules! read_via_chunks {
+    ($t:ident) => {
+        impl<R: std::io::Read> std::io::Read for $t<R> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                Ok(self.read_out(buf)?)
+            }
+        }
+
+        impl<R: std::io::Read> std::io::BufRead for $t<R> {
+            fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+                Ok(self.fill()?)
+            }
+
+            fn consume(&mut self, n: usize) {
+                self.skip(n)
+            }
+        }
+    };
+}
+pub(crate) use read_via_chunks;
+
 /// A stream of authenticated chunks behind a [`Cursor`]: the container's `Decryptor` and the age
 /// reader. What reading out of one means is written once, here: bytes from the current chunk,
 /// then the next (a failure is sticky, and the position stays where the last good byte ended).

@@ -9,7 +9,7 @@
 //! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks),
 //! [`Cursor`](cursor) (where the reader is), and [`seek`] (the index, seeking and ranges).
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 pub(crate) mod cursor;
@@ -622,22 +622,7 @@ impl<R: Read> Chunks for Decryptor<R> {
     }
 }
 
-impl<R: Read> Read for Decryptor<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        Ok(self.read_out(buf)?)
-    }
-}
-
-/// Lines and other delimited reads straight from the current chunk, without a second buffer.
-impl<R: Read> BufRead for Decryptor<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Ok(self.fill()?)
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.skip(n)
-    }
-}
+cursor::read_via_chunks!(Decryptor);
 
 #[cfg(test)]
 mod tests {
