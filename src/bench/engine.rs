@@ -312,10 +312,10 @@ fn seal_chunk(case: &Case, keyed: &Keyed, i: u64, plain: &[u8]) -> Result<Frame>
             // What zseal writes: the engine's own per-chunk job (its frame, its raw fallback).
             digest(case.hash, plain);
             let s = keyed.sealer.seal_chunk(i, plain)?;
-            let kind = s.frame[0];
+            let bytes = s.bytes();
             frame(
-                kind == FrameKind::Compressed.byte(),
-                s.frame[FRAME_HEADER_LEN..s.frame_len].to_vec(),
+                bytes[0] == FrameKind::Compressed.byte(),
+                bytes[FRAME_HEADER_LEN..].to_vec(),
             )
         }
         Order::EncryptThenCompress => {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{Fill, Intake};
+use super::intake::{aligned_at, Fill, Intake, ALIGN};
 use super::window::Window;
 use super::Threads;
 use crate::codec::Codec;
@@ -212,19 +212,24 @@ pub(crate) struct Job {
     len: usize,
     /// The codec for this chunk (its level varies with `EncryptOptions::adapt`).
     codec: Codec,
-    /// The plaintext at [`Sealer::data_at`] (or room for it, for a positional read).
+    /// The plaintext at `at` (at [`Sealer::data_at`] or up to [`ALIGN`] - 1 bytes after it),
+    /// or room for it, for a positional read (which places it itself).
     input: Vec<u8>,
+    at: usize,
     /// Where a compressed chunk goes.
     output: Vec<u8>,
 }
 
 /// One sealed chunk, back from a worker, with its buffers for reuse.
 pub(crate) struct Sealed {
+    /// The frame is `frame[start..start + frame_len]`.
     pub(crate) frame: Vec<u8>,
+    pub(crate) start: usize,
     pub(crate) frame_len: usize,
-    /// The job's other buffer: the input (plaintext at [`Sealer::data_at`]) when the frame was
-    /// written into the output buffer, else the unused output buffer.
+    /// The job's other buffer: the input (plaintext at `other_at`) when the frame was written
+    /// into the output buffer, else the unused output buffer.
     other: Vec<u8>,
+    other_at: usize,
     /// The chunk was stored raw and sealed where it was read: `frame` is the input buffer.
     in_place: bool,
     plain_len: usize,
@@ -235,11 +240,16 @@ pub(crate) struct Sealed {
 impl Sealed {
     /// The chunk's plaintext, when it is still there (it is, unless sealed in place; the digest
     /// needs it only for XXH3, which is never sealed in place).
-    fn plaintext(&self, at: usize) -> &[u8] {
+    fn plaintext(&self) -> &[u8] {
         match self.in_place {
             true => &[],
-            false => &self.other[at..at + self.plain_len],
+            false => &self.other[self.other_at..self.other_at + self.plain_len],
         }
+    }
+
+    /// The frame's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.frame[self.start..self.start + self.frame_len]
     }
 
     /// The input buffer and the output buffer, for reuse.
@@ -286,10 +296,16 @@ impl Sealer {
         FRAME_HEADER_LEN + if self.padded { PAD_HEADER_LEN } else { 0 }
     }
 
-    /// Length of every buffer: a whole frame whatever the chunk becomes (the codec's worst case
-    /// is at least the chunk, so at least a padded chunk's class cap too).
-    pub(crate) fn buffer_len(&self) -> usize {
+    /// Room for a whole frame whatever the chunk becomes (the codec's worst case is at least the
+    /// chunk, so at least a padded chunk's class cap too).
+    fn frame_room(&self) -> usize {
         self.data_at() + self.codec.out_len(self.chunk_size()) + TAG_LEN
+    }
+
+    /// Length of every buffer: a frame's room, after up to [`ALIGN`] - 1 bytes that place a
+    /// chunk's plaintext where the kernel copies into it fastest ([`aligned_at`]).
+    pub(crate) fn buffer_len(&self) -> usize {
+        self.frame_room() + ALIGN
     }
 
     /// A new buffer. It comes zeroed from the allocator (fresh pages), so an output buffer's
@@ -309,6 +325,7 @@ impl Sealer {
             len: plain.len(),
             codec: self.codec,
             input,
+            at,
             output: self.new_buffer(),
         };
         self.seal_buffer(job, None, ChunkTimes::default())
@@ -322,7 +339,8 @@ impl Sealer {
         let (index, len) = (job.index, job.len);
         let mut times = ChunkTimes::default();
         let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
-        let at = self.data_at();
+        let at = aligned_at(&job.input, self.data_at(), offset);
+        job.at = at;
         let mut pos = offset;
         for piece in job.input[at..at + len].chunks_mut(READ_PIECE) {
             timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
@@ -342,9 +360,10 @@ impl Sealer {
     }
 
     /// Hashes (unless `hash` is given), compresses or stores raw, pads, seals and frames the
-    /// chunk at [`Sealer::data_at`] of `input`. A compressed chunk goes into `output`; a raw
-    /// one is sealed in place, in `input`, except with XXH3, whose in-order digest still needs
-    /// the plaintext (it is copied into `output` then).
+    /// chunk at `job.at` of `input`. A compressed chunk goes into `output`; a raw one is sealed
+    /// in place, in `input` (its frame starts [`Sealer::data_at`] bytes before the plaintext),
+    /// except with XXH3, whose in-order digest still needs the plaintext (it is copied into
+    /// `output` then).
     fn seal_buffer(
         &self,
         job: Job,
@@ -356,9 +375,10 @@ impl Sealer {
             len,
             codec,
             mut input,
+            at,
             mut output,
         } = job;
-        let at = self.data_at();
+        let d = self.data_at();
         let full = self.buffer_len();
         input.resize(full, 0);
         output.resize(full, 0);
@@ -370,34 +390,36 @@ impl Sealer {
             }),
         };
         let compressed = timed(&mut times.codec, || {
-            let room = &mut output[at..full - TAG_LEN];
+            let room = &mut output[d..self.frame_room() - TAG_LEN];
             codec.compress(&input[data.clone()], room, self.chunk_log2)
         })?;
         let in_place = compressed.is_none() && self.hash != HashAlg::Xxh3;
-        let (mut frame, other, mut kind, mut body) = match compressed {
-            Some(n) => (output, input, FrameKind::Compressed, n),
-            None if in_place => (input, output, FrameKind::Raw, len),
+        let (mut frame, start, other, mut kind, mut body) = match compressed {
+            Some(n) => (output, 0, input, FrameKind::Compressed, n),
+            None if in_place => (input, at - d, output, FrameKind::Raw, len),
             None => {
-                output[data.clone()].copy_from_slice(&input[data]);
-                (output, input, FrameKind::Raw, len)
+                output[d..d + len].copy_from_slice(&input[data]);
+                (output, 0, input, FrameKind::Raw, len)
             }
         };
         if self.padded {
             // FORMAT.md §3.3: `stored || content_len || content || zeros` to the class length.
             let padded = pad_class(PAD_HEADER_LEN + body, self.chunk_size());
-            let b = &mut frame[FRAME_HEADER_LEN..];
+            let b = &mut frame[start + FRAME_HEADER_LEN..];
             b[0] = kind.byte();
             b[1..PAD_HEADER_LEN].copy_from_slice(&(body as u32).to_le_bytes());
             b[PAD_HEADER_LEN + body..padded].fill(0);
             (kind, body) = (FrameKind::Padded, padded);
         }
         let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame, index, false, kind, body)
+            self.seal_into(&mut frame[start..], index, false, kind, body)
         });
         Ok(Sealed {
             frame,
+            start,
             frame_len,
             other,
+            other_at: at,
             in_place,
             plain_len: len,
             hash,
@@ -705,8 +727,8 @@ impl<W: Write> Encryptor<W> {
 
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit_chunk(&mut self) -> Result<()> {
-        let (input, len) = self.intake.take();
-        self.submit_with(len, input, |sealer, job| {
+        let (input, at, len) = self.intake.take();
+        self.submit_with(len, input, at, |sealer, job| {
             sealer.seal_buffer(job, None, ChunkTimes::default())
         })
     }
@@ -717,7 +739,9 @@ impl<W: Write> Encryptor<W> {
         let len = self.intake.chunk_size();
         let input = self.intake.input_buffer();
         let file = Arc::clone(file);
-        self.submit_with(len, input, move |sealer, job| {
+        // The worker's read places the plaintext in the buffer (`Job::at`).
+        let at = self.sealer.data_at();
+        self.submit_with(len, input, at, move |sealer, job| {
             sealer.read_and_seal(job, &file, offset)
         })
     }
@@ -727,6 +751,7 @@ impl<W: Write> Encryptor<W> {
         &mut self,
         len: usize,
         input: Vec<u8>,
+        at: usize,
         run: impl FnOnce(&Sealer, Job) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
         let index = self.tally.chunks;
@@ -753,6 +778,7 @@ impl<W: Write> Encryptor<W> {
             len,
             codec,
             input,
+            at,
             output,
         };
         let sealer = Arc::clone(&self.sealer);
@@ -796,7 +822,7 @@ impl<W: Write> Encryptor<W> {
 
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
-        let (inner, bytes) = (&mut self.inner, &s.frame[..s.frame_len]);
+        let (inner, bytes) = (&mut self.inner, s.bytes());
         let mut wrote = std::time::Duration::ZERO;
         timed(&mut wrote, || inner.write_all(bytes))?;
         self.stages.write += wrote;
@@ -811,9 +837,7 @@ impl<W: Write> Encryptor<W> {
         self.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
-        self.tally
-            .digest
-            .push(s.plaintext(self.sealer.data_at()), &s.hash);
+        self.tally.digest.push(s.plaintext(), &s.hash);
         let (input, output) = s.into_buffers();
         self.intake.recycle(input, output);
         Ok(())
@@ -1012,6 +1036,49 @@ mod tests {
             let opts = EncryptOptions::default().chunk_size(chunk).threads(2);
             let enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
             assert_eq!(enc.window.limit(), limit, "{chunk}");
+        }
+    }
+
+    /// Where the plaintext sits in its buffer ([`aligned_at`] moves it up to 63 bytes on)
+    /// changes nothing in the frame: raw (sealed in place), compressed, padded, and raw with
+    /// XXH3 (copied out), each at every start.
+    #[test]
+    fn a_frame_is_the_same_wherever_its_plaintext_sits() {
+        let text: Vec<u8> = (0..4096u32).map(|i| b"abcabd"[(i % 6) as usize]).collect();
+        let mut noise = vec![0u8; 4096];
+        blake3::Hasher::new().finalize_xof().fill(&mut noise);
+        let key = [9u8; 32];
+        for (hash, padded) in [
+            (HashAlg::Blake3, false),
+            (HashAlg::Blake3, true),
+            (HashAlg::Xxh3, false),
+        ] {
+            let sealer =
+                Sealer::new(Cipher::Aes256Gcm, &key, Codec::Zstd(3), hash, 12).with_padding(padded);
+            for plain in [&text[..], &noise[..], &noise[..100]] {
+                let want = sealer.seal_chunk(3, plain).unwrap();
+                for shift in 0..ALIGN {
+                    let at = sealer.data_at() + shift;
+                    let mut input = sealer.new_buffer();
+                    input[at..at + plain.len()].copy_from_slice(plain);
+                    let job = Job {
+                        index: 3,
+                        len: plain.len(),
+                        codec: sealer.codec,
+                        input,
+                        at,
+                        output: sealer.new_buffer(),
+                    };
+                    let got = sealer
+                        .seal_buffer(job, None, ChunkTimes::default())
+                        .unwrap();
+                    assert_eq!(got.bytes(), want.bytes(), "{hash:?} {padded} {shift}");
+                    assert_eq!(got.in_place, plain[0] != b'a' && hash != HashAlg::Xxh3);
+                    if !got.in_place {
+                        assert_eq!(got.plaintext(), plain);
+                    }
+                }
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::encrypt::EncryptOptions;
-use super::super::intake::{Fill, Intake};
+use super::super::intake::{aligned_at, Fill, Intake, ALIGN};
 use super::super::window::Window;
 use super::GROUP;
 use crate::codec::Codec;
@@ -171,10 +171,10 @@ enum Done {
 }
 
 impl Work {
-    /// Chunk `input[..len]` as one zstd frame in `out`.
-    fn frame(&self, input: Vec<u8>, len: usize, mut out: Vec<u8>) -> Result<Done> {
+    /// Chunk `input[at..at + len]` as one zstd frame in `out`.
+    fn frame(&self, input: Vec<u8>, at: usize, len: usize, mut out: Vec<u8>) -> Result<Done> {
         let mut times = ChunkTimes::default();
-        let plain = &input[..len];
+        let plain = &input[at..at + len];
         if out.len() < len {
             out.resize(len, 0);
         }
@@ -186,7 +186,7 @@ impl Work {
         let Some(n) = compressed else {
             return Ok(Done::Raw {
                 src: Source::Buf(Arc::new(input), Spare::Input),
-                offset: 0,
+                offset: at as u64,
                 plain: len,
                 unused: vec![out],
                 times,
@@ -333,7 +333,7 @@ impl<W: Write> AgeWriter<W> {
         }
         Ok(AgeWriter {
             inner,
-            intake: Intake::new(0, chunk_size, chunk_size),
+            intake: Intake::new(0, chunk_size, chunk_size + ALIGN),
             work: Arc::new(work),
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
@@ -426,7 +426,7 @@ impl<W: Write> AgeWriter<W> {
     /// plaintext as it is.
     fn submit_chunk(&mut self) -> Result<()> {
         self.check_frames()?;
-        let (input, len) = self.intake.take();
+        let (input, at, len) = self.intake.take();
         self.plaintext_len += len as u64;
         self.chunks += 1;
         self.make_room()?;
@@ -434,9 +434,9 @@ impl<W: Write> AgeWriter<W> {
             Some(_) => {
                 let out = self.intake.output_buffer();
                 let work = Arc::clone(&self.work);
-                self.window.push(move || work.frame(input, len, out));
+                self.window.push(move || work.frame(input, at, len, out));
             }
-            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, 0..len)),
+            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len)),
         }
         Ok(())
     }
@@ -478,9 +478,12 @@ impl<W: Write> AgeWriter<W> {
                             },
                         });
                     }
-                    timed(&mut read, || file.read_exact_at(&mut input[..len], offset))
-                        .map_err(shorter)?;
-                    let mut done = work.frame(input, len, out)?;
+                    let at = aligned_at(&input, 0, offset);
+                    timed(&mut read, || {
+                        file.read_exact_at(&mut input[at..at + len], offset)
+                    })
+                    .map_err(shorter)?;
+                    let mut done = work.frame(input, at, len, out)?;
                     if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
                         times.read += read;
                     }

@@ -21,6 +21,7 @@ mod verify;
 
 pub use seek::ByteRange;
 
+use super::intake::{aligned_at, ALIGN};
 use super::window::Window;
 use super::Threads;
 use crate::crypto::{kind_names, FileKey, Identity};
@@ -356,7 +357,10 @@ impl<R: Read> Decryptor<R> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
         let deferred = self.pass_long_body(kind, body_len)?;
-        let mut body = self.frame_buffer(body_len);
+        let mut body = match deferred {
+            Some(_) => self.frame_buffer(body_len + ALIGN),
+            None => self.frame_buffer(body_len),
+        };
         if deferred.is_none() {
             self.frames.read_body(&mut body[..body_len])?;
         }
@@ -383,12 +387,14 @@ impl<R: Read> Decryptor<R> {
             index,
             kind,
             body,
+            start: 0,
             body_len,
         };
         self.window.push(move || {
             let mut read = std::time::Duration::ZERO;
             if let Some((file, at)) = deferred {
-                let body = &mut frame.body[..body_len];
+                frame.start = aligned_at(&frame.body, 0, at);
+                let body = frame.bytes();
                 timed(&mut read, || file.read(index, body, at))?;
             }
             let mut o = opener.open_chunk(frame, hash, spare)?;
@@ -456,6 +462,7 @@ impl<R: Read> Decryptor<R> {
             index,
             kind,
             body,
+            start: 0,
             body_len,
         })
     }

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::format::frame::{frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{FinalFrame, FrameKind, Header, FINAL_BODY_LEN};
 use crate::hash::{ChunkHash, HashAlg};
+use crate::pipeline::intake::ALIGN;
 use crate::stats::{timed, ChunkTimes};
 
 /// What every worker needs to open a chunk.
@@ -18,9 +19,19 @@ pub(crate) struct Opener {
 pub(crate) struct DataFrame {
     pub(crate) index: u64,
     pub(crate) kind: FrameKind,
-    /// Room for any frame of the stream; the frame's bytes are `body[..body_len]`.
+    /// Room for any frame of the stream; the frame's bytes are `body[start..start + body_len]`
+    /// (`start` is 0 unless a worker read the body by offset: see
+    /// [`aligned_at`](crate::pipeline::intake::aligned_at)).
     pub(crate) body: Vec<u8>,
+    pub(crate) start: usize,
     pub(crate) body_len: usize,
+}
+
+impl DataFrame {
+    /// The frame's bytes.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        &mut self.body[self.start..self.start + self.body_len]
+    }
 }
 
 /// One opened chunk, back from a worker, with the buffer it no longer needs.
@@ -61,11 +72,11 @@ impl Opener {
         self.header.chunk_size()
     }
 
-    /// Room for any frame body (a padded one included) or a chunk: the most a buffer of the
-    /// stream grows to. Buffers keep the length they grew to when recycled, so a page is zeroed
-    /// once, not per chunk.
+    /// Room for any frame body (a padded one included) or a chunk, placed where the kernel
+    /// copies into it fastest ([`ALIGN`]): the most a buffer of the stream grows to. Buffers keep
+    /// the length they grew to when recycled, so a page is zeroed once, not per chunk.
     pub(crate) fn buffer_len(&self) -> usize {
-        self.chunk_size() + PAD_HEADER_LEN + TAG_LEN
+        self.chunk_size() + PAD_HEADER_LEN + TAG_LEN + ALIGN
     }
 
     /// Authenticates and decrypts frame `index` in place. On failure nothing of it is released.
@@ -186,11 +197,13 @@ impl Opener {
             index,
             kind,
             mut body,
+            start,
             body_len,
         } = frame;
         let mut times = ChunkTimes::default();
         let (stored, content) =
-            self.open_content(index, kind, &mut body[..body_len], &mut times)?;
+            self.open_content(index, kind, &mut body[start..start + body_len], &mut times)?;
+        let content = start + content.start..start + content.end;
         let (plain, content, spare) = match stored {
             FrameKind::Raw => (body, content, spare),
             _ => {
@@ -225,9 +238,9 @@ impl Opener {
         hash: HashAlg,
         out: &mut [u8],
     ) -> Result<Landed> {
-        let index = frame.index;
+        let (index, kind) = (frame.index, frame.kind);
         let mut times = ChunkTimes::default();
-        let body = &mut frame.body[..frame.body_len];
+        let body = frame.bytes();
         let too_long = || Error::ChunkInvalid {
             index,
             what: "holds more than a chunk".into(),
@@ -235,7 +248,7 @@ impl Opener {
         // Every frame is authenticated in the stream's own buffer before a byte reaches `out`:
         // the caller's memory may be watched while the read runs (another Python thread), and
         // the AEAD writes plaintext before it has checked the tag. A raw chunk pays one copy.
-        let (stored, content) = self.open_content(index, frame.kind, body, &mut times)?;
+        let (stored, content) = self.open_content(index, kind, body, &mut times)?;
         let len = match stored {
             FrameKind::Raw => {
                 let len = content.len();
@@ -294,6 +307,7 @@ mod tests {
         );
         body.extend_from_slice(&tag);
         let frame = |body: &[u8]| DataFrame {
+            start: 0,
             index: 4,
             kind: FrameKind::Raw,
             body_len: body.len(),
