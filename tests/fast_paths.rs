@@ -240,29 +240,71 @@ fn an_adaptive_level_rises_for_a_slow_output_and_stays_low_for_a_fast_one() {
 /// a failure) and the outcome. With `positional`, `c` is read from a file that starts with junk,
 /// and the workers read the long frame bodies from a second handle to it by offset.
 fn released(c: &[u8], threads: usize, positional: bool) -> (Vec<u8>, Result<u64, String>) {
+    match positional {
+        true => released_at(c, threads, 25),
+        false => {
+            let pw = pass("pw");
+            let opts = zseal::DecryptOptions::default().threads(threads);
+            let mut out = Vec::new();
+            let r = zseal::Sealed::read(c)
+                .and_then(|s| s.unlock(&[&pw], &opts))
+                .and_then(|mut d| d.copy_to(&mut out));
+            (out, r.map_err(|e| e.to_string()))
+        }
+    }
+}
+
+/// What decrypting `c` releases when it lies `skip` bytes into a file and the workers read its
+/// long frame bodies from the file by offset.
+fn released_at(c: &[u8], threads: usize, skip: usize) -> (Vec<u8>, Result<u64, String>) {
     use std::io::Write as _;
     let pw = pass("pw");
     let opts = zseal::DecryptOptions::default().threads(threads);
     let mut out = Vec::new();
-    let r = if positional {
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(b"junk before the container").unwrap();
-        f.write_all(c).unwrap();
-        f.seek(SeekFrom::Start(25)).unwrap();
-        let bodies = f.try_clone().unwrap();
-        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        zseal::Sealed::read(f)
-            .and_then(|s| s.unlock(&[&pw], &opts))
-            .and_then(|mut d| {
-                d.read_bodies_from(bodies, Some(count.clone()))?;
-                d.copy_to(&mut out)
-            })
-    } else {
-        zseal::Sealed::read(c)
-            .and_then(|s| s.unlock(&[&pw], &opts))
-            .and_then(|mut d| d.copy_to(&mut out))
-    };
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(&vec![b'j'; skip]).unwrap();
+    f.write_all(c).unwrap();
+    f.seek(SeekFrom::Start(skip as u64)).unwrap();
+    let bodies = f.try_clone().unwrap();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let r = zseal::Sealed::read(f)
+        .and_then(|s| s.unlock(&[&pw], &opts))
+        .and_then(|mut d| {
+            d.read_bodies_from(bodies, Some(count.clone()))?;
+            d.copy_to(&mut out)
+        });
     (out, r.map_err(|e| e.to_string()))
+}
+
+/// Compressed and padded bodies of 2 MiB and more are read by the workers too, at a start that
+/// their file offset decides (`aligned_at`): each kind of frame, in a plain and a padded file,
+/// with the container at 0 to 70 bytes into its file, gives the plaintext a sequential read gives.
+#[test]
+fn compressed_and_padded_long_bodies_read_by_the_workers() {
+    const BIG: usize = 4 << 20;
+    // A chunk that compresses to about half (over 2 MiB), a raw one, a short last one.
+    let mut plain = noise(BIG / 2, 5);
+    plain.extend(vec![b'z'; BIG / 2]);
+    plain.extend(noise(BIG, 6));
+    plain.extend(data(1000));
+    for pad in [false, true] {
+        let opts = EncryptOptions::default()
+            .chunk_size(BIG)
+            .threads(2)
+            .pad(pad);
+        let c = common::seal(&plain, &pass("pw"), &opts, 11);
+        let header_len = zseal::Locked::read(&c[..]).unwrap().header_len() as usize;
+        let fr = frames(&c, header_len);
+        assert!(fr[0].1 > 2 << 20 && fr[0].1 < 3 << 20, "{pad}: {:?}", fr[0]);
+        assert!(fr[1].1 > BIG, "{pad}: {:?}", fr[1]);
+        for threads in [1, 2] {
+            for skip in [0, 1, 21, 59, 64, 70] {
+                let got = released_at(&c, threads, skip);
+                assert!(got.0 == plain, "pad {pad}, {threads} thread(s), at {skip}");
+                assert_eq!(got.1, Ok(plain.len() as u64));
+            }
+        }
+    }
 }
 
 /// Decryption's fast path: from a regular file, workers read frame bodies of 2 MiB and more
