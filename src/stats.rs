@@ -21,7 +21,8 @@ pub struct Stages {
     pub codec: Duration,
     /// Sealing (encrypting) or authenticating and decrypting (decrypting).
     pub cipher: Duration,
-    /// Writing the output (container frames, or plaintext from `copy_to`).
+    /// Writing the output (container frames, or plaintext from `copy_to`); frames written by
+    /// the workers (`Encryptor::write_frames_to`) are included, summed over them.
     pub write: Duration,
     /// The calling thread waiting for a worker's chunk: the workers are the bottleneck.
     pub wait: Duration,

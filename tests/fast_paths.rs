@@ -364,3 +364,132 @@ fn frame_bodies_read_by_the_workers_give_what_a_sequential_read_gives() {
         }
     }
 }
+
+/// Encrypts `plain` (read by the workers from a file) into a file that holds `junk` first, with
+/// the frames written by the workers by offset (`Encryptor::write_frames_to`); `append`: the
+/// output is opened for appending. Returns the whole output file, the position its handle was
+/// left at, and the bytes counted as written by the workers.
+fn written_by_workers(
+    plain: &[u8],
+    junk: &[u8],
+    append: bool,
+    opts: &EncryptOptions,
+    seed: u64,
+) -> (Vec<u8>, u64, u64) {
+    let mut input = tempfile::tempfile().unwrap();
+    input.write_all(plain).unwrap();
+    input.rewind().unwrap();
+    let path = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    std::fs::write(&path, junk).unwrap();
+    let mut out = std::fs::OpenOptions::new();
+    match append {
+        true => out.append(true),
+        false => out.write(true),
+    };
+    let mut out = out.open(&path).unwrap();
+    out.seek(SeekFrom::End(0)).unwrap();
+    let shared = out.try_clone().unwrap();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut enc = Encryptor::with_rng(out, &[&pass("pw")], opts, &mut rng).unwrap();
+    enc.write_frames_to(shared, Some(count.clone())).unwrap();
+    enc.copy_from_file(&input).unwrap();
+    let mut out = enc.finish().unwrap();
+    let at = out.stream_position().unwrap();
+    let written = count.load(std::sync::atomic::Ordering::Relaxed);
+    (std::fs::read(&path).unwrap(), at, written)
+}
+
+/// Frames written by the workers into the output file, by offset, make the same container as
+/// frames written in order by the calling thread, for every kind of frame (raw sealed in place,
+/// compressed, padded with its padding frames, XXH3), on 1 to 3 threads, after bytes already in
+/// the file; the file's position is left at the container's end, as a sequential write leaves
+/// it, and the bytes the workers wrote are counted. A file opened for appending (where a
+/// positional write would append instead) is written in order.
+#[test]
+fn frames_written_by_the_workers_make_the_same_container() {
+    let plain = mixed(9 * C + 123);
+    for threads in [1, 2, 3] {
+        for (codec, hash, pad) in [
+            (Codec::Zstd(3), HashAlg::Blake3, false),
+            (Codec::Zstd(1), HashAlg::Xxh3, false),
+            (Codec::None, HashAlg::None, false),
+            (Codec::Zstd(3), HashAlg::Blake3, true),
+        ] {
+            let opts = EncryptOptions::default()
+                .codec(codec)
+                .hash(hash)
+                .pad(pad)
+                .chunk_size(C)
+                .threads(threads);
+            for len in [0, 1, C, 3 * C + 5, 9 * C + 123] {
+                let p = &plain[..len];
+                let want = via_reader(p, &opts, 5);
+                let header = zseal::Locked::read(&want[..]).unwrap().header_len();
+                for (junk, append) in [(&b""[..], false), (b"junk", false), (b"junk", true)] {
+                    let what = format!("{codec} {hash:?} pad {pad}, {threads} threads, {len} bytes, after {} junk bytes, append {append}", junk.len());
+                    let (got, at, counted) = written_by_workers(p, junk, append, &opts, 5);
+                    assert!(got[..junk.len()] == *junk, "{what}");
+                    assert!(got[junk.len()..] == want[..], "{what}");
+                    assert_eq!(at, got.len() as u64, "{what}");
+                    let by_workers = threads > 1 && !append;
+                    let expect = if by_workers {
+                        want.len() as u64 - header
+                    } else {
+                        0
+                    };
+                    assert_eq!(counted, expect, "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// Frames of 2 MiB and more are written by the workers, shorter ones by the calling thread (both
+/// by offset): 4 MiB chunks, raw and compressed, plain and padded, make the same container.
+#[test]
+fn long_frames_written_by_the_workers_make_the_same_container() {
+    const BIG: usize = 4 << 20;
+    let mut plain = noise(2 * BIG, 8);
+    plain.extend(data(BIG));
+    plain.extend(noise(BIG / 2 + 3, 9));
+    for pad in [false, true] {
+        let opts = EncryptOptions::default()
+            .chunk_size(BIG)
+            .pad(pad)
+            .threads(2);
+        let want = via_reader(&plain, &opts, 6);
+        let header = zseal::Locked::read(&want[..]).unwrap().header_len();
+        let fr = frames(&want, header as usize);
+        assert!(fr[0].1 > BIG && fr[2].1 < 2 << 20, "{pad}: {fr:?}");
+        let (got, at, counted) = written_by_workers(&plain, b"abc", false, &opts, 6);
+        assert!(got[3..] == want[..], "pad {pad}");
+        assert_eq!(
+            (at, counted),
+            (got.len() as u64, want.len() as u64 - header)
+        );
+    }
+}
+
+/// A frame the workers cannot write fails the stream: the error comes back from the writer
+/// (here the handle given is read-only, and the frames are raw 4 MiB ones, written by the
+/// workers), never a success, and never a panic.
+#[test]
+fn a_frame_the_workers_cannot_write_fails_the_stream() {
+    const BIG: usize = 4 << 20;
+    let plain = noise(3 * BIG, 10);
+    let mut input = tempfile::tempfile().unwrap();
+    input.write_all(&plain).unwrap();
+    input.rewind().unwrap();
+    let path = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    let out = std::fs::File::create(&path).unwrap();
+    let read_only = std::fs::File::open(&path).unwrap();
+    let opts = EncryptOptions::default().chunk_size(BIG).threads(2);
+    let mut enc = Encryptor::new(out, &[&pass("pw")], &opts).unwrap();
+    enc.write_frames_to(read_only, None).unwrap();
+    let r = enc
+        .copy_from_file(&input)
+        .and_then(|_| enc.finish().map(|_| ()));
+    let e = r.expect_err("a write into a read-only handle cannot succeed");
+    assert!(e.to_string().contains("Bad file descriptor"), "{e}");
+}

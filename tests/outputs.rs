@@ -216,6 +216,42 @@ fn descriptors_are_written_like_standard_output() {
     assert!(std::fs::symlink_metadata(&log).unwrap().is_file());
 }
 
+/// Standard output that is a regular file, and `-o` a new file: the workers write the frames
+/// into it by offset, and the shared position is left after the container, so
+/// that what the shell writes next follows it (`{ zseal …; echo tail; } > f`). Opened for
+/// appending (`>>`), the container is written in order after what was there. Each container
+/// decrypts to the input.
+#[test]
+fn encrypting_into_a_file_leaves_its_position_at_the_end() {
+    let d = tempfile::tempdir().unwrap();
+    let input = fixtures().join("sample.log");
+    let args = format!("encrypt {} -j 2 --chunk-size 16K -q", input.display());
+    let opens = |bytes: &[u8]| {
+        let c = d.path().join("c.zseal");
+        std::fs::write(&c, bytes).unwrap();
+        let out = d.path().join("c.out");
+        decrypt_like("decrypt", &c, &out, &["--force"])
+            .assert()
+            .success();
+        std::fs::read(&out).unwrap() == sample()
+    };
+    let f = d.path().join("f");
+    in_shell("{", &args, &format!("; echo tail; }} > {}", f.display()));
+    let got = std::fs::read(&f).unwrap();
+    let (container, tail) = got.split_at(got.len() - 5);
+    assert_eq!(tail, b"tail\n");
+    assert!(opens(container), "> f");
+    let g = d.path().join("g");
+    std::fs::write(&g, "head\n").unwrap();
+    in_shell("", &args, &format!(">> {}", g.display()));
+    let got = std::fs::read(&g).unwrap();
+    assert_eq!(&got[..5], b"head\n");
+    assert!(opens(&got[5..]), ">> g");
+    let h = d.path().join("h.zseal");
+    in_shell("", &format!("{args} -o {}", h.display()), "");
+    assert!(opens(&std::fs::read(&h).unwrap()), "-o h");
+}
+
 /// A symbolic link is followed: the target is replaced and the link kept, so that what others
 /// read through the link is the new file; its mode stays within the umask's.
 #[test]

@@ -296,6 +296,19 @@ impl<W: Write> Writer<W> {
         each_w!(self, e => e.copy_from(r))
     }
 
+    /// See [`Encryptor::write_frames_to`]; an age file's writer writes everything itself (and
+    /// ignores this).
+    pub fn write_frames_to(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        match self {
+            Writer::Zseal(e) => e.write_frames_to(file, count),
+            Writer::Age(_) => Ok(()),
+        }
+    }
+
     /// Reads the file `f` to its end into the stream (a container's workers read a regular
     /// file themselves).
     pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {

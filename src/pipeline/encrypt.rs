@@ -528,7 +528,45 @@ pub struct Encryptor<W: Write> {
     /// Plaintext bytes written out, for a progress display on another thread.
     progress: Option<Arc<AtomicU64>>,
     adapt: Option<Adapt>,
+    /// Frames written by the workers ([`Encryptor::write_frames_to`]).
+    positional: Option<Positional>,
 }
+
+/// Frames written into the output file by offset, by the workers ([`Encryptor::write_frames_to`]):
+/// the calling thread only hands them out, in order, at the offsets their lengths give.
+struct Positional {
+    file: Arc<std::fs::File>,
+    /// Where the next frame goes in `file`.
+    at: u64,
+    /// Counts the bytes written (the output counter a progress display reads).
+    count: Option<Arc<AtomicU64>>,
+    done: (
+        crossbeam_channel::Sender<Written>,
+        crossbeam_channel::Receiver<Written>,
+    ),
+    /// Writes handed out and not yet back.
+    pending: usize,
+}
+
+/// One frame's write, back from the worker that did it, with the frame's buffer for reuse.
+struct Written {
+    result: io::Result<()>,
+    buffer: Vec<u8>,
+    /// The buffer is an input buffer (the chunk was sealed in place).
+    input: bool,
+    took: std::time::Duration,
+}
+
+/// Frames being written by the workers at once, at most ([`Encryptor::write_frames_to`]). Two
+/// keep a write going while the next is handed out: random bytes into tmpfs 0.179 s against
+/// 0.188 s with one (peak RSS 55 against 47 MiB; AMD EPYC, 2 cores).
+const WRITES_IN_FLIGHT: usize = 2;
+
+/// Frames this long and longer are written by a worker ([`Encryptor::write_frames_to`]); shorter
+/// ones (compressed text, about 1 MiB per 8 MiB chunk) by the calling thread, at their offset,
+/// as they come: a worker's write would wait behind chunks being compressed, and hold up the
+/// calling thread that waits for its buffer (JSON into tmpfs took 0.264 s against 0.250 s).
+const WORKER_WRITE_MIN: usize = 2 << 20;
 
 /// What a container records across its chunks, in order (FORMAT.md §§3.2, 4).
 struct Tally {
@@ -627,6 +665,7 @@ impl<W: Write> Encryptor<W> {
             stages: Stages::default(),
             progress: None,
             adapt,
+            positional: None,
         })
     }
 
@@ -634,6 +673,44 @@ impl<W: Write> Encryptor<W> {
     /// that another thread can show progress (whichever way the input is read).
     pub fn progress(&mut self, counter: Arc<AtomicU64>) {
         self.progress = Some(counter);
+    }
+
+    /// Lets the workers write the frames into `file` themselves, by offset, instead of the
+    /// calling thread writing them through the inner writer: on two cores, one thread writing
+    /// every frame (into tmpfs, 0.12 s per 256 MiB) is what held incompressible data back.
+    /// `file` must be the file the inner writer writes into, sharing its position (a
+    /// `File::try_clone` of it, or a duplicate of the descriptor): the header is flushed through
+    /// the inner writer now, everything after it is written into `file` at the offsets that
+    /// follow, and `finish` leaves the shared position at the container's end. `count`, if
+    /// given, counts the bytes written. Ignored (the inner writer writes everything) unless
+    /// `file` is a regular file not opened for appending, on a unix system, the stream runs
+    /// more than one thread and no adaptive level, and no data was written yet.
+    pub fn write_frames_to(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        self.check()?;
+        let usable = cfg!(unix)
+            && self.window.threads() > 1
+            && self.adapt.is_none()
+            && self.tally.chunks == 0
+            && self.intake.len() == 0
+            && file.metadata()?.is_file()
+            && !appends(&file)?;
+        if !usable {
+            return Ok(());
+        }
+        self.inner.flush()?;
+        let at = io::Seek::stream_position(&mut &file)?;
+        self.positional = Some(Positional {
+            file: Arc::new(file),
+            at,
+            count,
+            done: crossbeam_channel::unbounded(),
+            pending: 0,
+        });
+        Ok(())
     }
 
     /// Reads `r` to its end straight into chunk buffers (no intermediate copy) and returns the
@@ -676,6 +753,7 @@ impl<W: Write> Encryptor<W> {
         while let Some(r) = self.wait_oldest() {
             self.emit(r?)?;
         }
+        self.settle_writes(0)?;
         if self.tally.padded {
             self.write_padding()?;
         }
@@ -692,13 +770,21 @@ impl<W: Write> Encryptor<W> {
             .sealer
             .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        let (inner, index, n) = (&mut self.inner, &self.tally.index, self.tally.chunks);
-        timed(&mut self.stages.write, || -> io::Result<()> {
-            inner.write_all(&frame)?;
-            inner.write_all(index)?;
-            inner.write_all(&footer(n))?;
-            inner.flush()
-        })?;
+        let n = self.tally.chunks;
+        let trailer = [
+            &frame[..],
+            &std::mem::take(&mut self.tally.index),
+            &footer(n),
+        ]
+        .concat();
+        self.write_out(&trailer)?;
+        self.settle_writes(0)?;
+        if let Some(p) = &self.positional {
+            // The shared position goes where a sequential write would have left it.
+            io::Seek::seek(&mut &*p.file, io::SeekFrom::Start(p.at))?;
+        }
+        let inner = &mut self.inner;
+        timed(&mut self.stages.write, || inner.flush())?;
         let stats = self.stats();
         Ok((self.inner, stats))
     }
@@ -812,7 +898,7 @@ impl<W: Write> Encryptor<W> {
             let len = self
                 .sealer
                 .seal_into(&mut frame, index, false, FrameKind::Padding, x);
-            self.inner.write_all(&frame[..len])?;
+            self.write_out(&frame[..len])?;
             let body_len = (len - FRAME_HEADER_LEN) as u32;
             self.tally.index.extend_from_slice(&body_len.to_le_bytes());
             self.tally.chunks += 1;
@@ -820,14 +906,102 @@ impl<W: Write> Encryptor<W> {
         Ok(())
     }
 
+    /// Writes `bytes` after what was written: through the inner writer, or into the file at the
+    /// next offset (the workers' writes before it may still be going).
+    fn write_out(&mut self, bytes: &[u8]) -> Result<()> {
+        let Some(p) = &mut self.positional else {
+            let inner = &mut self.inner;
+            return Ok(timed(&mut self.stages.write, || inner.write_all(bytes))?);
+        };
+        timed(&mut self.stages.write, || write_at(&p.file, bytes, p.at))?;
+        p.at += bytes.len() as u64;
+        if let Some(c) = &p.count {
+            c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Waits until at most `most` of the workers' writes are still going; recycles the buffers
+    /// of those done. A failed write fails the stream.
+    fn settle_writes(&mut self, most: usize) -> Result<()> {
+        let Some(p) = &mut self.positional else {
+            return Ok(());
+        };
+        let mut failed = None;
+        while p.pending > most || (p.pending > 0 && !p.done.1.is_empty()) {
+            let Ok(w) = p.done.1.recv() else {
+                return Err(Error::Bug("a frame's write was lost".into()));
+            };
+            p.pending -= 1;
+            self.stages.write += w.took;
+            match w.input {
+                true => self.intake.recycle_input(w.buffer),
+                false => self.intake.recycle_output(w.buffer),
+            }
+            if let Err(e) = w.result {
+                failed.get_or_insert(e);
+            }
+        }
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands the sealed chunk's frame to a worker, which writes it at the next offset.
+    fn write_by_worker(&mut self, s: Sealed) -> Result<()> {
+        self.settle_writes(WRITES_IN_FLIGHT - 1)?;
+        let pool = self.window.pool()?;
+        let (Some(pool), Some(p)) = (pool, &mut self.positional) else {
+            return Err(Error::Bug(
+                "frames written by workers without workers".into(),
+            ));
+        };
+        let Sealed {
+            frame,
+            start,
+            frame_len,
+            other,
+            in_place,
+            ..
+        } = s;
+        match in_place {
+            true => self.intake.recycle_output(other),
+            false => self.intake.recycle_input(other),
+        }
+        let (file, at, count, done) =
+            (Arc::clone(&p.file), p.at, p.count.clone(), p.done.0.clone());
+        p.at += frame_len as u64;
+        p.pending += 1;
+        pool.spawn(move || {
+            let mut took = std::time::Duration::ZERO;
+            let bytes = &frame[start..start + frame_len];
+            let result = timed(&mut took, || write_at(&file, bytes, at));
+            if let (Ok(()), Some(c)) = (&result, &count) {
+                c.fetch_add(frame_len as u64, Ordering::Relaxed);
+            }
+            let written = Written {
+                result,
+                buffer: frame,
+                input: in_place,
+                took,
+            };
+            // The stream may be gone (dropped after a failure): then so is the buffer.
+            let _ = done.send(written);
+        });
+        Ok(())
+    }
+
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
-        let (inner, bytes) = (&mut self.inner, s.bytes());
-        let mut wrote = std::time::Duration::ZERO;
-        timed(&mut wrote, || inner.write_all(bytes))?;
-        self.stages.write += wrote;
-        if let Some(a) = &mut self.adapt {
-            a.observe(self.tally.emitted, self.tally.chunks, wrote);
+        if self.positional.is_none() {
+            let (inner, bytes) = (&mut self.inner, s.bytes());
+            let mut wrote = std::time::Duration::ZERO;
+            timed(&mut wrote, || inner.write_all(bytes))?;
+            self.stages.write += wrote;
+            if let Some(a) = &mut self.adapt {
+                a.observe(self.tally.emitted, self.tally.chunks, wrote);
+            }
         }
         self.tally.emitted += 1;
         self.tally.written += s.frame_len as u64;
@@ -838,6 +1012,12 @@ impl<W: Write> Encryptor<W> {
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
         self.tally.digest.push(s.plaintext(), &s.hash);
+        if self.positional.is_some() {
+            if s.frame_len >= WORKER_WRITE_MIN {
+                return self.write_by_worker(s);
+            }
+            self.write_out(s.bytes())?;
+        }
         let (input, output) = s.into_buffers();
         self.intake.recycle(input, output);
         Ok(())
@@ -872,8 +1052,33 @@ impl<W: Write> Write for Encryptor<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.check()?;
         self.guard(|s| s.emit_ready())?;
+        self.guard(|s| s.settle_writes(0))?;
         self.inner.flush()
     }
+}
+
+/// Writes all of `bytes` at `at` of `file`.
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, bytes: &[u8], at: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+}
+
+#[cfg(not(unix))]
+fn write_at(_: &std::fs::File, _: &[u8], _: u64) -> io::Result<()> {
+    Err(io::Error::other("positional writes need a unix system"))
+}
+
+/// Whether `file` was opened for appending (where a positional write appends instead).
+#[cfg(unix)]
+fn appends(file: &std::fs::File) -> Result<bool> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    Ok(OFlag::from_bits_truncate(flags).contains(OFlag::O_APPEND))
+}
+
+#[cfg(not(unix))]
+fn appends(_: &std::fs::File) -> Result<bool> {
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -127,17 +127,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let what = display_name(c.input.as_deref(), "standard input");
     let counters = Counters::default();
     let size = input.file_size();
+    let shared = output.shared_handle();
     let output = Counted::new(output, counters.output.clone());
     let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
     let mut enc = Writer::new(output, &targets.refs(), &opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
-    // A regular file is read by the workers (progress counts what is sealed); a pipe is read
-    // here, and progress counts what arrives, so that a slow producer still shows movement.
+    // A regular file is read by the workers (progress counts what is sealed), and written by
+    // them too when the output is one; a pipe is read here, and progress counts what arrives,
+    // so that a slow producer still shows movement.
     match input.regular_file() {
         Some(f) => {
             enc.progress(counters.input.clone());
-            enc.copy_from_file(&f)
+            match shared {
+                Some(out) => enc
+                    .write_frames_to(out, Some(counters.output.clone()))
+                    .and_then(|()| enc.copy_from_file(&f)),
+                None => enc.copy_from_file(&f),
+            }
         }
         None => enc.copy_from(&mut Counted::new(&mut input, counters.input.clone())),
     }

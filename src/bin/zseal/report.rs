@@ -160,7 +160,7 @@ impl Report {
             None => t += "  cpu:     unknown on this platform\n",
         }
         t += &format!(
-            "  threads: {}, chunks: {}\n  stages (s; hash/{}/{} summed over the workers, the rest on the main thread):\n",
+            "  threads: {}, chunks: {}\n  stages (s; hash/{}/{}, and reads and writes the workers do, are summed over them; the rest is the main thread's):\n",
             self.stream.threads,
             self.stream.chunks,
             self.direction.stage_names()[2],
