@@ -446,28 +446,38 @@ fn frames_written_by_the_workers_make_the_same_container() {
 }
 
 /// Frames of 2 MiB and more are written by the workers, shorter ones by the calling thread (both
-/// by offset): 4 MiB chunks, raw and compressed, plain and padded, make the same container.
+/// by offset): 4 MiB chunks raw (sealed in place, or copied out with XXH3), compressed to over
+/// 2 MiB and to less, plain and padded, on 2 and 3 threads, make the same container.
 #[test]
 fn long_frames_written_by_the_workers_make_the_same_container() {
     const BIG: usize = 4 << 20;
-    let mut plain = noise(2 * BIG, 8);
+    let mut plain = noise(BIG / 2, 8);
+    plain.extend(vec![0u8; BIG / 2]);
+    plain.extend(noise(2 * BIG, 8));
     plain.extend(data(BIG));
     plain.extend(noise(BIG / 2 + 3, 9));
-    for pad in [false, true] {
-        let opts = EncryptOptions::default()
-            .chunk_size(BIG)
-            .pad(pad)
-            .threads(2);
-        let want = via_reader(&plain, &opts, 6);
-        let header = zseal::Locked::read(&want[..]).unwrap().header_len();
-        let fr = frames(&want, header as usize);
-        assert!(fr[0].1 > BIG && fr[2].1 < 2 << 20, "{pad}: {fr:?}");
-        let (got, at, counted) = written_by_workers(&plain, b"abc", false, &opts, 6);
-        assert!(got[3..] == want[..], "pad {pad}");
-        assert_eq!(
-            (at, counted),
-            (got.len() as u64, want.len() as u64 - header)
-        );
+    for (hash, pad) in [
+        (HashAlg::Blake3, false),
+        (HashAlg::Blake3, true),
+        (HashAlg::Xxh3, false),
+    ] {
+        for threads in [2, 3] {
+            let opts = EncryptOptions::default()
+                .chunk_size(BIG)
+                .hash(hash)
+                .pad(pad)
+                .threads(threads);
+            let want = via_reader(&plain, &opts, 6);
+            let header = zseal::Locked::read(&want[..]).unwrap().header_len();
+            let fr = frames(&want, header as usize);
+            let what = format!("{hash:?} pad {pad}, {threads} threads: {fr:?}");
+            assert!(fr[0].1 > 2 << 20 && fr[0].1 < BIG, "{what}");
+            assert!(fr[1].1 > BIG && fr[3].1 < 2 << 20, "{what}");
+            let (got, at, counted) = written_by_workers(&plain, b"abc", false, &opts, 6);
+            assert!(got[3..] == want[..], "{what}");
+            let written = want.len() as u64 - header;
+            assert_eq!((at, counted), (got.len() as u64, written), "{what}");
+        }
     }
 }
 
@@ -491,5 +501,10 @@ fn a_frame_the_workers_cannot_write_fails_the_stream() {
         .copy_from_file(&input)
         .and_then(|_| enc.finish().map(|_| ()));
     let e = r.expect_err("a write into a read-only handle cannot succeed");
-    assert!(e.to_string().contains("Bad file descriptor"), "{e}");
+    // A worker's failed write is what comes back, before the trailer is written.
+    let e = e.to_string();
+    assert!(
+        e.contains("(frame ") && e.contains("Bad file descriptor"),
+        "{e}"
+    );
 }

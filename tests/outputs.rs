@@ -250,6 +250,21 @@ fn encrypting_into_a_file_leaves_its_position_at_the_end() {
     let h = d.path().join("h.zseal");
     in_shell("", &format!("{args} -o {}", h.display()), "");
     assert!(opens(&std::fs::read(&h).unwrap()), "-o h");
+    // Raw frames of 2 MiB and more, written by the workers themselves.
+    let noise = d.path().join("noise");
+    let bytes = common::noise((6 << 20) + 5, 1);
+    std::fs::write(&noise, &bytes).unwrap();
+    let k = d.path().join("k");
+    let args = format!("encrypt {} -j 2 --chunk-size 2M -q", noise.display());
+    in_shell("{", &args, &format!("; echo tail; }} > {}", k.display()));
+    let got = std::fs::read(&k).unwrap();
+    let (container, tail) = got.split_at(got.len() - 5);
+    assert_eq!(tail, b"tail\n");
+    let c = d.path().join("k.zseal");
+    std::fs::write(&c, container).unwrap();
+    let out = d.path().join("k.out");
+    decrypt_like("decrypt", &c, &out, &[]).assert().success();
+    assert!(std::fs::read(&out).unwrap() == bytes, "2 MiB frames");
 }
 
 /// A symbolic link is followed: the target is replaced and the link kept, so that what others

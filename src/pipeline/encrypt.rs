@@ -548,9 +548,19 @@ struct Positional {
     pending: usize,
 }
 
+/// A stream dropped before its end (after a failure) still waits for the writes it handed out:
+/// none lands in the file after the caller has seen the error.
+impl Drop for Positional {
+    fn drop(&mut self) {
+        while self.pending > 0 && self.done.1.recv().is_ok() {
+            self.pending -= 1;
+        }
+    }
+}
+
 /// One frame's write, back from the worker that did it, with the frame's buffer for reuse.
 struct Written {
-    result: io::Result<()>,
+    result: Result<()>,
     buffer: Vec<u8>,
     /// The buffer is an input buffer (the chunk was sealed in place).
     input: bool,
@@ -684,7 +694,10 @@ impl<W: Write> Encryptor<W> {
     /// follow, and `finish` leaves the shared position at the container's end. `count`, if
     /// given, counts the bytes written. Ignored (the inner writer writes everything) unless
     /// `file` is a regular file not opened for appending, on a unix system, the stream runs
-    /// more than one thread and no adaptive level, and no data was written yet.
+    /// more than one thread and no adaptive level, and no data was written yet. Frames land out
+    /// of order, so a reader following the file while it grows may meet a hole (zeros) where a
+    /// frame is still being written. A failed (or dropped) stream waits for the writes it handed
+    /// out before it returns, and leaves the position where the header ended.
     pub fn write_frames_to(
         &mut self,
         file: std::fs::File,
@@ -913,7 +926,9 @@ impl<W: Write> Encryptor<W> {
             let inner = &mut self.inner;
             return Ok(timed(&mut self.stages.write, || inner.write_all(bytes))?);
         };
-        timed(&mut self.stages.write, || write_at(&p.file, bytes, p.at))?;
+        let at = p.at;
+        timed(&mut self.stages.write, || write_at(&p.file, bytes, at))
+            .map_err(|e| not_written(e, "", at))?;
         p.at += bytes.len() as u64;
         if let Some(c) = &p.count {
             c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -928,7 +943,8 @@ impl<W: Write> Encryptor<W> {
             return Ok(());
         };
         let mut failed = None;
-        while p.pending > most || (p.pending > 0 && !p.done.1.is_empty()) {
+        // After a failure every write still going is waited for, so that none lands later.
+        while p.pending > most || (p.pending > 0 && (!p.done.1.is_empty() || failed.is_some())) {
             let Ok(w) = p.done.1.recv() else {
                 return Err(Error::Bug("a frame's write was lost".into()));
             };
@@ -943,7 +959,7 @@ impl<W: Write> Encryptor<W> {
             }
         }
         match failed {
-            Some(e) => Err(e.into()),
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }
@@ -951,6 +967,8 @@ impl<W: Write> Encryptor<W> {
     /// Hands the sealed chunk's frame to a worker, which writes it at the next offset.
     fn write_by_worker(&mut self, s: Sealed) -> Result<()> {
         self.settle_writes(WRITES_IN_FLIGHT - 1)?;
+        // `emit` has counted this frame.
+        let index = self.tally.emitted.saturating_sub(1);
         let pool = self.window.pool()?;
         let (Some(pool), Some(p)) = (pool, &mut self.positional) else {
             return Err(Error::Bug(
@@ -976,7 +994,10 @@ impl<W: Write> Encryptor<W> {
         pool.spawn(move || {
             let mut took = std::time::Duration::ZERO;
             let bytes = &frame[start..start + frame_len];
-            let result = timed(&mut took, || write_at(&file, bytes, at));
+            let result = super::window::guarded(|| {
+                timed(&mut took, || write_at(&file, bytes, at))
+                    .map_err(|e| not_written(e, &format!(" (frame {index})"), at))
+            });
             if let (Ok(()), Some(c)) = (&result, &count) {
                 c.fetch_add(frame_len as u64, Ordering::Relaxed);
             }
@@ -1066,6 +1087,12 @@ fn write_at(file: &std::fs::File, bytes: &[u8], at: u64) -> io::Result<()> {
 #[cfg(not(unix))]
 fn write_at(_: &std::fs::File, _: &[u8], _: u64) -> io::Result<()> {
     Err(io::Error::other("positional writes need a unix system"))
+}
+
+/// A failed positional write into the output, saying where.
+fn not_written(e: io::Error, what: &str, at: u64) -> Error {
+    let message = format!("cannot write the output at offset {at}{what}: {e}");
+    Error::Io(Arc::new(io::Error::new(e.kind(), message)))
 }
 
 /// Whether `file` was opened for appending (where a positional write appends instead).
