@@ -339,8 +339,7 @@ impl Sealer {
         let (index, len) = (job.index, job.len);
         let mut times = ChunkTimes::default();
         let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
-        let at = aligned_at(&job.input, self.data_at(), offset);
-        job.at = at;
+        let at = job.at;
         let mut pos = offset;
         for piece in job.input[at..at + len].chunks_mut(READ_PIECE) {
             timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
@@ -838,8 +837,8 @@ impl<W: Write> Encryptor<W> {
         let len = self.intake.chunk_size();
         let input = self.intake.input_buffer();
         let file = Arc::clone(file);
-        // The worker's read places the plaintext in the buffer (`Job::at`).
-        let at = self.sealer.data_at();
+        // Where the worker's read places the plaintext: at its file offset modulo 64.
+        let at = aligned_at(&input, self.sealer.data_at(), offset);
         self.submit_with(len, input, at, move |sealer, job| {
             sealer.read_and_seal(job, &file, offset)
         })
@@ -964,11 +963,9 @@ impl<W: Write> Encryptor<W> {
         }
     }
 
-    /// Hands the sealed chunk's frame to a worker, which writes it at the next offset.
-    fn write_by_worker(&mut self, s: Sealed) -> Result<()> {
+    /// Hands the sealed frame `index` to a worker, which writes it at the next offset.
+    fn write_by_worker(&mut self, s: Sealed, index: u64) -> Result<()> {
         self.settle_writes(WRITES_IN_FLIGHT - 1)?;
-        // `emit` has counted this frame.
-        let index = self.tally.emitted.saturating_sub(1);
         let pool = self.window.pool()?;
         let (Some(pool), Some(p)) = (pool, &mut self.positional) else {
             return Err(Error::Bug(
@@ -1015,13 +1012,13 @@ impl<W: Write> Encryptor<W> {
 
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
     fn emit(&mut self, s: Sealed) -> Result<()> {
-        if self.positional.is_none() {
-            let (inner, bytes) = (&mut self.inner, s.bytes());
-            let mut wrote = std::time::Duration::ZERO;
-            timed(&mut wrote, || inner.write_all(bytes))?;
-            self.stages.write += wrote;
+        let index = self.tally.emitted;
+        let by_worker = self.positional.is_some() && s.frame_len >= WORKER_WRITE_MIN;
+        if !by_worker {
+            let before = self.stages.write;
+            self.write_out(s.bytes())?;
             if let Some(a) = &mut self.adapt {
-                a.observe(self.tally.emitted, self.tally.chunks, wrote);
+                a.observe(index, self.tally.chunks, self.stages.write - before);
             }
         }
         self.tally.emitted += 1;
@@ -1033,11 +1030,8 @@ impl<W: Write> Encryptor<W> {
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
         self.tally.digest.push(s.plaintext(), &s.hash);
-        if self.positional.is_some() {
-            if s.frame_len >= WORKER_WRITE_MIN {
-                return self.write_by_worker(s);
-            }
-            self.write_out(s.bytes())?;
+        if by_worker {
+            return self.write_by_worker(s, index);
         }
         let (input, output) = s.into_buffers();
         self.intake.recycle(input, output);

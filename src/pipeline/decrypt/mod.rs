@@ -358,12 +358,10 @@ impl<R: Read> Decryptor<R> {
         let (kind, body_len) = self.frames.read_header()?;
         let deferred = self.pass_long_body(kind, body_len)?;
         let mut body = match deferred {
+            // Room for the worker's read to place the body (`aligned_at`).
             Some(_) => self.frame_buffer(body_len + ALIGN),
-            None => self.frame_buffer(body_len),
+            None => self.read_body(body_len)?,
         };
-        if deferred.is_none() {
-            self.frames.read_body(&mut body[..body_len])?;
-        }
         if kind == FrameKind::Final {
             body.truncate(body_len);
             self.frames.ended = true;
