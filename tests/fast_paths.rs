@@ -38,9 +38,10 @@ fn mixed(n: usize) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn positional_reads_give_the_same_bytes_as_sequential_reads() {
-    let plain = mixed(9 * C + 123);
+/// Options for every kind of frame (zstd, lz4, raw, XXH3 with its raw chunks copied out,
+/// padded), in chunks of `C` bytes on 1, 2 and 3 threads, each with its name.
+fn every_kind() -> Vec<(String, usize, EncryptOptions)> {
+    let mut all = Vec::new();
     for threads in [1, 2, 3] {
         for (codec, hash, pad) in [
             (Codec::Zstd(3), HashAlg::Blake3, false),
@@ -55,18 +56,25 @@ fn positional_reads_give_the_same_bytes_as_sequential_reads() {
                 .pad(pad)
                 .chunk_size(C)
                 .threads(threads);
-            for len in [0, 1, C - 1, C, C + 1, 3 * C, 9 * C + 123] {
-                for skip in [0, 1, C].into_iter().filter(|&s| s <= len) {
-                    let p = &plain[..len];
-                    let file = via_file(p, skip, &opts, 5);
-                    let reader = via_reader(&p[skip..], &opts, 5);
-                    assert!(
-                        file == reader,
-                        "{codec:?} {hash:?} pad={pad} threads={threads} len={len} skip={skip}"
-                    );
-                    if len == 9 * C + 123 && skip == 0 {
-                        assert_eq!(open(&file, &pass("pw"), 2).unwrap(), p);
-                    }
+            let name = format!("{codec:?} {hash:?} pad={pad} threads={threads}");
+            all.push((name, threads, opts));
+        }
+    }
+    all
+}
+
+#[test]
+fn positional_reads_give_the_same_bytes_as_sequential_reads() {
+    let plain = mixed(9 * C + 123);
+    for (kind, _, opts) in every_kind() {
+        for len in [0, 1, C - 1, C, C + 1, 3 * C, 9 * C + 123] {
+            for skip in [0, 1, C].into_iter().filter(|&s| s <= len) {
+                let p = &plain[..len];
+                let file = via_file(p, skip, &opts, 5);
+                let reader = via_reader(&p[skip..], &opts, 5);
+                assert!(file == reader, "{kind} len={len} skip={skip}");
+                if len == 9 * C + 123 && skip == 0 {
+                    assert_eq!(open(&file, &pass("pw"), 2).unwrap(), p);
                 }
             }
         }
@@ -409,37 +417,24 @@ fn written_by_workers(
 #[test]
 fn frames_written_by_the_workers_make_the_same_container() {
     let plain = mixed(9 * C + 123);
-    for threads in [1, 2, 3] {
-        for (codec, hash, pad) in [
-            (Codec::Zstd(3), HashAlg::Blake3, false),
-            (Codec::Zstd(1), HashAlg::Xxh3, false),
-            (Codec::None, HashAlg::None, false),
-            (Codec::Zstd(3), HashAlg::Blake3, true),
-        ] {
-            let opts = EncryptOptions::default()
-                .codec(codec)
-                .hash(hash)
-                .pad(pad)
-                .chunk_size(C)
-                .threads(threads);
-            for len in [0, 1, C, 3 * C + 5, 9 * C + 123] {
-                let p = &plain[..len];
-                let want = via_reader(p, &opts, 5);
-                let header = zseal::Locked::read(&want[..]).unwrap().header_len();
-                for (junk, append) in [(&b""[..], false), (b"junk", false), (b"junk", true)] {
-                    let what = format!("{codec} {hash:?} pad {pad}, {threads} threads, {len} bytes, after {} junk bytes, append {append}", junk.len());
-                    let (got, at, counted) = written_by_workers(p, junk, append, &opts, 5);
-                    assert!(got[..junk.len()] == *junk, "{what}");
-                    assert!(got[junk.len()..] == want[..], "{what}");
-                    assert_eq!(at, got.len() as u64, "{what}");
-                    let by_workers = threads > 1 && !append;
-                    let expect = if by_workers {
-                        want.len() as u64 - header
-                    } else {
-                        0
-                    };
-                    assert_eq!(counted, expect, "{what}");
-                }
+    for (kind, threads, opts) in every_kind() {
+        for len in [0, 1, C, 3 * C + 5, 9 * C + 123] {
+            let p = &plain[..len];
+            let want = via_reader(p, &opts, 5);
+            let header = zseal::Locked::read(&want[..]).unwrap().header_len();
+            for (junk, append) in [(&b""[..], false), (b"junk", false), (b"junk", true)] {
+                let what = format!("{kind}, {len} bytes after {junk:?}, append {append}");
+                let (got, at, counted) = written_by_workers(p, junk, append, &opts, 5);
+                assert!(got[..junk.len()] == *junk, "{what}");
+                assert!(got[junk.len()..] == want[..], "{what}");
+                assert_eq!(at, got.len() as u64, "{what}");
+                let by_workers = threads > 1 && !append;
+                let expect = if by_workers {
+                    want.len() as u64 - header
+                } else {
+                    0
+                };
+                assert_eq!(counted, expect, "{what}");
             }
         }
     }
