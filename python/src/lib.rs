@@ -614,7 +614,8 @@ impl ReadState {
 /// A new `bytes` of `len` bytes filled by `fill` (which must write every byte or fail). Unlike
 /// `PyBytes::new_with` it does not zero the memory first: for a large read that first pass
 /// costs as much as the decryption (every page is faulted in on the calling thread before any
-/// chunk is copied); here the pages are faulted in by the copy itself, while the workers decrypt.
+/// chunk is copied); here the pages are faulted in by the copy itself, while the workers decrypt,
+/// and for a read of 4 MiB or more they are huge pages.
 fn fresh_bytes<'py>(
     py: Python<'py>,
     len: usize,
@@ -627,11 +628,16 @@ fn fresh_bytes<'py>(
     // takes that reference. The object is not visible to any other code until we return it,
     // so writing through its buffer is sound; the slice is made from the pointer and length
     // CPython gives for it, and it is fully written by `fill` before it is returned (on error
-    // the object is dropped unseen).
+    // the object is dropped unseen). `advise` only asks the kernel to back the whole 2 MiB pages
+    // inside that buffer with huge pages (see alloc.rs): contents and mapping are unchanged.
     unsafe {
         let obj = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
         let bytes = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
         let data = pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) as *mut u8;
+        // Huge pages for a large read, as for the engine's own chunk buffers: the object is
+        // fresh and ours alone, and with 4 KiB pages a Dask task's 64 MB block costs 16,000
+        // page faults taken one by one inside the decompressor (docs/PERFORMANCE.md §7).
+        alloc::advise(data, len);
         fill(std::slice::from_raw_parts_mut(data, len))?;
         Ok(bytes)
     }

@@ -24,8 +24,9 @@ struct HugeForLarge;
 static ALLOC: HugeForLarge = HugeForLarge;
 
 /// Advises huge pages for the whole 2 MiB pages within the block of `len` bytes at `ptr`, when
-/// it is a large one (and was allocated); returns `ptr`.
-fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
+/// it is a large one (and was allocated); returns `ptr`. Also used by the Python extension for
+/// the fresh `bytes` a large read fills, a block it owns alone in the same way.
+pub(crate) fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
     #[cfg(target_os = "linux")]
     if len >= 2 * HUGE && !ptr.is_null() {
         let start = (ptr as usize).next_multiple_of(HUGE);
