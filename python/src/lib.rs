@@ -629,7 +629,9 @@ fn fresh_bytes<'py>(
     // so writing through its buffer is sound; the slice is made from the pointer and length
     // CPython gives for it, and it is fully written by `fill` before it is returned (on error
     // the object is dropped unseen). `advise` only asks the kernel to back the whole 2 MiB pages
-    // inside that buffer with huge pages (see alloc.rs): contents and mapping are unchanged.
+    // inside that buffer with huge pages (see alloc.rs): no memory's contents or protection
+    // change. The kernel may split the mapping there, and on heap memory the advice outlives
+    // the object; both are harmless.
     unsafe {
         let obj = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
         let bytes = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();

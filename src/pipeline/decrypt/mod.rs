@@ -424,15 +424,21 @@ impl<R: Read> Decryptor<R> {
         Ok(self.frames.pass_body(body_len)?.map(|at| (file, at)))
     }
 
-    /// A spare buffer ([`Self::fitting_spare`]) that holds a body of `len` bytes, or a new one.
-    /// A new buffer comes zeroed from the allocator (fresh pages, zeroed by the kernel where the
-    /// frame is first written, by the worker that reads it), not grown with zeros written here:
-    /// that wrote every byte of the first frames' buffers on the calling thread before the first
-    /// worker started (3 ms and more per 8 MiB chunk, on every file opened).
+    /// A spare buffer ([`Self::fitting_spare`]) grown to hold a body of `len` bytes, or a new
+    /// one when there is no spare. A new buffer comes zeroed from the allocator (a block this
+    /// large is usually a fresh mapping, whose pages the kernel zeroes where they are first
+    /// written), not grown from nothing with zeros written here: for the first frames of a
+    /// stream that wrote every byte of an 8 MiB buffer on the calling thread before a worker
+    /// started. When a worker reads the body by offset (the deferred path), the worker is the
+    /// one that faults the pages in. A short spare is still grown, so that the pages it has
+    /// touched are kept ([`pick_spare`]).
     fn frame_buffer(&mut self, len: usize) -> Vec<u8> {
-        let body = self.fitting_spare(len);
-        if body.len() < len {
+        let mut body = self.fitting_spare(len);
+        if body.is_empty() {
             return vec![0; len];
+        }
+        if body.len() < len {
+            body.resize(len, 0);
         }
         body
     }
