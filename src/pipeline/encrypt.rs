@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{aligned_at, Fill, Intake, ALIGN};
+use super::intake::{aligned_at, Fill, Intake, Spare, ALIGN};
 use super::window::Window;
 use super::Threads;
 use crate::codec::Codec;
@@ -257,6 +257,14 @@ impl Sealed {
         match self.in_place {
             true => (self.frame, self.other),
             false => (self.other, self.frame),
+        }
+    }
+
+    /// Which of the intake's spares the frame's buffer is, and which the other buffer.
+    fn spares(&self) -> (Spare, Spare) {
+        match self.in_place {
+            true => (Spare::Input, Spare::Output),
+            false => (Spare::Output, Spare::Input),
         }
     }
 }
@@ -561,8 +569,7 @@ impl Drop for Positional {
 struct Written {
     result: Result<()>,
     buffer: Vec<u8>,
-    /// The buffer is an input buffer (the chunk was sealed in place).
-    input: bool,
+    spare: Spare,
     took: std::time::Duration,
 }
 
@@ -782,14 +789,10 @@ impl<W: Write> Encryptor<W> {
             .sealer
             .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        let n = self.tally.chunks;
-        let trailer = [
-            &frame[..],
-            &std::mem::take(&mut self.tally.index),
-            &footer(n),
-        ]
-        .concat();
-        self.write_out(&trailer)?;
+        let index = std::mem::take(&mut self.tally.index);
+        self.write_out(&frame)?;
+        self.write_out(&index)?;
+        self.write_out(&footer(self.tally.chunks))?;
         self.settle_writes(0)?;
         if let Some(p) = &self.positional {
             // The shared position goes where a sequential write would have left it.
@@ -949,10 +952,7 @@ impl<W: Write> Encryptor<W> {
             };
             p.pending -= 1;
             self.stages.write += w.took;
-            match w.input {
-                true => self.intake.recycle_input(w.buffer),
-                false => self.intake.recycle_output(w.buffer),
-            }
+            self.intake.give_back(w.buffer, w.spare);
             if let Err(e) = w.result {
                 failed.get_or_insert(e);
             }
@@ -972,18 +972,15 @@ impl<W: Write> Encryptor<W> {
                 "frames written by workers without workers".into(),
             ));
         };
+        let (spare, other_spare) = s.spares();
         let Sealed {
             frame,
             start,
             frame_len,
             other,
-            in_place,
             ..
         } = s;
-        match in_place {
-            true => self.intake.recycle_output(other),
-            false => self.intake.recycle_input(other),
-        }
+        self.intake.give_back(other, other_spare);
         let (file, at, count, done) =
             (Arc::clone(&p.file), p.at, p.count.clone(), p.done.0.clone());
         p.at += frame_len as u64;
@@ -1001,7 +998,7 @@ impl<W: Write> Encryptor<W> {
             let written = Written {
                 result,
                 buffer: frame,
-                input: in_place,
+                spare,
                 took,
             };
             // The stream may be gone (dropped after a failure): then so is the buffer.

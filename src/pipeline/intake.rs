@@ -113,6 +113,15 @@ pub(crate) fn aligned_at(buf: &[u8], at: usize, offset: u64) -> usize {
     at + (want + ALIGN - addr) % ALIGN
 }
 
+/// Which of the intake's spares a buffer becomes again ([`Intake::give_back`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spare {
+    Input,
+    Output,
+    /// Not one of the intake's buffers (small ones: markers, headers, tables): dropped.
+    Drop,
+}
+
 /// Chunk buffers being filled, and spares.
 pub(crate) struct Intake {
     /// The buffer being filled: the chunk's bytes go at `fill_at..fill_at + chunk_size`.
@@ -205,7 +214,16 @@ impl Intake {
     /// A job's buffers, back for reuse.
     pub(crate) fn recycle(&mut self, input: Vec<u8>, output: Vec<u8>) {
         self.recycle_input(input);
-        self.spare_outputs.push(output);
+        self.recycle_output(output);
+    }
+
+    /// `buf` back for reuse as the spare `spare` says.
+    pub(crate) fn give_back(&mut self, buf: Vec<u8>, spare: Spare) {
+        match spare {
+            Spare::Input => self.recycle_input(buf),
+            Spare::Output => self.recycle_output(buf),
+            Spare::Drop => {}
+        }
     }
 
     pub(crate) fn recycle_input(&mut self, input: Vec<u8>) {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::encrypt::EncryptOptions;
-use super::super::intake::{aligned_at, Fill, Intake, ALIGN};
+use super::super::intake::{aligned_at, Fill, Intake, Spare, ALIGN};
 use super::super::window::Window;
 use super::GROUP;
 use crate::codec::Codec;
@@ -107,15 +107,6 @@ fn gather(pieces: &[Piece], at: &mut (usize, usize), mut dst: &mut [u8]) -> Resu
         };
     }
     Ok(())
-}
-
-/// Which of the intake's spares a buffer becomes again.
-#[derive(Clone, Copy)]
-enum Spare {
-    Input,
-    Output,
-    /// Small buffers (the marker, headers, the seek table): dropped.
-    Drop,
 }
 
 impl Source {
@@ -674,10 +665,8 @@ impl<W: Write> AgeWriter<W> {
                 for p in pieces {
                     // The last job to use a buffer gives it back.
                     if let Source::Buf(b, spare) = p.src {
-                        match (Arc::try_unwrap(b), spare) {
-                            (Ok(buf), Spare::Input) => self.intake.recycle_input(buf),
-                            (Ok(buf), Spare::Output) => self.intake.recycle_output(buf),
-                            _ => {}
+                        if let Ok(buf) = Arc::try_unwrap(b) {
+                            self.intake.give_back(buf, spare);
                         }
                     }
                 }
