@@ -360,16 +360,13 @@ impl Output {
     /// offset (`Encryptor::write_frames_to`, which uses it only for a regular file): the file
     /// of `-o`, or what standard output is. `None` for an object.
     pub fn shared_handle(&self) -> Option<File> {
-        match self {
-            Output::File { file, .. } => file.as_file().try_clone().ok(),
-            #[cfg(unix)]
-            Output::Stdout(_) => {
-                use std::os::fd::AsFd;
-                let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
-                Some(File::from(fd))
-            }
-            _ => None,
+        #[cfg(unix)]
+        if let Output::Stdout(_) = self {
+            use std::os::fd::AsFd;
+            let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+            return Some(File::from(fd));
         }
+        self.as_file()?.try_clone().ok()
     }
 
     /// The file being written, when the output is one (so that a copy into it can stay inside
