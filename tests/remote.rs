@@ -689,13 +689,29 @@ mod proxy {
         pub down_from: u64,
         /// Every request is answered 403 AccessDenied (credentials without the permission).
         pub deny_all: bool,
+        /// Every CompleteMultipartUpload is answered `200 OK`, then 250 bytes of whitespace
+        /// (S3's keep-alive while it works), then an `<Error>` document with this code, as S3
+        /// documents it may.
+        pub complete_error: Option<&'static str>,
+        /// Every CompleteMultipartUpload is held this long before it is forwarded (whatever
+        /// became of the client meanwhile: a store processes a request it has received).
+        pub hold_completions: Duration,
+    }
+
+    /// Counters of what went through, shared with the test.
+    #[derive(Default)]
+    pub struct Seen {
+        pub body_bytes: AtomicU64,
+        pub requests: AtomicU64,
+        pub faults_served: AtomicU64,
+        /// CompleteMultipartUpload requests received, and forwarded after their hold.
+        pub completions: AtomicU64,
+        pub released: AtomicU64,
     }
 
     pub struct Proxy {
         pub url: String,
-        pub body_bytes: Arc<AtomicU64>,
-        pub requests: Arc<AtomicU64>,
-        pub faults_served: Arc<AtomicU64>,
+        pub seen: Arc<Seen>,
         stop: Arc<AtomicBool>,
     }
 
@@ -710,28 +726,20 @@ mod proxy {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let p = Proxy {
             url,
-            body_bytes: Arc::default(),
-            requests: Arc::default(),
-            faults_served: Arc::default(),
+            seen: Arc::default(),
             stop: Arc::default(),
         };
         let up = upstream.trim_start_matches("http://").to_string();
-        let (bytes, requests, served, stop) = (
-            p.body_bytes.clone(),
-            p.requests.clone(),
-            p.faults_served.clone(),
-            p.stop.clone(),
-        );
+        let (seen, stop) = (p.seen.clone(), p.stop.clone());
         listener.set_nonblocking(true).unwrap();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((conn, _)) => {
                         conn.set_nonblocking(false).unwrap();
-                        let (up, bytes, requests, served) =
-                            (up.clone(), bytes.clone(), requests.clone(), served.clone());
+                        let (up, seen) = (up.clone(), seen.clone());
                         std::thread::spawn(move || {
-                            let _ = serve(conn, &up, faults, &bytes, &requests, &served);
+                            let _ = serve(conn, &up, faults, &seen);
                         });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
@@ -814,19 +822,86 @@ mod proxy {
         Ok(body)
     }
 
-    fn serve(
-        conn: TcpStream,
-        upstream: &str,
-        f: Faults,
-        bytes: &AtomicU64,
-        requests: &AtomicU64,
-        served: &AtomicU64,
-    ) -> std::io::Result<()> {
+    /// Writes an S3 error answer.
+    fn error(out: &mut TcpStream, status: &str, code: &str) -> std::io::Result<()> {
+        let msg = format!(
+            "<?xml version=\"1.0\"?><Error><Code>{code}</Code><Message>injected</Message></Error>"
+        );
+        write!(
+            out,
+            "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
+            msg.len()
+        )
+    }
+
+    /// The ETag of the object a request names, by a HEAD straight to the server.
+    fn current_etag(upstream: &str, req: &Head) -> Option<String> {
+        let path = req
+            .line
+            .split_whitespace()
+            .nth(1)?
+            .split('?')
+            .next()?
+            .to_string();
+        let mut up = TcpStream::connect(upstream).ok()?;
+        let host = req.get("host").unwrap_or(upstream);
+        let auth = req.get("authorization").unwrap_or("");
+        write!(
+            up,
+            "HEAD {path} HTTP/1.1\r\nhost: {host}\r\nauthorization: {auth}\r\nconnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let resp = read_head(&mut BufReader::new(up)).ok()??;
+        resp.line
+            .contains(" 200")
+            .then(|| resp.get("etag").map(str::to_string))
+            .flatten()
+    }
+
+    /// A completion's `If-Match` / `If-None-Match: *`, judged as S3 judges them (moto ignores
+    /// them on CompleteMultipartUpload): `false` when the condition fails.
+    fn condition_holds(upstream: &str, req: &Head) -> bool {
+        let current = current_etag(upstream, req);
+        if let Some(want) = req.get("if-match") {
+            return current.as_deref() == Some(want);
+        }
+        if req.get("if-none-match") == Some("*") {
+            return current.is_none();
+        }
+        true
+    }
+
+    fn serve(conn: TcpStream, upstream: &str, f: Faults, seen: &Seen) -> std::io::Result<()> {
+        let (bytes, served) = (&seen.body_bytes, &seen.faults_served);
         let mut reader = BufReader::new(conn.try_clone()?);
         let mut out = conn;
         while let Some(req) = read_head(&mut reader)? {
             let body = read_body(&mut reader, &req, false)?;
-            let n = requests.fetch_add(1, Ordering::Relaxed) + 1;
+            let n = seen.requests.fetch_add(1, Ordering::Relaxed) + 1;
+            let completion = req.line.starts_with("POST ") && req.line.contains("uploadId=");
+            if completion {
+                seen.completions.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(f.hold_completions);
+                seen.released.fetch_add(1, Ordering::Relaxed);
+                if let Some(code) = f.complete_error {
+                    served.fetch_add(1, Ordering::Relaxed);
+                    let msg = format!(
+                        "{}<?xml version=\"1.0\"?><Error><Code>{code}</Code><Message>injected \
+                         after the status</Message></Error>",
+                        " ".repeat(250)
+                    );
+                    write!(
+                        out,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{msg}",
+                        msg.len()
+                    )?;
+                    continue;
+                }
+                if !condition_holds(upstream, &req) {
+                    error(&mut out, "412 Precondition Failed", "PreconditionFailed")?;
+                    continue;
+                }
+            }
             let every = |k: u64| k > 0 && n % k == 0;
             if every(f.stall_every) {
                 served.fetch_add(1, Ordering::Relaxed);
@@ -835,24 +910,12 @@ mod proxy {
             }
             if f.deny_all {
                 served.fetch_add(1, Ordering::Relaxed);
-                let msg = b"<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>";
-                write!(
-                    out,
-                    "HTTP/1.1 403 Forbidden\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n",
-                    msg.len()
-                )?;
-                out.write_all(msg)?;
+                error(&mut out, "403 Forbidden", "AccessDenied")?;
                 continue;
             }
             if every(f.unavailable_every) || (f.down_from > 0 && n >= f.down_from) {
                 served.fetch_add(1, Ordering::Relaxed);
-                let msg = b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>injected</Message></Error>";
-                write!(
-                    out,
-                    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n",
-                    msg.len()
-                )?;
-                out.write_all(msg)?;
+                error(&mut out, "503 Service Unavailable", "SlowDown")?;
                 continue;
             }
             // Forward with Connection: close, read the whole answer.
@@ -913,8 +976,7 @@ fn transient_faults_are_retried() {
         cut_every: 7,
         stall_every: 11,
         stall: Duration::from_secs(3),
-        down_from: 0,
-        deny_all: false,
+        ..proxy::Faults::default()
     };
     let p = proxy::start(base, faults);
     let plain = common::noise(23 << 20, 11);
@@ -954,7 +1016,12 @@ fn transient_faults_are_retried() {
         };
         assert!(out.stdout == want, "{range:?}");
     }
-    assert!(p.faults_served.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    assert!(
+        p.seen
+            .faults_served
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 3
+    );
     assert_eq!(uploads_in_progress(base, &b), 0);
 }
 
@@ -1038,7 +1105,7 @@ fn the_server_sends_a_range_no_more_than_it_needs() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(out.stdout == plain[12 << 20..13 << 20]);
-    let sent = p.body_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    let sent = p.seen.body_bytes.load(std::sync::atomic::Ordering::Relaxed);
     let needed = C + 22 + 2 * 1024;
     assert!(
         sent * 10 <= needed * 11,
@@ -1341,6 +1408,253 @@ fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     assert_eq!(status, 404, "no object");
     let (_, pending) = raw(base, "GET", "/_stub/uploads", b"").unwrap();
     assert_eq!(pending, b"0", "no upload in progress");
+}
+
+/// Two keys and a 12 MiB container sealed to both in the object `url` (three 5 MiB parts when
+/// written again); the keys' files and the object's bytes.
+fn shared_object(base: &str, dir: &Path, url: &str) -> (PathBuf, String, Vec<u8>) {
+    let (alice, alice_pub) = common::keygen_file(dir, "alice.key");
+    let (_, bob_pub) = common::keygen_file(dir, "bob.key");
+    zseal(base)
+        .args([
+            "encrypt", "-q", "-c", "none", "-r", &alice_pub, "-r", &bob_pub, "-o", url,
+        ])
+        .write_stdin(common::noise(12 << 20, 21))
+        .assert()
+        .success();
+    let (b, key) = url.trim_start_matches("s3://").split_once('/').unwrap();
+    (alice, alice_pub, object(base, b, key).unwrap())
+}
+
+/// `zseal` started as a child through the proxy at `proxy_url` (so that a test can signal it or
+/// act while it runs), with `stdin` fed to it.
+fn spawn_through(
+    base: &str,
+    proxy_url: &str,
+    args: &[&str],
+    stdin: Vec<u8>,
+) -> std::process::Child {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .args(args)
+        .envs(zseal_env(base))
+        .env("AWS_ENDPOINT_URL", proxy_url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    child
+}
+
+/// Waits until `n` reaches `want` (a minute at most).
+fn wait_for(n: &std::sync::atomic::AtomicU64, want: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while n.load(std::sync::atomic::Ordering::SeqCst) < want {
+        assert!(Instant::now() < deadline, "never reached {want}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// S3 may answer CompleteMultipartUpload `200 OK` and send its `<Error>` only after minutes of
+/// whitespace: an in-place rekey and a new object's upload then fail (retried first when the
+/// error is transient), the object is as it was (the revoked key still opens it: the user is
+/// told the revocation failed), and the upload is aborted.
+#[test]
+fn a_completion_that_fails_after_200_ok_fails_the_command() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "late-error");
+    let d = tempfile::tempdir().unwrap();
+    let url = format!("s3://{b}/shared.zseal");
+    let (alice, alice_pub, before) = shared_object(base, d.path(), &url);
+    for (code, retried) in [("InternalError", true), ("AccessDenied", false)] {
+        let p = proxy::start(
+            base,
+            proxy::Faults {
+                complete_error: Some(code),
+                ..proxy::Faults::default()
+            },
+        );
+        zseal(base)
+            .env("AWS_ENDPOINT_URL", &p.url)
+            .env("ZSEAL_RETRY_TIMEOUT", "1")
+            .args(["rekey", &url, "-r", &alice_pub, "-i"])
+            .arg(&alice)
+            .assert()
+            .code(1)
+            .stderr(contains(format!("rekeying {url} in place")))
+            .stderr(contains(format!("200 OK {code}")));
+        let completions = p.seen.completions.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            completions > 1,
+            retried,
+            "{code}: {completions} completions"
+        );
+        assert!(
+            object(base, &b, "shared.zseal").unwrap() == before,
+            "{code}"
+        );
+        assert_eq!(uploads_in_progress(base, &b), 0, "{code}");
+    }
+    let p = proxy::start(
+        base,
+        proxy::Faults {
+            complete_error: Some("AccessDenied"),
+            ..proxy::Faults::default()
+        },
+    );
+    let new = format!("s3://{b}/new.zseal");
+    zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .args(["encrypt", "-c", "none", "-r", &alice_pub, "-o", &new])
+        .write_stdin(common::noise(12 << 20, 22))
+        .assert()
+        .code(1)
+        .stderr(contains(format!("cannot complete {new}")))
+        .stderr(contains("200 OK AccessDenied"));
+    assert!(object(base, &b, "new.zseal").is_none());
+    assert_eq!(uploads_in_progress(base, &b), 0);
+}
+
+/// SIGTERM while an in-place rekey's upload is in progress, or while any upload is being
+/// completed, aborts it: the completion the store received is then refused, no upload is left,
+/// and the object is as it was (or absent).
+#[test]
+fn a_signal_during_a_rekey_or_a_completion_leaves_no_upload() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "signalled");
+    let d = tempfile::tempdir().unwrap();
+    let url = format!("s3://{b}/shared.zseal");
+    let (alice, alice_pub, before) = shared_object(base, d.path(), &url);
+    let alice = alice.to_str().unwrap().to_string();
+    let new = format!("s3://{b}/new.zseal");
+    let rekey = ["rekey", &url, "-r", &alice_pub, "-i", &alice];
+    let encrypt = ["encrypt", "-q", "-c", "none", "-r", &alice_pub, "-o", &new];
+    for args in [&rekey[..], &encrypt[..]] {
+        let p = proxy::start(
+            base,
+            proxy::Faults {
+                hold_completions: Duration::from_secs(3),
+                ..proxy::Faults::default()
+            },
+        );
+        let mut child = spawn_through(base, &p.url, args, common::noise(12 << 20, 23));
+        wait_for(&p.seen.completions, 1);
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(143), "{args:?}");
+        // The held completion reaches the store after the abort, which refuses it.
+        wait_for(&p.seen.released, 1);
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(uploads_in_progress(base, &b), 0, "{args:?}");
+        assert!(
+            object(base, &b, "shared.zseal").unwrap() == before,
+            "{args:?}"
+        );
+        assert!(object(base, &b, "new.zseal").is_none(), "{args:?}");
+    }
+}
+
+/// A rekey in place (server-side, and streamed with --rotate) whose completion is delayed while
+/// another client writes the object fails, naming the change, and the other client's object
+/// stays: the completion is conditional on the version read (S3 honours If-Match on
+/// CompleteMultipartUpload; the proxy enforces it, as moto does not).
+#[test]
+fn an_in_place_rekey_never_overwrites_a_concurrent_writer() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "concurrent");
+    let d = tempfile::tempdir().unwrap();
+    let url = format!("s3://{b}/shared.zseal");
+    let (alice, alice_pub, _) = shared_object(base, d.path(), &url);
+    let alice = alice.to_str().unwrap().to_string();
+    for rotate in [false, true] {
+        let mut args = vec!["rekey", &url, "-r", &alice_pub, "-i", &alice];
+        if rotate {
+            args.push("--rotate");
+        }
+        let p = proxy::start(
+            base,
+            proxy::Faults {
+                hold_completions: Duration::from_secs(2),
+                ..proxy::Faults::default()
+            },
+        );
+        let child = spawn_through(base, &p.url, &args, Vec::new());
+        wait_for(&p.seen.completions, 1);
+        let theirs = format!("another writer's object, rotate={rotate}").into_bytes();
+        let (status, _) = raw(base, "PUT", &format!("/{b}/shared.zseal"), &theirs).unwrap();
+        assert_eq!(status, 200);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{rotate}: {err}");
+        assert!(
+            err.contains(&format!("{url} was changed by another writer")),
+            "{rotate}: {err}"
+        );
+        assert!(
+            object(base, &b, "shared.zseal").unwrap() == theirs,
+            "{rotate}"
+        );
+        assert_eq!(uploads_in_progress(base, &b), 0, "{rotate}");
+        // A container again, for the next round.
+        zseal(base)
+            .args([
+                "encrypt", "-q", "-f", "-c", "none", "-r", &alice_pub, "-o", &url,
+            ])
+            .write_stdin(common::noise(12 << 20, 24))
+            .assert()
+            .success();
+    }
+}
+
+/// `ZSEAL_TIMEOUT` and `ZSEAL_RETRY_TIMEOUT` are read: against a store that never answers, a
+/// command with both at 1 s gives up within seconds (the defaults would wait 5 minutes per
+/// request); a value that is not a number of seconds is refused, naming the variable.
+#[test]
+fn transfer_timeouts_come_from_the_environment() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "timeouts");
+    let url = format!("s3://{b}/x.zseal");
+    seal_into(base, &url, b"x", &[]);
+    let p = proxy::start(
+        base,
+        proxy::Faults {
+            stall_every: 1,
+            stall: Duration::from_secs(30),
+            ..proxy::Faults::default()
+        },
+    );
+    let started = Instant::now();
+    zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .env("ZSEAL_TIMEOUT", "1")
+        .env("ZSEAL_RETRY_TIMEOUT", "1")
+        .args(["inspect", &url])
+        .assert()
+        .code(1)
+        .stderr(contains(&url));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    for (var, value) in [
+        ("ZSEAL_TIMEOUT", "0"),
+        ("ZSEAL_TIMEOUT", "soon"),
+        ("ZSEAL_RETRY_TIMEOUT", "-1"),
+    ] {
+        zseal(base)
+            .env(var, value)
+            .args(["inspect", &url])
+            .assert()
+            .code(1)
+            .stderr(contains(format!(
+                "{var}={value} is not a whole number of seconds"
+            )));
+    }
 }
 
 /// A store that denies the credentials' request (403 AccessDenied) gives one message naming the

@@ -21,18 +21,21 @@ mod aws_profile;
 mod reader;
 mod rekey;
 mod s3;
+mod upload;
 mod writer;
 
 use std::io;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjectPath;
 use object_store::{DynObjectStore, ObjectStoreExt};
 
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, ObjectRekey};
-pub use writer::{abort_all_uploads, RemoteWriter};
+pub use upload::abort_all_uploads;
+pub use writer::{ObjectVersion, RemoteWriter, Replace};
 
 /// Default size of one ranged GET and of one uploaded part (8 MiB; S3's smallest part is 5 MiB).
 pub const DEFAULT_PART_SIZE: usize = 8 << 20;
@@ -70,7 +73,8 @@ impl Default for TransferOptions {
 }
 
 impl TransferOptions {
-    /// The defaults, changed by `ZSEAL_PART_SIZE` and `ZSEAL_PARTS_IN_FLIGHT` when set.
+    /// The defaults, changed by `ZSEAL_PART_SIZE`, `ZSEAL_PARTS_IN_FLIGHT`, `ZSEAL_TIMEOUT` and
+    /// `ZSEAL_RETRY_TIMEOUT` when set; a value out of range is an error naming the variable.
     pub fn from_env() -> io::Result<Self> {
         let mut o = TransferOptions::default();
         if let Ok(v) = std::env::var("ZSEAL_PART_SIZE") {
@@ -96,8 +100,31 @@ impl TransferOptions {
                         ))
                     })?;
         }
+        if let Some(t) = seconds("ZSEAL_TIMEOUT", 1, 3600)? {
+            o.request_timeout = t;
+        }
+        if let Some(t) = seconds("ZSEAL_RETRY_TIMEOUT", 0, 86_400)? {
+            o.retry_timeout = t;
+        }
         Ok(o)
     }
+}
+
+/// A whole number of seconds from `min` to `max` in the variable `name`, if it is set.
+fn seconds(name: &str, min: u64, max: u64) -> io::Result<Option<Duration>> {
+    let Ok(v) = std::env::var(name) else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .map(|n| Some(Duration::from_secs(n)))
+        .ok_or_else(|| {
+            invalid(format!(
+                "{name}={v} is not a whole number of seconds from {min} to {max}"
+            ))
+        })
 }
 
 fn invalid(msg: String) -> io::Error {
@@ -132,6 +159,10 @@ pub(crate) struct Object {
     pub(crate) url: String,
     pub(crate) scheme: Scheme,
     pub(crate) opts: TransferOptions,
+    /// The same store's multipart uploads by id (create, put a numbered part, complete,
+    /// abort), for every store that writes (not http(s)://): an upload known by its id can be
+    /// aborted from a signal handler's thread at any moment, completion included.
+    pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     /// For `s3://`: the requests object_store does not make (s3.rs).
     pub(crate) s3: Option<s3::S3>,
 }
@@ -155,7 +186,12 @@ impl Remote {
                 )))
             }
         };
-        let (store, path, s3) = build_store(scheme, &parsed, url, &opts)?;
+        let Built {
+            store,
+            path,
+            multipart,
+            s3,
+        } = build_store(scheme, &parsed, url, &opts)?;
         if path.as_ref().is_empty() {
             return Err(invalid(format!(
                 "{url} names no object: add the object's key after the bucket, e.g. \
@@ -169,6 +205,7 @@ impl Remote {
                 url: url.to_string(),
                 scheme,
                 opts,
+                multipart,
                 s3,
             }),
         })
@@ -225,7 +262,40 @@ impl Remote {
         if !overwrite && self.size()?.is_some() {
             return Err(self.inner.exists());
         }
-        Ok(RemoteWriter::new(self.inner.clone(), overwrite, size_hint))
+        let replace = if overwrite {
+            Replace::Anything
+        } else {
+            Replace::Nothing
+        };
+        Ok(RemoteWriter::new(self.inner.clone(), replace, size_hint))
+    }
+
+    /// Starts rewriting the object in place: it replaces `version` (what a reader of it saw,
+    /// [`RemoteReader::version`]) and nothing else. When another writer changed the object
+    /// meanwhile, [`RemoteWriter::commit`] fails and the other writer's object stays.
+    pub fn rewriter(
+        &self,
+        version: ObjectVersion,
+        size_hint: Option<u64>,
+    ) -> io::Result<RemoteWriter> {
+        let o = &self.inner;
+        let usable = match o.scheme {
+            Scheme::Http => false,
+            Scheme::S3 | Scheme::Azure => version.e_tag.is_some(),
+            Scheme::Gcs => version.version.is_some() || version.e_tag.is_some(),
+        };
+        if !usable {
+            return Err(invalid(format!(
+                "{}: the store gave no version of the object to make the rewrite conditional \
+                 on, so another writer's change could be lost: write to another object with -o",
+                o.url
+            )));
+        }
+        Ok(RemoteWriter::new(
+            o.clone(),
+            Replace::Version(version),
+            size_hint,
+        ))
     }
 }
 
@@ -267,6 +337,15 @@ impl Object {
         io::Error::new(kind, msg)
     }
 
+    /// The object is no longer the version that was read: another writer changed it.
+    pub(crate) fn changed(&self) -> io::Error {
+        io::Error::other(format!(
+            "{} was changed by another writer while it was being rewritten: nothing was \
+             replaced, and the upload was aborted; run the command again on the new version",
+            self.url
+        ))
+    }
+
     pub(crate) fn exists(&self) -> io::Error {
         io::Error::new(
             io::ErrorKind::AlreadyExists,
@@ -305,9 +384,15 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Builds the store for `url` from the environment, and the object's path within it.
-type Built = (Arc<DynObjectStore>, ObjectPath, Option<s3::S3>);
+/// The store for a URL, and the object's path within it.
+struct Built {
+    store: Arc<DynObjectStore>,
+    path: ObjectPath,
+    multipart: Option<Arc<dyn MultipartStore>>,
+    s3: Option<s3::S3>,
+}
 
+/// Builds the store for `url` from the environment, and the object's path within it.
 fn build_store(
     scheme: Scheme,
     parsed: &url::Url,
@@ -350,7 +435,12 @@ fn build_store(
             let s3 = Arc::new(b.build().map_err(refused)?);
             let own = s3::S3::new(s3.clone(), &client, endpoint, &name, region, virtual_hosted)?
                 .retrying_for(opts.retry_timeout);
-            (s3, key()?, Some(own))
+            Built {
+                store: s3.clone(),
+                path: key()?,
+                multipart: Some(s3),
+                s3: Some(own),
+            }
         }
         Scheme::Gcs => {
             let mut gcs = object_store::gcp::GoogleCloudStorageBuilder::from_env()
@@ -376,7 +466,13 @@ fn build_store(
                     .with_skip_signature(true)
                     .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(token)));
             }
-            (Arc::new(gcs.build().map_err(refused)?), key()?, None)
+            let gcs = Arc::new(gcs.build().map_err(refused)?);
+            Built {
+                store: gcs.clone(),
+                path: key()?,
+                multipart: Some(gcs),
+                s3: None,
+            }
         }
         Scheme::Azure => {
             let az = object_store::azure::MicrosoftAzureBuilder::from_env()
@@ -385,7 +481,13 @@ fn build_store(
                 .with_client_options(client_options());
             // `az://container/key` and `abfs://container@account…/key` both carry the key as
             // the path.
-            (Arc::new(az.build().map_err(refused)?), key()?, None)
+            let az = Arc::new(az.build().map_err(refused)?);
+            Built {
+                store: az.clone(),
+                path: key()?,
+                multipart: Some(az),
+                s3: None,
+            }
         }
         Scheme::Http => {
             let origin = parsed.origin().ascii_serialization();
@@ -393,7 +495,12 @@ fn build_store(
                 .with_url(origin)
                 .with_retry(retry())
                 .with_client_options(client_options().with_allow_http(true));
-            (Arc::new(http.build().map_err(refused)?), key()?, None)
+            Built {
+                store: Arc::new(http.build().map_err(refused)?),
+                path: key()?,
+                multipart: None,
+                s3: None,
+            }
         }
     })
 }
@@ -411,6 +518,13 @@ fn retry_config(opts: &TransferOptions) -> object_store::RetryConfig {
         max_retries: 10,
         retry_timeout: opts.retry_timeout,
     }
+}
+
+/// The pause before retry number `attempt` (from 1): [`retry_config`]'s backoff, for the
+/// requests of zseal's own (s3.rs) that object_store's retries do not cover.
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    let ms = 100u64 << attempt.saturating_sub(1).min(8);
+    Duration::from_millis(ms.min(15_000))
 }
 
 /// A connection must open within 10 s (or the request timeout, when shorter), and a request be

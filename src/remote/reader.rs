@@ -46,6 +46,8 @@ pub struct RemoteReader {
     obj: Arc<Object>,
     len: u64,
     etag: Option<String>,
+    /// The version the opening HEAD saw (for a rewrite conditional on it).
+    version: super::ObjectVersion,
     mode: ReadMode,
     pos: u64,
     /// Fetched bytes at and after `pos`: their offset and the bytes.
@@ -65,10 +67,15 @@ impl RemoteReader {
         let etag = meta
             .e_tag
             .filter(|t| !t.starts_with("W/") && obj.scheme != Scheme::Http);
+        let version = super::ObjectVersion {
+            e_tag: etag.clone(),
+            version: meta.version,
+        };
         Ok(RemoteReader {
             obj,
             len: meta.size,
             etag,
+            version,
             mode,
             pos: 0,
             cur: None,
@@ -96,6 +103,11 @@ impl RemoteReader {
     /// The ETag every GET is conditional on (none for a store without strong ETags).
     pub fn etag(&self) -> Option<&str> {
         self.etag.as_deref()
+    }
+
+    /// The version of the object being read, for [`super::Remote::rewriter`].
+    pub fn version(&self) -> super::ObjectVersion {
+        self.version.clone()
     }
 
     pub(crate) fn object(&self) -> &Arc<Object> {

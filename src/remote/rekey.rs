@@ -8,9 +8,11 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
-use object_store::multipart::{MultipartStore, PartId};
+use object_store::multipart::PartId;
 use object_store::PutPayload;
 
+use super::s3::Condition;
+use super::upload::Upload;
 use super::{block_on, spawn, RemoteReader};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, RekeyReport};
@@ -64,14 +66,22 @@ pub fn rekey_in_place(
     part1.resize(at + first as usize, 0);
     reader.read_exact(&mut part1[at..])?;
     let uploaded = part1.len() as u64;
-    let etag = reader.etag().map(str::to_string);
-    let id = block_on(s3.store.create_multipart(&obj.path)).map_err(|e| obj.error("rekey", e))?;
-    let result = (|| -> io::Result<()> {
-        let part = block_on(
-            s3.store
-                .put_part(&obj.path, &id, 0, PutPayload::from(part1)),
+    let Some(etag) = reader.etag().map(str::to_string) else {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "{}: the store gave no ETag to make the rewrite conditional on: rekey to \
+                 another object with -o",
+                obj.url
+            ),
         )
-        .map_err(|e| obj.error("upload a part of", e))?;
+        .into());
+    };
+    // Registered: a signal aborts it, whatever step it is at.
+    let upload = Upload::start(&obj)?;
+    let result = (|| -> io::Result<()> {
+        let part = block_on(upload.put_part(0, PutPayload::from(part1)))
+            .map_err(|e| obj.error("upload a part of", e))?;
         let mut parts = vec![part];
         // The copies, `parts_in_flight` at a time, in order; part numbers count from 1.
         let mut in_flight = VecDeque::new();
@@ -80,11 +90,11 @@ pub fn rekey_in_place(
             if at < len && in_flight.len() < obj.opts.parts_in_flight {
                 let end = len.min(at + COPY_PART);
                 let n = (parts.len() + in_flight.len() + 1) as u32;
-                let (o, id, etag) = (obj.clone(), id.clone(), etag.clone());
+                let (o, id, etag) = (obj.clone(), upload.id().to_string(), etag.clone());
                 in_flight.push_back(spawn(async move {
                     let s3 = o.s3.as_ref().expect("checked above");
                     let key = o.path.as_ref();
-                    s3.upload_part_copy(key, &id, n, key, etag.as_deref(), at..end)
+                    s3.upload_part_copy(key, &id, n, key, Some(&etag), at..end)
                         .await
                 }));
                 at = end;
@@ -94,11 +104,23 @@ pub fn rekey_in_place(
             let content_id = block_on(task).map_err(|e| io::Error::other(e.to_string()))??;
             parts.push(PartId { content_id });
         }
-        block_on(s3.complete(obj.path.as_ref(), &id, &parts, etag.as_deref()))
+        let when = Condition::Matches(etag.clone());
+        block_on(s3.complete(obj.path.as_ref(), upload.id(), &parts, &when)).map_err(
+            |e| match e.kind() {
+                io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound => obj.changed(),
+                _ => e,
+            },
+        )?;
+        Ok(())
     })();
-    if let Err(e) = result {
-        let _ = block_on(s3.store.abort_multipart(&obj.path, &id));
-        return Err(io::Error::new(e.kind(), format!("rekeying {} in place: {e}", obj.url)).into());
+    match result {
+        Ok(()) => upload.completed(),
+        Err(e) => {
+            upload.abort();
+            return Err(
+                io::Error::new(e.kind(), format!("rekeying {} in place: {e}", obj.url)).into(),
+            );
+        }
     }
     Ok(ObjectRekey {
         copied: report.payload_len - first,

@@ -99,8 +99,11 @@ impl S3 {
     }
 
     /// Sends a signed request, retrying what is transient (5xx, 429, connection failures, and
-    /// S3's 200 answers that carry an error) with backoff; an answer of another failing status
-    /// is an error naming `what`.
+    /// S3's answers of status 200 that carry an error) with backoff; an answer of another failing
+    /// status is an error naming `what`. A successful answer must be the XML document whose root
+    /// element is `expect`, parsed whole: S3 may answer a completion or a copy `200 OK`, keep the
+    /// connection open with whitespace for minutes and only then send an `<Error>` document, so
+    /// neither the status nor the first bytes say that it worked.
     async fn send(
         &self,
         what: &str,
@@ -108,46 +111,29 @@ impl S3 {
         url: url::Url,
         headers: &[(&str, String)],
         body: Bytes,
+        expect: &str,
     ) -> io::Result<Answer> {
         let started = std::time::Instant::now();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
             let failure = match self.send_once(&method, &url, headers, body.clone()).await {
-                Ok(a) if a.status.is_success() && !has_error(&a.body) => return Ok(a),
-                Ok(a) => {
-                    let code = tag_values(&a.body, "Code").into_iter().next();
-                    let message = tag_values(&a.body, "Message").into_iter().next();
-                    let transient = a.status.is_server_error()
-                        || a.status == StatusCode::TOO_MANY_REQUESTS
-                        || matches!(code.as_deref(), Some("InternalError" | "SlowDown"));
-                    let text = format!(
-                        "{what}: the store answered {}{}{}",
-                        a.status,
-                        code.map(|c| format!(" {c}")).unwrap_or_default(),
-                        message.map(|m| format!(": {m}")).unwrap_or_default()
-                    );
-                    let kind = match a.status {
-                        StatusCode::NOT_FOUND => io::ErrorKind::NotFound,
-                        StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED => {
-                            io::ErrorKind::PermissionDenied
+                Ok(a) => match judge(&a, expect) {
+                    Verdict::Done => return Ok(a),
+                    Verdict::Failed { transient, error } => {
+                        let error = io::Error::new(error.kind(), format!("{what}: {error}"));
+                        if !transient {
+                            return Err(error);
                         }
-                        StatusCode::PRECONDITION_FAILED | StatusCode::CONFLICT => {
-                            io::ErrorKind::AlreadyExists
-                        }
-                        _ => io::ErrorKind::Other,
-                    };
-                    if !transient {
-                        return Err(io::Error::new(kind, text));
+                        error
                     }
-                    io::Error::new(kind, text)
-                }
+                },
                 Err(e) => e,
             };
-            if attempt >= 10 || started.elapsed() >= self.retry_timeout {
+            if attempt >= RETRIES || started.elapsed() >= self.retry_timeout {
                 return Err(failure);
             }
-            tokio::time::sleep(Duration::from_millis(100 << attempt.min(7))).await;
+            tokio::time::sleep(super::backoff(attempt)).await;
         }
     }
 
@@ -230,24 +216,23 @@ impl S3 {
                 url,
                 &headers,
                 Bytes::new(),
+                "CopyPartResult",
             )
             .await?;
-        tag_values(&a.body, "ETag")
-            .into_iter()
-            .next()
-            .ok_or_else(|| io::Error::other("the store copied a part without an ETag"))
+        let copied: ETagged = parse(&a.body)?;
+        Ok(copied.e_tag)
     }
 
     /// Completes the upload from `parts`, numbered from 1 in order (as object_store numbers
-    /// them). `if_match` makes it conditional on the object still being that version (S3's
-    /// conditional writes; object_store completes unconditionally).
+    /// them), on the condition `when` (S3's conditional writes: object_store completes
+    /// unconditionally). Returns the new object's ETag.
     pub(crate) async fn complete(
         &self,
         key: &str,
         id: &str,
         parts: &[PartId],
-        if_match: Option<&str>,
-    ) -> io::Result<()> {
+        when: &Condition,
+    ) -> io::Result<String> {
         let url = self.url(key, &[("uploadId", id)]);
         let mut xml = String::from("<CompleteMultipartUpload>");
         for (i, p) in parts.iter().enumerate() {
@@ -258,49 +243,175 @@ impl S3 {
             );
         }
         xml += "</CompleteMultipartUpload>";
-        let headers: Vec<(&str, String)> = if_match
-            .map(|t| vec![("if-match", t.to_string())])
-            .unwrap_or_default();
-        self.send(
-            "completing the upload",
-            Method::POST,
-            url,
-            &headers,
-            Bytes::from(xml),
+        let headers: Vec<(&str, String)> = match when {
+            Condition::None => vec![],
+            Condition::Absent => vec![("if-none-match", "*".into())],
+            Condition::Matches(tag) => vec![("if-match", tag.clone())],
+        };
+        let a = self
+            .send(
+                "completing the upload",
+                Method::POST,
+                url,
+                &headers,
+                Bytes::from(xml),
+                "CompleteMultipartUploadResult",
+            )
+            .await?;
+        let done: ETagged = parse(&a.body)?;
+        Ok(done.e_tag)
+    }
+}
+
+/// What a write requires of the object it replaces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Condition {
+    /// Nothing (`--force`).
+    None,
+    /// That there is no object yet (`If-None-Match: *`).
+    Absent,
+    /// That the object is still the version with this ETag (`If-Match`).
+    Matches(String),
+}
+
+/// Requests a failing call is sent at most (object_store's own retry policy allows 10 retries).
+const RETRIES: u32 = 11;
+
+/// What an answer means.
+enum Verdict {
+    Done,
+    Failed { transient: bool, error: io::Error },
+}
+
+/// Judges an answer that should be the document `expect`: a failing status, an `<Error>`
+/// document (whatever the status), or a success without the expected document all fail; what
+/// S3 documents as worth retrying (5xx, 429, InternalError, SlowDown, a 200 whose body is not
+/// the result) is transient.
+fn judge(a: &Answer, expect: &str) -> Verdict {
+    let root = root_element(&a.body);
+    let is_error = matches!(&root, Ok(Some(r)) if r == "Error");
+    if a.status.is_success() && !is_error {
+        return match root {
+            Ok(Some(r)) if r == expect => Verdict::Done,
+            Ok(found) => Verdict::Failed {
+                transient: true,
+                error: io::Error::other(format!(
+                    "the store answered {} without a {expect} document ({})",
+                    a.status,
+                    found.map_or("an empty body".into(), |r| format!(
+                        "its root element is <{r}>"
+                    ))
+                )),
+            },
+            Err(e) => Verdict::Failed {
+                transient: true,
+                error: io::Error::other(format!(
+                    "the store answered {} with a body that is not XML: {e}",
+                    a.status
+                )),
+            },
+        };
+    }
+    let doc: ErrorDoc = if is_error {
+        parse(&a.body).unwrap_or_default()
+    } else {
+        ErrorDoc::default()
+    };
+    // 409 ConditionalRequestConflict: a conditional write raced another; S3 says to retry.
+    let transient = a.status.is_server_error()
+        || a.status == StatusCode::TOO_MANY_REQUESTS
+        || a.status == StatusCode::CONFLICT
+        || matches!(
+            doc.code.as_deref(),
+            Some("InternalError" | "SlowDown" | "ServiceUnavailable" | "RequestTimeout")
+        );
+    let kind = match (a.status, doc.code.as_deref()) {
+        // The upload is gone: aborted (by a signal, or a lifecycle rule).
+        (_, Some("NoSuchUpload")) => io::ErrorKind::Interrupted,
+        (StatusCode::NOT_FOUND, _) | (_, Some("NoSuchKey")) => io::ErrorKind::NotFound,
+        (StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED, _) | (_, Some("AccessDenied")) => {
+            io::ErrorKind::PermissionDenied
+        }
+        (StatusCode::PRECONDITION_FAILED, _) | (_, Some("PreconditionFailed")) => {
+            io::ErrorKind::AlreadyExists
+        }
+        _ => io::ErrorKind::Other,
+    };
+    let text = format!(
+        "the store answered {}{}{}",
+        a.status,
+        doc.code.map(|c| format!(" {c}")).unwrap_or_default(),
+        doc.message.map(|m| format!(": {m}")).unwrap_or_default()
+    );
+    Verdict::Failed {
+        transient,
+        error: io::Error::new(kind, text),
+    }
+}
+
+/// The name of an XML document's root element, read to its end; `None` for a body without one
+/// (empty, or whitespace only); an error for a body that is not one well-formed document (text
+/// outside the root, a second root, a document cut short).
+fn root_element(body: &[u8]) -> Result<Option<String>, String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_reader(body);
+    let mut buf = Vec::new();
+    let (mut root, mut depth, mut closed) = (None, 0usize, false);
+    loop {
+        let event = reader
+            .read_event_into(&mut buf)
+            .map_err(|e| e.to_string())?;
+        match event {
+            Event::Start(_) | Event::Empty(_) if closed => {
+                return Err("a second element after the root".into())
+            }
+            Event::Start(ref e) | Event::Empty(ref e) if depth == 0 => {
+                root = Some(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+                if matches!(event, Event::Empty(_)) {
+                    closed = true;
+                } else {
+                    depth = 1;
+                }
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => {
+                depth -= 1;
+                closed = depth == 0;
+            }
+            Event::Text(t) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
+                return Err("text outside the root element".into())
+            }
+            Event::Eof if depth > 0 => return Err("the document is cut short".into()),
+            Event::Eof => return Ok(root),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// The whole document, deserialized (an error names what is missing or malformed).
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> io::Result<T> {
+    quick_xml::de::from_reader(body).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the store's answer cannot be read: {e}"),
         )
-        .await
-        .map(drop)
-    }
+    })
 }
 
-/// True when an answer body is an S3 `<Error>` document (which S3 may send with status 200).
-fn has_error(body: &[u8]) -> bool {
-    let head = &body[..body.len().min(256)];
-    String::from_utf8_lossy(head).contains("<Error>")
+/// A result that carries the new ETag (CopyPartResult, CompleteMultipartUploadResult).
+#[derive(serde::Deserialize)]
+struct ETagged {
+    #[serde(rename = "ETag")]
+    e_tag: String,
 }
 
-/// The text of every `<tag>…</tag>` element in a flat XML answer, unescaped.
-fn tag_values(body: &[u8], tag: &str) -> Vec<String> {
-    let text = String::from_utf8_lossy(body);
-    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-    let mut out = Vec::new();
-    let mut rest = &text[..];
-    while let Some(i) = rest.find(&open) {
-        rest = &rest[i + open.len()..];
-        let Some(j) = rest.find(&close) else { break };
-        out.push(unescape(&rest[..j]));
-        rest = &rest[j + close.len()..];
-    }
-    out
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&#34;", "\"")
-        .replace("&amp;", "&")
+/// S3's error document.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct ErrorDoc {
+    code: Option<String>,
+    message: Option<String>,
 }
 
 fn escape(s: &str) -> String {
@@ -314,20 +425,107 @@ fn escape(s: &str) -> String {
 mod tests {
     use super::*;
 
+    fn answer(status: u16, body: &str) -> Answer {
+        Answer {
+            status: StatusCode::from_u16(status).unwrap(),
+            body: Bytes::from(body.to_string()),
+        }
+    }
+
+    fn verdict(status: u16, body: &str, expect: &str) -> Result<(), (bool, io::ErrorKind, String)> {
+        match judge(&answer(status, body), expect) {
+            Verdict::Done => Ok(()),
+            Verdict::Failed { transient, error } => {
+                Err((transient, error.kind(), error.to_string()))
+            }
+        }
+    }
+
+    /// A completion or a copy succeeds only with its result document, read whole: an error
+    /// document after any amount of whitespace (S3's keep-alive), a missing or other document
+    /// fail, and which failures are retried.
     #[test]
-    fn flat_xml_answers() {
-        let xml = b"<?xml version=\"1.0\"?><ListMultipartUploadsResult><Upload><Key>a&amp;b</Key>\
-            <UploadId>u1</UploadId></Upload><Upload><Key>c</Key><UploadId>u2</UploadId></Upload>\
-            </ListMultipartUploadsResult>";
-        assert_eq!(tag_values(xml, "Key"), ["a&b", "c"]);
-        assert_eq!(tag_values(xml, "UploadId"), ["u1", "u2"]);
-        assert!(tag_values(xml, "ETag").is_empty());
-        let copy = b"<CopyPartResult><ETag>&quot;9b2cf&quot;</ETag></CopyPartResult>";
-        assert_eq!(tag_values(copy, "ETag"), ["\"9b2cf\""]);
-        assert!(has_error(
-            b"<?xml version=\"1.0\"?>\n<Error><Code>InternalError</Code></Error>"
-        ));
-        assert!(!has_error(copy));
+    fn answers_are_judged_by_their_whole_document() {
+        const DONE: &str = "CompleteMultipartUploadResult";
+        let ok = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult \
+                  xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Location>l</Location>\
+                  <Bucket>b</Bucket><Key>k</Key><ETag>&quot;3858f6-9&quot;</ETag>\
+                  </CompleteMultipartUploadResult>";
+        assert_eq!(verdict(200, ok, DONE), Ok(()));
+        let done: ETagged = parse(ok.as_bytes()).unwrap();
+        assert_eq!(done.e_tag, "\"3858f6-9\"");
+        for pad in [0, 250, 255, 256, 300, 70_000] {
+            let late = format!(
+                "{}<?xml version=\"1.0\"?><Error><Code>InternalError</Code>\
+                 <Message>We encountered an internal error.</Message></Error>",
+                " \n".repeat(pad / 2)
+            );
+            let (transient, _, text) = verdict(200, &late, DONE).unwrap_err();
+            assert!(transient, "{pad}");
+            assert!(
+                text.contains("200 OK InternalError: We encountered"),
+                "{text}"
+            );
+            let denied = late.replace("InternalError", "AccessDenied");
+            let (transient, kind, _) = verdict(200, &denied, DONE).unwrap_err();
+            assert!(
+                !transient && kind == io::ErrorKind::PermissionDenied,
+                "{pad}"
+            );
+        }
+        for (body, why) in [
+            ("", "an empty body"),
+            ("   \n  ", "an empty body"),
+            (
+                "<CopyPartResult><ETag>x</ETag></CopyPartResult>",
+                "<CopyPartResult>",
+            ),
+            ("<CompleteMultipartUploadResult><ETag>", "not XML"),
+            (
+                "<CompleteMultipartUploadResult><ETag>x</ETag></CompleteMultipartUploadResult>\
+                 <Error><Code>InternalError</Code></Error>",
+                "not XML",
+            ),
+            ("garbage", "not XML"),
+        ] {
+            let (transient, _, text) = verdict(200, body, DONE).unwrap_err();
+            assert!(transient, "{body}");
+            assert!(text.contains(why), "{body}: {text}");
+        }
+        let (_, kind, text) = verdict(
+            412,
+            "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions \
+             you specified did not hold</Message></Error>",
+            DONE,
+        )
+        .unwrap_err();
+        assert_eq!(kind, io::ErrorKind::AlreadyExists);
+        assert!(
+            text.contains("412 Precondition Failed PreconditionFailed"),
+            "{text}"
+        );
+        let (transient, kind, _) =
+            verdict(404, "<Error><Code>NoSuchUpload</Code></Error>", DONE).unwrap_err();
+        assert!(!transient && kind == io::ErrorKind::Interrupted);
+        let (transient, kind, _) =
+            verdict(404, "<Error><Code>NoSuchKey</Code></Error>", DONE).unwrap_err();
+        assert!(!transient && kind == io::ErrorKind::NotFound);
+        assert!(
+            verdict(
+                409,
+                "<Error><Code>ConditionalRequestConflict</Code></Error>",
+                DONE
+            )
+            .unwrap_err()
+            .0
+        );
+        assert!(verdict(503, "", DONE).unwrap_err().0);
+        let copy = "<CopyPartResult><LastModified>2026-01-01T00:00:00Z</LastModified>\
+                    <ETag>&quot;9b2cf&quot;</ETag></CopyPartResult>";
+        assert_eq!(verdict(200, copy, "CopyPartResult"), Ok(()));
+        let copied: ETagged = parse(copy.as_bytes()).unwrap();
+        assert_eq!(copied.e_tag, "\"9b2cf\"");
+        assert!(parse::<ETagged>(b"<CopyPartResult></CopyPartResult>").is_err());
         assert_eq!(escape("\"x\"&"), "&quot;x&quot;&amp;");
     }
 }

@@ -3,42 +3,36 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
-use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::multipart::PartId;
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 
+use super::s3::Condition;
+use super::upload::{aborted, Upload};
 use super::{block_on, spawn, Object};
 
-/// An upload in progress (taken out when completed or aborted).
-type Slot = Mutex<Option<Box<dyn MultipartUpload>>>;
-/// An upload in progress, shared with [`abort_all_uploads`] (a signal handler's thread).
-type Shared = Arc<Slot>;
-
-/// Every upload in progress, so that a signal can abort them all before the process exits.
-static UPLOADS: Mutex<Vec<Weak<Slot>>> = Mutex::new(Vec::new());
-
-/// Aborts every multipart upload this process has in progress (for a signal handler, which then
-/// exits: no object appears and the store keeps no orphaned parts). Later writes to an aborted
-/// upload fail.
-pub fn abort_all_uploads() {
-    let uploads = std::mem::take(&mut *UPLOADS.lock().unwrap_or_else(|p| p.into_inner()));
-    for u in uploads.iter().filter_map(Weak::upgrade) {
-        if let Some(mut up) = take(&u) {
-            let _ = block_on(up.abort());
-        }
-    }
+/// What a write may replace at its URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Replace {
+    /// Nothing: an existing object is refused before anything is uploaded and again when the
+    /// object would appear.
+    Nothing,
+    /// Whatever is there (`--force`).
+    Anything,
+    /// Exactly the version that was read ([`super::RemoteReader::version`]): an in-place
+    /// rewrite, which fails, replacing nothing, when another writer changed the object
+    /// meanwhile.
+    Version(ObjectVersion),
 }
 
-/// The upload out of its slot, unless a signal's abort (or a completion) took it first.
-fn take(slot: &Slot) -> Option<Box<dyn MultipartUpload>> {
-    slot.lock().unwrap_or_else(|p| p.into_inner()).take()
-}
-
-fn aborted(url: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Interrupted,
-        format!("the upload of {url} was aborted"),
-    )
+/// One version of an object: its ETag (S3, Azure) and its version or generation (GCS), as the
+/// store reported them when it was opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectVersion {
+    pub(crate) e_tag: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
 /// Parts of a stream of unknown length: `part_size` for the first 1,000, twice that for the next
@@ -53,20 +47,22 @@ const PLANNED_PARTS: u64 = 9000;
 /// it, the upload is aborted.
 pub struct RemoteWriter {
     obj: Arc<Object>,
-    overwrite: bool,
+    replace: Replace,
     buf: Vec<u8>,
     /// The size of the first 1,000 parts ([`RemoteWriter::part_size`] doubles it after).
     first_part_size: usize,
     /// Parts sent so far.
     parts: u64,
-    upload: Option<Shared>,
-    in_flight: VecDeque<tokio::task::JoinHandle<object_store::Result<()>>>,
+    upload: Option<Arc<Upload>>,
+    /// Parts uploaded, in order.
+    done: Vec<PartId>,
+    in_flight: VecDeque<tokio::task::JoinHandle<object_store::Result<PartId>>>,
     /// A failed part: every later call fails with it, and the upload is aborted.
     failed: Option<(io::ErrorKind, String)>,
 }
 
 impl RemoteWriter {
-    pub(super) fn new(obj: Arc<Object>, overwrite: bool, size_hint: Option<u64>) -> Self {
+    pub(super) fn new(obj: Arc<Object>, replace: Replace, size_hint: Option<u64>) -> Self {
         let base = obj.opts.part_size as u64;
         // Known input: parts large enough that 9,000 of them hold it with 5 % to spare (a
         // container of incompressible data is a little larger than its input).
@@ -80,11 +76,12 @@ impl RemoteWriter {
         let part_size = base.max(planned) as usize;
         RemoteWriter {
             obj,
-            overwrite,
+            replace,
             buf: Vec::with_capacity(part_size),
             first_part_size: part_size,
             parts: 0,
             upload: None,
+            done: Vec::new(),
             in_flight: VecDeque::new(),
             failed: None,
         }
@@ -116,29 +113,23 @@ impl RemoteWriter {
 
     /// Sends the filled part.
     fn send_part(&mut self) -> io::Result<()> {
-        if self.upload.is_none() {
-            let up = block_on(self.obj.store.put_multipart(&self.obj.path))
-                .map_err(|e| self.obj.error("write", e))?;
-            let shared: Shared = Arc::new(Mutex::new(Some(up)));
-            let mut all = UPLOADS.lock().unwrap_or_else(|p| p.into_inner());
-            // Uploads completed or aborted are gone: a long-lived process (a Python worker)
-            // keeps only the ones in progress.
-            all.retain(|u| u.strong_count() > 0);
-            all.push(Arc::downgrade(&shared));
-            self.upload = Some(shared);
+        let upload = match &self.upload {
+            Some(u) => u.clone(),
+            None => {
+                let u = Upload::start(&self.obj)?;
+                self.upload = Some(u.clone());
+                u
+            }
+        };
+        if upload.ended() {
+            return Err(aborted(&self.obj.url));
         }
+        let idx = self.parts as usize;
         self.parts += 1;
         let next = Vec::with_capacity(self.part_size());
         let data = std::mem::replace(&mut self.buf, next);
-        let part = {
-            let shared = self.upload.as_ref().expect("created above");
-            let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
-            match guard.as_mut() {
-                Some(up) => up.put_part(PutPayload::from(data)),
-                None => return Err(aborted(&self.obj.url)),
-            }
-        };
-        self.in_flight.push_back(spawn(part));
+        self.in_flight
+            .push_back(spawn(upload.put_part(idx, PutPayload::from(data))));
         while self.in_flight.len() > self.obj.opts.parts_in_flight {
             self.wait_oldest()?;
         }
@@ -150,7 +141,10 @@ impl RemoteWriter {
             return Ok(());
         };
         match block_on(h) {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(part)) => {
+                self.done.push(part);
+                Ok(())
+            }
             Ok(Err(e)) => Err(self.obj.error("upload a part of", e)),
             Err(e) => Err(io::Error::other(format!(
                 "uploading {}: a transfer task failed: {e}",
@@ -160,26 +154,31 @@ impl RemoteWriter {
     }
 
     /// Completes the object: the last part is sent, every part awaited and the upload completed
-    /// (an object smaller than one part is a single PUT instead). Without overwrite, the single
-    /// PUT is conditional (`If-None-Match: *`: atomic where the store supports it, as S3, GCS
-    /// and Azure do); a multipart upload checks again just before completing, which leaves a
-    /// window of one request in which another writer's new object can be replaced
-    /// (docs/OBJECTS.md).
+    /// (an object smaller than one part is a single PUT instead), on the condition
+    /// [`Replace`] sets. A single PUT is conditional on every store (`If-None-Match: *`, or
+    /// `If-Match` / the generation for [`Replace::Version`]); so is an S3 completion (S3's
+    /// conditional writes, by a request of zseal's own: object_store completes
+    /// unconditionally). GCS and Azure uploads are checked by a HEAD just before completing,
+    /// which leaves a window of one request (docs/OBJECTS.md §3).
     pub fn commit(mut self) -> io::Result<()> {
         self.check()?;
         let r = self.finish();
         if let Err(e) = &r {
             self.failed = Some((e.kind(), e.to_string()));
+            self.abort();
         }
         r
     }
 
     fn finish(&mut self) -> io::Result<()> {
         if self.upload.is_none() {
-            let mode = if self.overwrite {
-                PutMode::Overwrite
-            } else {
-                PutMode::Create
+            let mode = match &self.replace {
+                Replace::Nothing => PutMode::Create,
+                Replace::Anything => PutMode::Overwrite,
+                Replace::Version(v) => PutMode::Update(UpdateVersion {
+                    e_tag: v.e_tag.clone(),
+                    version: v.version.clone(),
+                }),
             };
             let data = PutPayload::from(std::mem::take(&mut self.buf));
             let opts = PutOptions {
@@ -190,35 +189,82 @@ impl RemoteWriter {
                 .map(drop)
                 .map_err(|e| match e {
                     // A conditional create that lost: some stores say 412 for it.
-                    object_store::Error::Precondition { .. } => self.obj.exists(),
+                    object_store::Error::Precondition { .. }
+                        if self.replace == Replace::Nothing =>
+                    {
+                        self.obj.exists()
+                    }
+                    object_store::Error::Precondition { .. }
+                    | object_store::Error::NotFound { .. }
+                        if matches!(self.replace, Replace::Version(_)) =>
+                    {
+                        self.obj.changed()
+                    }
                     e => self.obj.error("write", e),
                 });
         }
         if !self.buf.is_empty() {
-            self.send_part().map_err(|e| self.fail(e))?;
+            self.send_part()?;
         }
         while !self.in_flight.is_empty() {
-            self.wait_oldest().map_err(|e| self.fail(e))?;
+            self.wait_oldest()?;
         }
-        if !self.overwrite {
-            let exists = block_on(self.obj.store.head(&self.obj.path));
-            match exists {
-                Ok(_) => return Err(self.fail(self.obj.exists())),
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(self.fail(self.obj.error("write", e))),
+        self.check_target()?;
+        let upload = self.upload.clone().expect("a multipart upload");
+        let parts = std::mem::take(&mut self.done);
+        let completed = match &self.obj.s3 {
+            Some(s3) => {
+                let when = match &self.replace {
+                    Replace::Nothing => Condition::Absent,
+                    Replace::Anything => Condition::None,
+                    Replace::Version(v) => Condition::Matches(v.e_tag.clone().unwrap_or_default()),
+                };
+                block_on(s3.complete(self.obj.path.as_ref(), upload.id(), &parts, &when))
+                    .map(drop)
+                    .map_err(|e| match (e.kind(), &self.replace) {
+                        (io::ErrorKind::AlreadyExists, Replace::Nothing) => self.obj.exists(),
+                        (
+                            io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound,
+                            Replace::Version(_),
+                        ) => self.obj.changed(),
+                        _ => io::Error::new(
+                            e.kind(),
+                            format!("cannot complete {}: {e}", self.obj.url),
+                        ),
+                    })
             }
-        }
-        let shared = self.upload.take().expect("a multipart upload");
-        let Some(mut up) = take(&shared) else {
-            return Err(aborted(&self.obj.url));
+            None => upload
+                .complete(parts)
+                .map_err(|e| self.obj.error("complete", e)),
         };
-        match block_on(up.complete()) {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let e = self.obj.error("complete", e);
-                let _ = block_on(up.abort());
-                Err(e)
+        completed?;
+        upload.completed();
+        Ok(())
+    }
+
+    /// Checks, just before completing, that the object is still what [`Replace`] allows.
+    fn check_target(&self) -> io::Result<()> {
+        let found = block_on(self.obj.store.head(&self.obj.path));
+        match (&self.replace, found) {
+            (Replace::Anything, _) => Ok(()),
+            (Replace::Nothing, Err(object_store::Error::NotFound { .. })) => Ok(()),
+            (Replace::Nothing, Ok(_)) => Err(self.obj.exists()),
+            (Replace::Version(_), Err(object_store::Error::NotFound { .. })) => {
+                Err(self.obj.changed())
             }
+            (Replace::Version(v), Ok(meta)) => {
+                let same = match (&v.e_tag, &v.version) {
+                    (Some(t), _) => meta.e_tag.as_ref() == Some(t),
+                    (None, Some(g)) => meta.version.as_ref() == Some(g),
+                    (None, None) => false,
+                };
+                if same {
+                    Ok(())
+                } else {
+                    Err(self.obj.changed())
+                }
+            }
+            (_, Err(e)) => Err(self.obj.error("write", e)),
         }
     }
 
@@ -227,8 +273,8 @@ impl RemoteWriter {
         for h in self.in_flight.drain(..) {
             h.abort();
         }
-        if let Some(mut up) = self.upload.take().and_then(|s| take(&s)) {
-            let _ = block_on(up.abort());
+        if let Some(up) = self.upload.take() {
+            up.abort();
         }
     }
 }

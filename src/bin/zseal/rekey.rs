@@ -81,7 +81,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
     let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
-    finish(&a, locked, &to)
+    finish(&a, locked, &to, None)
 }
 
 /// An object rekeyed: in place on a store that copies ranges itself (S3), the new header and
@@ -95,9 +95,15 @@ fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Re
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
         }
-        let locked = Locked::read(remote.reader(ReadMode::Sequential)?)
-            .with_context(|| format!("reading {url}"))?;
-        return finish(a, locked, to);
+        let reader = remote.reader(ReadMode::Sequential)?;
+        // In place, the new object replaces exactly the version read: a concurrent writer's
+        // object is never overwritten (the rewrite fails instead).
+        let rewrite = match &a.output {
+            None => Some(Output::Remote(remote.rewriter(reader.version(), None)?)),
+            Some(_) => None,
+        };
+        let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
+        return finish(a, locked, to, rewrite);
     }
     let locked =
         Locked::read(remote.reader(ReadMode::Random)?).with_context(|| format!("reading {url}"))?;
@@ -120,11 +126,13 @@ fn rekey_object(_: &Args, url: &str, _: &[&dyn zseal::Recipient]) -> anyhow::Res
     bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
-/// Unwraps the file key of `locked` and writes the rekeyed container.
+/// Unwraps the file key of `locked` and writes the rekeyed container (into `prepared`, when the
+/// caller made the output itself).
 fn finish<R: std::io::Read + std::io::Seek>(
     a: &Args,
     locked: Locked<R>,
     to: &[&dyn zseal::Recipient],
+    prepared: Option<Output>,
 ) -> anyhow::Result<()> {
     let what = a.file.display().to_string();
     let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
@@ -136,7 +144,10 @@ fn finish<R: std::io::Read + std::io::Seek>(
         Some(out) => (out.as_path(), a.force, Some(a.file.as_path())),
         None => (a.file.as_path(), true, None),
     };
-    let mut output = Output::create(Some(dest), force, input)?;
+    let mut output = match prepared {
+        Some(o) => o,
+        None => Output::create(Some(dest), force, input)?,
+    };
     let report = match output.as_file() {
         Some(f) => locked.rekey_checked(&keys.refs(), to, &opts, f),
         None => locked.rekey_checked(&keys.refs(), to, &opts, &mut output),

@@ -1,0 +1,126 @@
+//! Multipart uploads in progress, known by their id, so that a signal can abort every one of
+//! them at any moment: while parts go up, while the store copies parts on its side, and while
+//! the completion is in flight (the store then either completes the object or drops the upload,
+//! never neither). Both writers of objects use it: [`super::RemoteWriter`] and the server-side
+//! rekey.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path as ObjectPath;
+use object_store::{MultipartId, PutPayload};
+
+use super::{block_on, Object};
+
+/// Every upload in progress in this process.
+static UPLOADS: Mutex<Vec<Weak<Upload>>> = Mutex::new(Vec::new());
+/// Set by [`abort_all_uploads`]: the process is ending, and no upload may start.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+fn registry() -> MutexGuard<'static, Vec<Weak<Upload>>> {
+    UPLOADS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Aborts every multipart upload this process has in progress, for a signal handler, which then
+/// exits: no object appears and the store keeps no orphaned parts. An upload being created waits
+/// for its id first (the registry is held while it is created), and none starts afterwards.
+pub fn abort_all_uploads() {
+    ENDING.store(true, Ordering::SeqCst);
+    let uploads = std::mem::take(&mut *registry());
+    for u in uploads.iter().filter_map(Weak::upgrade) {
+        u.abort();
+    }
+}
+
+/// One multipart upload of one object: aborted when dropped unless it was completed.
+pub(crate) struct Upload {
+    obj: Arc<Object>,
+    store: Arc<dyn MultipartStore>,
+    id: MultipartId,
+    /// Completed or aborted: a signal or a drop leaves it alone.
+    ended: AtomicBool,
+}
+
+impl Upload {
+    /// Starts an upload of `obj` and registers it for [`abort_all_uploads`].
+    pub(crate) fn start(obj: &Arc<Object>) -> io::Result<Arc<Upload>> {
+        let store = obj.multipart.clone().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: this store is read-only", obj.url),
+            )
+        })?;
+        // Held across the request: a signal handler waits for the id instead of missing it.
+        let mut all = registry();
+        if ENDING.load(Ordering::SeqCst) {
+            return Err(aborted(&obj.url));
+        }
+        let id = block_on(store.create_multipart(&obj.path)).map_err(|e| obj.error("write", e))?;
+        let up = Arc::new(Upload {
+            obj: obj.clone(),
+            store,
+            id,
+            ended: AtomicBool::new(false),
+        });
+        // Uploads ended are gone: a long-lived process (a Python worker) keeps only live ones.
+        all.retain(|u| u.strong_count() > 0);
+        all.push(Arc::downgrade(&up));
+        Ok(up)
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Part `idx` (from 0) as a future for the runtime, holding no reference to the upload (a
+    /// drop on the runtime's threads could not abort it).
+    pub(crate) fn put_part(
+        &self,
+        idx: usize,
+        data: PutPayload,
+    ) -> impl std::future::Future<Output = object_store::Result<PartId>> + Send + 'static {
+        let (store, path, id) = (self.store.clone(), self.obj.path.clone(), self.id.clone());
+        async move { store.put_part(&path, &id, idx, data).await }
+    }
+
+    /// Completes the upload through object_store (unconditionally: the caller checks what it
+    /// must first, or completes an S3 upload conditionally by request of its own).
+    pub(crate) fn complete(&self, parts: Vec<PartId>) -> object_store::Result<()> {
+        let path: &ObjectPath = &self.obj.path;
+        block_on(self.store.complete_multipart(path, &self.id, parts)).map(drop)
+    }
+
+    /// The store has the object: nothing is left to abort.
+    pub(crate) fn completed(&self) {
+        self.ended.store(true, Ordering::SeqCst);
+    }
+
+    /// True once completed or aborted (a signal may abort it from another thread).
+    pub(crate) fn ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
+    }
+
+    /// Aborts the upload, once: no object appears, the store drops the parts (Azure has no
+    /// abort: its uncommitted blocks expire). A store that cannot be reached keeps them until
+    /// a lifecycle rule removes them (docs/OBJECTS.md §3).
+    pub(crate) fn abort(&self) {
+        if !self.ended.swap(true, Ordering::SeqCst) {
+            let _ = block_on(self.store.abort_multipart(&self.obj.path, &self.id));
+        }
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+pub(crate) fn aborted(url: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        format!("the upload of {url} was aborted"),
+    )
+}
