@@ -538,3 +538,53 @@ fn a_planted_link_in_a_shared_directory_is_not_followed() {
         .success();
     assert_eq!(std::fs::read(&victim).unwrap(), sample());
 }
+
+/// A FIFO another user made in a sticky, world-writable directory is not written into, even
+/// with -f and through a link of this user's (it may have been planted to read the plaintext);
+/// the same FIFO of this user's own is. Needs root to give the FIFO away.
+#[test]
+fn a_planted_fifo_in_a_shared_directory_is_not_written() {
+    let d = tempfile::tempdir().unwrap();
+    let src = sealed(d.path());
+    let shared = d.path().join("tmp");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let fifo = shared.join("out");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o666)).unwrap();
+    let chowned = std::process::Command::new("chown")
+        .arg("54321")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !chowned {
+        eprintln!("skipped: giving the FIFO to another user needs root");
+        return;
+    }
+    let mine = d.path().join("link-to-fifo");
+    std::os::unix::fs::symlink(&fifo, &mine).unwrap();
+    for out in [&fifo, &mine] {
+        // Nothing reads the FIFO: a write into it would block, so a pass here means refused.
+        decrypt_like("decrypt", &src, out, &["-f"])
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(1)
+            .stderr(contains(
+                "it is a FIFO owned by another user in a shared directory (sticky and \
+                 world-writable), which zseal does not write into",
+            ));
+    }
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // Given back to this user, it is written in place.
+    std::os::unix::fs::chown(&fifo, Some(nix::unistd::geteuid().as_raw()), None).unwrap();
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read(fifo).unwrap()
+    });
+    decrypt_like("decrypt", &src, &fifo, &["-f"])
+        .assert()
+        .success();
+    assert_eq!(reader.join().unwrap(), sample());
+}

@@ -284,6 +284,60 @@ fn after_a_failed_write_the_encryptor_refuses_everything() {
     }
 }
 
+/// Gives `good` bytes, then fails: an input that breaks (a disk error, a dropped connection).
+struct BreaksAfter {
+    left: usize,
+}
+
+impl Read for BreaksAfter {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::other("the input broke"));
+        }
+        let n = b.len().min(self.left).min(1000);
+        b[..n].fill(7);
+        self.left -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn after_a_failed_read_the_writer_refuses_everything() {
+    // The bytes read before the error in the same chunk are lost, so the stream must stay
+    // failed: a caller that retries with another reader, writes on or finishes gets the read
+    // error, never a container (or age file) with a hole. Both formats, on 1 and 2 threads.
+    let pw = pass("pw");
+    for format in [zseal::Format::Zseal, zseal::Format::Age] {
+        for threads in [1, 2] {
+            let opts = EncryptOptions::default()
+                .chunk_size(CHUNK)
+                .threads(threads)
+                .format(format);
+            let mut w = zseal::Writer::new(Vec::new(), &[&pw], &opts).unwrap();
+            // Two whole chunks, then half of the third.
+            let e = w
+                .copy_from(&mut BreaksAfter {
+                    left: 2 * CHUNK + CHUNK / 2,
+                })
+                .unwrap_err();
+            assert!(e.to_string().contains("the input broke"), "{e}");
+            let plain = data(CHUNK);
+            let again = [
+                w.copy_from(&mut &plain[..]).unwrap_err().to_string(),
+                w.write(b"x").unwrap_err().to_string(),
+            ];
+            for e in again {
+                assert!(e.contains("the input broke"), "{format:?} {threads}: {e}");
+            }
+            let e = w.finish().expect_err("finish fails too");
+            assert!(
+                e.to_string().contains("the input broke"),
+                "{format:?} {threads}: {e}"
+            );
+        }
+    }
+}
+
 #[test]
 fn digest_is_blake3_or_xxh3_of_the_plaintext() {
     let pw = pass("pw");

@@ -503,6 +503,25 @@ def test_writers_follow_the_output_rules(tmp_path, keys):
     assert not [n for n in os.listdir(tmp_path) if "zseal-partial" in n]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a FIFO to another user needs root")
+def test_a_fifo_planted_in_a_shared_directory_is_not_written(tmp_path, keys):
+    """overwrite=True takes the command line's rule: a FIFO another user made in a sticky,
+    world-writable directory is refused (nothing would read it here: a write would block)."""
+    identity, recipient = keys
+    c = seal(tmp_path / "c.zseal", text(C), recipient, chunk_size=C)
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    fifo = shared / "out"
+    os.mkfifo(fifo)
+    os.chown(fifo, 54321, 54321)
+    with pytest.raises(zseal.ZsealError, match="FIFO owned by another user in a shared directory"):
+        zseal.decrypt_file(c, fifo, identity=identity, overwrite=True)
+    with pytest.raises(zseal.ZsealError, match="FIFO owned by another user"):
+        with zseal.open(fifo, "wb", recipients=[recipient]) as f:
+            f.write(b"secret")
+
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 

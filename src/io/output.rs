@@ -13,7 +13,10 @@
 //!   world-writable directory (`/tmp`) that belongs neither to this user nor to the directory's
 //!   owner, the rule of Linux's `fs.protected_symlinks`;
 //! - a FIFO, a character or block device: opened and written in place, never renamed over
-//!   (overwriting must still be asked for, except for `/dev/null`);
+//!   (overwriting must still be asked for, except for `/dev/null`); one in a sticky,
+//!   world-writable directory that belongs neither to this user nor to the directory's owner is
+//!   refused, directly or through a link (the rule of `fs.protected_fifos`, which an open
+//!   without `O_CREAT` sidesteps);
 //! - a descriptor the process already holds (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
 //!   `/proc/self/fd/N`): written in place like standard output, appending when it is a regular
 //!   file so that nothing the shell or an earlier writer put there is overwritten;
@@ -96,9 +99,13 @@ impl Destination {
             Err(e) => return Err(without_path(&e)),
         };
         if !link.file_type().is_symlink() {
-            return Ok(at(path.to_path_buf(), classify(&link)?));
+            let what = classify(&link)?;
+            if let What::Special(kind) = what {
+                refuse_planted(path, &link, kind)?;
+            }
+            return Ok(at(path.to_path_buf(), what));
         }
-        refuse_planted_link(path, &link)?;
+        refuse_planted(path, &link, "a symbolic link")?;
         let target = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -111,6 +118,10 @@ impl Destination {
             Err(e) => return Err(without_path(&e)),
         };
         let what = classify(&target)?;
+        if let What::Special(kind) = what {
+            let real = std::fs::canonicalize(path).map_err(|e| without_path(&e))?;
+            refuse_planted(&real, &target, kind)?;
+        }
         // A regular target is replaced by a rename, which must happen at the target's own path
         // (renaming over the link would replace the link). Anything else is opened through it.
         let real = match what {
@@ -213,12 +224,14 @@ fn classify(m: &std::fs::Metadata) -> io::Result<What> {
     ))
 }
 
-/// Refuses to follow a link in a sticky, world-writable directory (`/tmp`) that belongs neither
-/// to this user nor to the directory's owner: someone else may have planted it to redirect the
-/// write (the rule Linux applies to opens when `fs.protected_symlinks` is set; a rename-based
-/// writer must apply it itself).
+/// Refuses a link, FIFO or device (`kind`, with its metadata `m`) in a sticky, world-writable
+/// directory (`/tmp`) that belongs neither to this user nor to the directory's owner: someone
+/// else may have planted it to redirect the write or to read what is written into it. These
+/// are the rules Linux applies to opens when `fs.protected_symlinks` and `fs.protected_fifos`
+/// (`protected_regular` for devices' sake) are set; a writer that follows links itself, or
+/// opens without `O_CREAT`, must apply them itself.
 #[cfg(unix)]
-fn refuse_planted_link(path: &Path, link: &std::fs::Metadata) -> io::Result<()> {
+fn refuse_planted(path: &Path, m: &std::fs::Metadata, kind: &str) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -229,18 +242,25 @@ fn refuse_planted_link(path: &Path, link: &std::fs::Metadata) -> io::Result<()> 
     };
     let shared = d.mode() & 0o1002 == 0o1002;
     let me = nix::unistd::geteuid().as_raw();
-    if shared && link.uid() != me && link.uid() != d.uid() {
+    if shared && m.uid() != me && m.uid() != d.uid() {
+        let what = if kind == "a symbolic link" {
+            "which zseal does not follow: give the target's own path"
+        } else {
+            "which zseal does not write into: write to a path in a directory of your own"
+        };
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            "it is a symbolic link owned by another user in a shared directory (sticky and \
-             world-writable), which zseal does not follow: give the target's own path",
+            format!(
+                "it is {kind} owned by another user in a shared directory (sticky and \
+                 world-writable), {what}"
+            ),
         ));
     }
     Ok(())
 }
 
 #[cfg(not(unix))]
-fn refuse_planted_link(_: &Path, _: &std::fs::Metadata) -> io::Result<()> {
+fn refuse_planted(_: &Path, _: &std::fs::Metadata, _: &str) -> io::Result<()> {
     Ok(())
 }
 

@@ -752,7 +752,8 @@ impl<W: Write> Encryptor<W> {
             let c = self.intake.chunk_size();
             total = super::intake::file_chunks(f, c, |file, pos| {
                 self.guard(|s| s.submit_at(file, pos))
-            })?;
+            })
+            .map_err(|e| self.fail(e))?;
         }
         Ok(total + self.copy_from(&mut &*f)?)
     }

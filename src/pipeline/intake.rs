@@ -28,6 +28,12 @@ pub(crate) trait Fill: Sized {
         }
     }
 
+    /// Fails the stream for good with `e`; returns it.
+    fn fail(&mut self, e: Error) -> Error {
+        *self.failure() = Some(e.clone());
+        e
+    }
+
     /// Runs `f`; if it fails, the stream stays failed.
     fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         let r = f(self);
@@ -38,14 +44,19 @@ pub(crate) trait Fill: Sized {
     }
 
     /// Reads `r` to its end straight into chunk buffers (no intermediate copy); returns the
-    /// bytes read. Short reads from pipes still make full chunks.
+    /// bytes read. Short reads from pipes still make full chunks. A read error fails the stream
+    /// for good: the bytes read before it in the same chunk are not counted, so a caller that
+    /// went on (another `copy_from`, `finish`) would seal a container with a hole.
     fn fill_from(&mut self, r: &mut impl Read) -> Result<u64> {
         self.check()?;
         let mut total = 0u64;
         loop {
             let mut read = Duration::ZERO;
             let room = self.intake().room();
-            let n = timed(&mut read, || crate::io::read_full(r, room))?;
+            let n = match timed(&mut read, || crate::io::read_full(r, room)) {
+                Ok(n) => n,
+                Err(e) => return Err(self.fail(e.into())),
+            };
             *self.read_time() += read;
             self.intake().filled(n);
             total += n as u64;

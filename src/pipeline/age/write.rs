@@ -500,7 +500,8 @@ impl<W: Write> AgeWriter<W> {
             let c = self.intake.chunk_size();
             total = super::super::intake::file_chunks(f, c, |file, pos| {
                 self.guard(|s| s.submit_at(file, pos))
-            })?;
+            })
+            .map_err(|e| self.fail(e))?;
         }
         Ok(total + self.copy_from(&mut &*f)?)
     }
