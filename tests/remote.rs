@@ -1657,6 +1657,66 @@ fn transfer_timeouts_come_from_the_environment() {
     }
 }
 
+/// A profile's `credential_process` gives the credentials (run once, as the SDKs run it); a
+/// profile whose credentials need an assumed role or SSO is refused naming the profile and the
+/// setting, and a failing process is named: none falls through to other credentials.
+#[test]
+fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "profiles");
+    let url = format!("s3://{b}/x.zseal");
+    seal_into(base, &url, b"x", &[]);
+    let d = tempfile::tempdir().unwrap();
+    let runs = d.path().join("runs");
+    let script = d.path().join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
+             \"SecretAccessKey\": \"testing\", \"Expiration\": \"2999-01-01T00:00:00Z\"}}'\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = d.path().join("config");
+    std::fs::write(
+        &config,
+        format!(
+            "[profile proc]\ncredential_process = {}\n\
+             [profile role]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n\
+             [profile sso]\nsso_session = corp\nsso_account_id = 1\n\
+             [profile broken]\ncredential_process = sh -c 'exit 3'\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let with_profile = |p: &str| {
+        let mut c = zseal(base);
+        c.env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env("AWS_PROFILE", p)
+            .env("AWS_CONFIG_FILE", &config)
+            .args(["inspect", &url]);
+        c
+    };
+    with_profile("proc").assert().success();
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    with_profile("role").assert().code(1).stderr(contains(
+        "the AWS profile 'role' gets its credentials from an assumed role (`role_arn`)",
+    ));
+    with_profile("sso").assert().code(1).stderr(contains(
+        "the AWS profile 'sso' gets its credentials from IAM Identity Center (SSO)",
+    ));
+    with_profile("broken")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the credential_process of the AWS profile 'broken' (sh -c 'exit 3') failed",
+        ))
+        .stderr(contains(&url));
+}
+
 /// A store that denies the credentials' request (403 AccessDenied) gives one message naming the
 /// URL and what to check, at once (not retried), for reading and for writing.
 #[test]

@@ -8,7 +8,12 @@
 //! - the profile `AWS_PROFILE` (else `default`): keys from the shared credentials file
 //!   (`AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`), then from the config file
 //!   (`AWS_CONFIG_FILE`, else `~/.aws/config`, section `[profile NAME]` or `[default]`), with
-//!   the config file's `region` and `endpoint_url`;
+//!   the config file's `region` and `endpoint_url`; or, when the profile has no keys, its
+//!   `credential_process` (run through `sh -c` as the AWS SDKs run it, again before the
+//!   credentials it gave expire). A profile whose credentials come from what zseal cannot
+//!   reach itself (`role_arn` with `source_profile` or `credential_source`, SSO,
+//!   `web_identity_token_file`) is refused with a message naming the profile, the setting, and
+//!   how to export its credentials: it never falls through to the machine's own role;
 //! - the instance metadata service (EC2), unless `AWS_EC2_METADATA_DISABLED=true`, in which
 //!   case no credentials at all is an error that says what to set.
 //!
@@ -65,12 +70,19 @@ pub(super) fn builder(
             .cloned()
     };
     let has = |key: AmazonS3ConfigKey, b: &AmazonS3Builder| b.get_config_value(&key).is_some();
+    let mut from_process = false;
     if !has(AmazonS3ConfigKey::AccessKeyId, &b) {
         if let (Some(id), Some(secret)) = (get("aws_access_key_id"), get("aws_secret_access_key")) {
             b = b.with_access_key_id(id).with_secret_access_key(secret);
             if let Some(t) = get("aws_session_token") {
                 b = b.with_token(t);
             }
+        } else if let Some(command) = get("credential_process") {
+            let provider = super::aws_process::ProcessCredentials::new(&profile, &command);
+            b = b.with_credentials(std::sync::Arc::new(provider));
+            from_process = true;
+        } else if let Some(setting) = UNREACHABLE.iter().find(|k| get(k).is_some()) {
+            return Err(unreachable_source(&profile, setting));
         }
     }
     if env("AWS_REGION").is_none() && env("AWS_DEFAULT_REGION").is_none() {
@@ -99,7 +111,12 @@ pub(super) fn builder(
     ]
     .iter()
     .any(|k| env(k).is_some());
-    if metadata_off && signs && !other_source && !has(AmazonS3ConfigKey::AccessKeyId, &b) {
+    if metadata_off
+        && signs
+        && !other_source
+        && !from_process
+        && !has(AmazonS3ConfigKey::AccessKeyId, &b)
+    {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
@@ -110,6 +127,35 @@ pub(super) fn builder(
         ));
     }
     Ok((b, client))
+}
+
+/// A profile's settings that name a source of credentials zseal does not reach itself: each
+/// needs a call to AWS STS or SSO (the SDKs' config loader, some 200 crates).
+const UNREACHABLE: [&str; 6] = [
+    "role_arn",
+    "source_profile",
+    "credential_source",
+    "sso_session",
+    "sso_start_url",
+    "web_identity_token_file",
+];
+
+/// The refusal of a profile whose credentials come from `setting`.
+fn unreachable_source(profile: &str, setting: &str) -> io::Error {
+    let kind = match setting {
+        "sso_session" | "sso_start_url" => "IAM Identity Center (SSO)",
+        "web_identity_token_file" => "a web identity token",
+        _ => "an assumed role",
+    };
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "the AWS profile '{profile}' gets its credentials from {kind} (`{setting}`), which \
+             zseal cannot obtain itself, and it will not fall back to other credentials: export \
+             the profile's credentials first, e.g. eval \"$(aws configure export-credentials \
+             --profile {profile} --format env)\", or give the profile a credential_process"
+        ),
+    )
 }
 
 /// The section `name` of the INI file at `path`; `None` when the file or the section is absent.
