@@ -11,12 +11,15 @@ use chrono::{DateTime, Utc};
 use object_store::aws::AwsCredential;
 use object_store::CredentialProvider;
 
+/// Credentials and when they expire (`None`: never).
+type Expiring = (Arc<AwsCredential>, Option<DateTime<Utc>>);
+
 /// Credentials of `credential_process`, refreshed before they expire.
 #[derive(Debug)]
 pub(super) struct ProcessCredentials {
     profile: String,
     command: String,
-    cached: Mutex<Option<(Arc<AwsCredential>, Option<DateTime<Utc>>)>>,
+    cached: Mutex<Option<Expiring>>,
 }
 
 /// What the process prints (the fields the AWS documentation specifies).
@@ -94,7 +97,7 @@ impl CredentialProvider for ProcessCredentials {
     type Credential = AwsCredential;
 
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
-        let fresh = |(_, expires): &(Arc<AwsCredential>, Option<DateTime<Utc>>)| {
+        let fresh = |(_, expires): &Expiring| {
             expires.is_none_or(|t| t - Utc::now() > chrono::Duration::minutes(5))
         };
         let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
