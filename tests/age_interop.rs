@@ -384,5 +384,76 @@ fn scrypt_files_need_the_passphrase_and_a_bounded_work_factor() {
         .arg(&w23)
         .assert()
         .code(1)
-        .stderr(contains("work factor 23 is over 22"));
+        .stderr(contains("work factor 23 is over 22"))
+        .stderr(contains("8192 MiB of memory per attempt"));
+    // A lower limit, set by the reader: the vector's factor 10 is refused under 9, before any
+    // work (the wrong passphrase gets the same answer), and opens at 10.
+    for key in [&pw, &wrong] {
+        zseal()
+            .args(["decrypt", "--max-work-factor", "9", "--passphrase-file"])
+            .arg(key)
+            .arg(&f)
+            .assert()
+            .code(1)
+            .stderr(contains(
+                "the scrypt work factor 10 is over the limit 9: trying a passphrase on this \
+                 file takes 1 MiB of memory",
+            ));
+    }
+    zseal()
+        .args(["decrypt", "--max-work-factor", "10", "--passphrase-file"])
+        .arg(&pw)
+        .arg(&f)
+        .assert()
+        .success();
+    zseal()
+        .args(["decrypt", "--max-work-factor", "23", "--passphrase-file"])
+        .arg(&pw)
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(contains("23 is not in 1..=22"));
+}
+
+/// `--passphrase-file` reads a FIFO (`<(pass show x)`) and takes its first line; a first line
+/// over 64 KiB is refused rather than read into ever larger buffers.
+#[test]
+fn a_passphrase_comes_from_a_fifo_and_its_first_line_is_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = b"through a FIFO".to_vec();
+    let pw = d.path().join("pw");
+    std::fs::write(&pw, "fifo passphrase\nsecond line\n").unwrap();
+    let sealed = d.path().join("x.age");
+    zseal()
+        .args(["encrypt", "--format", "age", "-q", "--passphrase-file"])
+        .arg(&pw)
+        .arg("-o")
+        .arg(&sealed)
+        .write_stdin(plain.clone())
+        .assert()
+        .success();
+    let fifo = d.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let writer = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::write(fifo, "fifo passphrase\r\n")
+    });
+    let out = zseal()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(&fifo)
+        .arg(&sealed)
+        .output()
+        .unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, plain);
+    let long = d.path().join("long");
+    std::fs::write(&long, vec![b'a'; 65 << 10]).unwrap();
+    zseal()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(&long)
+        .arg(&sealed)
+        .assert()
+        .code(1)
+        .stderr(contains("longer than 64 KiB"));
 }

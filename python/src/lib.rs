@@ -321,7 +321,7 @@ fn read_identities(entries: &[String]) -> zseal::Result<Vec<AgeIdentity>> {
 }
 
 /// File keys already unwrapped by a passphrase in this process, so that the many opens of one
-/// file by a Dask worker pay Argon2 once. Keyed by a hash of the passphrase and the stanza (its
+/// file by a Dask worker pay Argon2 (or an age file's scrypt) once. Keyed by a hash of the passphrase and the stanza (its
 /// salt makes it unique per file); bounded.
 static PASSPHRASE_KEYS: OnceLock<Mutex<HashMap<[u8; 32], FileKey>>> = OnceLock::new();
 const PASSPHRASE_CACHE_MAX: usize = 256;
@@ -339,9 +339,13 @@ struct CachedPassphrase {
 }
 
 impl CachedPassphrase {
-    fn new(secret: &str) -> zseal::Result<Self> {
+    fn new(secret: &str, max_work_factor: Option<u8>) -> zseal::Result<Self> {
+        let mut pw = Passphrase::new(secret.as_bytes())?;
+        if let Some(n) = max_work_factor {
+            pw = pw.with_max_age_work_factor(n)?;
+        }
         Ok(CachedPassphrase {
-            pw: Passphrase::new(secret.as_bytes())?,
+            pw,
             slot_key: Zeroizing::new(blake3::derive_key(
                 "zseal python passphrase cache v1",
                 secret.as_bytes(),
@@ -375,6 +379,42 @@ impl CachedPassphrase {
         }
         *h.finalize().as_bytes()
     }
+
+    /// The slot of an age header's stanzas (tag, arguments, body, each length-prefixed, after
+    /// a domain byte no zseal stanza kind has).
+    fn age_slot(&self, stanzas: &[zseal::crypto::AgeStanza]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(&self.slot_key);
+        h.update(b"age");
+        let mut field = |b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        for s in stanzas {
+            field(s.tag.as_bytes());
+            for a in &s.args {
+                field(a.as_bytes());
+            }
+            field(&s.body);
+        }
+        *h.finalize().as_bytes()
+    }
+
+    /// `unwrap` through the cache: a slot already filled is a hit; a key unwrapped now waits
+    /// in `unwrapped` for [`CachedPassphrase::remember`].
+    fn cached(
+        &self,
+        slot: [u8; 32],
+        unwrap: impl FnOnce() -> zseal::Result<Option<FileKey>>,
+    ) -> zseal::Result<Option<FileKey>> {
+        if let Some(k) = cache().get(&slot) {
+            return Ok(Some(k.clone()));
+        }
+        let key = unwrap()?;
+        if let Some(k) = &key {
+            *self.unwrapped.lock().unwrap_or_else(|p| p.into_inner()) = Some((slot, k.clone()));
+        }
+        Ok(key)
+    }
 }
 
 fn cache() -> MutexGuard<'static, HashMap<[u8; 32], FileKey>> {
@@ -386,23 +426,22 @@ fn cache() -> MutexGuard<'static, HashMap<[u8; 32], FileKey>> {
 
 impl Identity for CachedPassphrase {
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> zseal::Result<Option<FileKey>> {
-        let slot = self.slot(stanzas);
-        if let Some(k) = cache().get(&slot) {
-            return Ok(Some(k.clone()));
-        }
-        let key = self.pw.unwrap_stanzas(stanzas)?;
-        if let Some(k) = &key {
-            *self.unwrapped.lock().unwrap_or_else(|p| p.into_inner()) = Some((slot, k.clone()));
-        }
-        Ok(key)
+        self.cached(self.slot(stanzas), || self.pw.unwrap_stanzas(stanzas))
     }
 
-    /// An age file's scrypt stanza: not cached (scrypt's cost is the file's to choose).
+    /// An age file's scrypt stanza, cached the same way: its work factor can make one attempt
+    /// cost 4 GiB and tens of seconds, which every open of the file (a Dask task each) would
+    /// pay again. A factor over the limit is refused before the cache is looked at.
     fn unwrap_age_stanzas(
         &self,
         stanzas: &[zseal::crypto::AgeStanza],
     ) -> zseal::Result<Option<FileKey>> {
-        self.pw.unwrap_age_stanzas(stanzas)
+        let slot = self.age_slot(stanzas);
+        if cache().contains_key(&slot) {
+            // Still refused when the caller's limit is now lower than the file's factor.
+            self.pw.check_age_work_factor(stanzas)?;
+        }
+        self.cached(slot, || self.pw.unwrap_age_stanzas(stanzas))
     }
 }
 
@@ -414,9 +453,11 @@ fn _passphrase_cache_len() -> usize {
 }
 
 /// The keys a caller passed to a decrypting call.
-struct Keys {
+pub(crate) struct Keys {
     identity: Vec<String>,
     passphrase: Option<Zeroizing<String>>,
+    /// The largest scrypt work factor of an age file a passphrase is tried on.
+    max_work_factor: Option<u8>,
 }
 
 /// Reads the header and unlocks it with the key it needs; a key the caller did not pass is a
@@ -440,7 +481,8 @@ fn unlock<R: Read + Send>(
                     "the file is protected by a passphrase, not encrypted to a key: pass passphrase=".into(),
                 ));
             };
-            let id = CachedPassphrase::new(pw).map_err(|e| to_py(py, name, e))?;
+            let id = CachedPassphrase::new(pw, keys.max_work_factor)
+                .map_err(|e| to_py(py, name, e))?;
             py.detach(|| {
                 let dec = locked.unlock(&[&id], opts)?;
                 // unlock returns only once the header MAC verified under the key.
@@ -495,18 +537,20 @@ type SourceDecryptor = zseal::Reader<Box<dyn Source>>;
 /// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
 pub(crate) fn open_decryptor(
     file: &Bound<'_, PyAny>,
-    identity: Option<&Bound<'_, PyAny>>,
-    passphrase: Option<String>,
+    keys: &Keys,
     threads: Option<usize>,
 ) -> PyResult<(SourceDecryptor, String, bool)> {
-    let keys = keys_of(identity, passphrase)?;
     let (src, name, seekable) = open_source(file)?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
-    let dec = unlock(file.py(), src, &name, &keys, &opts)?;
+    let dec = unlock(file.py(), src, &name, keys, &opts)?;
     Ok((dec, name, seekable))
 }
 
-fn keys_of(identity: Option<&Bound<'_, PyAny>>, passphrase: Option<String>) -> PyResult<Keys> {
+pub(crate) fn keys_of(
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    max_work_factor: Option<u8>,
+) -> PyResult<Keys> {
     let identity = match identity {
         None => Vec::new(),
         Some(v) if v.is_none() => Vec::new(),
@@ -528,6 +572,7 @@ fn keys_of(identity: Option<&Bound<'_, PyAny>>, passphrase: Option<String>) -> P
     Ok(Keys {
         identity,
         passphrase: passphrase.map(Zeroizing::new),
+        max_work_factor,
     })
 }
 
@@ -680,15 +725,17 @@ impl Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None))]
+    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None))]
     fn new(
         py: Python<'_>,
         file: &Bound<'_, PyAny>,
         identity: Option<&Bound<'_, PyAny>>,
         passphrase: Option<String>,
         threads: Option<usize>,
+        max_work_factor: Option<u8>,
     ) -> PyResult<Self> {
-        let (mut dec, name, seekable) = open_decryptor(file, identity, passphrase, threads)?;
+        let keys = keys_of(identity, passphrase, max_work_factor)?;
+        let (mut dec, name, seekable) = open_decryptor(file, &keys, threads)?;
         let size = if seekable {
             Some(
                 py.detach(|| dec.plaintext_len())
@@ -1120,7 +1167,9 @@ impl Writer {
 
 /// Decrypts `src` (a path) and verifies it; `dst` (a path) appears only when all of it verified.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, identity=None, passphrase=None, threads=None, overwrite=false))]
+#[pyo3(signature = (src, dst, *, identity=None, passphrase=None, threads=None, overwrite=false,
+                    max_work_factor=None))]
+#[allow(clippy::too_many_arguments)]
 fn decrypt_file(
     py: Python<'_>,
     src: PathBuf,
@@ -1129,9 +1178,10 @@ fn decrypt_file(
     passphrase: Option<String>,
     threads: Option<usize>,
     overwrite: bool,
+    max_work_factor: Option<u8>,
 ) -> PyResult<Option<String>> {
     let name = src.display().to_string();
-    let keys = keys_of(identity, passphrase)?;
+    let keys = keys_of(identity, passphrase, max_work_factor)?;
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let mut dec = unlock(
@@ -1233,15 +1283,17 @@ fn encrypt_file(
 /// Reads and checks the whole container; returns the whole-plaintext digest in hex (the form
 /// of `b3sum` or `xxhsum -H3`), or None when the file was written without one.
 #[pyfunction]
-#[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None))]
+#[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None))]
 fn verify(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
     identity: Option<&Bound<'_, PyAny>>,
     passphrase: Option<String>,
     threads: Option<usize>,
+    max_work_factor: Option<u8>,
 ) -> PyResult<Option<String>> {
-    let (mut dec, name, _) = open_decryptor(file, identity, passphrase, threads)?;
+    let keys = keys_of(identity, passphrase, max_work_factor)?;
+    let (mut dec, name, _) = open_decryptor(file, &keys, threads)?;
     py.detach(|| dec.copy_to(&mut io::sink()))
         .map_err(|e| to_py(py, &name, e))?;
     Ok(dec.digest_hex())

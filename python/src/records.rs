@@ -12,7 +12,9 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use zseal::records::{self, Opener, RecordCipher, Sealer, SealerOptions};
 use zseal::{Codec, Error};
 
-use crate::{as_path, file_name, new_output, open_decryptor, persist, to_py, EncryptArgs, Sink};
+use crate::{
+    as_path, file_name, keys_of, new_output, open_decryptor, persist, to_py, EncryptArgs, Sink,
+};
 
 /// A record key: 32 secret bytes. Share it as a zseal container with `save`, open it with `load`.
 #[pyclass(module = "zseal._zseal", frozen)]
@@ -51,7 +53,8 @@ impl RecordKey {
         identity: Option<&Bound<'_, PyAny>>,
         passphrase: Option<String>,
     ) -> PyResult<Self> {
-        let (dec, name, _) = open_decryptor(file, identity, passphrase, Some(1))?;
+        let keys = keys_of(identity, passphrase, None)?;
+        let (dec, name, _) = open_decryptor(file, &keys, Some(1))?;
         py.detach(|| match dec {
             zseal::Reader::Zseal(d) => records::RecordKey::from_decryptor(d),
             _ => Err(zseal::Error::InvalidOption(

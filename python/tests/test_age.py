@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import random
 import subprocess
+from pathlib import Path
 
 import fsspec
 import pandas as pd
@@ -123,3 +124,39 @@ def test_zseal_age_files_are_seekable_zstd_for_pyzstd(tmp_path, keys, zseal_bin)
         assert z.read(5000) == data[len(data) // 3 : len(data) // 3 + 5000]
         z.seek(0)
         assert z.read() == data
+
+
+CCTV = Path(__file__).resolve().parents[2] / "target" / "cctv-age" / "testdata"
+
+
+@pytest.mark.skipif(not (CCTV / "scrypt").exists(), reason="scripts/fetch-cctv brings age's vectors")
+def test_an_age_passphrase_file_is_bounded_and_pays_scrypt_once(tmp_path):
+    """CCTV's scrypt vector (work factor 10, passphrase "password"): max_work_factor below the
+    file's factor refuses it before any work, for every way of reading; at or above it the file
+    opens, and its key is kept, so a second open does not run scrypt again (the cache grows by
+    one entry, once), while a lower limit still refuses the cached file."""
+    raw = (CCTV / "scrypt").read_bytes()
+    f = tmp_path / "s.age"
+    f.write_bytes(raw[raw.index(b"\n\n") + 2 :])
+    for call in (
+        lambda: zseal.open(f, passphrase="password", max_work_factor=9).read(),
+        lambda: zseal.verify(f, passphrase="password", max_work_factor=9),
+        lambda: zseal.decrypt_file(f, tmp_path / "out", passphrase="password", max_work_factor=9),
+        lambda: fsspec.open(f"zseal::{f}", "rb", zseal={"passphrase": "password", "max_work_factor": 9})
+        .open()
+        .read(),
+    ):
+        with pytest.raises(zseal.ZsealError, match="work factor 10 is over the limit 9"):
+            call()
+    assert not (tmp_path / "out").exists()
+    before = zseal._zseal._passphrase_cache_len()
+    with zseal.open(f, passphrase="password", max_work_factor=10) as r:
+        first = r.read()
+    assert zseal._zseal._passphrase_cache_len() == before + 1
+    with zseal.open(f, passphrase="password") as r:
+        assert r.read() == first
+    assert zseal._zseal._passphrase_cache_len() == before + 1
+    with pytest.raises(zseal.ZsealError, match="over the limit 9"):
+        zseal.open(f, passphrase="password", max_work_factor=9)
+    with pytest.raises(zseal.ZsealError, match="max_work_factor is for reading"):
+        zseal.open(tmp_path / "w", "wb", passphrase="pw", max_work_factor=10)

@@ -129,12 +129,17 @@ class ZsealReader(io.BufferedIOBase):
         identity: PathLike | Sequence[PathLike] | None = None,
         passphrase: str | None = None,
         threads: int | None = None,
+        max_work_factor: int | None = None,
         _owned: Any = None,
     ) -> None:
         super().__init__()
         self._owned = _owned
         self._r = _zseal.Reader(
-            file, identity=identity, passphrase=passphrase, threads=threads
+            file,
+            identity=identity,
+            passphrase=passphrase,
+            threads=threads,
+            max_work_factor=max_work_factor,
         )
 
     @property
@@ -277,6 +282,7 @@ def open(
     encoding: str | None = None,
     errors: str | None = None,
     newline: str | None = None,
+    max_work_factor: int | None = None,
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
     to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
@@ -291,6 +297,10 @@ def open(
     ``chunk_size`` (bytes, a power of two); ``pad=True`` rounds chunk and file lengths up to
     size classes (see FORMAT.md §3.3). ``threads``: worker threads (default: one per core).
     A ``"t"`` mode (``"rt"``, ``"wt"``) wraps the file in :class:`io.TextIOWrapper`.
+    ``max_work_factor`` (1 to 22, default 22, age's limit) refuses an age file whose passphrase
+    (scrypt) work factor is higher, before any work: at 22 one attempt takes 4 GiB of memory and
+    tens of seconds; age writes 18. A file's key, once a passphrase opened it, is kept in this
+    process, so that later opens of the same file pay the passphrase's cost no more.
     """
     text = "t" in mode
     base = mode.replace("t", "").replace("b", "")
@@ -302,10 +312,18 @@ def open(
     if base == "r":
         if recipients is not None:
             raise OptionError("recipients are for writing; to read, pass identity= or passphrase=")
-        f = ZsealReader(file, identity=identity, passphrase=passphrase, threads=threads)
+        f = ZsealReader(
+            file,
+            identity=identity,
+            passphrase=passphrase,
+            threads=threads,
+            max_work_factor=max_work_factor,
+        )
     else:
         if identity is not None:
             raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
+        if max_work_factor is not None:
+            raise OptionError("max_work_factor is for reading age files")
         f = ZsealWriter(
             file,
             recipients=recipients,

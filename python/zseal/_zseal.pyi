@@ -18,6 +18,7 @@ class Reader:
         identity: _Identity = None,
         passphrase: str | None = None,
         threads: int | None = None,
+        max_work_factor: int | None = None,
     ) -> None: ...
     @property
     def size(self) -> int | None: ...
@@ -78,6 +79,7 @@ def decrypt_file(
     passphrase: str | None = None,
     threads: int | None = None,
     overwrite: bool = False,
+    max_work_factor: int | None = None,
 ) -> str | None:
     """Decrypts src into dst, which appears only when every byte verified; returns the
     whole-plaintext digest (hex), or None for a file written without one."""
@@ -88,6 +90,7 @@ def verify(
     identity: _Identity = None,
     passphrase: str | None = None,
     threads: int | None = None,
+    max_work_factor: int | None = None,
 ) -> str | None:
     """Reads and checks the whole container; returns the whole-plaintext digest (hex, as b3sum
     or xxhsum -H3 print it), or None for a file written without one."""

@@ -13,7 +13,8 @@ block of a large container fetches about that block. Opening for writing (``"wb"
 buffers of the reads that asked for it.
 
 Options (``storage_options={"zseal": {...}}``): ``identity`` (path or list of paths, or an
-``AGE-SECRET-KEY-1…`` string), ``passphrase``, ``threads``; for writing ``recipients``,
+``AGE-SECRET-KEY-1…`` string), ``passphrase``, ``threads``, ``max_work_factor`` (an age
+file's passphrase work factor limit, see :func:`zseal.open`); for writing ``recipients``,
 ``compress``, ``cipher``, ``hash``, ``chunk_size``, ``pad``. How the key reaches Dask workers: these
 options are part of the filesystem, which Dask pickles into every task. An ``identity`` path is
 read by each worker when it opens a file, so the file must exist at that path on every worker
@@ -56,13 +57,19 @@ class ZsealFileSystem(ChainedFileSystem):
         threads: int | None = None,
         pad: bool = False,
         fo: str | None = None,
+        max_work_factor: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if fs is None:
             fs = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
         self.fs = fs
-        self._read = {"identity": identity, "passphrase": passphrase, "threads": threads}
+        self._read = {
+            "identity": identity,
+            "passphrase": passphrase,
+            "threads": threads,
+            "max_work_factor": max_work_factor,
+        }
         self._write = {
             "recipients": recipients,
             "passphrase": passphrase,

@@ -8,8 +8,16 @@ use super::{FileKey, Identity, Recipient, Stanza, Zeroizing32, FILE_KEY_LEN, KEY
 use crate::error::{Error, Result};
 
 /// The largest scrypt work factor (log2 N) an age file may ask for: Go age's cap (FORMAT.md
-/// §10.2). About 1 GiB of memory and a few seconds.
+/// §10.2), kept so that every file age writes opens here. scrypt with N = 2^log_n and age's
+/// r = 8 needs 128 · r · N bytes: 4 GiB at 22, and tens of seconds of one core, which anyone who
+/// hands over a 300-byte age header can make a reader spend on one passphrase attempt.
+/// [`Passphrase::with_max_age_work_factor`] sets a lower limit.
 pub const MAX_SCRYPT_WORK_FACTOR: u8 = 22;
+
+/// The memory scrypt needs at work factor `log_n` with age's r = 8, in bytes.
+pub fn scrypt_memory(log_n: u8) -> u64 {
+    (128 * 8) << log_n
+}
 
 /// The scrypt work factor of the age files a passphrase encrypts, unless set: Go age's.
 pub const AGE_WORK_FACTOR: u8 = 18;
@@ -93,6 +101,8 @@ pub struct Passphrase {
     params: Argon2Params,
     /// The scrypt work factor of the age files it encrypts (`None`: [`AGE_WORK_FACTOR`]).
     age_work_factor: Option<u8>,
+    /// The largest scrypt work factor of an age file it tries to open.
+    max_age_work_factor: u8,
 }
 
 impl Passphrase {
@@ -112,7 +122,21 @@ impl Passphrase {
             secret,
             params,
             age_work_factor: None,
+            max_age_work_factor: MAX_SCRYPT_WORK_FACTOR,
         })
+    }
+
+    /// Refuses to open age files whose scrypt work factor is over `log_n` (1..=22; by default
+    /// [`MAX_SCRYPT_WORK_FACTOR`], age's own limit), before any work: a lower limit bounds what
+    /// a file from an untrusted source can cost ([`scrypt_memory`]).
+    pub fn with_max_age_work_factor(mut self, log_n: u8) -> Result<Self> {
+        if !(1..=MAX_SCRYPT_WORK_FACTOR).contains(&log_n) {
+            return Err(Error::InvalidOption(format!(
+                "the scrypt work factor limit {log_n} is outside 1..={MAX_SCRYPT_WORK_FACTOR}"
+            )));
+        }
+        self.max_age_work_factor = log_n;
+        Ok(self)
     }
 
     /// Sets the scrypt work factor (log2 N, 1..=22) of the age files it encrypts to; by default
@@ -125,6 +149,38 @@ impl Passphrase {
         }
         self.age_work_factor = Some(log_n);
         Ok(self)
+    }
+
+    /// Refuses an age header whose scrypt stanza asks for a work factor over this passphrase's
+    /// limit, without any work (a malformed stanza is left to the `age` crate to name).
+    pub fn check_age_work_factor(&self, stanzas: &[age_core::format::Stanza]) -> Result<()> {
+        let factor = stanzas
+            .iter()
+            .find(|s| s.tag == "scrypt")
+            .and_then(|s| s.args.get(1))
+            .and_then(|a| a.parse::<u8>().ok());
+        match factor {
+            Some(n) if n > self.max_age_work_factor => Err(self.excessive(n)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The refusal of a work factor over the limit, with what it would cost.
+    fn excessive(&self, required: u8) -> Error {
+        let max = self.max_age_work_factor;
+        let cost = scrypt_memory(required.min(40)) >> 20;
+        Error::Limit(if max == MAX_SCRYPT_WORK_FACTOR {
+            format!(
+                "the scrypt work factor {required} is over {max}: the file asks for more work \
+                 than age allows ({cost} MiB of memory per attempt)"
+            )
+        } else {
+            format!(
+                "the scrypt work factor {required} is over the limit {max}: trying a passphrase \
+                 on this file takes {cost} MiB of memory; raise the limit (at most \
+                 {MAX_SCRYPT_WORK_FACTOR}, age's) if you trust the file"
+            )
+        })
     }
 
     fn text(&self) -> Result<&str> {
@@ -212,7 +268,8 @@ impl Identity for Passphrase {
     }
 
     /// An age `scrypt` stanza, opened by the `age` crate's scrypt identity with the work factor
-    /// capped at [`MAX_SCRYPT_WORK_FACTOR`] (FORMAT.md §10.2). A wrong passphrase is no match.
+    /// capped at the passphrase's limit ([`MAX_SCRYPT_WORK_FACTOR`] unless lowered; FORMAT.md
+    /// §10.2), checked before any work. A wrong passphrase is no match.
     fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
         use age::secrecy::ExposeSecret;
         use age::Identity as _;
@@ -220,15 +277,13 @@ impl Identity for Passphrase {
             return Ok(None);
         };
         let mut id = age::scrypt::Identity::new(self.text()?.to_owned().into());
-        id.set_max_work_factor(MAX_SCRYPT_WORK_FACTOR);
+        self.check_age_work_factor(stanzas)?;
+        id.set_max_work_factor(self.max_age_work_factor);
         match id.unwrap_stanza(stanza) {
             None | Some(Err(age::DecryptError::DecryptionFailed)) => Ok(None),
             Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
             Some(Err(age::DecryptError::ExcessiveWork { required, .. })) => {
-                Err(Error::Limit(format!(
-                    "the scrypt work factor {required} is over {MAX_SCRYPT_WORK_FACTOR}: \
-                     the file asks for more work than age allows"
-                )))
+                Err(self.excessive(required))
             }
             Some(Err(e)) => Err(Error::InvalidHeader(format!("the scrypt stanza: {e}"))),
         }

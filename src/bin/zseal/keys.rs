@@ -20,6 +20,11 @@ pub struct Identities {
     /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key; repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
+    /// Refuse age files whose passphrase work factor (scrypt log2 N) is over N, before any
+    /// work: age writes 18 (256 MiB); the default, age's own limit, is 22 (4 GiB and tens of
+    /// seconds per attempt)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=22))]
+    pub max_work_factor: Option<u8>,
 }
 
 /// What it takes to open the container a command reads: its name for messages, the keys the
@@ -79,7 +84,11 @@ pub fn keys_for(
             if !ids.identity.is_empty() {
                 bail!("{what} is protected by a passphrase, not encrypted to a key: drop -i and give --passphrase-file (or type it)");
             }
-            Ok(Keys::Passphrase(passphrase(passphrase_file, false)?))
+            let mut pw = passphrase(passphrase_file, false)?;
+            if let Some(n) = ids.max_work_factor {
+                pw = pw.with_max_age_work_factor(n)?;
+            }
+            Ok(Keys::Passphrase(pw))
         }
         KeyNeeded::Identity { kinds } => {
             if ids.identity.is_empty() && passphrase_file.is_some() {
@@ -211,6 +220,45 @@ pub fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphra
     Ok(pw)
 }
 
+/// The longest first line a passphrase file may have.
+const PASSPHRASE_LINE_MAX: usize = 64 << 10;
+
+/// The first line of the passphrase file `f` (without its newline), read into one wiped buffer
+/// that never grows: `std::fs::read` of a FIFO (`--passphrase-file <(pass show x)`), whose size
+/// is unknown, reallocates as it reads and leaves unwiped copies behind.
+fn first_line(f: &Path) -> anyhow::Result<Zeroizing<Vec<u8>>> {
+    use std::io::Read;
+    let name = f.display();
+    let mut file =
+        std::fs::File::open(f).with_context(|| format!("cannot read passphrase file {name}"))?;
+    let mut buf = Zeroizing::new(vec![0u8; PASSPHRASE_LINE_MAX]);
+    let mut len = 0;
+    let end = loop {
+        if let Some(i) = buf[..len].iter().position(|&b| b == b'\n') {
+            break i;
+        }
+        if len == buf.len() {
+            bail!(
+                "the first line of passphrase file {name} is longer than {} KiB: put the \
+                 passphrase alone on its first line",
+                PASSPHRASE_LINE_MAX >> 10
+            );
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break len,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => bail!("cannot read passphrase file {name}: {e}"),
+        }
+    };
+    // Truncating keeps the allocation: nothing is copied.
+    buf.truncate(end);
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(buf)
+}
+
 /// The passphrase and its length in characters.
 fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passphrase, usize)> {
     // Counted in place: `String::from_utf8_lossy` would copy a passphrase that is not UTF-8
@@ -221,12 +269,8 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
             .sum::<usize>()
     };
     if let Some(f) = file {
-        let text = Zeroizing::new(
-            std::fs::read(f)
-                .with_context(|| format!("cannot read passphrase file {}", f.display()))?,
-        );
-        let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let text = first_line(f)?;
+        let line = &text[..];
         if line.is_empty() {
             bail!(
                 "passphrase file {} is empty: put the passphrase on its first line",
