@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use pyo3::buffer::PyBuffer;
@@ -603,18 +604,13 @@ impl ReadState {
         self.dec.limit_read_ahead(limit)
     }
 
-    /// How many bytes a read of `n` (negative: all) returns, when the size is known, with the
-    /// read-ahead planned for it.
-    fn prepare(&mut self, n: i64) -> zseal::Result<Option<usize>> {
-        let Some(size) = self.size else {
-            return Ok(None);
-        };
-        let left = size.saturating_sub(self.pos);
-        let want = u64::try_from(n).map_or(left, |n| n.min(left));
-        self.plan(Some(want))?;
-        usize::try_from(want)
-            .map(Some)
-            .map_err(|_| option_error("the read is larger than this machine's address space"))
+    /// Moves the engine to `at`, the position the read was asked at (a no-op when it is there
+    /// already, as for every sequential read and every read of a stream).
+    fn go(&mut self, at: u64) -> zseal::Result<()> {
+        if self.pos != at {
+            self.pos = self.dec.seek(SeekFrom::Start(at)).map_err(Error::from)?;
+        }
+        Ok(())
     }
 
     /// Accounts for `k` bytes returned. At the end of the plaintext, runs the end-of-stream
@@ -691,9 +687,24 @@ fn fresh_bytes<'py>(
 }
 
 /// A decrypting reader (`zseal.open(..., "rb")` wraps it in an `io.BufferedIOBase`).
+///
+/// Its position (`at`) is read and changed only by calls that hold the GIL, when they start: a
+/// read takes its start and reserves its length there, then decrypts without the GIL, at that
+/// start whatever other threads do meanwhile. So `seek(x); read(n)` made while holding the GIL
+/// (DuckDB's positional reads, from several threads on one handle) reads at `x` even when
+/// another thread seeks while the first one decrypts; before, the read took its position after
+/// releasing the GIL, and such reads returned another range's bytes or failed.
 #[pyclass(module = "zseal._zseal", frozen)]
 struct Reader {
     state: Mutex<Option<ReadState>>,
+    /// Where the next read starts.
+    at: AtomicU64,
+    /// Set by `close` (a seek or tell on a closed file fails without waiting for the state).
+    closed: AtomicBool,
+    /// Set when a call failed: the engine's failure is sticky, and a seek reports it too.
+    failed: AtomicBool,
+    /// The plaintext length, for a source that seeks.
+    size: Option<u64>,
     #[pyo3(get)]
     name: String,
     #[pyo3(get)]
@@ -703,6 +714,40 @@ struct Reader {
 impl Reader {
     fn lock(&self) -> MutexGuard<'_, Option<ReadState>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Fails on a closed file.
+    fn open(&self) -> PyResult<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(PyValueError::new_err("I/O operation on closed file"));
+        }
+        Ok(())
+    }
+
+    /// For a read of `n` bytes (negative: to the end) from a source of known size: where it
+    /// starts and how long it is, with the position moved past it now, while the GIL is held.
+    /// `None` for a stream, whose reads take what comes.
+    fn reserve(&self, n: i64) -> PyResult<Option<(u64, usize)>> {
+        self.open()?;
+        let Some(size) = self.size else {
+            return Ok(None);
+        };
+        let start = self.at.load(Ordering::SeqCst);
+        let left = size.saturating_sub(start);
+        let want = u64::try_from(n).map_or(left, |n| n.min(left));
+        let len = usize::try_from(want).map_err(|_| {
+            PyValueError::new_err("the read is larger than this machine's address space")
+        })?;
+        self.at.store(start + want, Ordering::SeqCst);
+        Ok(Some((start, len)))
+    }
+
+    /// A read of unknown length that started at `start` returned `k` bytes: the position moves
+    /// past them, unless another thread moved it meanwhile (its seek wins).
+    fn moved(&self, start: u64, k: usize) {
+        let _ =
+            self.at
+                .compare_exchange(start, start + k as u64, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Runs `f` on the open state without the GIL.
@@ -716,7 +761,10 @@ impl Reader {
             None => Err(None),
         });
         r.map_err(|e| match e {
-            Some(e) => to_py(py, &self.name, e),
+            Some(e) => {
+                self.failed.store(true, Ordering::SeqCst);
+                to_py(py, &self.name, e)
+            }
             None => PyValueError::new_err("I/O operation on closed file"),
         })
     }
@@ -751,6 +799,10 @@ impl Reader {
                 pos: 0,
                 last_end: 0,
             })),
+            at: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            size,
             name,
             seekable,
         })
@@ -758,17 +810,25 @@ impl Reader {
 
     /// The plaintext length (from the authenticated final frame), or None for a stream.
     #[getter]
-    fn size(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.with(py, |st| Ok(st.size))
+    fn size(&self) -> PyResult<Option<u64>> {
+        self.open()?;
+        Ok(self.size)
     }
 
     #[pyo3(signature = (n=-1))]
     fn read<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let n = n.unwrap_or(-1);
-        match self.with(py, |st| st.prepare(n))? {
-            Some(len) => fresh_bytes(py, len, |buf| self.with(py, |st| st.fill(buf))),
+        match self.reserve(n)? {
+            Some((start, len)) => fresh_bytes(py, len, |buf| {
+                self.with(py, |st| {
+                    st.go(start)?;
+                    st.plan(Some(len as u64))?;
+                    st.fill(buf)
+                })
+            }),
             None => {
                 let v = self.with(py, |st| st.read_stream(n))?;
+                self.at.fetch_add(v.len() as u64, Ordering::SeqCst);
                 Ok(PyBytes::new(py, &v))
             }
         }
@@ -784,18 +844,28 @@ impl Reader {
         }
         let cap = buf.len_bytes();
         let ptr = buf.buf_ptr() as usize;
+        let reserved = self.reserve(i64::try_from(cap).unwrap_or(i64::MAX))?;
         let got = self.with(py, move |st| {
             // SAFETY: `buf` (a PyBuffer) holds the exporter's buffer until it is dropped after
             // this call, so the memory stays allocated and cannot be resized; it is writable,
             // C-contiguous and `cap` bytes long. As with CPython's own readinto, another Python
             // thread writing into the same buffer meanwhile is the caller's race.
             let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, cap) };
-            match st.prepare(cap as i64)? {
-                Some(len) => st.fill(&mut out[..len]).map(|()| len),
+            match reserved {
+                Some((start, len)) => {
+                    st.go(start)?;
+                    st.plan(Some(len as u64))?;
+                    st.fill(&mut out[..len]).map(|()| len)
+                }
                 None => st.read_some(out),
             }
         });
         drop(buf);
+        if reserved.is_none() {
+            if let Ok(k) = &got {
+                self.at.fetch_add(*k as u64, Ordering::SeqCst);
+            }
+        }
         got
     }
 
@@ -803,7 +873,9 @@ impl Reader {
     #[pyo3(signature = (n=-1))]
     fn read1<'py>(&self, py: Python<'py>, n: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let n = n.unwrap_or(-1);
+        let start = self.at.load(Ordering::SeqCst);
         let v = self.with(py, |st| {
+            st.go(start)?;
             st.plan(Some(n.max(1) as u64))?;
             let avail = st.dec.fill_buf().map_err(Error::from)?;
             let k = usize::try_from(n).map_or(avail.len(), |n| n.min(avail.len()));
@@ -812,6 +884,7 @@ impl Reader {
             st.advance(k)?;
             Ok(v)
         })?;
+        self.moved(start, v.len());
         Ok(PyBytes::new(py, &v))
     }
 
@@ -819,7 +892,9 @@ impl Reader {
     #[pyo3(signature = (limit=-1))]
     fn readline<'py>(&self, py: Python<'py>, limit: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let limit = limit.unwrap_or(-1);
+        let start = self.at.load(Ordering::SeqCst);
         let v = self.with(py, |st| {
+            st.go(start)?;
             st.plan(None)?;
             let mut out = Vec::new();
             loop {
@@ -845,6 +920,7 @@ impl Reader {
             st.advance(out.len())?;
             Ok(out)
         })?;
+        self.moved(start, v.len());
         Ok(PyBytes::new(py, &v))
     }
 
@@ -872,24 +948,36 @@ impl Reader {
                 )))
             }
         };
-        self.with(py, |st| {
-            let to = match to {
-                // Relative to our own count: the engine's position may be at a chunk edge.
-                SeekFrom::Current(d) => SeekFrom::Start(
-                    st.pos
-                        .checked_add_signed(d)
-                        .ok_or_else(|| option_error("seek before the start of the plaintext"))?,
-                ),
-                other => other,
-            };
-            let p = st.dec.seek(to).map_err(Error::from)?;
-            st.pos = p;
-            Ok(p)
-        })
+        self.open()?;
+        let at = self.at.load(Ordering::SeqCst);
+        let size = self.size.unwrap_or(0);
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => at.checked_add_signed(d),
+            SeekFrom::End(d) => size.checked_add_signed(d),
+        }
+        .ok_or_else(|| {
+            to_py(
+                py,
+                &self.name,
+                option_error("seek before the start of the plaintext"),
+            )
+        })?;
+        if self.failed.load(Ordering::SeqCst) {
+            // The engine's sticky failure, as the seek of a reader that failed reports it.
+            self.with(py, |st| {
+                st.dec.seek(SeekFrom::Start(target)).map_err(Error::from)
+            })?;
+        }
+        // The engine moves there at the next read (which may come from another position first,
+        // when another thread seeks meanwhile).
+        self.at.store(target, Ordering::SeqCst);
+        Ok(target)
     }
 
-    fn tell(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |st| Ok(st.pos))
+    fn tell(&self) -> PyResult<u64> {
+        self.open()?;
+        Ok(self.at.load(Ordering::SeqCst))
     }
 
     /// The whole-plaintext digest in hex once every byte from the first was read and checked
@@ -899,12 +987,13 @@ impl Reader {
     }
 
     fn close(&self, py: Python<'_>) {
+        self.closed.store(true, Ordering::SeqCst);
         py.detach(|| self.lock().take());
     }
 
     #[getter]
-    fn closed(&self, py: Python<'_>) -> bool {
-        py.detach(|| self.lock().is_none())
+    fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 }
 

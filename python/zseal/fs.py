@@ -93,7 +93,23 @@ class ZsealFileSystem(ChainedFileSystem):
         return path
 
     def unstrip_protocol(self, name: str) -> str:
-        return "zseal::" + self.fs.unstrip_protocol(name)
+        """``zseal://`` followed by the inner filesystem's full URL (``zseal://file:///d/x``,
+        ``zseal://s3://bucket/key``): a URL this filesystem takes back (``_strip_protocol``
+        leaves the inner URL, which the inner filesystem strips), and one that starts with this
+        filesystem's own protocol, which is how DuckDB routes the names ``glob`` returns back to
+        a registered filesystem (``zseal::file://…`` was sent to DuckDB's local files)."""
+        return "zseal://" + self.fs.unstrip_protocol(name)
+
+    @classmethod
+    def _get_kwargs_from_urls(cls, path: str) -> dict[str, Any]:
+        """``zseal://s3://bucket/key`` names its inner filesystem: opened from the URL alone
+        (``fsspec.open``, ``url_to_fs``), that is the filesystem it reads through."""
+        inner = cls._strip_protocol(path)
+        if "://" in inner:
+            protocol = inner.split("://", 1)[0]
+            if protocol and protocol != "file":
+                return {"target_protocol": protocol}
+        return {}
 
     # -- reading and writing --------------------------------------------------------------
 
