@@ -19,6 +19,9 @@
 
 mod aws_process;
 mod aws_profile;
+mod azure;
+mod gcs;
+mod own;
 mod reader;
 mod rekey;
 mod s3;
@@ -164,8 +167,18 @@ pub(crate) struct Object {
     /// abort), for every store that writes (not http(s)://): an upload known by its id can be
     /// aborted from a signal handler's thread at any moment, completion included.
     pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
-    /// For `s3://`: the requests object_store does not make (s3.rs).
-    pub(crate) s3: Option<s3::S3>,
+    /// The requests of zseal's own to this store (own.rs): its conditional completion, and
+    /// for S3 the server-side copy.
+    pub(crate) own: Own,
+}
+
+/// Each writable store's requests of zseal's own.
+pub(crate) enum Own {
+    /// http(s)://: read-only.
+    None,
+    S3(s3::S3),
+    Gcs(gcs::Gcs),
+    Azure(azure::Azure),
 }
 
 impl Remote {
@@ -191,7 +204,7 @@ impl Remote {
             store,
             path,
             multipart,
-            s3,
+            own,
         } = build_store(scheme, &parsed, url, &opts)?;
         if path.as_ref().is_empty() {
             return Err(invalid(format!(
@@ -207,7 +220,7 @@ impl Remote {
                 scheme,
                 opts,
                 multipart,
-                s3,
+                own,
             }),
         })
     }
@@ -221,7 +234,7 @@ impl Remote {
     /// True when the store copies byte ranges on its side, so that [`rekey_in_place`] moves
     /// only the header and 5 MiB through the client (S3); elsewhere a rekey streams.
     pub fn copies_server_side(&self) -> bool {
-        self.inner.s3.is_some()
+        matches!(self.inner.own, Own::S3(_))
     }
 
     /// The URL as given.
@@ -390,7 +403,7 @@ struct Built {
     store: Arc<DynObjectStore>,
     path: ObjectPath,
     multipart: Option<Arc<dyn MultipartStore>>,
-    s3: Option<s3::S3>,
+    own: Own,
 }
 
 /// Builds the store for `url` from the environment, and the object's path within it.
@@ -434,13 +447,20 @@ fn build_store(
             let virtual_hosted =
                 b.get_config_value(&K::VirtualHostedStyleRequest).as_deref() == Some("true");
             let s3 = Arc::new(b.build().map_err(refused)?);
-            let own = s3::S3::new(s3.clone(), &client, endpoint, &name, region, virtual_hosted)?
-                .retrying_for(opts.retry_timeout);
+            let own = s3::S3::new(
+                s3.clone(),
+                &client,
+                endpoint,
+                &name,
+                region,
+                virtual_hosted,
+                opts.retry_timeout,
+            )?;
             Built {
                 store: s3.clone(),
                 path: key()?,
                 multipart: Some(s3),
-                s3: Some(own),
+                own: Own::S3(own),
             }
         }
         Scheme::Gcs => {
@@ -448,13 +468,19 @@ fn build_store(
                 .with_bucket_name(bucket()?)
                 .with_retry(retry())
                 .with_client_options(client_options());
+            let name = bucket()?;
+            let mut base = gcs
+                .get_config_value(&object_store::gcp::GoogleConfigKey::BaseUrl)
+                .unwrap_or_else(|| "https://storage.googleapis.com".into());
+            let mut own_client = client_options();
             // The convention of Google's own client libraries for emulators (fake-gcs-server).
             if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
-                let base = if host.contains("://") {
+                base = if host.contains("://") {
                     host
                 } else {
                     format!("http://{host}")
                 };
+                own_client = own_client.with_allow_http(true);
                 // object_store asks for a token before uploads even when skipping signatures,
                 // which with no credentials means the cloud's metadata server: an emulator takes
                 // none, so it gets an empty one and nothing looks for a metadata server.
@@ -468,11 +494,12 @@ fn build_store(
                     .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(token)));
             }
             let gcs = Arc::new(gcs.build().map_err(refused)?);
+            let own = gcs::Gcs::new(gcs.clone(), &own_client, &base, &name, opts.retry_timeout)?;
             Built {
                 store: gcs.clone(),
                 path: key()?,
                 multipart: Some(gcs),
-                s3: None,
+                own: Own::Gcs(own),
             }
         }
         Scheme::Azure => {
@@ -482,12 +509,21 @@ fn build_store(
                 .with_client_options(client_options());
             // `az://container/key` and `abfs://container@account…/key` both carry the key as
             // the path.
+            let (service, account, container, own_client) = azure_service(&az, parsed, url, opts)?;
             let az = Arc::new(az.build().map_err(refused)?);
+            let own = azure::Azure::new(
+                az.clone(),
+                &own_client,
+                &service,
+                &account,
+                &container,
+                opts.retry_timeout,
+            )?;
             Built {
                 store: az.clone(),
                 path: key()?,
                 multipart: Some(az),
-                s3: None,
+                own: Own::Azure(own),
             }
         }
         Scheme::Http => {
@@ -500,10 +536,50 @@ fn build_store(
                 store: Arc::new(http.build().map_err(refused)?),
                 path: key()?,
                 multipart: None,
-                s3: None,
+                own: Own::None,
             }
         }
     })
+}
+
+/// Where an Azure container's blobs are addressed, as object_store addresses them (its own URL
+/// is private): the blob service's URL (with the account as the first path segment on the
+/// emulator), the account, the container, and the client options for it.
+type AzureService = (String, String, String, object_store::ClientOptions);
+
+fn azure_service(
+    b: &object_store::azure::MicrosoftAzureBuilder,
+    parsed: &url::Url,
+    url: &str,
+    opts: &TransferOptions,
+) -> io::Result<AzureService> {
+    use object_store::azure::AzureConfigKey as K;
+    let host = parsed.host_str().unwrap_or_default();
+    // abfs://container@account.dfs.core.windows.net/key, az://container/key.
+    let (container, account_from_url) = match parsed.username() {
+        "" => (host.to_string(), None),
+        user => (user.to_string(), host.split('.').next().map(str::to_string)),
+    };
+    let configured = |k: K| b.get_config_value(&k).filter(|v| !v.is_empty());
+    let emulator = configured(K::UseEmulator).is_some_and(|v| v == "true");
+    let client = client_config(opts);
+    if emulator {
+        let account = configured(K::AccountName).unwrap_or_else(|| "devstoreaccount1".into());
+        let base = std::env::var("AZURITE_BLOB_STORAGE_URL")
+            .unwrap_or_else(|_| "http://127.0.0.1:10000".into());
+        let service = format!("{}/{account}", base.trim_end_matches('/'));
+        return Ok((service, account, container, client.with_allow_http(true)));
+    }
+    let account = account_from_url
+        .or_else(|| configured(K::AccountName))
+        .ok_or_else(|| {
+            invalid(format!(
+                "{url}: no Azure storage account: set AZURE_STORAGE_ACCOUNT_NAME"
+            ))
+        })?;
+    let service = configured(K::Endpoint)
+        .unwrap_or_else(|| format!("https://{account}.blob.core.windows.net"));
+    Ok((service, account, container, client))
 }
 
 /// Transient failures (5xx, throttling, timeouts, reset connections) are retried with

@@ -11,7 +11,7 @@ use std::io::{self, Read};
 use object_store::multipart::PartId;
 use object_store::PutPayload;
 
-use super::s3::Condition;
+use super::own::Condition;
 use super::upload::Upload;
 use super::{block_on, spawn, RemoteReader};
 use crate::crypto::{Identity, Recipient};
@@ -49,7 +49,7 @@ pub fn rekey_in_place(
 ) -> crate::Result<ObjectRekey> {
     let (header, mut report, mut reader) = locked.rekey_header(identities, recipients, opts)?;
     let obj = reader.object().clone();
-    let Some(s3) = obj.s3.as_ref() else {
+    let super::Own::S3(s3) = &obj.own else {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             format!("{}: server-side copy needs an s3:// object", obj.url),
@@ -92,7 +92,9 @@ pub fn rekey_in_place(
                 let n = (parts.len() + in_flight.len() + 1) as u32;
                 let (o, id, etag) = (obj.clone(), upload.id().to_string(), etag.clone());
                 in_flight.push_back(spawn(async move {
-                    let s3 = o.s3.as_ref().expect("checked above");
+                    let super::Own::S3(s3) = &o.own else {
+                        unreachable!("checked above")
+                    };
                     let key = o.path.as_ref();
                     s3.upload_part_copy(key, &id, n, key, Some(&etag), at..end)
                         .await

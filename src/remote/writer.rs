@@ -8,9 +8,9 @@ use std::sync::Arc;
 use object_store::multipart::PartId;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 
-use super::s3::Condition;
+use super::own::Condition;
 use super::upload::{aborted, Upload};
-use super::{block_on, spawn, Object};
+use super::{block_on, spawn, Object, Own};
 
 /// What a write may replace at its URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,31 +212,33 @@ impl RemoteWriter {
         self.check_target()?;
         let upload = self.upload.clone().expect("a multipart upload");
         let parts = std::mem::take(&mut self.done);
-        let completed = match &self.obj.s3 {
-            Some(s3) => {
-                let when = match &self.replace {
-                    Replace::Nothing => Condition::Absent,
-                    Replace::Anything => Condition::None,
-                    Replace::Version(v) => Condition::Matches(v.e_tag.clone().unwrap_or_default()),
-                };
-                block_on(s3.complete(self.obj.path.as_ref(), upload.id(), &parts, &when))
-                    .map(drop)
-                    .map_err(|e| match (e.kind(), &self.replace) {
-                        (io::ErrorKind::AlreadyExists, Replace::Nothing) => self.obj.exists(),
-                        (
-                            io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound,
-                            Replace::Version(_),
-                        ) => self.obj.changed(),
-                        _ => io::Error::new(
-                            e.kind(),
-                            format!("cannot complete {}: {e}", self.obj.url),
-                        ),
-                    })
-            }
-            None => upload
+        let when = match &self.replace {
+            Replace::Nothing => Condition::Absent,
+            Replace::Anything => Condition::None,
+            // GCS conditions on the generation, the others on the ETag.
+            Replace::Version(v) => match (&self.obj.own, &v.version, &v.e_tag) {
+                (Own::Gcs(_), Some(generation), _) => Condition::Matches(generation.clone()),
+                (_, _, Some(tag)) => Condition::Matches(tag.clone()),
+                _ => return Err(self.obj.changed()),
+            },
+        };
+        let path = self.obj.path.as_ref();
+        let completed = match &self.obj.own {
+            Own::S3(s3) => block_on(s3.complete(path, upload.id(), &parts, &when)).map(drop),
+            Own::Gcs(gcs) => block_on(gcs.complete(path, upload.id(), &parts, &when)),
+            Own::Azure(az) => block_on(az.complete(path, &parts, &when)),
+            Own::None => upload
                 .complete(parts)
                 .map_err(|e| self.obj.error("complete", e)),
-        };
+        }
+        .map_err(|e| match (e.kind(), &self.replace) {
+            (io::ErrorKind::AlreadyExists, Replace::Nothing) => self.obj.exists(),
+            (io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound, Replace::Version(_)) => {
+                self.obj.changed()
+            }
+            _ if e.to_string().contains(&self.obj.url) => e,
+            _ => io::Error::new(e.kind(), format!("cannot complete {}: {e}", self.obj.url)),
+        });
         completed?;
         upload.completed();
         Ok(())
