@@ -16,9 +16,13 @@
 //! assert_eq!(decrypt_to_vec(&sealed, &[&pw])?, b"hello");
 //! # Ok::<(), zseal::Error>(())
 //! ```
-#![forbid(unsafe_code)]
+// One module may use `unsafe`, with its reasons written there: `alloc`, the allocator that asks
+// for huge pages (implementing `GlobalAlloc` is unsafe by definition).
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod alloc;
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod codec;
 pub mod crypto;

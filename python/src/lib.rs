@@ -5,10 +5,10 @@
 //! the source or sink is called back with the GIL taken again. The chunk work itself runs on the
 //! library's shared pool, so a large read uses every core.
 
-// The command's allocator (huge pages for chunk buffers): every file a Dask task opens allocates
-// its chunk buffers afresh, and with 4 KiB pages each costs 2,048 faults (docs/PERFORMANCE.md).
-#[path = "../../src/bin/zseal/alloc.rs"]
-mod alloc;
+// The library's huge-page allocator, as the command installs it: every file a Dask task opens
+// allocates chunk buffers.
+#[global_allocator]
+static ALLOC: zseal::alloc::HugeForLarge = zseal::alloc::HugeForLarge;
 mod records;
 
 use std::collections::HashMap;
@@ -670,7 +670,7 @@ fn fresh_bytes<'py>(
     // so writing through its buffer is sound; the slice is made from the pointer and length
     // CPython gives for it, and it is fully written by `fill` before it is returned (on error
     // the object is dropped unseen). `advise` only asks the kernel to back the whole 2 MiB pages
-    // inside that buffer with huge pages (see alloc.rs): no memory's contents or protection
+    // inside that buffer with huge pages (see zseal::alloc): no memory's contents or protection
     // change. The kernel may split the mapping there, and on heap memory the advice outlives
     // the object; both are harmless.
     unsafe {
@@ -680,8 +680,9 @@ fn fresh_bytes<'py>(
         // Huge pages for a large read, as for the engine's own chunk buffers: the object is
         // fresh and ours alone, and with 4 KiB pages a Dask task's 64 MB block costs 16,000
         // page faults taken one by one inside the decompressor (docs/PERFORMANCE.md §7).
-        alloc::advise(data, len);
-        fill(std::slice::from_raw_parts_mut(data, len))?;
+        let buf = std::slice::from_raw_parts_mut(data, len);
+        zseal::alloc::advise_huge_pages(buf);
+        fill(buf)?;
         Ok(bytes)
     }
 }

@@ -316,14 +316,17 @@ impl Sealer {
         self.frame_room() + ALIGN
     }
 
-    /// A new buffer. It comes zeroed from the allocator (fresh pages), so an output buffer's
+    /// A new buffer (for the benchmarks' chunks held in memory). It comes zeroed from the
+    /// allocator (fresh pages), so an output buffer's
     /// memory is only touched as far as output is written into it: a chunk that compresses to
     /// a fifth keeps four fifths of its output buffer out of the resident set.
+    #[cfg(any(test, feature = "bench"))]
     pub(crate) fn new_buffer(&self) -> Vec<u8> {
         vec![0u8; self.buffer_len()]
     }
 
     /// The whole per-chunk job on a chunk held in memory: `plain` is copied into a buffer.
+    #[cfg(any(test, feature = "bench"))]
     pub(crate) fn seal_chunk(&self, index: u64, plain: &[u8]) -> Result<Sealed> {
         let mut input = self.new_buffer();
         let at = self.data_at();

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 pub use age::{AgeLocked, AgeReader, AgeWriter};
 pub use any::{Format, Reader, Sealed, Writer};
 pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
+#[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};
 pub use rekey::{RekeyOptions, RekeyReport};

@@ -3,9 +3,12 @@
 //! `zseal: error: …`; exit codes are 0 (ok), 1 (failure), 2 (usage), 128 + signal (interrupted
 //! by SIGINT, SIGTERM or SIGHUP: temporary outputs removed), 141 (the reader of our output went away).
 
-// The unit tests of this binary install their own allocator (keys.rs).
+// The library's huge-page allocator (zseal::alloc); the unit tests of this binary install their
+// own (keys.rs).
 #[cfg(not(test))]
-mod alloc;
+#[global_allocator]
+static ALLOC: zseal::alloc::HugeForLarge = zseal::alloc::HugeForLarge;
+
 mod bench;
 mod common;
 mod decrypt;

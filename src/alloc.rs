@@ -1,5 +1,6 @@
-//! The process's allocator: the system's, asking the kernel to back large buffers (a chunk's
-//! room, 2 MiB and more) with transparent huge pages.
+//! An allocator for processes that run the engine: the system's, asking the kernel to back
+//! large buffers (a chunk's room, 2 MiB and more) with transparent huge pages. The command and
+//! the Python extension install it (`#[global_allocator]`); the library does not impose it.
 //!
 //! Why: every chunk buffer is touched once from fresh pages, and with 4 KiB pages an 8 MiB buffer
 //! costs 2,048 page faults before a byte of it is used. Decrypting the 256 MiB JSON corpus on two
@@ -14,19 +15,27 @@
 //! changes neither the memory's contents nor its mapping, only how the kernel backs it, and a
 //! failure of the call is ignored (the pages stay 4 KiB).
 
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 
 const HUGE: usize = 2 << 20;
 
-struct HugeForLarge;
+/// The system allocator, with huge pages advised for blocks of 4 MiB and more. Install it with
+/// `#[global_allocator] static A: zseal::alloc::HugeForLarge = zseal::alloc::HugeForLarge;`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HugeForLarge;
 
-#[global_allocator]
-static ALLOC: HugeForLarge = HugeForLarge;
+/// Advises huge pages for the whole 2 MiB pages inside `buf` when it is 4 MiB or more (a
+/// buffer the caller owns alone, such as the fresh `bytes` a large Python read fills): its
+/// contents do not change, only how the kernel backs it.
+pub fn advise_huge_pages(buf: &mut [u8]) {
+    advise(buf.as_mut_ptr(), buf.len());
+}
 
 /// Advises huge pages for the whole 2 MiB pages within the block of `len` bytes at `ptr`, when
-/// it is a large one (and was allocated); returns `ptr`. Also used by the Python extension for
-/// the fresh `bytes` a large read fills, a block it owns alone in the same way.
-pub(crate) fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
+/// it is a large one (and was allocated); returns `ptr`.
+fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
     #[cfg(target_os = "linux")]
     if len >= 2 * HUGE && !ptr.is_null() {
         let start = (ptr as usize).next_multiple_of(HUGE);
