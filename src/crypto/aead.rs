@@ -5,7 +5,7 @@
 //! VAES and AVX-512): on the 2-core Xeon, sealing 4 MiB frames streamed from memory, 6.5 GiB/s
 //! against RustCrypto's 1.2 for AES-256-GCM and 2.0 against 0.86 for ChaCha20-Poly1305
 //! (`cargo bench --bench aead`; docs/PERFORMANCE.md). The bytes are the standard AEADs', so
-//! the RustCrypto implementations still open every frame (checked by `tests/aead_peer.rs`). AWS-LC
+//! the RustCrypto implementations still open every frame (checked by `tests/library/aead_peer.rs`). AWS-LC
 //! wipes its key schedule when the context is freed.
 
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};

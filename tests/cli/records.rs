@@ -8,7 +8,7 @@ use assert_cmd::Command;
 use predicates::str::contains;
 use zseal::records::{Dictionary, Opener, RecordKey, Sealer, SealerOptions};
 
-mod common;
+use crate::common;
 
 fn zseal() -> Command {
     let mut c = Command::cargo_bin("zseal").unwrap();

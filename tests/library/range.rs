@@ -1,7 +1,7 @@
 //! Random access: byte ranges at chunk boundaries through the seekable and the streaming paths,
 //! `Seek`, a damaged index or trailer, and proof that a range reads only what it needs.
 
-mod common;
+use crate::common;
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 

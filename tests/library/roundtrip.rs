@@ -1,6 +1,6 @@
 //! Round trips at boundary sizes through every codec, cipher and hash, in both adapters' modes.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 

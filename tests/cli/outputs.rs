@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::str::contains;
 
-mod common;
+use crate::common;
 
 fn zseal() -> Command {
     let mut c = Command::cargo_bin("zseal").unwrap();

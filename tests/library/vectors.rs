@@ -3,7 +3,7 @@
 //! exactly what the generator makes. Regenerate with
 //! `ZSEAL_REGENERATE_VECTORS=1 cargo test --release --test vectors` (only for a deliberate change).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};

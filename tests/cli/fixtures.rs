@@ -2,7 +2,7 @@
 //! must keep decrypting them. Regenerate (only when adding cases, never to "fix" an old one) with
 //! `ZSEAL_REGENERATE_FIXTURES=1 cargo test --release --test fixtures`.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

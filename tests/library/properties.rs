@@ -1,7 +1,7 @@
 //! Property tests (proptest): round trips over arbitrary data and options, and damaged input that
 //! never panics and never yields anything but the true plaintext.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use zseal::{Cipher, Codec, EncryptOptions, HashAlg};

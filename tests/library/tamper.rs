@@ -1,7 +1,7 @@
 //! Every way a container can be damaged must fail with a clear error, and nothing but
 //! authenticated plaintext may come out before the failure.
 
-mod common;
+use crate::common;
 
 use common::*;
 use zseal::{DecryptOptions, Decryptor, EncryptOptions, Error, Passphrase};

@@ -2,7 +2,7 @@
 //! (`Encryptor::copy_from_file`) and the incompressible-chunk probe. Both must leave the bytes
 //! exactly what the ordinary path writes.
 
-mod common;
+use crate::common;
 
 use std::io::{Seek, SeekFrom, Write};
 

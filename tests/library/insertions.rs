@@ -3,7 +3,7 @@
 //! library and the CLI. Every one is rejected, and nothing but authentic plaintext of the range
 //! asked for comes out before the error.
 
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 

@@ -2,7 +2,7 @@
 //! flipped and cut at every offset. Each must fail with a clear error, exit 1, and leave no
 //! output file (nor a temporary one).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! table, at the sizes around every 64 KiB STREAM chunk and every zstd frame. Missing tools
 //! skip their tests, unless ZSEAL_REQUIRE_PEERS is set (CI), where they fail.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Padded files (FORMAT.md §3.3): round trips on both sides of every size-class boundary of the
 //! file and of a chunk, lengths that are classes, every read path, and damage.
 
-mod common;
+use crate::common;
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 

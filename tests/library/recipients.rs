@@ -2,7 +2,7 @@
 //! (age-keygen, zseal keygen, ssh-keygen ed25519/rsa/encrypted), stanzas made by the real age
 //! tool, and what one recipient can and cannot do to the others (key commitment).
 
-mod common;
+use crate::common;
 
 use common::{identity, keys, recipient, Fixed};
 

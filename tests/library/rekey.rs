@@ -2,7 +2,7 @@
 //! every frame sealed again under a new file key. Library and command line, with age, SSH and
 //! passphrase keys both ways.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! output file and nothing unauthenticated released. Missing tools skip these tests, unless
 //! ZSEAL_REQUIRE_PEERS is set (CI), where they fail.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! zseal must reproduce byte for byte. Regenerate with
 //! `ZSEAL_REGENERATE_VECTORS=1 cargo test --release --test records` (only for a deliberate change).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,0 +1,12 @@
+//! The `zseal` command end to end: commands, records, tampering, the terminal, outputs and the
+//! committed fixtures. One test binary with a module per subject.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod commands;
+mod records;
+mod tamper;
+mod terminal;
+mod outputs;
+mod fixtures;
