@@ -12,7 +12,7 @@ use http::Method;
 use object_store::azure::MicrosoftAzure;
 use object_store::multipart::PartId;
 
-use super::own::{Condition, Requests, Signer};
+use super::own::{object_url, Condition, Requests, Signer};
 
 /// An Azure container as the target of requests of our own.
 pub(crate) struct Azure {
@@ -56,14 +56,7 @@ impl Azure {
         parts: &[PartId],
         when: &Condition,
     ) -> io::Result<()> {
-        let mut url = self.container_url.clone();
-        if let Ok(mut segs) = url.path_segments_mut() {
-            segs.pop_if_empty();
-            for s in key.split('/') {
-                segs.push(s);
-            }
-        }
-        url.query_pairs_mut().append_pair("comp", "blocklist");
+        let url = object_url(&self.container_url, key, &[("comp", "blocklist")]);
         // The block ids object_store gave the blocks (their part ids), as it lists them.
         let b64 = base64::engine::general_purpose::STANDARD;
         let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>\n");
@@ -78,11 +71,7 @@ impl Azure {
             ("content-type", "application/xml".into()),
             ("content-length", xml.len().to_string()),
         ];
-        match when {
-            Condition::None => {}
-            Condition::Absent => headers.push(("if-none-match", "*".into())),
-            Condition::Matches(tag) => headers.push(("if-match", tag.clone())),
-        }
+        headers.extend(when.headers(("if-none-match", "*"), "if-match"));
         self.requests
             .send(
                 "committing the blocks",

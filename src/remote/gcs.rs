@@ -6,12 +6,10 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::Method;
 use object_store::gcp::GoogleCloudStorage;
 use object_store::multipart::PartId;
 
-use super::own::{escape, Condition, Requests, Signer};
+use super::own::{object_url, Condition, Requests, Signer};
 
 /// A GCS bucket as the target of requests of our own.
 pub(crate) struct Gcs {
@@ -50,39 +48,11 @@ impl Gcs {
         parts: &[PartId],
         when: &Condition,
     ) -> io::Result<()> {
-        let mut url = self.bucket_url.clone();
-        if let Ok(mut segs) = url.path_segments_mut() {
-            segs.pop_if_empty();
-            for s in key.split('/') {
-                segs.push(s);
-            }
-        }
-        url.query_pairs_mut().append_pair("uploadId", id);
-        let mut xml = String::from("<CompleteMultipartUpload>");
-        for (i, p) in parts.iter().enumerate() {
-            xml += &format!(
-                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
-                i + 1,
-                escape(&p.content_id)
-            );
-        }
-        xml += "</CompleteMultipartUpload>";
-        let headers: Vec<(&str, String)> = match when {
-            Condition::None => vec![],
-            Condition::Absent => vec![("x-goog-if-generation-match", "0".into())],
-            Condition::Matches(generation) => {
-                vec![("x-goog-if-generation-match", generation.clone())]
-            }
-        };
+        let url = object_url(&self.bucket_url, key, &[("uploadId", id)]);
+        let generation = "x-goog-if-generation-match";
+        let headers = when.headers((generation, "0"), generation);
         self.requests
-            .send(
-                "completing the upload",
-                Method::POST,
-                url,
-                &headers,
-                Bytes::from(xml),
-                Some("CompleteMultipartUploadResult"),
-            )
+            .complete_multipart(url, parts, &headers)
             .await
             .map(drop)
     }

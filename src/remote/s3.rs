@@ -20,7 +20,7 @@ use http::Method;
 use object_store::aws::AmazonS3;
 use object_store::multipart::PartId;
 
-use super::own::{escape, parse, Condition, ETagged, Requests, Signer};
+use super::own::{object_url, parse, Condition, ETagged, Requests, Signer};
 
 /// An S3 bucket as the target of requests of our own.
 pub(crate) struct S3 {
@@ -59,24 +59,8 @@ impl S3 {
         })
     }
 
-    /// The URL of `key` (each segment percent-encoded as SigV4 expects) with `query`.
     fn url(&self, key: &str, query: &[(&str, &str)]) -> url::Url {
-        let mut u = self.bucket_url.clone();
-        if !key.is_empty() {
-            if let Ok(mut segs) = u.path_segments_mut() {
-                segs.pop_if_empty();
-                for s in key.split('/') {
-                    segs.push(s);
-                }
-            }
-        }
-        if !query.is_empty() {
-            let mut q = u.query_pairs_mut();
-            for (k, v) in query {
-                q.append_pair(k, v);
-            }
-        }
-        u
+        object_url(&self.bucket_url, key, query)
     }
 
     /// Makes part `n` a server-side copy of bytes `range` of `src_key` in the same bucket, as
@@ -136,32 +120,7 @@ impl S3 {
         when: &Condition,
     ) -> io::Result<String> {
         let url = self.url(key, &[("uploadId", id)]);
-        let mut xml = String::from("<CompleteMultipartUpload>");
-        for (i, p) in parts.iter().enumerate() {
-            xml += &format!(
-                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
-                i + 1,
-                escape(&p.content_id)
-            );
-        }
-        xml += "</CompleteMultipartUpload>";
-        let headers: Vec<(&str, String)> = match when {
-            Condition::None => vec![],
-            Condition::Absent => vec![("if-none-match", "*".into())],
-            Condition::Matches(tag) => vec![("if-match", tag.clone())],
-        };
-        let a = self
-            .requests
-            .send(
-                "completing the upload",
-                Method::POST,
-                url,
-                &headers,
-                Bytes::from(xml),
-                Some("CompleteMultipartUploadResult"),
-            )
-            .await?;
-        let done: ETagged = parse(&a.body)?;
-        Ok(done.e_tag)
+        let headers = when.headers(("if-none-match", "*"), "if-match");
+        self.requests.complete_multipart(url, parts, &headers).await
     }
 }

@@ -5,8 +5,8 @@
 mod common;
 
 mod commands;
+mod fixtures;
+mod outputs;
 mod records;
 mod tamper;
 mod terminal;
-mod outputs;
-mod fixtures;

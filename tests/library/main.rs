@@ -6,15 +6,15 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod roundtrip;
-mod properties;
+mod aead_peer;
+mod fast_paths;
+mod insertions;
 mod padding;
+mod properties;
 mod range;
+mod recipients;
 mod records;
 mod rekey;
+mod roundtrip;
 mod tamper;
 mod vectors;
-mod aead_peer;
-mod recipients;
-mod insertions;
-mod fast_paths;
