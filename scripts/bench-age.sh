@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# age benchmarks (README "age files", docs/PERFORMANCE.md §6): on 1 GiB of random bytes and the
+# age benchmarks (docs/CLI.md "age files", docs/PERFORMANCE.md §6): on 1 GiB of random bytes and the
 # 1 GiB kernel-source tar of the standard corpus:
 #   decrypt:  a file sealed by Go age (`age -r`): zseal decrypt vs age -d vs rage -d (to /dev/null)
 #   range:    1 MiB from its middle: zseal decrypt --range MID..+1M vs age -d | tail -c +MID | head -c 1M

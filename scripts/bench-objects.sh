@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Object storage benchmarks (issue 25; figures in README "Object storage" and docs/PERFORMANCE.md):
+# Object storage benchmarks (issue 25; figures in docs/OBJECTS.md and docs/PERFORMANCE.md):
 # zseal against the ways people move encrypted data through S3 today, over the same bucket of a
 # local S3 server fast enough not to be the bottleneck (s3s-fs, from crates.io, on tmpfs):
 #

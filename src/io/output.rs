@@ -1,6 +1,6 @@
 //! Where an output path leads, decided before a byte is written, and how it is written.
 //!
-//! The rules (README "Where outputs go", the same for the command line and the Python package):
+//! The rules (docs/CLI.md "Where outputs go", the same for the command line and the Python package):
 //! - nothing there: a new file, written under a hidden temporary name beside it and renamed into
 //!   place only when complete ([`AtomicFile`]);
 //! - a regular file: replaced the same way, and only when overwriting was asked for; a file with
