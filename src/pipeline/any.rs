@@ -296,17 +296,14 @@ impl<W: Write> Writer<W> {
         each_w!(self, e => e.copy_from(r))
     }
 
-    /// See [`Encryptor::write_frames_to`]; an age file's writer writes everything itself (and
-    /// ignores this).
+    /// See [`Encryptor::write_frames_to`] and [`AgeWriter::write_frames_to`]: the workers write
+    /// the output into a regular file by offset.
     pub fn write_frames_to(
         &mut self,
         file: std::fs::File,
         count: Option<Arc<AtomicU64>>,
     ) -> Result<()> {
-        match self {
-            Writer::Zseal(e) => e.write_frames_to(file, count),
-            Writer::Age(_) => Ok(()),
-        }
+        each_w!(self, e => e.write_frames_to(file, count))
     }
 
     /// Reads the file `f` to its end into the stream (a container's workers read a regular

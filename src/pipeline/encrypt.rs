@@ -1092,14 +1092,14 @@ fn not_written(e: io::Error, what: &str, at: u64) -> Error {
 
 /// Whether `file` was opened for appending (where a positional write appends instead).
 #[cfg(unix)]
-fn appends(file: &std::fs::File) -> Result<bool> {
+pub(crate) fn appends(file: &std::fs::File) -> Result<bool> {
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
     let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
     Ok(OFlag::from_bits_truncate(flags).contains(OFlag::O_APPEND))
 }
 
 #[cfg(not(unix))]
-fn appends(_: &std::fs::File) -> Result<bool> {
+pub(crate) fn appends(_: &std::fs::File) -> Result<bool> {
     Ok(true)
 }
 

@@ -116,6 +116,70 @@ fn age_files_round_trip_at_every_boundary_alike_on_one_and_two_threads() {
     }
 }
 
+/// Into a regular file the sealing jobs write their chunks by offset (`write_frames_to`): the
+/// file holds exactly the bytes the in-order writer gives, at every boundary, with and without
+/// compression, on 2 and 3 threads, after a prefix already in the file; the shared position is
+/// left at the end, so what the caller writes next follows the age file.
+#[test]
+fn sealing_jobs_write_their_chunks_into_a_file_by_offset() {
+    use std::io::{Seek, Write};
+    let r = common::recipient("age.pub");
+    let d = tempfile::tempdir().unwrap();
+    for codec in [Codec::None, Codec::Zstd(3)] {
+        for chunk in [C, 1 << 20] {
+            for n in [0, 1, C - 1, C, C + 1, (1 << 20) + 1, (5 << 20) + 3] {
+                for threads in [2, 3] {
+                    let plain = mixed(n, n as u64 + 1);
+                    let opts = EncryptOptions::default()
+                        .codec(codec)
+                        .chunk_size(chunk)
+                        .threads(threads)
+                        .format(Format::Age);
+                    let want = write_age(&plain, codec, chunk, threads, 11);
+                    let path = d.path().join("out.age");
+                    let mut f = std::fs::File::create(&path).unwrap();
+                    f.write_all(b"prefix").unwrap();
+                    let shared = f.try_clone().unwrap();
+                    let mut w = AgeWriter::with_rng(
+                        f,
+                        &[&r as &dyn Recipient],
+                        &opts,
+                        &mut ChaCha20Rng::seed_from_u64(11),
+                    )
+                    .unwrap();
+                    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    w.write_frames_to(shared, Some(count.clone())).unwrap();
+                    let src = d.path().join("in");
+                    std::fs::write(&src, &plain).unwrap();
+                    w.copy_from_file(&std::fs::File::open(&src).unwrap())
+                        .unwrap();
+                    let mut f = w.finish().unwrap();
+                    let what = format!("{codec} chunk {chunk} size {n} threads {threads}");
+                    let at = f.stream_position().unwrap();
+                    f.write_all(b"after").unwrap();
+                    drop(f);
+                    let got = std::fs::read(&path).unwrap();
+                    assert_eq!(at as usize, 6 + want.len(), "{what}: the position");
+                    assert_eq!(&got[..6], b"prefix", "{what}");
+                    assert_eq!(&got[got.len() - 5..], b"after", "{what}");
+                    let body = &got[6..got.len() - 5];
+                    assert_eq!(
+                        body[header_len(body)..],
+                        want[header_len(&want)..],
+                        "{what}"
+                    );
+                    let written = count.load(std::sync::atomic::Ordering::SeqCst) as usize;
+                    assert_eq!(
+                        written + header_len(&want) + 16,
+                        want.len(),
+                        "{what}: counted"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn ranges_of_a_compressed_age_file_come_from_its_seek_table() {
     let plain = mixed((5 << 20) + 333, 3);
@@ -240,6 +304,10 @@ fn container_options_are_refused_for_age_files() {
         (
             &["-c", "lz4"][..],
             "-c zstd[:LEVEL] (a seekable zstd stream inside) or -c none",
+        ),
+        (
+            &["-c", "none", "--chunk-size", "4K"][..],
+            "multiple of age's 64 KiB STREAM chunk: 4096 is not",
         ),
     ] {
         let out = d.path().join("o.age");

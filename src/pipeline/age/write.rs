@@ -5,6 +5,12 @@
 //! that age plaintext go back to a worker to be sealed. Both kinds of job share one ordered
 //! window, so the output is written in order and memory stays bounded by the jobs in flight.
 //! `finish` appends the seek table and seals the final chunk.
+//!
+//! Without compression the input is the age plaintext: each job seals one chunk of the input
+//! (`--chunk-size`, a multiple of age's 64 KiB STREAM chunk). Into a regular file
+//! ([`AgeWriter::write_frames_to`]) every sealing job writes its own output by offset: a job
+//! seals whole STREAM chunks from a known chunk number, so where its bytes go is known before it
+//! runs, and the calling thread neither copies nor writes the payload.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -29,15 +35,18 @@ use crate::format::age::{
 use crate::format::chunk_log2_of;
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
-/// Age plaintext per sealing job: 16 STREAM chunks.
+/// Age plaintext per sealing job with compression: 16 STREAM chunks of the zstd stream.
 const SEAL_BYTES: usize = GROUP * CHUNK;
 
-/// What the workers need: the STREAM cipher, and how chunks become zstd frames.
+/// What the workers need: the STREAM cipher, how chunks become zstd frames, and where sealed
+/// chunks go when the workers write them.
 struct Work {
     cipher: PayloadCipher,
     /// `None`: the plaintext is the input (`-c none`).
     codec: Option<Codec>,
     chunk_log2: u8,
+    /// Set by [`AgeWriter::write_frames_to`]: the output file and the offset of STREAM chunk 0.
+    out: std::sync::OnceLock<(Arc<std::fs::File>, u64)>,
 }
 
 /// A run of age plaintext bytes: part of a frame (or, without compression, of an input buffer or
@@ -158,6 +167,8 @@ enum Done {
         pieces: Vec<Piece>,
         input: u64,
         times: ChunkTimes,
+        /// The job wrote `out[..len]` into the output file itself, taking this long.
+        wrote: Option<std::time::Duration>,
     },
 }
 
@@ -207,7 +218,7 @@ impl Work {
         let count = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
         let total = len + count * TAG;
         if out.len() < total {
-            out.resize(total.max(SEAL_BYTES + GROUP * TAG), 0);
+            out.resize(total, 0);
         }
         // Chunk by chunk: its bytes gathered at `k * CHUNK_CT` (room for its tag after them)
         // and sealed while they are still in the core's cache.
@@ -224,12 +235,29 @@ impl Work {
                 out[at + body..at + body + TAG].copy_from_slice(&tag);
             });
         }
+        // Into a regular file, the job writes its chunks where they go: chunk `first` starts
+        // `first` whole sealed chunks after the payload's start.
+        let mut wrote = None;
+        #[cfg(unix)]
+        if let Some((file, at)) = self.out.get() {
+            use std::os::unix::fs::FileExt;
+            let mut took = std::time::Duration::ZERO;
+            let offset = at + first * CHUNK_CT as u64;
+            timed(&mut took, || file.write_all_at(&out[..total], offset)).map_err(|e| {
+                Error::Io(Arc::new(io::Error::new(
+                    e.kind(),
+                    format!("writing STREAM chunks from {first} at offset {offset}: {e}"),
+                )))
+            })?;
+            wrote = Some(took);
+        }
         Ok(Done::Sealed {
             out,
             len: total,
             pieces,
             input,
             times,
+            wrote,
         })
     }
 }
@@ -247,6 +275,11 @@ pub struct AgeWriter<W: Write> {
     pending_len: usize,
     /// STREAM index of the next chunk to seal.
     next_chunk: u64,
+    /// Age plaintext per sealing job: [`SEAL_BYTES`] of the zstd stream, or (without
+    /// compression) one input chunk.
+    seal_bytes: usize,
+    /// Bytes the workers wrote into the output file, and where it ends.
+    written: Option<(Option<Arc<AtomicU64>>, u64)>,
     /// The seek table's entries: (compressed, decompressed) per frame, the marker first.
     table: Vec<(u32, u32)>,
     /// Input bytes taken in, and handed to jobs.
@@ -293,6 +326,14 @@ impl<W: Write> AgeWriter<W> {
         }
         super::super::encrypt::check_recipients(recipients, false)?;
         let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
+        if codec.is_none() && opts.chunk_size % CHUNK != 0 {
+            return Err(Error::InvalidOption(format!(
+                "without compression an age file's input is sealed in chunks of the chunk size, \
+                 which must be a multiple of age's 64 KiB STREAM chunk: {} is not (use 64K or \
+                 more)",
+                opts.chunk_size
+            )));
+        }
         let file_key = FileKey::generate(rng);
         let mut stanzas = Vec::new();
         for r in recipients {
@@ -306,15 +347,18 @@ impl<W: Write> AgeWriter<W> {
         header.extend_from_slice(&nonce);
         inner.write_all(&header)?;
         let payload_key = file_key.age_payload_key(&nonce);
-        // Without compression the input is the age plaintext: it is cut in sealing jobs' sizes.
-        let chunk_size = match codec {
-            Some(_) => 1usize << chunk_log2,
-            None => SEAL_BYTES,
+        // Without compression the input is the age plaintext: each input chunk is one sealing
+        // job. With zstd, chunks become frames, and the stream of frames is sealed 1 MiB a job.
+        let chunk_size = 1usize << chunk_log2;
+        let seal_bytes = match codec {
+            Some(_) => SEAL_BYTES,
+            None => chunk_size,
         };
         let work = Work {
             cipher: PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0),
             codec,
             chunk_log2,
+            out: std::sync::OnceLock::new(),
         };
         let mut pending = VecDeque::new();
         let mut table = Vec::new();
@@ -328,10 +372,12 @@ impl<W: Write> AgeWriter<W> {
             work: Arc::new(work),
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
-            window: Window::new(&opts.threads, SEAL_BYTES),
+            window: Window::new(&opts.threads, seal_bytes),
             pending_len: pending.iter().map(Piece::len).sum(),
             pending,
             next_chunk: 0,
+            seal_bytes,
+            written: None,
             table,
             plaintext_len: 0,
             chunks: 0,
@@ -345,6 +391,36 @@ impl<W: Write> AgeWriter<W> {
     /// Adds the input bytes of each job to `counter` as its output is written.
     pub fn progress(&mut self, counter: Arc<AtomicU64>) {
         self.progress = Some(counter);
+    }
+
+    /// Has the workers write the sealed chunks into `file`, another handle to the file `inner`
+    /// writes (sharing its position), by offset: the header goes first, through `inner`, and
+    /// `finish` leaves the position at the file's end. `count`, if given, counts the bytes the
+    /// workers write. Ignored (the inner writer writes everything) unless `file` is a regular
+    /// file not opened for appending, on a unix system, the stream runs more than one thread,
+    /// and nothing was written yet. Chunks land out of order, so a reader following the file
+    /// while it grows may meet a hole where a job is still writing; a failed stream's output is
+    /// incomplete, as any failed output is.
+    pub fn write_frames_to(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        self.check()?;
+        let usable = cfg!(unix)
+            && self.window.threads() > 1
+            && self.chunks == 0
+            && self.intake.len() == 0
+            && file.metadata()?.is_file()
+            && !super::super::encrypt::appends(&file)?;
+        if !usable {
+            return Ok(());
+        }
+        self.inner.flush()?;
+        let at = io::Seek::stream_position(&mut &file)?;
+        let _ = self.work.out.set((Arc::new(file), at));
+        self.written = Some((count, at));
+        Ok(())
     }
 
     /// Reads `r` to its end straight into chunk buffers; returns the bytes read.
@@ -383,7 +459,7 @@ impl<W: Write> AgeWriter<W> {
             let table = seek_table(&self.table);
             self.add_piece(Piece::whole(table));
         }
-        while self.pending_len > SEAL_BYTES {
+        while self.pending_len > self.seal_bytes {
             self.make_room()?;
         }
         // The rest, the final chunk last (an empty input: one empty final chunk).
@@ -395,6 +471,10 @@ impl<W: Write> AgeWriter<W> {
             self.handle(d?)?;
         }
         timed(&mut self.stages.write, || self.inner.flush())?;
+        if let (Some((file, _)), Some((_, end))) = (self.work.out.get(), &self.written) {
+            // The shared position goes where a sequential write would have left it.
+            io::Seek::seek(&mut &**file, io::SeekFrom::Start(*end))?;
+        }
         Ok(())
     }
 
@@ -585,12 +665,12 @@ impl<W: Write> AgeWriter<W> {
         }
     }
 
-    /// Hands out sealing jobs of 16 chunks while more than that is pending (so the final chunk
-    /// is never among them) and the window has room.
+    /// Hands out sealing jobs of `seal_bytes` while more than that is pending (so the final
+    /// chunk is never among them) and the window has room.
     fn push_seals(&mut self) {
-        while self.pending_len > SEAL_BYTES && self.window.has_room() {
-            let pieces = self.take_pieces(SEAL_BYTES);
-            self.push_seal(pieces, SEAL_BYTES, false);
+        while self.pending_len > self.seal_bytes && self.window.has_room() {
+            let pieces = self.take_pieces(self.seal_bytes);
+            self.push_seal(pieces, self.seal_bytes, false);
         }
     }
 
@@ -655,9 +735,21 @@ impl<W: Write> AgeWriter<W> {
                 pieces,
                 input,
                 times,
+                wrote,
             } => {
-                let inner = &mut self.inner;
-                timed(&mut self.stages.write, || inner.write_all(&out[..len]))?;
+                match (wrote, &mut self.written) {
+                    (Some(took), Some((count, end))) => {
+                        self.stages.write += took;
+                        *end += len as u64;
+                        if let Some(c) = count {
+                            c.fetch_add(len as u64, Ordering::Relaxed);
+                        }
+                    }
+                    _ => {
+                        let inner = &mut self.inner;
+                        timed(&mut self.stages.write, || inner.write_all(&out[..len]))?;
+                    }
+                }
                 self.stages.add_chunk(&times);
                 if let Some(p) = self.progress.as_ref().filter(|_| input > 0) {
                     p.fetch_add(input, Ordering::Relaxed);
