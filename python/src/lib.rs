@@ -29,8 +29,8 @@ use zseal::crypto::Stanza;
 use zseal::io::{Destination, OutputFile};
 use zseal::pipeline::Threads;
 use zseal::{
-    AgeIdentity, AgeRecipient, Codec, DecryptOptions, EncryptOptions, Encryptor, Error, ErrorKind,
-    FileKey, HashAlg, Identity, KeyNeeded, Passphrase, Recipient, Sealed,
+    AgeIdentity, AgeRecipient, Codec, DecryptOptions, EncryptOptions, Error, ErrorKind, FileKey,
+    HashAlg, Identity, KeyNeeded, Passphrase, Recipient, Sealed,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1092,11 +1092,14 @@ pub(crate) struct EncryptArgs<'a> {
     pub(crate) chunk_size: Option<usize>,
     pub(crate) threads: Option<usize>,
     pub(crate) pad: bool,
+    /// `zseal` (default) or `age`.
+    pub(crate) format: Option<&'a str>,
 }
 
 impl EncryptArgs<'_> {
-    /// Parses the keys and options and writes the header to `sink`.
-    fn start<W: Write>(self, sink: W) -> zseal::Result<Encryptor<W>> {
+    /// Parses the keys and options and writes the header to `sink`: a container's, or an age
+    /// file's.
+    fn start<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
         let mut keys: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
         for r in self.recipients.unwrap_or_default() {
             keys.push(Box::new(AgeRecipient::parse(&r)?));
@@ -1124,21 +1127,38 @@ impl EncryptArgs<'_> {
         if let Some(c) = self.chunk_size {
             o = o.chunk_size(c);
         }
+        if let Some(f) = self.format {
+            o = o.format(f.parse()?);
+        }
+        // The library cannot tell the default cipher and hash from ones asked for by name: an
+        // age file has neither choice, so naming one is refused here, as the command refuses
+        // --cipher and --hash.
+        if o.format == zseal::Format::Age {
+            for (given, what) in [(self.cipher, "cipher"), (self.hash, "hash")] {
+                if let Some(v) = given {
+                    return Err(option_error(format!(
+                        "{what}={v:?} is a zseal container option: an age file is always \
+                         ChaCha20-Poly1305 and has no whole-file digest (FORMAT.md §10.4)"
+                    )));
+                }
+            }
+        }
         let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
-        Encryptor::new(sink, &refs, &o)
+        zseal::Writer::new(sink, &refs, &o)
     }
 }
 
-/// An encrypting writer (`zseal.open(..., "wb")`); the container is complete after `close()`.
+/// An encrypting writer (`zseal.open(..., "wb")`); the container (or age file) is complete
+/// after `close()`.
 #[pyclass(module = "zseal._zseal", frozen)]
 struct Writer {
-    state: Mutex<Option<Encryptor<Sink>>>,
+    state: Mutex<Option<zseal::Writer<Sink>>>,
     #[pyo3(get)]
     name: String,
 }
 
 impl Writer {
-    fn lock(&self) -> MutexGuard<'_, Option<Encryptor<Sink>>> {
+    fn lock(&self) -> MutexGuard<'_, Option<zseal::Writer<Sink>>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -1147,7 +1167,8 @@ impl Writer {
 impl Writer {
     #[new]
     #[pyo3(signature = (file, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                        hash=None, chunk_size=None, threads=None, exclusive=false, pad=false))]
+                        hash=None, chunk_size=None, threads=None, exclusive=false, pad=false,
+                        format=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -1161,6 +1182,7 @@ impl Writer {
         threads: Option<usize>,
         exclusive: bool,
         pad: bool,
+        format: Option<&str>,
     ) -> PyResult<Self> {
         let (sink, name) = if let Some(url) = as_url(file)? {
             let w = py
@@ -1199,6 +1221,7 @@ impl Writer {
             chunk_size,
             threads,
             pad,
+            format,
         };
         let enc = py
             .detach(|| args.start(sink))
@@ -1332,7 +1355,8 @@ fn is_output_error(e: &Error) -> bool {
 /// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                    hash=None, chunk_size=None, threads=None, overwrite=false, pad=false))]
+                    hash=None, chunk_size=None, threads=None, overwrite=false, pad=false,
+                    format=None))]
 #[allow(clippy::too_many_arguments)]
 fn encrypt_file(
     py: Python<'_>,
@@ -1347,6 +1371,7 @@ fn encrypt_file(
     threads: Option<usize>,
     overwrite: bool,
     pad: bool,
+    format: Option<&str>,
 ) -> PyResult<()> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
@@ -1361,6 +1386,7 @@ fn encrypt_file(
         chunk_size,
         threads,
         pad,
+        format,
     };
     py.detach(|| {
         let mut enc = args.start(sink)?;

@@ -90,6 +90,7 @@ impl RecordKey {
             chunk_size: None,
             threads: Some(1),
             pad: false,
+            format: None,
         };
         let text = self.0.to_text();
         let r = py.detach(|| -> zseal::Result<()> {

@@ -160,3 +160,47 @@ def test_an_age_passphrase_file_is_bounded_and_pays_scrypt_once(tmp_path):
         zseal.open(f, passphrase="password", max_work_factor=9)
     with pytest.raises(zseal.ZsealError, match="max_work_factor is for reading"):
         zseal.open(tmp_path / "w", "wb", passphrase="pw", max_work_factor=10)
+
+
+@pytest.mark.parametrize("compress", ["zstd:3", "none"])
+def test_python_writes_age_files_that_stock_age_reads(tmp_path, keys, compress):
+    """zseal.open(..., "wb", format="age") and encrypt_file(..., format="age") write standard age
+    files: `age -d` decrypts them (through `zstd -d` for the seekable zstd inside), and zseal
+    reads them back whole and by range. Container-only options are refused by name, and the
+    target is left untouched."""
+    age, zstd = peer("age"), peer("zstd")
+    identity, recipient = keys
+    data = csv_text(40000, seed=9)
+    out = tmp_path / "w.age"
+    with zseal.open(out, "wb", recipients=[recipient], format="age", compress=compress, chunk_size=1 << 20) as f:
+        f.write(data)
+    (tmp_path / "src.csv").write_bytes(data)
+    zseal.encrypt_file(
+        tmp_path / "src.csv", tmp_path / "e.age", recipients=[recipient], format="age", compress=compress
+    )
+    for path in (out, tmp_path / "e.age"):
+        assert zseal.inspect(path)["format"] == "age"
+        with zseal.open(path, identity=identity) as f:
+            f.seek(12345)
+            assert f.read(1000) == data[12345:13345]
+            f.seek(0)
+            assert f.read() == data
+        if age:
+            plain = subprocess.run([age, "-d", "-i", identity, str(path)], capture_output=True, check=True).stdout
+            if compress != "none":
+                assert zstd, "zstd is needed with age"
+                plain = subprocess.run([zstd, "-dc"], input=plain, capture_output=True, check=True).stdout
+            assert plain == data, path
+    for bad, says in [
+        ({"cipher": "aes-256-gcm"}, "ChaCha20-Poly1305"),
+        ({"pad": True}, "no padding"),
+        ({"compress": "lz4"}, "zstd"),
+        ({"format": "tar"}, "format 'tar'"),
+    ]:
+        target = tmp_path / "bad.age"
+        with pytest.raises(zseal.OptionError, match=says):
+            with zseal.open(target, "wb", recipients=[recipient], **{"format": "age", **bad}) as f:
+                f.write(b"x")
+        assert not target.exists(), bad
+    with pytest.raises(zseal.OptionError, match="format is for writing"):
+        zseal.open(out, identity=identity, format="age")

@@ -214,7 +214,7 @@ class ZsealWriter(io.BufferedIOBase):
         **options: Any,
     ) -> None:
         """``options``: ``passphrase``, ``compress``, ``cipher``, ``hash``, ``chunk_size``,
-        ``threads``, ``pad``, as :func:`open` describes them."""
+        ``threads``, ``pad``, ``format``, as :func:`open` describes them."""
         super().__init__()
         self._owned = _owned
         self._w = _zseal.Writer(
@@ -283,6 +283,7 @@ def open(
     errors: str | None = None,
     newline: str | None = None,
     max_work_factor: int | None = None,
+    format: str | None = None,
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
     to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
@@ -297,6 +298,10 @@ def open(
     ``chunk_size`` (bytes, a power of two); ``pad=True`` rounds chunk and file lengths up to
     size classes (see FORMAT.md §3.3). ``threads``: worker threads (default: one per core).
     A ``"t"`` mode (``"rt"``, ``"wt"``) wraps the file in :class:`io.TextIOWrapper`.
+    ``format="age"`` writes a standard age v1 file instead of a container (``age -d`` reads it;
+    with ``compress="zstd"``, the default, its plaintext is a seekable zstd stream, which
+    ``age -d | zstd -d`` and this package read; ``compress="none"`` writes a plain age file);
+    reading tells the two formats apart by themselves.
     ``max_work_factor`` (1 to 22, default 22, age's limit) refuses an age file whose passphrase
     (scrypt) work factor is higher, before any work: at 22 one attempt takes 4 GiB of memory and
     tens of seconds; age writes 18. A file's key, once a passphrase opened it, is kept in this
@@ -312,6 +317,8 @@ def open(
     if base == "r":
         if recipients is not None:
             raise OptionError("recipients are for writing; to read, pass identity= or passphrase=")
+        if format is not None:
+            raise OptionError("format is for writing: reading tells a container from an age file itself")
         f = ZsealReader(
             file,
             identity=identity,
@@ -324,6 +331,8 @@ def open(
             raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
         if max_work_factor is not None:
             raise OptionError("max_work_factor is for reading age files")
+        if format is not None and format not in ("zseal", "age"):
+            raise OptionError(f"format {format!r}: use 'zseal' or 'age'")
         f = ZsealWriter(
             file,
             recipients=recipients,
@@ -335,6 +344,7 @@ def open(
             threads=threads,
             exclusive=base == "x",
             pad=pad,
+            format=format,
         )
     if text:
         wrap = io.TextIOWrapper if base == "r" else _TextWriter

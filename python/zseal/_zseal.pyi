@@ -48,6 +48,7 @@ class Writer:
         threads: int | None = None,
         exclusive: bool = False,
         pad: bool = False,
+        format: str | None = None,
     ) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -68,8 +69,10 @@ def encrypt_file(
     threads: int | None = None,
     overwrite: bool = False,
     pad: bool = False,
+    format: str | None = None,
 ) -> None:
-    """Encrypts the file src into dst, which appears (atomically) only when complete."""
+    """Encrypts the file src into dst (a container, or with format="age" an age v1 file), which
+    appears (atomically) only when complete."""
 
 def decrypt_file(
     src: _Path,

@@ -15,7 +15,8 @@ buffers of the reads that asked for it.
 Options (``storage_options={"zseal": {...}}``): ``identity`` (path or list of paths, or an
 ``AGE-SECRET-KEY-1…`` string), ``passphrase``, ``threads``, ``max_work_factor`` (an age
 file's passphrase work factor limit, see :func:`zseal.open`); for writing ``recipients``,
-``compress``, ``cipher``, ``hash``, ``chunk_size``, ``pad``. How the key reaches Dask workers: these
+``compress``, ``cipher``, ``hash``, ``chunk_size``, ``pad``, ``format`` (``"age"``: standard age
+files). How the key reaches Dask workers: these
 options are part of the filesystem, which Dask pickles into every task. An ``identity`` path is
 read by each worker when it opens a file, so the file must exist at that path on every worker
 (and only the path travels); an identity string or a passphrase travels inside the task graph to
@@ -58,6 +59,7 @@ class ZsealFileSystem(ChainedFileSystem):
         pad: bool = False,
         fo: str | None = None,
         max_work_factor: int | None = None,
+        format: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -79,6 +81,7 @@ class ZsealFileSystem(ChainedFileSystem):
             "chunk_size": chunk_size,
             "threads": threads,
             "pad": pad,
+            "format": format,
         }
         self._sizes: dict[tuple[Any, ...], int] = {}
 

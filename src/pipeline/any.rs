@@ -28,6 +28,21 @@ pub enum Format {
     Age,
 }
 
+impl std::str::FromStr for Format {
+    type Err = crate::Error;
+
+    /// `zseal` or `age`, as the command line and the Python package name them.
+    fn from_str(s: &str) -> Result<Format> {
+        match s {
+            "zseal" => Ok(Format::Zseal),
+            "age" => Ok(Format::Age),
+            _ => Err(crate::Error::InvalidOption(format!(
+                "unknown format '{s}': use zseal or age"
+            ))),
+        }
+    }
+}
+
 impl Format {
     /// `zseal` or `age`.
     pub fn name(self) -> &'static str {

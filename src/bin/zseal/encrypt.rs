@@ -56,11 +56,7 @@ pub struct Args {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    match s {
-        "zseal" => Ok(Format::Zseal),
-        "age" => Ok(Format::Age),
-        _ => Err(format!("unknown format '{s}': use zseal or age")),
-    }
+    s.parse().map_err(|e: zseal::Error| e.to_string())
 }
 
 fn parse_adapt(s: &str) -> Result<(i32, i32), String> {
