@@ -129,19 +129,16 @@ impl<R: Read> AgeLocked<R> {
             window: Window::new(&opts.threads, GROUP * CHUNK),
             cursor: Cursor::new(),
             payload_at: self.header.len + NONCE_LEN as u64,
-            next: 0,
-            stop_at: None,
-            ended: false,
-            ahead: None,
+            at: Position::default(),
             shape: None,
             failed: None,
             pending: None,
-            from_start: true,
-            verified: None,
+            end: Verified {
+                from_start: true,
+                len: None,
+            },
             spares: Vec::new(),
-            stages: Stages::default(),
-            chunks: 0,
-            opened: 0,
+            counts: Counts::default(),
         })
     }
 }
@@ -185,6 +182,20 @@ pub struct AgeReader<R: Read> {
     cursor: Cursor,
     /// Offset of chunk 0 in the decoded file.
     payload_at: u64,
+    at: Position,
+    /// (chunks, plaintext length), once the final chunk was authenticated by a seek.
+    shape: Option<(u64, u64)>,
+    failed: Option<Error>,
+    /// A failure behind chunks released before it.
+    pending: Option<Error>,
+    end: Verified,
+    spares: Vec<Vec<u8>>,
+    counts: Counts,
+}
+
+/// Where reading stands.
+#[derive(Default)]
+struct Position {
     /// The next chunk to read.
     next: u64,
     /// Chunks from this one on are not read (a range's end, or the final chunk's successor).
@@ -193,16 +204,19 @@ pub struct AgeReader<R: Read> {
     ended: bool,
     /// One byte read ahead to learn whether the chunk before it was the last.
     ahead: Option<u8>,
-    /// (chunks, plaintext length), once the final chunk was authenticated by a seek.
-    shape: Option<(u64, u64)>,
-    failed: Option<Error>,
-    /// A failure behind chunks released before it.
-    pending: Option<Error>,
+}
+
+/// Whether the whole file was read, and checked, from its first byte.
+struct Verified {
     /// Every chunk from the first went through in order.
     from_start: bool,
     /// The plaintext length, once the whole file was read from its first byte and checked.
-    verified: Option<u64>,
-    spares: Vec<Vec<u8>>,
+    len: Option<u64>,
+}
+
+/// The stream's counters.
+#[derive(Default)]
+struct Counts {
     stages: Stages,
     chunks: u64,
     opened: u64,
@@ -306,15 +320,15 @@ impl<R: Read> AgeReader<R> {
 
     /// The plaintext length, once the whole file was read from its first byte and verified.
     pub fn verified_len(&self) -> Option<u64> {
-        self.verified
+        self.end.len
     }
 
     /// The first plaintext bytes, from chunk 0 alone (nothing more is read ahead), for a caller
     /// that must see them before it decides how to read on (an object is fetched as it is read).
     pub(crate) fn peek_head(&mut self) -> io::Result<&[u8]> {
-        let saved = self.stop_at.replace(1);
+        let saved = self.at.stop_at.replace(1);
         let r = self.fill_buf().map(|_| ());
-        self.stop_at = saved;
+        self.at.stop_at = saved;
         r?;
         Ok(self.cursor.available())
     }
@@ -322,10 +336,10 @@ impl<R: Read> AgeReader<R> {
     /// Chunks released (STREAM chunks), threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
         StreamStats {
-            chunks: self.chunks,
-            frames_opened: self.opened,
+            chunks: self.counts.chunks,
+            frames_opened: self.counts.opened,
             threads: self.window.threads(),
-            stages: self.stages,
+            stages: self.counts.stages,
         }
     }
 
@@ -335,14 +349,14 @@ impl<R: Read> AgeReader<R> {
     }
 
     fn release(&mut self, g: Group) {
-        self.chunks += g.chunks;
-        self.stages.add_chunk(&g.times);
+        self.counts.chunks += g.chunks;
+        self.counts.stages.add_chunk(&g.times);
         if g.spare.capacity() > 0 {
             self.spares.push(g.spare);
         }
         self.pending = g.error;
-        if g.last && self.from_start {
-            self.verified = Some(g.first * CHUNK as u64 + g.len as u64);
+        if g.last && self.end.from_start {
+            self.end.len = Some(g.first * CHUNK as u64 + g.len as u64);
         }
         let chunk = Chunk {
             buf: g.plain,
@@ -356,13 +370,13 @@ impl<R: Read> AgeReader<R> {
     }
 
     fn more(&self) -> bool {
-        !self.ended && self.stop_at.is_none_or(|s| self.next < s)
+        !self.at.ended && self.at.stop_at.is_none_or(|s| self.at.next < s)
     }
 
     fn fill_window(&mut self) {
         while self.window.has_room() && self.more() {
             if let Err(e) = self.read_group() {
-                self.ended = true;
+                self.at.ended = true;
                 self.window.push_done(Err(e));
             }
         }
@@ -370,21 +384,21 @@ impl<R: Read> AgeReader<R> {
 
     /// Reads the next run of chunks and hands it to a worker.
     fn read_group(&mut self) -> Result<()> {
-        let first = self.next;
+        let first = self.at.next;
         let mut want = GROUP;
-        if let Some(s) = self.stop_at {
+        if let Some(s) = self.at.stop_at {
             want = want.min((s - first) as usize);
         }
         let want = want * CHUNK_CT;
         let mut buf = self.spares.pop().unwrap_or_default();
         buf.resize(GROUP * CHUNK_CT, 0);
         let mut n = 0;
-        if let Some(b) = self.ahead.take() {
+        if let Some(b) = self.at.ahead.take() {
             buf[0] = b;
             n = 1;
         }
         let input = &mut self.input;
-        n += timed(&mut self.stages.read, || {
+        n += timed(&mut self.counts.stages.read, || {
             read_full(input, &mut buf[n..want])
         })?;
         let count = n.div_ceil(CHUNK_CT) as u64;
@@ -397,7 +411,7 @@ impl<R: Read> AgeReader<R> {
                 match read_full(&mut self.input, &mut b)? {
                     0 => true,
                     _ => {
-                        self.ahead = Some(b[0]);
+                        self.at.ahead = Some(b[0]);
                         false
                     }
                 }
@@ -406,10 +420,10 @@ impl<R: Read> AgeReader<R> {
         if n == 0 {
             return Err(Error::Truncated("the age payload has no chunk".into()));
         }
-        self.next += count;
-        self.opened += count;
+        self.at.next += count;
+        self.counts.opened += count;
         if ends {
-            self.ended = true;
+            self.at.ended = true;
         }
         let cipher = Arc::clone(&self.cipher);
         let plain = self.spares.pop().unwrap_or_default();
@@ -464,7 +478,7 @@ impl<R: Read + Seek> AgeReader<R> {
     /// the limit; `None` lifts it (see `Decryptor::limit_read_ahead`).
     pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
         let (n, _) = self.load_shape()?;
-        self.stop_at = Some(end.map_or(n, |e| e.div_ceil(CHUNK as u64).min(n)));
+        self.at.stop_at = Some(end.map_or(n, |e| e.div_ceil(CHUNK as u64).min(n)));
         Ok(())
     }
 
@@ -478,13 +492,13 @@ impl<R: Read + Seek> AgeReader<R> {
         self.window.clear();
         self.input
             .seek(SeekFrom::Start(self.payload_at + chunk_offset(chunk)))?;
-        self.next = chunk;
-        self.ended = chunk >= n;
-        self.ahead = None;
+        self.at.next = chunk;
+        self.at.ended = chunk >= n;
+        self.at.ahead = None;
         self.pending = None;
-        self.stop_at = Some(n);
-        self.from_start = false;
-        self.verified = None;
+        self.at.stop_at = Some(n);
+        self.end.from_start = false;
+        self.end.len = None;
         self.cursor.reset(pos);
         Ok(())
     }
@@ -503,7 +517,7 @@ impl<R: Read + Seek> AgeReader<R> {
         let end = range.end_within(len)?;
         self.reposition(start)?;
         let (n, _) = self.load_shape()?;
-        self.stop_at = Some(end.div_ceil(CHUNK as u64).min(n));
+        self.at.stop_at = Some(end.div_ceil(CHUNK as u64).min(n));
         self.copy_limited(w, end - start)
     }
 }
@@ -555,7 +569,7 @@ impl<R: Read> Chunks for AgeReader<R> {
     }
 
     fn write_time(&mut self) -> &mut std::time::Duration {
-        &mut self.stages.write
+        &mut self.counts.stages.write
     }
 
     fn failure(&mut self) -> &mut Option<Error> {
@@ -568,7 +582,7 @@ impl<R: Read> Chunks for AgeReader<R> {
         }
         self.fill_window();
         let window = &mut self.window;
-        match timed(&mut self.stages.wait, || window.next()) {
+        match timed(&mut self.counts.stages.wait, || window.next()) {
             Some(Ok(g)) => {
                 self.release(g);
                 Ok(true)

@@ -262,29 +262,39 @@ impl Work {
     }
 }
 
+/// Age plaintext not yet handed to a sealing job: frames as they come back in order (or, without
+/// compression, input buffers), and their length. The final chunk is never sealed before
+/// `finish`, so more than a job's worth is kept back.
+struct Queue {
+    pieces: VecDeque<Piece>,
+    len: usize,
+    /// STREAM index of the next chunk to seal.
+    next_chunk: u64,
+    /// Age plaintext per sealing job: [`SEAL_BYTES`] of the zstd stream, or (without
+    /// compression) one input chunk.
+    seal_bytes: usize,
+}
+
+/// Input bytes taken in, and input chunks handed to jobs.
+#[derive(Default)]
+struct Tally {
+    plaintext_len: u64,
+    chunks: u64,
+}
+
 /// Writes an age v1 file of everything written to it into `W`. See the module documentation.
 pub struct AgeWriter<W: Write> {
     inner: W,
     intake: Intake,
     work: Arc<Work>,
     window: Window<Done>,
-    /// Age plaintext not yet handed to a sealing job: frames as they come back in order (or,
-    /// without compression, input buffers), and their length. The final chunk is never sealed
-    /// before `finish`, so more than a job's worth is kept back.
-    pending: VecDeque<Piece>,
-    pending_len: usize,
-    /// STREAM index of the next chunk to seal.
-    next_chunk: u64,
-    /// Age plaintext per sealing job: [`SEAL_BYTES`] of the zstd stream, or (without
-    /// compression) one input chunk.
-    seal_bytes: usize,
+    queue: Queue,
     /// Bytes the workers wrote into the output file, and where it ends.
     written: Option<(Option<Arc<AtomicU64>>, u64)>,
     /// The seek table's entries: (compressed, decompressed) per frame, the marker first.
     table: Vec<(u32, u32)>,
-    /// Input bytes taken in, and handed to jobs.
-    plaintext_len: u64,
-    chunks: u64,
+    /// Input bytes taken in and chunks handed to jobs.
+    tally: Tally,
     spares: Vec<Vec<u8>>,
     failed: Option<Error>,
     stages: Stages,
@@ -373,14 +383,15 @@ impl<W: Write> AgeWriter<W> {
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
             window: Window::new(&opts.threads, seal_bytes),
-            pending_len: pending.iter().map(Piece::len).sum(),
-            pending,
-            next_chunk: 0,
-            seal_bytes,
+            queue: Queue {
+                len: pending.iter().map(Piece::len).sum(),
+                pieces: pending,
+                next_chunk: 0,
+                seal_bytes,
+            },
             written: None,
             table,
-            plaintext_len: 0,
-            chunks: 0,
+            tally: Tally::default(),
             spares: Vec::new(),
             failed: None,
             stages: Stages::default(),
@@ -409,7 +420,7 @@ impl<W: Write> AgeWriter<W> {
         self.check()?;
         let usable = cfg!(unix)
             && self.window.threads() > 1
-            && self.chunks == 0
+            && self.tally.chunks == 0
             && self.intake.len() == 0
             && file.metadata()?.is_file()
             && !super::super::encrypt::appends(&file)?;
@@ -459,11 +470,11 @@ impl<W: Write> AgeWriter<W> {
             let table = seek_table(&self.table);
             self.add_piece(Piece::whole(table));
         }
-        while self.pending_len > self.seal_bytes {
+        while self.queue.len > self.queue.seal_bytes {
             self.make_room()?;
         }
         // The rest, the final chunk last (an empty input: one empty final chunk).
-        let len = self.pending_len;
+        let len = self.queue.len;
         let pieces = self.take_pieces(len);
         self.make_room()?;
         self.push_seal(pieces, len, true);
@@ -481,8 +492,8 @@ impl<W: Write> AgeWriter<W> {
     /// Input chunks, threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
         StreamStats {
-            chunks: self.chunks,
-            frames_opened: self.chunks,
+            chunks: self.tally.chunks,
+            frames_opened: self.tally.chunks,
             threads: self.window.threads(),
             stages: self.stages,
         }
@@ -498,8 +509,8 @@ impl<W: Write> AgeWriter<W> {
     fn submit_chunk(&mut self) -> Result<()> {
         self.check_frames()?;
         let (input, at, len) = self.intake.take();
-        self.plaintext_len += len as u64;
-        self.chunks += 1;
+        self.tally.plaintext_len += len as u64;
+        self.tally.chunks += 1;
         self.make_room()?;
         match self.work.codec {
             Some(_) => {
@@ -519,8 +530,8 @@ impl<W: Write> AgeWriter<W> {
         use std::os::unix::fs::FileExt;
         self.check_frames()?;
         let len = self.intake.chunk_size();
-        self.plaintext_len += len as u64;
-        self.chunks += 1;
+        self.tally.plaintext_len += len as u64;
+        self.tally.chunks += 1;
         self.make_room()?;
         match self.work.codec {
             Some(_) => {
@@ -613,7 +624,7 @@ impl<W: Write> AgeWriter<W> {
     /// The seek table lists at most [`MAX_FRAMES`] frames (FORMAT.md §10.3): a writer fails
     /// before it would write a table a reader refuses.
     fn check_frames(&self) -> Result<()> {
-        if self.work.codec.is_some() && self.chunks + 1 >= u64::from(MAX_FRAMES) {
+        if self.work.codec.is_some() && self.tally.chunks + 1 >= u64::from(MAX_FRAMES) {
             return Err(Error::Limit(format!(
                 "a compressed age file holds at most {MAX_FRAMES} frames: use a larger --chunk-size"
             )));
@@ -622,8 +633,8 @@ impl<W: Write> AgeWriter<W> {
     }
 
     fn add_piece(&mut self, p: Piece) {
-        self.pending_len += p.len();
-        self.pending.push_back(p);
+        self.queue.len += p.len();
+        self.queue.pieces.push_back(p);
     }
 
     /// The first `n` pending bytes, as pieces (a piece cut in two shares its buffer).
@@ -632,12 +643,13 @@ impl<W: Write> AgeWriter<W> {
         let mut need = n;
         while need > 0 {
             let front = self
-                .pending
+                .queue
+                .pieces
                 .front_mut()
                 .expect("n is at most what is pending");
             let take = front.len().min(need);
             if take == front.len() {
-                out.push(self.pending.pop_front().expect("just seen"));
+                out.push(self.queue.pieces.pop_front().expect("just seen"));
             } else {
                 let start = front.range.start;
                 out.push(Piece {
@@ -648,7 +660,7 @@ impl<W: Write> AgeWriter<W> {
             }
             need -= take;
         }
-        self.pending_len -= n;
+        self.queue.len -= n;
         out
     }
 
@@ -668,15 +680,15 @@ impl<W: Write> AgeWriter<W> {
     /// Hands out sealing jobs of `seal_bytes` while more than that is pending (so the final
     /// chunk is never among them) and the window has room.
     fn push_seals(&mut self) {
-        while self.pending_len > self.seal_bytes && self.window.has_room() {
-            let pieces = self.take_pieces(self.seal_bytes);
-            self.push_seal(pieces, self.seal_bytes, false);
+        while self.queue.len > self.queue.seal_bytes && self.window.has_room() {
+            let pieces = self.take_pieces(self.queue.seal_bytes);
+            self.push_seal(pieces, self.queue.seal_bytes, false);
         }
     }
 
     fn push_seal(&mut self, pieces: Vec<Piece>, len: usize, last: bool) {
-        let first = self.next_chunk;
-        self.next_chunk += len.div_ceil(CHUNK) as u64;
+        let first = self.queue.next_chunk;
+        self.queue.next_chunk += len.div_ceil(CHUNK) as u64;
         let out = self.spares.pop().unwrap_or_default();
         // Without compression, progress counts the input bytes as they are sealed.
         let input = match self.work.codec {

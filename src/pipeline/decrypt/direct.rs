@@ -247,7 +247,7 @@ impl<R: Read> Decryptor<R> {
             head = 0;
             let k = results.len();
             results.push(None);
-            self.frames_opened += 1;
+            self.counts.frames_opened += 1;
             let tx = tx.clone();
             spawn(Box::new(move || {
                 let (r, body) = guarded(|| Ok(run(opener, frame, target, hash)))

@@ -84,12 +84,18 @@ pub struct Decryptor<R: Read> {
     /// The authenticated chunk that was current before the last seek: (buffer, length, start).
     kept: Option<cursor::Chunk>,
     spares: Vec<Vec<u8>>,
-    stages: Stages,
-    /// Frames handed to the workers to open (the final frame is not counted).
-    frames_opened: u64,
+    counts: Counts,
     /// The regular file the container is read from, when the workers read long frame bodies
     /// from it themselves ([`Decryptor::read_bodies_from`]).
     bodies: Option<Arc<BodyFile>>,
+}
+
+/// The stream's counters.
+#[derive(Default)]
+struct Counts {
+    stages: Stages,
+    /// Frames handed to the workers to open (the final frame is not counted).
+    frames_opened: u64,
 }
 
 /// Frame bodies this long and longer are read by the worker that opens them, when the input is
@@ -271,8 +277,7 @@ impl<R: Read> Locked<R> {
             failed: None,
             kept: None,
             spares: Vec::new(),
-            stages: Stages::default(),
-            frames_opened: 0,
+            counts: Counts::default(),
             bodies: None,
         })
     }
@@ -323,11 +328,11 @@ impl<R: Read> Decryptor<R> {
 
     /// Chunks released, threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
-        let mut stages = self.stages;
+        let mut stages = self.counts.stages;
         stages.read += self.frames.read_time;
         StreamStats {
             chunks: self.verifier.chunks,
-            frames_opened: self.frames_opened,
+            frames_opened: self.counts.frames_opened,
             threads: self.window.threads(),
             stages,
         }
@@ -369,7 +374,7 @@ impl<R: Read> Decryptor<R> {
             return Ok(());
         }
         self.verifier.frame_read(body_len);
-        self.frames_opened += 1;
+        self.counts.frames_opened += 1;
         let opener = Arc::clone(&self.opener);
         if kind == FrameKind::Padding {
             self.window.push(move || {
@@ -486,7 +491,7 @@ impl<R: Read> Decryptor<R> {
         let c = self.opener.chunk_size();
         let want = self.index.as_ref().map(|ix| ix.chunk_len(index, c));
         self.verifier.accept(index, bytes, hash, want)?;
-        self.stages.add_chunk(times);
+        self.counts.stages.add_chunk(times);
         Ok(())
     }
 
@@ -609,7 +614,7 @@ impl<R: Read> Chunks for Decryptor<R> {
     }
 
     fn write_time(&mut self) -> &mut std::time::Duration {
-        &mut self.stages.write
+        &mut self.counts.stages.write
     }
 
     fn failure(&mut self) -> &mut Option<Error> {
@@ -623,7 +628,7 @@ impl<R: Read> Chunks for Decryptor<R> {
     fn advance(&mut self) -> Result<bool> {
         self.fill_window();
         let window = &mut self.window;
-        match timed(&mut self.stages.wait, || window.next()) {
+        match timed(&mut self.counts.stages.wait, || window.next()) {
             Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
             Some(Ok(Item::Padding(spare))) => {
                 self.recycle(spare);
