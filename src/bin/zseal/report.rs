@@ -63,12 +63,26 @@ struct JsonReport {
     bytes_out: u64,
     ratio: f64,
     wall_s: f64,
-    cpu_s: Option<f64>,
-    cpu_user_s: Option<f64>,
-    cpu_sys_s: Option<f64>,
+    #[serde(flatten)]
+    cpu: JsonCpu,
     threads: usize,
     chunks: u64,
     stages_s: serde_json::Map<String, serde_json::Value>,
+    #[serde(flatten)]
+    fetched: JsonFetched,
+}
+
+/// The CPU time of the run (flattened: the JSON keys are `cpu_s`, `cpu_user_s`, `cpu_sys_s`).
+#[derive(Serialize)]
+struct JsonCpu {
+    cpu_s: Option<f64>,
+    cpu_user_s: Option<f64>,
+    cpu_sys_s: Option<f64>,
+}
+
+/// What the input object's reader fetched, when the input was an object.
+#[derive(Serialize)]
+struct JsonFetched {
     #[serde(skip_serializing_if = "Option::is_none")]
     fetched_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,14 +125,18 @@ impl Report {
             bytes_out: self.bytes_out,
             ratio: round(self.ratio()),
             wall_s: round(self.wall.as_secs_f64()),
-            cpu_s: cpu.map(|(u, s)| round(u + s)),
-            cpu_user_s: cpu.map(|(u, _)| round(u)),
-            cpu_sys_s: cpu.map(|(_, s)| round(s)),
+            cpu: JsonCpu {
+                cpu_s: cpu.map(|(u, s)| round(u + s)),
+                cpu_user_s: cpu.map(|(u, _)| round(u)),
+                cpu_sys_s: cpu.map(|(_, s)| round(s)),
+            },
             threads: self.stream.threads,
             chunks: self.stream.chunks,
             stages_s: stages,
-            fetched_bytes: self.fetched.map(|f| f.0),
-            fetch_requests: self.fetched.map(|f| f.1),
+            fetched: JsonFetched {
+                fetched_bytes: self.fetched.map(|f| f.0),
+                fetch_requests: self.fetched.map(|f| f.1),
+            },
         };
         serde_json::to_string(&j).expect("a report serializes")
     }
