@@ -25,6 +25,7 @@ mod own;
 mod reader;
 mod rekey;
 mod s3;
+mod store;
 mod upload;
 mod writer;
 
@@ -38,6 +39,8 @@ use object_store::{DynObjectStore, ObjectStoreExt};
 
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, ObjectRekey};
+pub(crate) use store::backoff;
+use store::{build_store, Built};
 pub use upload::abort_all_uploads;
 pub use writer::{ObjectVersion, RemoteWriter, Replace};
 
@@ -396,220 +399,6 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         }
     }
     text
-}
-
-/// The store for a URL, and the object's path within it.
-struct Built {
-    store: Arc<DynObjectStore>,
-    path: ObjectPath,
-    multipart: Option<Arc<dyn MultipartStore>>,
-    own: Own,
-}
-
-/// Builds the store for `url` from the environment, and the object's path within it.
-fn build_store(
-    scheme: Scheme,
-    parsed: &url::Url,
-    url: &str,
-    opts: &TransferOptions,
-) -> io::Result<Built> {
-    let retry = || retry_config(opts);
-    let client_options = || client_config(opts);
-    let refused = |e: object_store::Error| {
-        invalid(format!(
-            "{url}: cannot set up the store: {}",
-            root_cause(&e)
-        ))
-    };
-    let key = || {
-        ObjectPath::from_url_path(parsed.path())
-            .map_err(|e| invalid(format!("{url}: invalid object key: {e}")))
-    };
-    let bucket = || {
-        parsed
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .map(str::to_string)
-            .ok_or_else(|| invalid(format!("{url} names no bucket: use s3://BUCKET/KEY")))
-    };
-    Ok(match scheme {
-        Scheme::S3 => {
-            use object_store::aws::AmazonS3ConfigKey as K;
-            let name = bucket()?;
-            let (b, client) = aws_profile::builder(client_options())?;
-            let b = b.with_bucket_name(&name).with_retry(retry());
-            let endpoint = b
-                .get_config_value(&K::S3Endpoint)
-                .or_else(|| b.get_config_value(&K::Endpoint));
-            let region = b
-                .get_config_value(&K::Region)
-                .unwrap_or_else(|| "us-east-1".into());
-            let virtual_hosted =
-                b.get_config_value(&K::VirtualHostedStyleRequest).as_deref() == Some("true");
-            let s3 = Arc::new(b.build().map_err(refused)?);
-            let own = s3::S3::new(
-                s3.clone(),
-                &client,
-                endpoint,
-                &name,
-                region,
-                virtual_hosted,
-                opts.retry_timeout,
-            )?;
-            Built {
-                store: s3.clone(),
-                path: key()?,
-                multipart: Some(s3),
-                own: Own::S3(own),
-            }
-        }
-        Scheme::Gcs => {
-            let mut gcs = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                .with_bucket_name(bucket()?)
-                .with_retry(retry())
-                .with_client_options(client_options());
-            let name = bucket()?;
-            let mut base = gcs
-                .get_config_value(&object_store::gcp::GoogleConfigKey::BaseUrl)
-                .unwrap_or_else(|| "https://storage.googleapis.com".into());
-            let mut own_client = client_options();
-            // The convention of Google's own client libraries for emulators (fake-gcs-server).
-            if let Ok(host) = std::env::var("STORAGE_EMULATOR_HOST") {
-                base = if host.contains("://") {
-                    host
-                } else {
-                    format!("http://{host}")
-                };
-                own_client = own_client.with_allow_http(true);
-                // object_store asks for a token before uploads even when skipping signatures,
-                // which with no credentials means the cloud's metadata server: an emulator takes
-                // none, so it gets an empty one and nothing looks for a metadata server.
-                let token = object_store::gcp::GcpCredential {
-                    bearer: String::new(),
-                };
-                gcs = gcs
-                    .with_base_url(&base)
-                    .with_client_options(client_options().with_allow_http(true))
-                    .with_skip_signature(true)
-                    .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(token)));
-            }
-            let gcs = Arc::new(gcs.build().map_err(refused)?);
-            let own = gcs::Gcs::new(gcs.clone(), &own_client, &base, &name, opts.retry_timeout)?;
-            Built {
-                store: gcs.clone(),
-                path: key()?,
-                multipart: Some(gcs),
-                own: Own::Gcs(own),
-            }
-        }
-        Scheme::Azure => {
-            let az = object_store::azure::MicrosoftAzureBuilder::from_env()
-                .with_url(url)
-                .with_retry(retry())
-                .with_client_options(client_options());
-            // `az://container/key` and `abfs://container@account…/key` both carry the key as
-            // the path.
-            let (service, account, container, own_client) = azure_service(&az, parsed, url, opts)?;
-            let az = Arc::new(az.build().map_err(refused)?);
-            let own = azure::Azure::new(
-                az.clone(),
-                &own_client,
-                &service,
-                &account,
-                &container,
-                opts.retry_timeout,
-            )?;
-            Built {
-                store: az.clone(),
-                path: key()?,
-                multipart: Some(az),
-                own: Own::Azure(own),
-            }
-        }
-        Scheme::Http => {
-            let origin = parsed.origin().ascii_serialization();
-            let http = object_store::http::HttpBuilder::new()
-                .with_url(origin)
-                .with_retry(retry())
-                .with_client_options(client_options().with_allow_http(true));
-            Built {
-                store: Arc::new(http.build().map_err(refused)?),
-                path: key()?,
-                multipart: None,
-                own: Own::None,
-            }
-        }
-    })
-}
-
-/// Where an Azure container's blobs are addressed, as object_store addresses them (its own URL
-/// is private): the blob service's URL (with the account as the first path segment on the
-/// emulator), the account, the container, and the client options for it.
-type AzureService = (String, String, String, object_store::ClientOptions);
-
-fn azure_service(
-    b: &object_store::azure::MicrosoftAzureBuilder,
-    parsed: &url::Url,
-    url: &str,
-    opts: &TransferOptions,
-) -> io::Result<AzureService> {
-    use object_store::azure::AzureConfigKey as K;
-    let host = parsed.host_str().unwrap_or_default();
-    // abfs://container@account.dfs.core.windows.net/key, az://container/key.
-    let (container, account_from_url) = match parsed.username() {
-        "" => (host.to_string(), None),
-        user => (user.to_string(), host.split('.').next().map(str::to_string)),
-    };
-    let configured = |k: K| b.get_config_value(&k).filter(|v| !v.is_empty());
-    let emulator = configured(K::UseEmulator).is_some_and(|v| v == "true");
-    let client = client_config(opts);
-    if emulator {
-        let account = configured(K::AccountName).unwrap_or_else(|| "devstoreaccount1".into());
-        let base = std::env::var("AZURITE_BLOB_STORAGE_URL")
-            .unwrap_or_else(|_| "http://127.0.0.1:10000".into());
-        let service = format!("{}/{account}", base.trim_end_matches('/'));
-        return Ok((service, account, container, client.with_allow_http(true)));
-    }
-    let account = account_from_url
-        .or_else(|| configured(K::AccountName))
-        .ok_or_else(|| {
-            invalid(format!(
-                "{url}: no Azure storage account: set AZURE_STORAGE_ACCOUNT_NAME"
-            ))
-        })?;
-    let service = configured(K::Endpoint)
-        .unwrap_or_else(|| format!("https://{account}.blob.core.windows.net"));
-    Ok((service, account, container, client))
-}
-
-/// Transient failures (5xx, throttling, timeouts, reset connections) are retried with
-/// exponential backoff from 100 ms to 15 s, up to 10 times within the retry timeout (3 minutes by
-/// default); then the error is reported.
-fn retry_config(opts: &TransferOptions) -> object_store::RetryConfig {
-    object_store::RetryConfig {
-        backoff: object_store::BackoffConfig {
-            init_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(15),
-            base: 2.0,
-        },
-        max_retries: 10,
-        retry_timeout: opts.retry_timeout,
-    }
-}
-
-/// The pause before retry number `attempt` (from 1): [`retry_config`]'s backoff, for the
-/// requests of zseal's own (s3.rs) that object_store's retries do not cover.
-pub(crate) fn backoff(attempt: u32) -> Duration {
-    let ms = 100u64 << attempt.saturating_sub(1).min(8);
-    Duration::from_millis(ms.min(15_000))
-}
-
-/// A connection must open within 10 s (or the request timeout, when shorter), and a request be
-/// answered within the request timeout; a stalled one is cut and retried.
-fn client_config(opts: &TransferOptions) -> object_store::ClientOptions {
-    object_store::ClientOptions::new()
-        .with_connect_timeout(opts.request_timeout.min(Duration::from_secs(10)))
-        .with_timeout(opts.request_timeout)
 }
 
 /// The runtime the stores' futures run on: two I/O threads are plenty (the work is waiting).
