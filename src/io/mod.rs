@@ -121,6 +121,31 @@ pub fn without_path(e: &io::Error) -> io::Error {
     }
 }
 
+/// Writes all of `bytes` at `at` of `file` (a positional write: the file's position is left
+/// alone).
+#[cfg(unix)]
+pub(crate) fn write_all_at(file: &std::fs::File, bytes: &[u8], at: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn write_all_at(_: &std::fs::File, _: &[u8], _: u64) -> io::Result<()> {
+    Err(io::Error::other("positional writes need a unix system"))
+}
+
+/// Whether `file` was opened for appending (where a positional write appends instead).
+#[cfg(unix)]
+pub(crate) fn appends(file: &std::fs::File) -> io::Result<bool> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    Ok(OFlag::from_bits_truncate(flags).contains(OFlag::O_APPEND))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn appends(_: &std::fs::File) -> io::Result<bool> {
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -423,7 +423,7 @@ impl<W: Write> AgeWriter<W> {
             && self.tally.chunks == 0
             && self.intake.len() == 0
             && file.metadata()?.is_file()
-            && !super::super::encrypt::appends(&file)?;
+            && !crate::io::appends(&file)?;
         if !usable {
             return Ok(());
         }

@@ -9,517 +9,25 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{aligned_at, Fill, Intake, Spare, ALIGN};
+use super::intake::{aligned_at, Fill, Intake, Spare};
 use super::window::Window;
-use super::Threads;
 use crate::codec::Codec;
-use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
+use crate::crypto::aead::TAG_LEN;
 use crate::crypto::{FileKey, Recipient};
 use crate::error::{Error, Result};
-use crate::format::frame::{footer, frame_header, pad_class, PAD_HEADER_LEN};
+use crate::format::frame::{footer, PAD_HEADER_LEN};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
-use crate::hash::{ChunkHash, ChunkHasher, Digest, HashAlg};
+use crate::hash::{Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
 
-/// How to encrypt: algorithms, chunk size and threads. Start from `default()` and change what
-/// you need: `EncryptOptions::default().codec(Codec::Lz4).threads(2)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct EncryptOptions {
-    /// Chunk compression (default zstd:3).
-    pub codec: Codec,
-    /// Payload cipher (default AES-256-GCM).
-    pub cipher: Cipher,
-    /// Whole-plaintext hash (default BLAKE3).
-    pub hash: HashAlg,
-    /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 4 MiB).
-    pub chunk_size: usize,
-    /// Where the chunk jobs run (default: a shared pool with one worker per core).
-    pub threads: Threads,
-    /// Pad chunks and the file to size classes (FORMAT.md §3.3; default off).
-    pub pad: bool,
-    /// Adapt the zstd level per chunk to what the output absorbs, between these levels
-    /// (inclusive; default off). See [`EncryptOptions::adapt`].
-    pub adapt: Option<(i32, i32)>,
-    /// The file format [`super::Writer`] writes (default a zseal container; `Format::Age`: an
-    /// age v1 file, FORMAT.md §10.3).
-    pub format: super::Format,
-}
+mod options;
+mod sealer;
 
-impl Default for EncryptOptions {
-    fn default() -> Self {
-        EncryptOptions {
-            codec: Codec::default(),
-            cipher: Cipher::default(),
-            hash: HashAlg::default(),
-            chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
-            threads: Threads::Auto,
-            pad: false,
-            adapt: None,
-            format: super::Format::Zseal,
-        }
-    }
-}
-
-impl EncryptOptions {
-    /// Sets the chunk codec.
-    pub fn codec(mut self, codec: Codec) -> Self {
-        self.codec = codec;
-        self
-    }
-
-    /// Sets the payload cipher.
-    pub fn cipher(mut self, cipher: Cipher) -> Self {
-        self.cipher = cipher;
-        self
-    }
-
-    /// Sets the whole-plaintext hash.
-    pub fn hash(mut self, hash: HashAlg) -> Self {
-        self.hash = hash;
-        self
-    }
-
-    /// Sets the chunk size (checked when the stream starts).
-    pub fn chunk_size(mut self, bytes: usize) -> Self {
-        self.chunk_size = bytes;
-        self
-    }
-
-    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
-    /// [`Threads`] value with the caller's own pool.
-    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
-        self.threads = threads.into();
-        self
-    }
-
-    /// Pads every chunk and the whole file to Padmé size classes (FORMAT.md §3.3), so that
-    /// neither the plaintext length nor each chunk's compressibility shows exactly.
-    pub fn pad(mut self, pad: bool) -> Self {
-        self.pad = pad;
-        self
-    }
-
-    /// Sets the format [`super::Writer`] writes: a zseal container or an age v1 file.
-    pub fn format(mut self, format: super::Format) -> Self {
-        self.format = format;
-        self
-    }
-
-    /// Lets the zstd level of each chunk follow what the output can absorb, between `min` and
-    /// `max`: when writing the output is what holds the stream back (a slow pipe or network),
-    /// the level goes up, spending idle CPU on a smaller output; when the workers are what holds
-    /// it back, the level goes down. Starts at `min`, the fastest, so that output flows at once;
-    /// the header records `max` (FORMAT.md §1). Needs the zstd codec (its level is not used).
-    pub fn adapt(mut self, min: i32, max: i32) -> Self {
-        self.adapt = Some((min, max));
-        self
-    }
-}
-
-/// The adaptive level's controller (`EncryptOptions::adapt`), run on the calling thread as
-/// chunks are written out, in order.
-///
-/// After each chunk it compares the time spent blocked writing the output with the time spent
-/// waiting for the workers since the previous chunk. Writing much longer than waiting means the
-/// output is the bottleneck: the level goes up, by more the more lopsided the two are. Waiting
-/// longer means the workers are: the level goes down. Chunks already in flight were sealed at
-/// the old level, so after a change it holds still until the first chunk submitted under the
-/// new level comes out.
-#[derive(Debug)]
-struct Adapt {
-    min: i32,
-    max: i32,
-    level: i32,
-    /// Index of the first chunk submitted after the last change.
-    settle: u64,
-    write: std::time::Duration,
-    wait: std::time::Duration,
-}
-
-impl Adapt {
-    fn new(min: i32, max: i32) -> Self {
-        Adapt {
-            min,
-            max,
-            level: min,
-            settle: 0,
-            write: Default::default(),
-            wait: Default::default(),
-        }
-    }
-
-    /// Takes in the times of the chunk `index` just written; `next` is the index the next
-    /// submitted chunk will get.
-    fn observe(&mut self, index: u64, next: u64, write: std::time::Duration) {
-        self.write += write;
-        if index < self.settle {
-            return;
-        }
-        // A millisecond on each side: below that, both are noise (a write into a pipe with
-        // room, a result that was already there).
-        let w = self.write.as_secs_f64() + 1e-3;
-        let t = self.wait.as_secs_f64() + 1e-3;
-        // Big steps only when the imbalance is big in absolute terms too (a slow network),
-        // so that near the balance the level moves by one.
-        let step = if w > 16.0 * t && w > 0.2 {
-            4
-        } else if w > 4.0 * t && w > 0.05 {
-            2
-        } else if w > 2.0 * t {
-            1
-        } else if t > 8.0 * w && t > 0.05 {
-            -2
-        } else if t > 2.0 * w {
-            -1
-        } else {
-            0
-        };
-        let level = (self.level + step).clamp(self.min, self.max);
-        // zstd has no level 0 (it means "default"); step over it.
-        let level = match level {
-            0 if step > 0 => 1.min(self.max),
-            0 => (-1).max(self.min),
-            l => l,
-        };
-        if level != self.level {
-            self.level = level;
-            self.settle = next;
-        }
-        self.write = Default::default();
-        self.wait = Default::default();
-    }
-}
-
-/// Positional reads by the workers go in pieces of this size, each hashed while it is in cache.
-#[cfg(unix)]
-const READ_PIECE: usize = 256 << 10;
-
-/// What every worker needs to seal a chunk; shared, immutable.
-pub(crate) struct Sealer {
-    cipher: PayloadCipher,
-    codec: Codec,
-    hash: HashAlg,
-    chunk_log2: u8,
-    /// Chunks are padded to their size class (FORMAT.md §3.3).
-    padded: bool,
-}
-
-/// One chunk's job as the calling thread hands it to a worker.
-pub(crate) struct Job {
-    index: u64,
-    /// Plaintext bytes of the chunk.
-    len: usize,
-    /// The codec for this chunk (its level varies with `EncryptOptions::adapt`).
-    codec: Codec,
-    /// The plaintext at `at` (at [`Sealer::data_at`] or up to [`ALIGN`] - 1 bytes after it),
-    /// or room for it, for a positional read (which places it itself).
-    input: Vec<u8>,
-    at: usize,
-    /// Where a compressed chunk goes.
-    output: Vec<u8>,
-}
-
-/// One sealed chunk, back from a worker, with its buffers for reuse.
-pub(crate) struct Sealed {
-    /// The frame is `frame[start..start + frame_len]`.
-    pub(crate) frame: Vec<u8>,
-    pub(crate) start: usize,
-    pub(crate) frame_len: usize,
-    /// The job's other buffer: the input (plaintext at `other_at`) when the frame was written
-    /// into the output buffer, else the unused output buffer.
-    other: Vec<u8>,
-    other_at: usize,
-    /// The chunk was stored raw and sealed where it was read: `frame` is the input buffer.
-    in_place: bool,
-    plain_len: usize,
-    hash: ChunkHash,
-    times: ChunkTimes,
-}
-
-impl Sealed {
-    /// The chunk's plaintext, when it is still there (it is, unless sealed in place; the digest
-    /// needs it only for XXH3, which is never sealed in place).
-    fn plaintext(&self) -> &[u8] {
-        match self.in_place {
-            true => &[],
-            false => &self.other[self.other_at..self.other_at + self.plain_len],
-        }
-    }
-
-    /// The frame's bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.frame[self.start..self.start + self.frame_len]
-    }
-
-    /// The input buffer and the output buffer, for reuse.
-    fn into_buffers(self) -> (Vec<u8>, Vec<u8>) {
-        match self.in_place {
-            true => (self.frame, self.other),
-            false => (self.other, self.frame),
-        }
-    }
-
-    /// Which of the intake's spares the frame's buffer is, and which the other buffer.
-    fn spares(&self) -> (Spare, Spare) {
-        match self.in_place {
-            true => (Spare::Input, Spare::Output),
-            false => (Spare::Output, Spare::Input),
-        }
-    }
-}
-
-impl Sealer {
-    /// A sealer for chunks of `2^chunk_log2` bytes under `key`.
-    pub(crate) fn new(
-        cipher: Cipher,
-        key: &[u8; 32],
-        codec: Codec,
-        hash: HashAlg,
-        chunk_log2: u8,
-    ) -> Self {
-        Sealer {
-            cipher: PayloadCipher::new(cipher, key),
-            codec,
-            hash,
-            chunk_log2,
-            padded: false,
-        }
-    }
-
-    /// The same sealer for a padded file (FORMAT.md §3.3).
-    pub(crate) fn with_padding(mut self, padded: bool) -> Self {
-        self.padded = padded;
-        self
-    }
-
-    fn chunk_size(&self) -> usize {
-        1 << self.chunk_log2
-    }
-
-    /// Where a chunk's plaintext sits in its buffer: where a raw chunk's bytes sit in its frame
-    /// (after the frame header, and the padded-chunk header in a padded file), so that a chunk
-    /// stored raw is sealed where it was read.
-    pub(crate) fn data_at(&self) -> usize {
-        FRAME_HEADER_LEN + if self.padded { PAD_HEADER_LEN } else { 0 }
-    }
-
-    /// Room for a whole frame whatever the chunk becomes (the codec's worst case is at least the
-    /// chunk, so at least a padded chunk's class cap too).
-    fn frame_room(&self) -> usize {
-        self.data_at() + self.codec.out_len(self.chunk_size()) + TAG_LEN
-    }
-
-    /// Length of every buffer: a frame's room, after up to [`ALIGN`] - 1 bytes that place a
-    /// chunk's plaintext where the kernel copies into it fastest ([`aligned_at`]).
-    pub(crate) fn buffer_len(&self) -> usize {
-        self.frame_room() + ALIGN
-    }
-
-    /// A new buffer (for the benchmarks' chunks held in memory). It comes zeroed from the
-    /// allocator (fresh pages), so an output buffer's
-    /// memory is only touched as far as output is written into it: a chunk that compresses to
-    /// a fifth keeps four fifths of its output buffer out of the resident set.
-    #[cfg(any(test, feature = "bench"))]
-    pub(crate) fn new_buffer(&self) -> Vec<u8> {
-        vec![0u8; self.buffer_len()]
-    }
-
-    /// The whole per-chunk job on a chunk held in memory: `plain` is copied into a buffer.
-    #[cfg(any(test, feature = "bench"))]
-    pub(crate) fn seal_chunk(&self, index: u64, plain: &[u8]) -> Result<Sealed> {
-        let mut input = self.new_buffer();
-        let at = self.data_at();
-        input[at..at + plain.len()].copy_from_slice(plain);
-        let job = Job {
-            index,
-            len: plain.len(),
-            codec: self.codec,
-            input,
-            at,
-            output: self.new_buffer(),
-        };
-        self.seal_buffer(job, None, ChunkTimes::default())
-    }
-
-    /// Reads chunk `index` (`len` bytes at `offset` of `file`) into `input` and seals it,
-    /// hashing each piece as it arrives (while it is still in the core's cache).
-    #[cfg(unix)]
-    fn read_and_seal(&self, mut job: Job, file: &std::fs::File, offset: u64) -> Result<Sealed> {
-        use std::os::unix::fs::FileExt;
-        let (index, len) = (job.index, job.len);
-        let mut times = ChunkTimes::default();
-        let mut hasher = ChunkHasher::new(self.hash, index, self.chunk_size());
-        let at = job.at;
-        let mut pos = offset;
-        for piece in job.input[at..at + len].chunks_mut(READ_PIECE) {
-            timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
-                if e.kind() == io::ErrorKind::UnexpectedEof {
-                    Error::Io(Arc::new(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the input file became shorter while it was being read",
-                    )))
-                } else {
-                    Error::from(e)
-                }
-            })?;
-            timed(&mut times.hash, || hasher.update(piece));
-            pos += piece.len() as u64;
-        }
-        self.seal_buffer(job, Some(hasher.finish()), times)
-    }
-
-    /// Hashes (unless `hash` is given), compresses or stores raw, pads, seals and frames the
-    /// chunk at `job.at` of `input`. A compressed chunk goes into `output`; a raw one is sealed
-    /// in place, in `input` (its frame starts [`Sealer::data_at`] bytes before the plaintext),
-    /// except with XXH3, whose in-order digest still needs the plaintext (it is copied into
-    /// `output` then).
-    fn seal_buffer(
-        &self,
-        job: Job,
-        hash: Option<ChunkHash>,
-        mut times: ChunkTimes,
-    ) -> Result<Sealed> {
-        let Job {
-            index,
-            len,
-            codec,
-            mut input,
-            at,
-            mut output,
-        } = job;
-        let d = self.data_at();
-        let full = self.buffer_len();
-        input.resize(full, 0);
-        output.resize(full, 0);
-        let data = at..at + len;
-        let hash = match hash {
-            Some(h) => h,
-            None => timed(&mut times.hash, || {
-                ChunkHash::compute(self.hash, index, self.chunk_size(), &input[data.clone()])
-            }),
-        };
-        let compressed = timed(&mut times.codec, || {
-            let room = &mut output[d..self.frame_room() - TAG_LEN];
-            codec.compress(&input[data.clone()], room, self.chunk_log2)
-        })?;
-        let in_place = compressed.is_none() && self.hash != HashAlg::Xxh3;
-        let (mut frame, start, other, mut kind, mut body) = match compressed {
-            Some(n) => (output, 0, input, FrameKind::Compressed, n),
-            None if in_place => (input, at - d, output, FrameKind::Raw, len),
-            None => {
-                output[d..d + len].copy_from_slice(&input[data]);
-                (output, 0, input, FrameKind::Raw, len)
-            }
-        };
-        if self.padded {
-            // FORMAT.md §3.3: `stored || content_len || content || zeros` to the class length.
-            let padded = pad_class(PAD_HEADER_LEN + body, self.chunk_size());
-            let b = &mut frame[start + FRAME_HEADER_LEN..];
-            b[0] = kind.byte();
-            b[1..PAD_HEADER_LEN].copy_from_slice(&(body as u32).to_le_bytes());
-            b[PAD_HEADER_LEN + body..padded].fill(0);
-            (kind, body) = (FrameKind::Padded, padded);
-        }
-        let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame[start..], index, false, kind, body)
-        });
-        Ok(Sealed {
-            frame,
-            start,
-            frame_len,
-            other,
-            other_at: at,
-            in_place,
-            plain_len: len,
-            hash,
-            times,
-        })
-    }
-
-    /// Seals `frame[5..5+len]` in place as frame `index`, writes the frame header and the tag,
-    /// and returns the frame's total length.
-    pub(crate) fn seal_into(
-        &self,
-        frame: &mut [u8],
-        index: u64,
-        last: bool,
-        kind: FrameKind,
-        len: usize,
-    ) -> usize {
-        let body_len = (len + TAG_LEN) as u32;
-        let aad = frame_header(kind, body_len);
-        frame[..FRAME_HEADER_LEN].copy_from_slice(&aad);
-        let end = FRAME_HEADER_LEN + len;
-        let tag = self.cipher.seal(
-            &stream_nonce(index, last),
-            &aad,
-            &mut frame[FRAME_HEADER_LEN..end],
-        );
-        frame[end..end + TAG_LEN].copy_from_slice(&tag);
-        end + TAG_LEN
-    }
-}
-
-/// The zero bytes of each padding frame that bring a file of `unpadded` bytes to its Padmé class
-/// (FORMAT.md §3.3): a frame of `x` zeros adds `25 + x` bytes, so a shortfall of 1 to 25 bytes
-/// moves to the next class up.
-pub(crate) fn padding_plan(unpadded: u64, chunk_size: usize) -> Vec<usize> {
-    const PER_FRAME: u64 = (FRAME_HEADER_LEN + TAG_LEN + 4) as u64;
-    let mut target = format::frame::padme(unpadded);
-    while (1..=PER_FRAME).contains(&(target - unpadded)) {
-        target = format::frame::padme(target + 1);
-    }
-    let pad = target - unpadded;
-    let most = (chunk_size + PAD_HEADER_LEN) as u64;
-    let m = pad.div_ceil(PER_FRAME + most);
-    if m == 0 {
-        return Vec::new();
-    }
-    let zeros = pad - PER_FRAME * m;
-    (0..m)
-        .map(|j| (zeros / m + u64::from(j < zeros % m)) as usize)
-        .collect()
-}
-
-/// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
-/// alone (`with_others`: the header will keep stanzas besides these).
-pub(crate) fn check_recipients(recipients: &[&dyn Recipient], with_others: bool) -> Result<()> {
-    if recipients.is_empty() {
-        return Err(Error::InvalidOption(
-            "no recipient or passphrase to encrypt to".into(),
-        ));
-    }
-    if (recipients.len() > 1 || with_others) && recipients.iter().any(|r| r.exclusive()) {
-        return Err(Error::InvalidOption(
-            "a passphrase cannot be combined with recipients (as in age): anyone holding one \
-             of the keys could re-wrap the file for the passphrase; encrypt twice instead"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The stanzas that wrap `file_key` for each recipient, in order.
-pub(crate) fn wrap_for(
-    recipients: &[&dyn Recipient],
-    file_key: &FileKey,
-    rng: &mut dyn RngCore,
-) -> Result<Vec<crate::crypto::Stanza>> {
-    let mut stanzas = Vec::new();
-    for r in recipients {
-        stanzas.extend(r.wrap_file_key(file_key, rng)?);
-    }
-    Ok(stanzas)
-}
-
-/// The header's bytes with its MAC under `file_key` (FORMAT.md §2.3).
-pub(crate) fn sealed_header(header: &Header, file_key: &FileKey) -> Result<Vec<u8>> {
-    let mut bytes = header.encode_unauthenticated()?;
-    let mac = file_key.header_mac(&bytes);
-    bytes.extend_from_slice(&mac);
-    Ok(bytes)
-}
+use options::Adapt;
+pub use options::EncryptOptions;
+pub(crate) use sealer::{
+    check_recipients, padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer,
+};
 
 /// Encrypts everything written to it into `W`. See the module documentation.
 ///
@@ -719,7 +227,7 @@ impl<W: Write> Encryptor<W> {
             && self.tally.chunks == 0
             && self.intake.len() == 0
             && file.metadata()?.is_file()
-            && !appends(&file)?;
+            && !crate::io::appends(&file)?;
         if !usable {
             return Ok(());
         }
@@ -933,8 +441,10 @@ impl<W: Write> Encryptor<W> {
             return Ok(timed(&mut self.stages.write, || inner.write_all(bytes))?);
         };
         let at = p.at;
-        timed(&mut self.stages.write, || write_at(&p.file, bytes, at))
-            .map_err(|e| not_written(e, "", at))?;
+        timed(&mut self.stages.write, || {
+            crate::io::write_all_at(&p.file, bytes, at)
+        })
+        .map_err(|e| not_written(e, "", at))?;
         p.at += bytes.len() as u64;
         if let Some(c) = &p.count {
             c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -993,7 +503,7 @@ impl<W: Write> Encryptor<W> {
             let mut took = std::time::Duration::ZERO;
             let bytes = &frame[start..start + frame_len];
             let result = super::window::guarded(|| {
-                timed(&mut took, || write_at(&file, bytes, at))
+                timed(&mut took, || crate::io::write_all_at(&file, bytes, at))
                     .map_err(|e| not_written(e, &format!(" (frame {index})"), at))
             });
             if let (Ok(()), Some(c)) = (&result, &count) {
@@ -1073,40 +583,18 @@ impl<W: Write> Write for Encryptor<W> {
     }
 }
 
-/// Writes all of `bytes` at `at` of `file`.
-#[cfg(unix)]
-fn write_at(file: &std::fs::File, bytes: &[u8], at: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
-}
-
-#[cfg(not(unix))]
-fn write_at(_: &std::fs::File, _: &[u8], _: u64) -> io::Result<()> {
-    Err(io::Error::other("positional writes need a unix system"))
-}
-
 /// A failed positional write into the output, saying where.
 fn not_written(e: io::Error, what: &str, at: u64) -> Error {
     let message = format!("cannot write the output at offset {at}{what}: {e}");
     Error::Io(Arc::new(io::Error::new(e.kind(), message)))
 }
 
-/// Whether `file` was opened for appending (where a positional write appends instead).
-#[cfg(unix)]
-pub(crate) fn appends(file: &std::fs::File) -> Result<bool> {
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
-    Ok(OFlag::from_bits_truncate(flags).contains(OFlag::O_APPEND))
-}
-
-#[cfg(not(unix))]
-pub(crate) fn appends(_: &std::fs::File) -> Result<bool> {
-    Ok(true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::aead::Cipher;
     use crate::pipeline::cheap_passphrase;
+    use crate::pipeline::intake::ALIGN;
     use std::time::Duration;
 
     fn ms(n: u64) -> Duration {

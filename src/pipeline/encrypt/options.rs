@@ -1,0 +1,177 @@
+//! What an encryption is asked to do: [`EncryptOptions`], and the adaptive level (`--adapt`).
+
+use super::super::Threads;
+use crate::codec::Codec;
+use crate::crypto::aead::Cipher;
+use crate::format;
+use crate::hash::HashAlg;
+
+/// How to encrypt: algorithms, chunk size and threads. Start from `default()` and change what
+/// you need: `EncryptOptions::default().codec(Codec::Lz4).threads(2)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EncryptOptions {
+    /// Chunk compression (default zstd:3).
+    pub codec: Codec,
+    /// Payload cipher (default AES-256-GCM).
+    pub cipher: Cipher,
+    /// Whole-plaintext hash (default BLAKE3).
+    pub hash: HashAlg,
+    /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 4 MiB).
+    pub chunk_size: usize,
+    /// Where the chunk jobs run (default: a shared pool with one worker per core).
+    pub threads: Threads,
+    /// Pad chunks and the file to size classes (FORMAT.md §3.3; default off).
+    pub pad: bool,
+    /// Adapt the zstd level per chunk to what the output absorbs, between these levels
+    /// (inclusive; default off). See [`EncryptOptions::adapt`].
+    pub adapt: Option<(i32, i32)>,
+    /// The file format [`super::Writer`] writes (default a zseal container; `Format::Age`: an
+    /// age v1 file, FORMAT.md §10.3).
+    pub format: super::super::Format,
+}
+
+impl Default for EncryptOptions {
+    fn default() -> Self {
+        EncryptOptions {
+            codec: Codec::default(),
+            cipher: Cipher::default(),
+            hash: HashAlg::default(),
+            chunk_size: 1 << format::DEFAULT_CHUNK_LOG2,
+            threads: Threads::Auto,
+            pad: false,
+            adapt: None,
+            format: super::super::Format::Zseal,
+        }
+    }
+}
+
+impl EncryptOptions {
+    /// Sets the chunk codec.
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Sets the payload cipher.
+    pub fn cipher(mut self, cipher: Cipher) -> Self {
+        self.cipher = cipher;
+        self
+    }
+
+    /// Sets the whole-plaintext hash.
+    pub fn hash(mut self, hash: HashAlg) -> Self {
+        self.hash = hash;
+        self
+    }
+
+    /// Sets the chunk size (checked when the stream starts).
+    pub fn chunk_size(mut self, bytes: usize) -> Self {
+        self.chunk_size = bytes;
+        self
+    }
+
+    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
+    /// [`Threads`] value with the caller's own pool.
+    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
+        self.threads = threads.into();
+        self
+    }
+
+    /// Pads every chunk and the whole file to Padmé size classes (FORMAT.md §3.3), so that
+    /// neither the plaintext length nor each chunk's compressibility shows exactly.
+    pub fn pad(mut self, pad: bool) -> Self {
+        self.pad = pad;
+        self
+    }
+
+    /// Sets the format [`super::Writer`] writes: a zseal container or an age v1 file.
+    pub fn format(mut self, format: super::super::Format) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Lets the zstd level of each chunk follow what the output can absorb, between `min` and
+    /// `max`: when writing the output is what holds the stream back (a slow pipe or network),
+    /// the level goes up, spending idle CPU on a smaller output; when the workers are what holds
+    /// it back, the level goes down. Starts at `min`, the fastest, so that output flows at once;
+    /// the header records `max` (FORMAT.md §1). Needs the zstd codec (its level is not used).
+    pub fn adapt(mut self, min: i32, max: i32) -> Self {
+        self.adapt = Some((min, max));
+        self
+    }
+}
+
+/// The adaptive level's controller (`EncryptOptions::adapt`), run on the calling thread as
+/// chunks are written out, in order.
+///
+/// After each chunk it compares the time spent blocked writing the output with the time spent
+/// waiting for the workers since the previous chunk. Writing much longer than waiting means the
+/// output is the bottleneck: the level goes up, by more the more lopsided the two are. Waiting
+/// longer means the workers are: the level goes down. Chunks already in flight were sealed at
+/// the old level, so after a change it holds still until the first chunk submitted under the
+/// new level comes out.
+#[derive(Debug)]
+pub(super) struct Adapt {
+    pub(super) min: i32,
+    pub(super) max: i32,
+    pub(super) level: i32,
+    /// Index of the first chunk submitted after the last change.
+    pub(super) settle: u64,
+    pub(super) write: std::time::Duration,
+    pub(super) wait: std::time::Duration,
+}
+
+impl Adapt {
+    pub(super) fn new(min: i32, max: i32) -> Self {
+        Adapt {
+            min,
+            max,
+            level: min,
+            settle: 0,
+            write: Default::default(),
+            wait: Default::default(),
+        }
+    }
+
+    /// Takes in the times of the chunk `index` just written; `next` is the index the next
+    /// submitted chunk will get.
+    pub(super) fn observe(&mut self, index: u64, next: u64, write: std::time::Duration) {
+        self.write += write;
+        if index < self.settle {
+            return;
+        }
+        // A millisecond on each side: below that, both are noise (a write into a pipe with
+        // room, a result that was already there).
+        let w = self.write.as_secs_f64() + 1e-3;
+        let t = self.wait.as_secs_f64() + 1e-3;
+        // Big steps only when the imbalance is big in absolute terms too (a slow network),
+        // so that near the balance the level moves by one.
+        let step = if w > 16.0 * t && w > 0.2 {
+            4
+        } else if w > 4.0 * t && w > 0.05 {
+            2
+        } else if w > 2.0 * t {
+            1
+        } else if t > 8.0 * w && t > 0.05 {
+            -2
+        } else if t > 2.0 * w {
+            -1
+        } else {
+            0
+        };
+        let level = (self.level + step).clamp(self.min, self.max);
+        // zstd has no level 0 (it means "default"); step over it.
+        let level = match level {
+            0 if step > 0 => 1.min(self.max),
+            0 => (-1).max(self.min),
+            l => l,
+        };
+        if level != self.level {
+            self.level = level;
+            self.settle = next;
+        }
+        self.write = Default::default();
+        self.wait = Default::default();
+    }
+}
