@@ -1,0 +1,248 @@
+//! The age writer's jobs: a chunk of input made a zstd frame, and a run of age plaintext sealed as
+//! STREAM chunks (and, into a regular file, written where it goes); the pieces of plaintext the
+//! sealing jobs share without copying.
+
+use std::io;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::super::super::intake::Spare;
+use super::super::GROUP;
+use crate::codec::Codec;
+use crate::crypto::aead::{stream_nonce, PayloadCipher};
+use crate::error::{Error, Result};
+use crate::format::age::{CHUNK, CHUNK_CT, TAG};
+use crate::stats::{timed, ChunkTimes};
+
+/// Age plaintext per sealing job with compression: 16 STREAM chunks of the zstd stream.
+pub(super) const SEAL_BYTES: usize = GROUP * CHUNK;
+
+/// What the workers need: the STREAM cipher, how chunks become zstd frames, and where sealed
+/// chunks go when the workers write them.
+pub(super) struct Work {
+    pub(super) cipher: PayloadCipher,
+    /// `None`: the plaintext is the input (`-c none`).
+    pub(super) codec: Option<Codec>,
+    pub(super) chunk_log2: u8,
+    /// Set by [`AgeWriter::write_frames_to`]: the output file and the offset of STREAM chunk 0.
+    pub(super) out: std::sync::OnceLock<(Arc<std::fs::File>, u64)>,
+}
+
+/// A run of age plaintext bytes: part of a frame (or, without compression, of an input buffer or
+/// of the input file itself), shared by the sealing jobs it spans, so that no byte is copied on
+/// the calling thread.
+pub(super) struct Piece {
+    pub(super) src: Source,
+    /// Offsets in the buffer, or in the file.
+    pub(super) range: Range<u64>,
+}
+
+pub(super) enum Source {
+    /// A buffer, and where it goes back when the last piece of it is sealed.
+    Buf(Arc<Vec<u8>>, Spare),
+    /// Without compression, a regular input file: the sealing job reads its bytes itself.
+    #[cfg(unix)]
+    File(Arc<std::fs::File>),
+}
+
+impl Piece {
+    pub(super) fn whole(buf: Vec<u8>) -> Piece {
+        let n = buf.len();
+        Piece::part(Arc::new(buf), Spare::Drop, 0..n)
+    }
+
+    pub(super) fn part(buf: Arc<Vec<u8>>, spare: Spare, range: Range<usize>) -> Piece {
+        Piece {
+            src: Source::Buf(buf, spare),
+            range: range.start as u64..range.end as u64,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        (self.range.end - self.range.start) as usize
+    }
+
+    /// Copies `dst.len()` bytes of the piece, from `skip` bytes into it, into `dst`.
+    pub(super) fn copy_to(&self, skip: usize, dst: &mut [u8]) -> Result<()> {
+        let from = self.range.start + skip as u64;
+        match &self.src {
+            Source::Buf(b, _) => {
+                let from = from as usize;
+                dst.copy_from_slice(&b[from..from + dst.len()]);
+            }
+            #[cfg(unix)]
+            Source::File(f) => {
+                use std::os::unix::fs::FileExt;
+                f.read_exact_at(dst, from).map_err(shorter)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fills `dst` with the next bytes of `pieces`, from `(piece, offset in it)` in `at`, moved on.
+pub(super) fn gather(pieces: &[Piece], at: &mut (usize, usize), mut dst: &mut [u8]) -> Result<()> {
+    while !dst.is_empty() {
+        let (p, skip) = *at;
+        let piece = &pieces[p];
+        let take = (piece.len() - skip).min(dst.len());
+        let (now, rest) = dst.split_at_mut(take);
+        piece.copy_to(skip, now)?;
+        dst = rest;
+        *at = match skip + take == piece.len() {
+            true => (p + 1, 0),
+            false => (p, skip + take),
+        };
+    }
+    Ok(())
+}
+
+impl Source {
+    pub(super) fn share(&self) -> Source {
+        match self {
+            Source::Buf(b, s) => Source::Buf(Arc::clone(b), *s),
+            #[cfg(unix)]
+            Source::File(f) => Source::File(Arc::clone(f)),
+        }
+    }
+}
+
+/// A positional read that found the end: the input file shrank while it was read.
+pub(super) fn shorter(e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => Error::Io(Arc::new(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the input file became shorter while it was being read",
+        ))),
+        _ => Error::from(e),
+    }
+}
+
+/// A job's result, in stream order.
+pub(super) enum Done {
+    /// A chunk of the input as one zstd frame: `frame[..len]`, of `plain` input bytes.
+    Frame {
+        frame: Vec<u8>,
+        len: usize,
+        plain: usize,
+        input: Vec<u8>,
+        times: ChunkTimes,
+    },
+    /// A chunk that does not compress, as a raw-block frame of its bytes where they are (in
+    /// `src` from `offset`): the block headers go between them, nothing is copied. The buffers
+    /// the job did not need come back too.
+    Raw {
+        src: Source,
+        offset: u64,
+        plain: usize,
+        unused: Vec<Vec<u8>>,
+        times: ChunkTimes,
+    },
+    /// Sealed STREAM chunks: `out[..len]`, to be written; the pieces they were made of, and
+    /// how many input bytes they complete (for progress without compression).
+    Sealed {
+        out: Vec<u8>,
+        len: usize,
+        pieces: Vec<Piece>,
+        input: u64,
+        times: ChunkTimes,
+        /// The job wrote `out[..len]` into the output file itself, taking this long.
+        wrote: Option<std::time::Duration>,
+    },
+}
+
+impl Work {
+    /// Chunk `input[at..at + len]` as one zstd frame in `out`.
+    pub(super) fn frame(
+        &self,
+        input: Vec<u8>,
+        at: usize,
+        len: usize,
+        mut out: Vec<u8>,
+    ) -> Result<Done> {
+        let mut times = ChunkTimes::default();
+        let plain = &input[at..at + len];
+        if out.len() < len {
+            out.resize(len, 0);
+        }
+        let codec = self.codec.unwrap_or(Codec::None);
+        // None when the chunk looks incompressible (the codec's probe) or does not shrink.
+        let compressed = timed(&mut times.codec, || {
+            codec.compress(plain, &mut out, self.chunk_log2)
+        })?;
+        let Some(n) = compressed else {
+            return Ok(Done::Raw {
+                src: Source::Buf(Arc::new(input), Spare::Input),
+                offset: at as u64,
+                plain: len,
+                unused: vec![out],
+                times,
+            });
+        };
+        Ok(Done::Frame {
+            frame: out,
+            len: n,
+            plain: len,
+            input,
+            times,
+        })
+    }
+
+    /// Seals the `len` bytes of `pieces` as STREAM chunks `first..` into `out`; `last`: the
+    /// final chunk is among them (the last, which may be full, or empty when it is the only one).
+    pub(super) fn seal(
+        &self,
+        first: u64,
+        pieces: Vec<Piece>,
+        len: usize,
+        last: bool,
+        mut out: Vec<u8>,
+        input: u64,
+    ) -> Result<Done> {
+        let mut times = ChunkTimes::default();
+        let count = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
+        let total = len + count * TAG;
+        if out.len() < total {
+            out.resize(total, 0);
+        }
+        // Chunk by chunk: its bytes gathered at `k * CHUNK_CT` (room for its tag after them)
+        // and sealed while they are still in the core's cache.
+        let mut pieces_at = (0usize, 0usize);
+        for k in 0..count {
+            let at = k * CHUNK_CT;
+            let body = CHUNK.min(len - k * CHUNK);
+            timed(&mut times.read, || {
+                gather(&pieces, &mut pieces_at, &mut out[at..at + body])
+            })?;
+            timed(&mut times.cipher, || {
+                let nonce = stream_nonce(first + k as u64, last && k + 1 == count);
+                let tag = self.cipher.seal(&nonce, b"", &mut out[at..at + body]);
+                out[at + body..at + body + TAG].copy_from_slice(&tag);
+            });
+        }
+        // Into a regular file, the job writes its chunks where they go: chunk `first` starts
+        // `first` whole sealed chunks after the payload's start.
+        let mut wrote = None;
+        #[cfg(unix)]
+        if let Some((file, at)) = self.out.get() {
+            use std::os::unix::fs::FileExt;
+            let mut took = std::time::Duration::ZERO;
+            let offset = at + first * CHUNK_CT as u64;
+            timed(&mut took, || file.write_all_at(&out[..total], offset)).map_err(|e| {
+                Error::Io(Arc::new(io::Error::new(
+                    e.kind(),
+                    format!("writing STREAM chunks from {first} at offset {offset}: {e}"),
+                )))
+            })?;
+            wrote = Some(took);
+        }
+        Ok(Done::Sealed {
+            out,
+            len: total,
+            pieces,
+            input,
+            times,
+            wrote,
+        })
+    }
+}
