@@ -1,0 +1,162 @@
+//! A container whose header was read but not yet authenticated ([`Locked`]): what it needs
+//! ([`KeyNeeded`]), and its unlocking into a [`Decryptor`].
+
+use std::io::Read;
+use std::sync::Arc;
+
+use super::super::window::Window;
+use super::cursor::Cursor;
+use super::frames::Frames;
+use super::opener::Opener;
+use super::verify::Verifier;
+use super::{Counts, DecryptOptions, Decryptor};
+use crate::crypto::{kind_names, FileKey, Identity};
+use crate::error::{Error, Result};
+use crate::format::Header;
+
+/// Which key a container needs, decided from its (not yet authenticated) header: what a front
+/// end asks its user for before calling [`Locked::unlock`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyNeeded {
+    /// A passphrase (the file has a passphrase stanza, which is then its only stanza).
+    Passphrase,
+    /// An identity matching one of the recipients, whose kinds (`X25519`, `ssh-ed25519`, …)
+    /// are listed in header order.
+    Identity {
+        /// The recipients' kinds.
+        kinds: Vec<String>,
+    },
+    /// No stanza of a type this build can unwrap: a damaged file, or a newer zseal's.
+    Unsupported {
+        /// The stanzas' kinds.
+        kinds: Vec<String>,
+    },
+}
+
+/// A container whose header has been read but not yet authenticated: what `inspect` shows, and
+/// the step where a caller learns what kind of key the file wants before asking for it.
+pub struct Locked<R: Read> {
+    inner: R,
+    header: Header,
+    raw: Vec<u8>,
+    mac: [u8; 32],
+}
+
+impl<R: Read> Locked<R> {
+    /// Reads and parses the header (bounded: at most 1 MiB).
+    pub fn read(mut inner: R) -> Result<Self> {
+        let mut head = [0u8; crate::format::MAGIC.len()];
+        let n = crate::io::read_full(&mut inner, &mut head)?;
+        if crate::format::age::looks_like_age(&head[..n]) {
+            return Err(Error::InvalidOption(
+                "this is an age file, and this needs a zseal container: decrypt, verify, \
+                 inspect and ranges read age files; rekey, padding and digests are the \
+                 container's (FORMAT.md §10.4)"
+                    .into(),
+            ));
+        }
+        Self::read_after(&head[..n], inner)
+    }
+
+    /// Reads the header when its first bytes, `head`, were already read from `inner`.
+    pub(crate) fn read_after(head: &[u8], mut inner: R) -> Result<Self> {
+        let (header, raw, mac) = Header::read_after(head, &mut inner)?;
+        Ok(Locked {
+            inner,
+            header,
+            raw,
+            mac,
+        })
+    }
+
+    /// The header as parsed. Not authenticated yet: use it for display and key selection only.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Length of the header in bytes.
+    pub fn header_len(&self) -> u64 {
+        (self.raw.len() + self.mac.len()) as u64
+    }
+
+    /// Which key the file needs.
+    pub fn needs(&self) -> KeyNeeded {
+        let stanzas = &self.header.stanzas;
+        let kinds = kind_names(stanzas);
+        if stanzas
+            .iter()
+            .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
+        {
+            KeyNeeded::Passphrase
+        } else if stanzas.iter().any(|s| s.is_known()) {
+            KeyNeeded::Identity { kinds }
+        } else {
+            KeyNeeded::Unsupported { kinds }
+        }
+    }
+
+    /// The file key, unwrapped with the first identity that opens a stanza, once the header MAC
+    /// verifies under it.
+    pub(crate) fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
+        let mut file_key = None;
+        for id in identities {
+            if let Some(k) = id.unwrap_stanzas(&self.header.stanzas)? {
+                file_key = Some(k);
+                break;
+            }
+        }
+        let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
+            stanzas: self.header.stanzas.len(),
+            kinds: kind_names(&self.header.stanzas).join(", "),
+        })?;
+        // One answer for a passphrase file: "did not unwrap" and "unwrapped, but the header
+        // fails" must not be told apart (FORMAT.md §2.3).
+        let by_passphrase = self.needs() == KeyNeeded::Passphrase;
+        file_key
+            .verify_header_mac(&self.raw, &self.mac)
+            .map_err(|e| {
+                if by_passphrase {
+                    Error::WrongPassphrase
+                } else {
+                    e
+                }
+            })?;
+        Ok(file_key)
+    }
+
+    /// The reader (just after the header), the header, and its length.
+    pub(crate) fn into_parts(self) -> (R, Header, u64) {
+        let len = self.header_len();
+        (self.inner, self.header, len)
+    }
+
+    /// Unwraps the file key with the first identity that opens a stanza, verifies the header MAC
+    /// and returns the decrypting stream. No payload is read yet.
+    pub fn unlock(
+        self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<Decryptor<R>> {
+        let file_key = self.file_key(identities)?;
+        let header = self.header;
+        let payload_key = file_key.payload_key(&header.payload_salt);
+        let header_len = (self.raw.len() + self.mac.len()) as u64;
+        let chunk_size = header.chunk_size();
+        let hash = header.hash;
+        Ok(Decryptor {
+            frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
+            opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
+            window: Window::new(&opts.threads, chunk_size),
+            verifier: Verifier::new(chunk_size, hash),
+            cursor: Cursor::new(),
+            index: None,
+            verified: None,
+            failed: None,
+            kept: None,
+            spares: Vec::new(),
+            counts: Counts::default(),
+            bodies: None,
+        })
+    }
+}
