@@ -19,8 +19,6 @@
 
 mod aws_process;
 mod aws_profile;
-mod azure;
-mod gcs;
 mod own;
 mod reader;
 mod rekey;
@@ -180,8 +178,10 @@ pub(crate) enum Own {
     /// http(s)://: read-only.
     None,
     S3(s3::S3),
-    Gcs(gcs::Gcs),
-    Azure(azure::Azure),
+    /// The bucket, for GCS's XML API completion.
+    Gcs(own::Bucket),
+    /// The container, for Azure's Put Block List.
+    Azure(own::Bucket),
 }
 
 impl Remote {
@@ -296,18 +296,7 @@ impl Remote {
         size_hint: Option<u64>,
     ) -> io::Result<RemoteWriter> {
         let o = &self.inner;
-        let usable = match o.scheme {
-            Scheme::Http => false,
-            Scheme::S3 | Scheme::Azure => version.e_tag.is_some(),
-            Scheme::Gcs => version.version.is_some() || version.e_tag.is_some(),
-        };
-        if !usable {
-            return Err(invalid(format!(
-                "{}: the store gave no version of the object to make the rewrite conditional \
-                 on, so another writer's change could be lost: write to another object with -o",
-                o.url
-            )));
-        }
+        o.rewritable(&version)?;
         Ok(RemoteWriter::new(
             o.clone(),
             Replace::Version(version),
@@ -352,6 +341,20 @@ impl Object {
             ),
         };
         io::Error::new(kind, msg)
+    }
+
+    /// Refuses an in-place rewrite when `version` gives its store nothing to make the
+    /// completion conditional on.
+    pub(crate) fn rewritable(&self, version: &ObjectVersion) -> io::Result<()> {
+        let replace = Replace::Version(version.clone());
+        if self.scheme == Scheme::Http || replace.condition(&self.own).is_none() {
+            return Err(invalid(format!(
+                "{}: the store gave no version of the object to make the rewrite conditional \
+                 on, so another writer's change could be lost: write to another object with -o",
+                self.url
+            )));
+        }
+        Ok(())
     }
 
     /// The object is no longer the version that was read: another writer changed it.

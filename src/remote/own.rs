@@ -18,6 +18,8 @@ use object_store::client::{HttpClient, HttpConnector, HttpRequest, ReqwestConnec
 use object_store::gcp::GoogleCloudStorage;
 use object_store::multipart::PartId;
 
+use super::Own;
+
 /// Whose credentials sign a request.
 pub(crate) enum Signer {
     /// SigV4 for the bucket's region.
@@ -68,12 +70,15 @@ impl Signer {
     }
 }
 
-/// Sends requests signed by one store's credentials.
-pub(crate) struct Requests {
+/// A bucket (S3, GCS) or container (Azure) as the target of requests of our own: signed with
+/// the store's credentials, sent under its URL.
+pub(crate) struct Bucket {
     signer: Signer,
     client: HttpClient,
     /// How long a failing request is retried.
     retry_timeout: Duration,
+    /// The bucket's URL, ending in `/`.
+    base: url::Url,
 }
 
 /// What the store answered.
@@ -82,20 +87,51 @@ pub(crate) struct Answer {
     pub(crate) body: Bytes,
 }
 
-impl Requests {
+impl Bucket {
+    /// The bucket at `base` (its URL; a `/` is added at the end when missing).
     pub(crate) fn new(
         signer: Signer,
         client_options: &object_store::ClientOptions,
+        base: &str,
         retry_timeout: Duration,
-    ) -> io::Result<Requests> {
+    ) -> io::Result<Bucket> {
+        let text = format!("{}/", base.trim_end_matches('/'));
+        let base = url::Url::parse(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the store's endpoint {text} is not a valid URL: {e}"),
+            )
+        })?;
         let client = ReqwestConnector::default()
             .connect(client_options)
             .map_err(|e| io::Error::other(format!("cannot set up an HTTP client: {e}")))?;
-        Ok(Requests {
+        Ok(Bucket {
             signer,
             client,
             retry_timeout,
+            base,
         })
+    }
+
+    /// The URL of `key` in the bucket, each segment percent-encoded (as SigV4 expects), with
+    /// `query`.
+    pub(crate) fn url(&self, key: &str, query: &[(&str, &str)]) -> url::Url {
+        let mut u = self.base.clone();
+        if !key.is_empty() {
+            if let Ok(mut segs) = u.path_segments_mut() {
+                segs.pop_if_empty();
+                for s in key.split('/') {
+                    segs.push(s);
+                }
+            }
+        }
+        if !query.is_empty() {
+            let mut q = u.query_pairs_mut();
+            for (k, v) in query {
+                q.append_pair(k, v);
+            }
+        }
+        u
     }
 
     /// Sends a signed request, retrying what is transient (5xx, 429, connection failures, and
@@ -171,16 +207,30 @@ impl Requests {
     }
 }
 
-impl Requests {
-    /// Completes a multipart upload (`url` carries its `uploadId`) from `parts`, numbered from
-    /// 1 in order as object_store numbers them, with the store's condition `headers`: the XML
-    /// API S3 and GCS share. Returns the new object's ETag.
-    pub(crate) async fn complete_multipart(
+impl Own {
+    /// Completes upload `id` of `key` from `parts` (in order, numbered from 1 as object_store
+    /// numbers them) on the condition `when`, as this store says it: S3's and GCS's XML API
+    /// (CompleteMultipartUpload; `If-Match` / `If-None-Match: *`, or
+    /// `x-goog-if-generation-match`), Azure's Put Block List (`If-Match` / `If-None-Match: *`).
+    pub(crate) async fn complete(
         &self,
-        url: url::Url,
+        key: &str,
+        id: &str,
         parts: &[PartId],
-        headers: &[(&str, String)],
-    ) -> io::Result<String> {
+        when: &Condition,
+    ) -> io::Result<()> {
+        const GENERATION: &str = "x-goog-if-generation-match";
+        let (bucket, headers) = match self {
+            Own::S3(s3) => (&s3.bucket, when.headers(("if-none-match", "*"), "if-match")),
+            Own::Gcs(gcs) => (gcs, when.headers((GENERATION, "0"), GENERATION)),
+            Own::Azure(az) => return complete_blocks(az, key, parts, when).await,
+            Own::None => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "this store is read-only",
+                ))
+            }
+        };
         let mut xml = String::from("<CompleteMultipartUpload>");
         for (i, p) in parts.iter().enumerate() {
             xml += &format!(
@@ -190,40 +240,56 @@ impl Requests {
             );
         }
         xml += "</CompleteMultipartUpload>";
-        let a = self
+        let url = bucket.url(key, &[("uploadId", id)]);
+        let a = bucket
             .send(
                 "completing the upload",
                 Method::POST,
                 url,
-                headers,
+                &headers,
                 Bytes::from(xml),
                 Some("CompleteMultipartUploadResult"),
             )
             .await?;
-        let done: ETagged = parse(&a.body)?;
-        Ok(done.e_tag)
+        parse::<ETagged>(&a.body).map(drop)
     }
 }
 
-/// The URL of `key` under `base` (a bucket's or container's URL ending in `/`), each segment
-/// percent-encoded (as SigV4 expects), with `query`.
-pub(crate) fn object_url(base: &url::Url, key: &str, query: &[(&str, &str)]) -> url::Url {
-    let mut u = base.clone();
-    if !key.is_empty() {
-        if let Ok(mut segs) = u.path_segments_mut() {
-            segs.pop_if_empty();
-            for s in key.split('/') {
-                segs.push(s);
-            }
-        }
+/// Azure's completion: commits the blocks `parts` (in order) as the blob `key`.
+async fn complete_blocks(
+    container: &Bucket,
+    key: &str,
+    parts: &[PartId],
+    when: &Condition,
+) -> io::Result<()> {
+    use base64::Engine;
+    // The block ids object_store gave the blocks (their part ids), as it lists them.
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>\n");
+    for p in parts {
+        xml += &format!(
+            "\t<Uncommitted>{}</Uncommitted>\n",
+            b64.encode(&p.content_id)
+        );
     }
-    if !query.is_empty() {
-        let mut q = u.query_pairs_mut();
-        for (k, v) in query {
-            q.append_pair(k, v);
-        }
-    }
-    u
+    xml += "</BlockList>";
+    let mut headers: Vec<(&str, String)> = vec![
+        ("content-type", "application/xml".into()),
+        ("content-length", xml.len().to_string()),
+    ];
+    headers.extend(when.headers(("if-none-match", "*"), "if-match"));
+    let url = container.url(key, &[("comp", "blocklist")]);
+    container
+        .send(
+            "committing the blocks",
+            Method::PUT,
+            url,
+            &headers,
+            Bytes::from(xml),
+            None,
+        )
+        .await
+        .map(drop)
 }
 
 /// What a write requires of the object it replaces; each store says it in its own header.
@@ -253,8 +319,8 @@ impl Condition {
     }
 }
 
-/// Requests a failing call is sent at most (object_store's own retry policy allows 10 retries).
-const RETRIES: u32 = 11;
+/// Requests a failing call is sent at most: the first and object_store's retries.
+const RETRIES: u32 = super::store::MAX_RETRIES + 1;
 
 /// What an answer means.
 enum Verdict {

@@ -11,9 +11,8 @@ use std::io::{self, Read};
 use object_store::multipart::PartId;
 use object_store::PutPayload;
 
-use super::own::Condition;
 use super::upload::Upload;
-use super::{block_on, spawn, RemoteReader};
+use super::{block_on, spawn, RemoteReader, Replace};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, RekeyReport};
 
@@ -49,13 +48,13 @@ pub fn rekey_in_place(
 ) -> crate::Result<ObjectRekey> {
     let (header, mut report, mut reader) = locked.rekey_header(identities, recipients, opts)?;
     let obj = reader.object().clone();
-    let super::Own::S3(s3) = &obj.own else {
+    if !matches!(obj.own, super::Own::S3(_)) {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             format!("{}: server-side copy needs an s3:// object", obj.url),
         )
         .into());
-    };
+    }
     let len = reader.len();
     report.payload_len = len - report.old_header_len;
     let first = report.payload_len.min(MIN_PART);
@@ -66,17 +65,10 @@ pub fn rekey_in_place(
     part1.resize(at + first as usize, 0);
     reader.read_exact(&mut part1[at..])?;
     let uploaded = part1.len() as u64;
-    let Some(etag) = reader.etag().map(str::to_string) else {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!(
-                "{}: the store gave no ETag to make the rewrite conditional on: rekey to \
-                 another object with -o",
-                obj.url
-            ),
-        )
-        .into());
-    };
+    // The copies and the completion are conditional on the version read.
+    let version = reader.version();
+    obj.rewritable(&version)?;
+    let etag = version.e_tag.clone().unwrap_or_default();
     // Registered: a signal aborts it, whatever step it is at.
     let upload = Upload::start(&obj)?;
     let result = (|| -> io::Result<()> {
@@ -106,23 +98,12 @@ pub fn rekey_in_place(
             let content_id = block_on(task).map_err(|e| io::Error::other(e.to_string()))??;
             parts.push(PartId { content_id });
         }
-        let when = Condition::Matches(etag.clone());
-        block_on(s3.complete(obj.path.as_ref(), upload.id(), &parts, &when)).map_err(
-            |e| match e.kind() {
-                io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound => obj.changed(),
-                _ => e,
-            },
-        )?;
+        upload.complete(&parts, &Replace::Version(version))?;
         Ok(())
     })();
-    match result {
-        Ok(()) => upload.completed(),
-        Err(e) => {
-            upload.abort();
-            return Err(
-                io::Error::new(e.kind(), format!("rekeying {} in place: {e}", obj.url)).into(),
-            );
-        }
+    if let Err(e) = result {
+        upload.abort();
+        return Err(io::Error::new(e.kind(), format!("rekeying {} in place: {e}", obj.url)).into());
     }
     Ok(ObjectRekey {
         copied: report.payload_len - first,

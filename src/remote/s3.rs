@@ -18,16 +18,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Method;
 use object_store::aws::AmazonS3;
-use object_store::multipart::PartId;
 
-use super::own::{object_url, parse, Condition, ETagged, Requests, Signer};
+use super::own::{parse, Bucket, ETagged, Signer};
 
 /// An S3 bucket as the target of requests of our own.
 pub(crate) struct S3 {
-    requests: Requests,
-    /// The bucket's URL, ending in `/` (path style `endpoint/bucket/`, or the AWS virtual host).
-    bucket_url: url::Url,
-    bucket: String,
+    pub(crate) bucket: Bucket,
+    /// The bucket's name, for the copy source.
+    name: String,
 }
 
 impl S3 {
@@ -41,26 +39,15 @@ impl S3 {
         retry_timeout: Duration,
     ) -> io::Result<S3> {
         let base = match (endpoint, virtual_hosted) {
-            (Some(e), true) => format!("{}/", e.trim_end_matches('/')),
-            (Some(e), false) => format!("{}/{bucket}/", e.trim_end_matches('/')),
-            (None, _) => format!("https://{bucket}.s3.{region}.amazonaws.com/"),
+            (Some(e), true) => e,
+            (Some(e), false) => format!("{}/{bucket}", e.trim_end_matches('/')),
+            (None, _) => format!("https://{bucket}.s3.{region}.amazonaws.com"),
         };
-        let bucket_url = url::Url::parse(&base).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("the S3 endpoint {base} is not a valid URL: {e}"),
-            )
-        })?;
         let signer = Signer::S3 { store, region };
         Ok(S3 {
-            requests: Requests::new(signer, client_options, retry_timeout)?,
-            bucket_url,
-            bucket: bucket.to_string(),
+            bucket: Bucket::new(signer, client_options, &base, retry_timeout)?,
+            name: bucket.to_string(),
         })
-    }
-
-    fn url(&self, key: &str, query: &[(&str, &str)]) -> url::Url {
-        object_url(&self.bucket_url, key, query)
     }
 
     /// Makes part `n` a server-side copy of bytes `range` of `src_key` in the same bucket, as
@@ -74,11 +61,13 @@ impl S3 {
         src_etag: Option<&str>,
         range: Range<u64>,
     ) -> io::Result<String> {
-        let url = self.url(key, &[("partNumber", &n.to_string()), ("uploadId", id)]);
+        let url = self
+            .bucket
+            .url(key, &[("partNumber", &n.to_string()), ("uploadId", id)]);
         // The copy source is "/bucket/key", each segment percent-encoded.
         let mut src = url::Url::parse("http://source/").expect("a fixed URL parses");
         if let Ok(mut segs) = src.path_segments_mut() {
-            segs.pop_if_empty().push(&self.bucket);
+            segs.pop_if_empty().push(&self.name);
             for s in src_key.split('/') {
                 segs.push(s);
             }
@@ -95,7 +84,7 @@ impl S3 {
             headers.push(("x-amz-copy-source-if-match", tag.to_string()));
         }
         let a = self
-            .requests
+            .bucket
             .send(
                 "copying a part server-side",
                 Method::PUT,
@@ -107,20 +96,5 @@ impl S3 {
             .await?;
         let copied: ETagged = parse(&a.body)?;
         Ok(copied.e_tag)
-    }
-
-    /// Completes the upload from `parts`, numbered from 1 in order (as object_store numbers
-    /// them), on the condition `when` (S3's conditional writes: object_store completes
-    /// unconditionally). Returns the new object's ETag.
-    pub(crate) async fn complete(
-        &self,
-        key: &str,
-        id: &str,
-        parts: &[PartId],
-        when: &Condition,
-    ) -> io::Result<String> {
-        let url = self.url(key, &[("uploadId", id)]);
-        let headers = when.headers(("if-none-match", "*"), "if-match");
-        self.requests.complete_multipart(url, parts, &headers).await
     }
 }

@@ -9,7 +9,8 @@ use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjectPath;
 use object_store::DynObjectStore;
 
-use super::{aws_profile, azure, gcs, invalid, root_cause, s3, Own, Scheme, TransferOptions};
+use super::own::{Bucket, Signer};
+use super::{aws_profile, invalid, root_cause, s3, Own, Scheme, TransferOptions};
 
 /// The store for a URL, and the object's path within it.
 pub(super) struct Built {
@@ -107,7 +108,9 @@ pub(super) fn build_store(
                     .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(token)));
             }
             let gcs = Arc::new(gcs.build().map_err(refused)?);
-            let own = gcs::Gcs::new(gcs.clone(), &own_client, &base, &name, opts.retry_timeout)?;
+            let signer = Signer::Gcs(gcs.clone());
+            let base = format!("{}/{name}", base.trim_end_matches('/'));
+            let own = Bucket::new(signer, &own_client, &base, opts.retry_timeout)?;
             Built {
                 store: gcs.clone(),
                 path: key()?,
@@ -124,14 +127,12 @@ pub(super) fn build_store(
             // the path.
             let (service, account, container, own_client) = azure_service(&az, parsed, url, opts)?;
             let az = Arc::new(az.build().map_err(refused)?);
-            let own = azure::Azure::new(
-                az.clone(),
-                &own_client,
-                &service,
-                &account,
-                &container,
-                opts.retry_timeout,
-            )?;
+            let signer = Signer::Azure {
+                store: az.clone(),
+                account,
+            };
+            let base = format!("{}/{container}", service.trim_end_matches('/'));
+            let own = Bucket::new(signer, &own_client, &base, opts.retry_timeout)?;
             Built {
                 store: az.clone(),
                 path: key()?,
@@ -195,26 +196,31 @@ fn azure_service(
     Ok((service, account, container, client))
 }
 
+/// The first pause before a retry; each later one doubles, up to [`MAX_BACKOFF`].
+const INIT_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(15);
+/// Retries of a failing request, within the retry timeout.
+pub(crate) const MAX_RETRIES: u32 = 10;
+
 /// Transient failures (5xx, throttling, timeouts, reset connections) are retried with
-/// exponential backoff from 100 ms to 15 s, up to 10 times within the retry timeout (3 minutes by
-/// default); then the error is reported.
+/// exponential backoff, within the retry timeout; then the error is reported.
 fn retry_config(opts: &TransferOptions) -> object_store::RetryConfig {
     object_store::RetryConfig {
         backoff: object_store::BackoffConfig {
-            init_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(15),
+            init_backoff: INIT_BACKOFF,
+            max_backoff: MAX_BACKOFF,
             base: 2.0,
         },
-        max_retries: 10,
+        max_retries: MAX_RETRIES as usize,
         retry_timeout: opts.retry_timeout,
     }
 }
 
 /// The pause before retry number `attempt` (from 1): [`retry_config`]'s backoff, for the
-/// requests of zseal's own (s3.rs) that object_store's retries do not cover.
+/// requests of zseal's own (own.rs) that object_store's retries do not cover.
 pub(crate) fn backoff(attempt: u32) -> Duration {
-    let ms = 100u64 << attempt.saturating_sub(1).min(8);
-    Duration::from_millis(ms.min(15_000))
+    let doubled = INIT_BACKOFF.saturating_mul(1 << attempt.saturating_sub(1).min(16));
+    doubled.min(MAX_BACKOFF)
 }
 
 /// A connection must open within 10 s (or the request timeout, when shorter), and a request be
@@ -223,4 +229,21 @@ fn client_config(opts: &TransferOptions) -> object_store::ClientOptions {
     object_store::ClientOptions::new()
         .with_connect_timeout(opts.request_timeout.min(Duration::from_secs(10)))
         .with_timeout(opts.request_timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// zseal's own requests wait as object_store's retries do: from 100 ms, doubling, at most
+    /// 15 s.
+    #[test]
+    fn the_backoff_doubles_from_its_start_to_its_cap() {
+        let ms = |a| backoff(a).as_millis();
+        assert_eq!([ms(1), ms(2), ms(3), ms(8)], [100, 200, 400, 12_800]);
+        assert_eq!([ms(9), ms(10), ms(40)], [15_000, 15_000, 15_000]);
+        let o = retry_config(&TransferOptions::default());
+        assert_eq!(o.backoff.init_backoff, backoff(1));
+        assert_eq!(o.max_retries, MAX_RETRIES as usize);
+    }
 }

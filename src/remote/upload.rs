@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use object_store::multipart::{MultipartStore, PartId};
-use object_store::path::Path as ObjectPath;
 use object_store::{MultipartId, PutPayload};
 
-use super::{block_on, Object};
+use super::{block_on, Object, Replace};
 
 /// Every upload in progress in this process.
 static UPLOADS: Mutex<Vec<Weak<Upload>>> = Mutex::new(Vec::new());
@@ -85,11 +84,34 @@ impl Upload {
         async move { store.put_part(&path, &id, idx, data).await }
     }
 
-    /// Completes the upload through object_store (unconditionally: the caller checks what it
-    /// must first, or completes an S3 upload conditionally by request of its own).
-    pub(crate) fn complete(&self, parts: Vec<PartId>) -> object_store::Result<()> {
-        let path: &ObjectPath = &self.obj.path;
-        block_on(self.store.complete_multipart(path, &self.id, parts)).map(drop)
+    /// Completes the upload from `parts` (in order), on the condition `replace` sets, by the
+    /// store's conditional completion (own.rs; object_store completes unconditionally). A
+    /// failed condition is the object's "already exists" or "changed" error.
+    pub(crate) fn complete(&self, parts: &[PartId], replace: &Replace) -> io::Result<()> {
+        let obj = &self.obj;
+        let when = replace.condition(&obj.own).ok_or_else(|| obj.changed())?;
+        let done = block_on(obj.own.complete(obj.path.as_ref(), &self.id, parts, &when));
+        match (done, replace) {
+            (Ok(()), _) => {
+                self.completed();
+                Ok(())
+            }
+            (Err(e), Replace::Nothing) if e.kind() == io::ErrorKind::AlreadyExists => {
+                Err(obj.exists())
+            }
+            (Err(e), Replace::Version(_))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound
+                ) =>
+            {
+                Err(obj.changed())
+            }
+            (Err(e), _) => Err(io::Error::new(
+                e.kind(),
+                format!("cannot complete {}: {e}", obj.url),
+            )),
+        }
     }
 
     /// The store has the object: nothing is left to abort.

@@ -27,6 +27,22 @@ pub enum Replace {
     Version(ObjectVersion),
 }
 
+impl Replace {
+    /// The condition a completion carries on `own`'s store (GCS conditions on the generation,
+    /// the others on the ETag); `None` when the version read gives nothing to condition on.
+    pub(crate) fn condition(&self, own: &Own) -> Option<Condition> {
+        match self {
+            Replace::Nothing => Some(Condition::Absent),
+            Replace::Anything => Some(Condition::None),
+            Replace::Version(v) => match own {
+                Own::Gcs(_) => v.version.clone().or_else(|| v.e_tag.clone()),
+                _ => v.e_tag.clone(),
+            }
+            .map(Condition::Matches),
+        }
+    }
+}
+
 /// One version of an object: its ETag (S3, Azure) and its version or generation (GCS), as the
 /// store reported them when it was opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -211,37 +227,7 @@ impl RemoteWriter {
         }
         self.check_target()?;
         let upload = self.upload.clone().expect("a multipart upload");
-        let parts = std::mem::take(&mut self.done);
-        let when = match &self.replace {
-            Replace::Nothing => Condition::Absent,
-            Replace::Anything => Condition::None,
-            // GCS conditions on the generation, the others on the ETag.
-            Replace::Version(v) => match (&self.obj.own, &v.version, &v.e_tag) {
-                (Own::Gcs(_), Some(generation), _) => Condition::Matches(generation.clone()),
-                (_, _, Some(tag)) => Condition::Matches(tag.clone()),
-                _ => return Err(self.obj.changed()),
-            },
-        };
-        let path = self.obj.path.as_ref();
-        let completed = match &self.obj.own {
-            Own::S3(s3) => block_on(s3.complete(path, upload.id(), &parts, &when)).map(drop),
-            Own::Gcs(gcs) => block_on(gcs.complete(path, upload.id(), &parts, &when)),
-            Own::Azure(az) => block_on(az.complete(path, &parts, &when)),
-            Own::None => upload
-                .complete(parts)
-                .map_err(|e| self.obj.error("complete", e)),
-        }
-        .map_err(|e| match (e.kind(), &self.replace) {
-            (io::ErrorKind::AlreadyExists, Replace::Nothing) => self.obj.exists(),
-            (io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound, Replace::Version(_)) => {
-                self.obj.changed()
-            }
-            _ if e.to_string().contains(&self.obj.url) => e,
-            _ => io::Error::new(e.kind(), format!("cannot complete {}: {e}", self.obj.url)),
-        });
-        completed?;
-        upload.completed();
-        Ok(())
+        upload.complete(&std::mem::take(&mut self.done), &self.replace)
     }
 
     /// Checks, just before completing, that the object is still what [`Replace`] allows.
