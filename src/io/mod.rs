@@ -133,16 +133,30 @@ pub(crate) fn write_all_at(_: &std::fs::File, _: &[u8], _: u64) -> io::Result<()
     Err(io::Error::other("positional writes need a unix system"))
 }
 
-/// Whether `file` was opened for appending (where a positional write appends instead).
+/// Where a stream's workers may write into `file` by offset: its position once `flush` has put
+/// what was written before into it (a header). `None` when positional writes do not apply: not
+/// a unix system, not a regular file, or a file opened for appending (where a positional write
+/// appends instead).
+pub(crate) fn positional_start(
+    file: &std::fs::File,
+    flush: impl FnOnce() -> io::Result<()>,
+) -> io::Result<Option<u64>> {
+    if !cfg!(unix) || !file.metadata()?.is_file() || appends(file)? {
+        return Ok(None);
+    }
+    flush()?;
+    io::Seek::stream_position(&mut &*file).map(Some)
+}
+
 #[cfg(unix)]
-pub(crate) fn appends(file: &std::fs::File) -> io::Result<bool> {
+fn appends(file: &std::fs::File) -> io::Result<bool> {
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
     let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
     Ok(OFlag::from_bits_truncate(flags).contains(OFlag::O_APPEND))
 }
 
 #[cfg(not(unix))]
-pub(crate) fn appends(_: &std::fs::File) -> io::Result<bool> {
+fn appends(_: &std::fs::File) -> io::Result<bool> {
     Ok(true)
 }
 

@@ -240,13 +240,16 @@ impl RemoteWriter {
             (Replace::Version(_), Err(object_store::Error::NotFound { .. })) => {
                 Err(self.obj.changed())
             }
-            (Replace::Version(v), Ok(meta)) => {
-                let same = match (&v.e_tag, &v.version) {
-                    (Some(t), _) => meta.e_tag.as_ref() == Some(t),
-                    (None, Some(g)) => meta.version.as_ref() == Some(g),
-                    (None, None) => false,
-                };
-                if same {
+            (Replace::Version(_), Ok(meta)) => {
+                // The version found, said as the completion's condition would say it.
+                let found = Replace::Version(ObjectVersion {
+                    e_tag: meta.e_tag,
+                    version: meta.version,
+                });
+                let own = &self.obj.own;
+                if found.condition(own).is_some()
+                    && found.condition(own) == self.replace.condition(own)
+                {
                     Ok(())
                 } else {
                     Err(self.obj.changed())

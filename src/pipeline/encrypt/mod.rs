@@ -221,18 +221,14 @@ impl<W: Write> Encryptor<W> {
         count: Option<Arc<AtomicU64>>,
     ) -> Result<()> {
         self.check()?;
-        let usable = cfg!(unix)
-            && self.window.threads() > 1
-            && self.adapt.is_none()
-            && self.tally.chunks == 0
-            && self.intake.len() == 0
-            && file.metadata()?.is_file()
-            && !crate::io::appends(&file)?;
-        if !usable {
+        let fresh = self.tally.chunks == 0 && self.intake.len() == 0;
+        if self.window.threads() < 2 || self.adapt.is_some() || !fresh {
             return Ok(());
         }
-        self.inner.flush()?;
-        let at = io::Seek::stream_position(&mut &file)?;
+        let inner = &mut self.inner;
+        let Some(at) = crate::io::positional_start(&file, || inner.flush())? else {
+            return Ok(());
+        };
         self.positional = Some(Positional {
             file: Arc::new(file),
             at,

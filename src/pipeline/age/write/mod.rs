@@ -193,17 +193,14 @@ impl<W: Write> AgeWriter<W> {
         count: Option<Arc<AtomicU64>>,
     ) -> Result<()> {
         self.check()?;
-        let usable = cfg!(unix)
-            && self.window.threads() > 1
-            && self.tally.chunks == 0
-            && self.intake.len() == 0
-            && file.metadata()?.is_file()
-            && !crate::io::appends(&file)?;
-        if !usable {
+        let fresh = self.tally.chunks == 0 && self.intake.len() == 0;
+        if self.window.threads() < 2 || !fresh {
             return Ok(());
         }
-        self.inner.flush()?;
-        let at = io::Seek::stream_position(&mut &file)?;
+        let inner = &mut self.inner;
+        let Some(at) = crate::io::positional_start(&file, || inner.flush())? else {
+            return Ok(());
+        };
         let _ = self.work.out.set((Arc::new(file), at));
         self.written = Some((count, at));
         Ok(())
