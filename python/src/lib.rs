@@ -1130,19 +1130,6 @@ impl EncryptArgs<'_> {
         if let Some(f) = self.format {
             o = o.format(f.parse()?);
         }
-        // The library cannot tell the default cipher and hash from ones asked for by name: an
-        // age file has neither choice, so naming one is refused here, as the command refuses
-        // --cipher and --hash.
-        if o.format == zseal::Format::Age {
-            for (given, what) in [(self.cipher, "cipher"), (self.hash, "hash")] {
-                if let Some(v) = given {
-                    return Err(option_error(format!(
-                        "{what}={v:?} is a zseal container option: an age file is always \
-                         ChaCha20-Poly1305 and has no whole-file digest (FORMAT.md §10.4)"
-                    )));
-                }
-            }
-        }
         let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
         zseal::Writer::new(sink, &refs, &o)
     }

@@ -193,6 +193,7 @@ def test_python_writes_age_files_that_stock_age_reads(tmp_path, keys, compress):
             assert plain == data, path
     for bad, says in [
         ({"cipher": "aes-256-gcm"}, "ChaCha20-Poly1305"),
+        ({"hash": "blake3"}, "no whole-file digest"),
         ({"pad": True}, "no padding"),
         ({"compress": "lz4"}, "zstd"),
         ({"format": "tar"}, "format 'tar'"),

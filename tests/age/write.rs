@@ -325,6 +325,34 @@ fn container_options_are_refused_for_age_files() {
     }
 }
 
+/// The library refuses what an age file cannot hold even when it is the default by value: a
+/// cipher or a hash chosen by name (front ends need no check of their own).
+#[test]
+fn a_named_cipher_or_hash_is_refused_for_age_by_the_library() {
+    let r = common::recipient("age.pub");
+    let age = EncryptOptions::default().format(Format::Age);
+    for (opts, what) in [
+        (
+            age.clone().cipher(zseal::Cipher::default()),
+            "the default cipher",
+        ),
+        (
+            age.clone().hash(zseal::HashAlg::default()),
+            "the default hash",
+        ),
+    ] {
+        let e = AgeWriter::new(Vec::new(), &[&r as &dyn Recipient], &opts)
+            .err()
+            .unwrap_or_else(|| panic!("{what} was accepted"));
+        assert!(
+            e.to_string()
+                .contains("(ChaCha20-Poly1305), no whole-file digest"),
+            "{what}: {e}"
+        );
+    }
+    assert!(AgeWriter::new(Vec::new(), &[&r as &dyn Recipient], &age).is_ok());
+}
+
 /// Damage anywhere in a compressed age file zseal wrote is refused, whole or by range, and no
 /// output file appears: in a frame's chunk, and in the final chunk that holds the seek table.
 #[test]

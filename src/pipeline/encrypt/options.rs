@@ -29,6 +29,17 @@ pub struct EncryptOptions {
     /// The file format [`super::Writer`] writes (default a zseal container; `Format::Age`: an
     /// age v1 file, FORMAT.md §10.3).
     pub format: super::super::Format,
+    /// Which of the cipher and the hash were chosen by name ([`EncryptOptions::cipher`],
+    /// [`EncryptOptions::hash`]), even when the default was named: an age file has neither
+    /// choice, so naming one is refused for it.
+    named: Named,
+}
+
+/// Options chosen by name, rather than left at their defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Named {
+    pub(crate) cipher: bool,
+    pub(crate) hash: bool,
 }
 
 impl Default for EncryptOptions {
@@ -42,11 +53,17 @@ impl Default for EncryptOptions {
             pad: false,
             adapt: None,
             format: super::super::Format::Zseal,
+            named: Named::default(),
         }
     }
 }
 
 impl EncryptOptions {
+    /// Which of the cipher and the hash were chosen by name.
+    pub(crate) fn named(&self) -> Named {
+        self.named
+    }
+
     /// Sets the chunk codec.
     pub fn codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
@@ -56,12 +73,14 @@ impl EncryptOptions {
     /// Sets the payload cipher.
     pub fn cipher(mut self, cipher: Cipher) -> Self {
         self.cipher = cipher;
+        self.named.cipher = true;
         self
     }
 
     /// Sets the whole-plaintext hash.
     pub fn hash(mut self, hash: HashAlg) -> Self {
         self.hash = hash;
+        self.named.hash = true;
         self
     }
 

@@ -102,10 +102,17 @@ impl<W: Write> AgeWriter<W> {
                 )))
             }
         };
-        if opts.pad || opts.adapt.is_some() || opts.cipher != Cipher::default() {
+        let named = opts.named();
+        if opts.pad
+            || opts.adapt.is_some()
+            || opts.cipher != Cipher::default()
+            || named.cipher
+            || named.hash
+        {
             return Err(Error::InvalidOption(
-                "an age file has its own cipher (ChaCha20-Poly1305) and no padding or adaptive \
-                 level: those are zseal container options (FORMAT.md §10.4)"
+                "an age file has its own cipher (ChaCha20-Poly1305), no whole-file digest and no \
+                 padding or adaptive level: a cipher, a hash, padding and an adaptive level are \
+                 zseal container options (FORMAT.md §10.4)"
                     .into(),
             ));
         }
