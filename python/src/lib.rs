@@ -382,7 +382,7 @@ impl CachedPassphrase {
     }
 
     /// The slot of an age header's stanzas (tag, arguments, body, each length-prefixed, after
-    /// a domain byte no zseal stanza kind has).
+    /// the prefix `age`, whose first byte is no zseal stanza kind).
     fn age_slot(&self, stanzas: &[zseal::crypto::AgeStanza]) -> [u8; 32] {
         let mut h = blake3::Hasher::new_keyed(&self.slot_key);
         h.update(b"age");
@@ -437,12 +437,9 @@ impl Identity for CachedPassphrase {
         &self,
         stanzas: &[zseal::crypto::AgeStanza],
     ) -> zseal::Result<Option<FileKey>> {
-        let slot = self.age_slot(stanzas);
-        if cache().contains_key(&slot) {
-            // Still refused when the caller's limit is now lower than the file's factor.
-            self.pw.check_age_work_factor(stanzas)?;
-        }
-        self.cached(slot, || self.pw.unwrap_age_stanzas(stanzas))
+        // Also for a key in the cache: the caller's limit may be lower than when it was cached.
+        self.pw.check_age_work_factor(stanzas)?;
+        self.cached(self.age_slot(stanzas), || self.pw.unwrap_age_stanzas(stanzas))
     }
 }
 
