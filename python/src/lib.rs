@@ -439,7 +439,9 @@ impl Identity for CachedPassphrase {
     ) -> zseal::Result<Option<FileKey>> {
         // Also for a key in the cache: the caller's limit may be lower than when it was cached.
         self.pw.check_age_work_factor(stanzas)?;
-        self.cached(self.age_slot(stanzas), || self.pw.unwrap_age_stanzas(stanzas))
+        self.cached(self.age_slot(stanzas), || {
+            self.pw.unwrap_age_stanzas(stanzas)
+        })
     }
 }
 

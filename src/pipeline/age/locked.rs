@@ -1,0 +1,142 @@
+//! An age file whose header was read but not yet authenticated ([`AgeLocked`]): which key it
+//! needs, and its unlocking into an [`AgeReader`].
+
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
+
+use super::super::decrypt::cursor::Cursor;
+use super::super::decrypt::{DecryptOptions, KeyNeeded};
+use super::super::window::Window;
+use super::input::AgeInput;
+use super::{AgeReader, Counts, Position, Verified, GROUP};
+use crate::crypto::aead::{Cipher, PayloadCipher};
+use crate::crypto::{FileKey, Identity};
+use crate::error::{Error, Result};
+use crate::format::age::{payload_shape, AgeHeader, CHUNK, NONCE_LEN};
+use crate::io::read_full;
+
+/// The stanza tags this build has identities for.
+const KNOWN_TAGS: [&str; 4] = ["X25519", "ssh-ed25519", "ssh-rsa", "scrypt"];
+
+/// An age file whose header has been read but not authenticated (FORMAT.md §10.2).
+pub struct AgeLocked<R: Read> {
+    input: AgeInput<R>,
+    header: AgeHeader,
+    armored: bool,
+}
+
+impl<R: Read> AgeLocked<R> {
+    /// Reads the header of an age file whose first bytes, `head`, were already read from
+    /// `inner` (positioned just after them).
+    pub(crate) fn read_after(head: Vec<u8>, inner: R) -> Result<Self> {
+        let mut input = AgeInput::new(head, inner)?;
+        let armored = matches!(input, AgeInput::Armored(_));
+        let header = AgeHeader::read(&mut input)?;
+        Ok(AgeLocked {
+            header,
+            input,
+            armored,
+        })
+    }
+
+    /// The stanza tags, in header order.
+    pub fn kinds(&self) -> Vec<String> {
+        self.header.stanzas.iter().map(|s| s.tag.clone()).collect()
+    }
+
+    /// True for an ASCII-armored file.
+    pub fn armored(&self) -> bool {
+        self.armored
+    }
+
+    /// Length of the (decoded) header in bytes.
+    pub fn header_len(&self) -> u64 {
+        self.header.len
+    }
+
+    /// Which key the file needs.
+    pub fn needs(&self) -> KeyNeeded {
+        let kinds = self.kinds();
+        if self.header.has_scrypt() {
+            KeyNeeded::Passphrase
+        } else if kinds.iter().any(|k| KNOWN_TAGS.contains(&k.as_str())) {
+            KeyNeeded::Identity { kinds }
+        } else {
+            KeyNeeded::Unsupported { kinds }
+        }
+    }
+
+    /// The file key, unwrapped by the first identity that opens a stanza, once the header MAC
+    /// verifies under it.
+    fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
+        let h = &self.header;
+        let scrypt = h.has_scrypt();
+        if scrypt && h.stanzas.len() != 1 {
+            return Err(Error::InvalidHeader(
+                "an scrypt (passphrase) stanza must be the only stanza of an age file".into(),
+            ));
+        }
+        let mut key = None;
+        for id in identities {
+            if let Some(k) = id.unwrap_age_stanzas(&h.stanzas)? {
+                key = Some(k);
+                break;
+            }
+        }
+        let key = key.ok_or_else(|| match scrypt {
+            true => Error::WrongPassphrase,
+            false => Error::NoMatchingKey {
+                stanzas: h.stanzas.len(),
+                kinds: self.kinds().join(", "),
+            },
+        })?;
+        key.verify_age_header_mac(&h.mac_input, &h.mac)?;
+        Ok(key)
+    }
+
+    /// Unwraps the file key, verifies the header MAC, reads the payload nonce and returns the
+    /// decrypting stream. No chunk is read yet.
+    pub fn unlock(
+        mut self,
+        identities: &[&dyn Identity],
+        opts: &DecryptOptions,
+    ) -> Result<AgeReader<R>> {
+        let key = self.file_key(identities)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        if read_full(&mut self.input, &mut nonce)? != NONCE_LEN {
+            return Err(Error::Truncated("in the age payload nonce".into()));
+        }
+        let payload_key = key.age_payload_key(&nonce);
+        Ok(AgeReader {
+            input: self.input,
+            cipher: Arc::new(PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0)),
+            window: Window::new(&opts.threads, GROUP * CHUNK),
+            cursor: Cursor::new(),
+            payload_at: self.header.len + NONCE_LEN as u64,
+            at: Position::default(),
+            shape: None,
+            failed: None,
+            pending: None,
+            end: Verified {
+                from_start: true,
+                len: None,
+            },
+            spares: Vec::new(),
+            counts: Counts::default(),
+        })
+    }
+}
+
+impl<R: Read + Seek> AgeLocked<R> {
+    /// The decoded file's length, and the chunk count and plaintext length that length makes
+    /// (FORMAT.md §10.2); read from the length alone, not authenticated.
+    pub fn shape(&mut self) -> Result<(u64, (u64, u64))> {
+        let here = self.input.stream_position()?;
+        let end = self.input.seek(SeekFrom::End(0))?;
+        self.input.seek(SeekFrom::Start(here))?;
+        let p = end
+            .checked_sub(self.header.len + NONCE_LEN as u64)
+            .ok_or_else(|| Error::Truncated("in the age payload nonce".into()))?;
+        Ok((end, payload_shape(p)?))
+    }
+}
