@@ -1,0 +1,184 @@
+//! Whole-file functions: `encrypt_file`, `decrypt_file`, `verify`, `inspect`, `keygen`.
+
+use crate::*;
+
+/// Decrypts `src` (a path) and verifies it; `dst` (a path) appears only when all of it verified.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, identity=None, passphrase=None, threads=None, overwrite=false,
+                    max_work_factor=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decrypt_file(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    threads: Option<usize>,
+    overwrite: bool,
+    max_work_factor: Option<u8>,
+) -> PyResult<Option<String>> {
+    let name = src.display().to_string();
+    let keys = keys_of(identity, passphrase, max_work_factor)?;
+    let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let mut dec = unlock(
+        py,
+        BufReader::with_capacity(SOURCE_BUFFER, f),
+        &name,
+        &keys,
+        &opts,
+    )?;
+    let out_name = dst.display().to_string();
+    let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
+    py.detach(|| dec.copy_to(&mut Output(&mut t)))
+        .map_err(|e| {
+            let who = if is_output_error(&e) {
+                &out_name
+            } else {
+                &name
+            };
+            to_py(py, who, e)
+        })?;
+    py.detach(|| persist(t))
+        .map_err(|e| to_py(py, &out_name, e))?;
+    Ok(dec.digest_hex())
+}
+
+/// An error of the output (not the container), so that the message names the output file.
+#[derive(Debug)]
+pub(crate) struct OutputError(pub(crate) io::Error);
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// A writer whose errors are marked as the output's.
+pub(crate) struct Output<W>(W);
+
+impl<W: Write> Write for Output<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .write(buf)
+            .map_err(|e| io::Error::new(e.kind(), OutputError(e)))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0
+            .flush()
+            .map_err(|e| io::Error::new(e.kind(), OutputError(e)))
+    }
+}
+
+pub(crate) fn is_output_error(e: &Error) -> bool {
+    matches!(e, Error::Io(io) if io.get_ref().is_some_and(|r| r.is::<OutputError>()))
+}
+
+/// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, recipients=None, passphrase=None, compress=None, cipher=None,
+                    hash=None, chunk_size=None, threads=None, overwrite=false, pad=false,
+                    format=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encrypt_file(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    recipients: Option<Vec<String>>,
+    passphrase: Option<String>,
+    compress: Option<&str>,
+    cipher: Option<&str>,
+    hash: Option<&str>,
+    chunk_size: Option<usize>,
+    threads: Option<usize>,
+    overwrite: bool,
+    pad: bool,
+    format: Option<&str>,
+) -> PyResult<()> {
+    let name = src.display().to_string();
+    let out_name = dst.display().to_string();
+    let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
+    let args = EncryptArgs {
+        recipients,
+        passphrase,
+        compress,
+        cipher,
+        hash,
+        chunk_size,
+        threads,
+        pad,
+        format,
+    };
+    py.detach(|| {
+        let mut enc = args.start(sink)?;
+        enc.copy_from_file(&f)?;
+        persist(enc.finish()?)
+    })
+    .map_err(|e| to_py(py, &out_name, e))
+}
+
+/// Reads and checks the whole container; returns the whole-plaintext digest in hex (the form
+/// of `b3sum` or `xxhsum -H3`), or None when the file was written without one.
+#[pyfunction]
+#[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None))]
+pub(crate) fn verify(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    threads: Option<usize>,
+    max_work_factor: Option<u8>,
+) -> PyResult<Option<String>> {
+    let keys = keys_of(identity, passphrase, max_work_factor)?;
+    let (mut dec, name, _) = open_decryptor(file, &keys, threads)?;
+    py.detach(|| dec.copy_to(&mut io::sink()))
+        .map_err(|e| to_py(py, &name, e))?;
+    Ok(dec.digest_hex())
+}
+
+/// What the header and footer (or an age file's header and length) say, without a key.
+#[pyfunction]
+pub(crate) fn inspect<'py>(
+    py: Python<'py>,
+    file: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (mut src, name, seekable) = open_source(file)?;
+    let info = py
+        .detach(|| {
+            if seekable {
+                zseal::inspect::describe_file(&mut src)
+            } else {
+                zseal::inspect::describe_stream(&mut src)
+            }
+        })
+        .map_err(|e| to_py(py, &name, e))?;
+    // The library's one description, as the command's --json prints it.
+    py.import("json")?
+        .call_method1("loads", (info.to_json().to_string(),))?
+        .cast_into::<PyDict>()
+        .map_err(PyErr::from)
+}
+
+/// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`). With `path`, also writes the identity
+/// file there (mode 0600, never over an existing file), as `zseal keygen -o` does.
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+pub(crate) fn keygen(py: Python<'_>, path: Option<PathBuf>) -> PyResult<(String, String)> {
+    let (secret, public) = recipients::generate();
+    if let Some(p) = path {
+        let text = Zeroizing::new(format!(
+            "# created by zseal keygen\n# public key: {public}\n{}\n",
+            *secret
+        ));
+        let name = p.display().to_string();
+        let mut f = create_output(py, p, false, true, "a key file is never overwritten")?;
+        f.write_all(text.as_bytes())
+            .map_err(Error::from)
+            .and_then(|()| persist(f))
+            .map_err(|e| to_py(py, &name, e))?;
+    }
+    Ok((secret.to_string(), public))
+}

@@ -1,0 +1,291 @@
+//! Keys: identity files, passphrases (with the process's cache of unwrapped file keys), and the
+//! unlocking of a source that asks for them.
+
+use crate::*;
+
+/// An SSH key with a passphrase cannot be asked for from here: it is refused with a message.
+#[derive(Clone)]
+pub(crate) struct NoPrompt;
+
+impl KeyPassphrase for NoPrompt {
+    fn passphrase(&self, _description: &str) -> Option<String> {
+        None
+    }
+}
+
+/// `identity` entries: paths of identity files (age, OpenSSH), or `AGE-SECRET-KEY-1…` strings.
+pub(crate) fn read_identities(entries: &[String]) -> zseal::Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for entry in entries {
+        let trimmed = entry.trim();
+        if trimmed.starts_with("AGE-SECRET-KEY-1") {
+            out.extend(recipients::read_identities(
+                trimmed.as_bytes(),
+                "the identity string",
+                NoPrompt,
+            )?);
+            continue;
+        }
+        let data = Zeroizing::new(
+            std::fs::read(entry)
+                .map_err(|e| option_error(format!("cannot read identity file {entry}: {e}")))?,
+        );
+        out.extend(recipients::read_identities(&data, entry, NoPrompt)?);
+    }
+    Ok(out)
+}
+
+/// File keys already unwrapped by a passphrase in this process, so that the many opens of one
+/// file by a Dask worker pay Argon2 (or an age file's scrypt) once. Keyed by a hash of the passphrase and the stanza (its
+/// salt makes it unique per file); bounded.
+pub(crate) static PASSPHRASE_KEYS: OnceLock<Mutex<HashMap<[u8; 32], FileKey>>> = OnceLock::new();
+pub(crate) const PASSPHRASE_CACHE_MAX: usize = 256;
+
+pub(crate) struct CachedPassphrase {
+    pw: Passphrase,
+    /// A key derived from the passphrase for the cache slots (the passphrase itself is kept
+    /// only inside `pw`).
+    slot_key: Zeroizing<[u8; 32]>,
+    /// The key the passphrase unwrapped, held until the header MAC has verified under it
+    /// ([`CachedPassphrase::remember`]): a stanza that unwraps but whose header then fails
+    /// never enters the cache, so a header-tampered file costs Argon2 on every open, like a
+    /// wrong passphrase (FORMAT.md §2.3: the two must look alike).
+    unwrapped: Mutex<Option<([u8; 32], FileKey)>>,
+}
+
+impl CachedPassphrase {
+    fn new(secret: &str, max_work_factor: Option<u8>) -> zseal::Result<Self> {
+        let mut pw = Passphrase::new(secret.as_bytes())?;
+        if let Some(n) = max_work_factor {
+            pw = pw.with_max_age_work_factor(n)?;
+        }
+        Ok(CachedPassphrase {
+            pw,
+            slot_key: Zeroizing::new(blake3::derive_key(
+                "zseal python passphrase cache v1",
+                secret.as_bytes(),
+            )),
+            unwrapped: Mutex::new(None),
+        })
+    }
+
+    /// Caches the key unwrapped last: call once the header it opened has authenticated.
+    fn remember(&self) {
+        let taken = self
+            .unwrapped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((slot, k)) = taken {
+            let mut c = cache();
+            if c.len() >= PASSPHRASE_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(slot, k);
+        }
+    }
+
+    fn slot(&self, stanzas: &[Stanza]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(&self.slot_key);
+        for s in stanzas {
+            h.update(&[s.kind]);
+            h.update(&(s.body.len() as u64).to_le_bytes());
+            h.update(&s.body);
+        }
+        *h.finalize().as_bytes()
+    }
+
+    /// The slot of an age header's stanzas (tag, arguments, body, each length-prefixed, after
+    /// the prefix `age`, whose first byte is no zseal stanza kind).
+    fn age_slot(&self, stanzas: &[zseal::crypto::AgeStanza]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(&self.slot_key);
+        h.update(b"age");
+        let mut field = |b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        for s in stanzas {
+            field(s.tag.as_bytes());
+            for a in &s.args {
+                field(a.as_bytes());
+            }
+            field(&s.body);
+        }
+        *h.finalize().as_bytes()
+    }
+
+    /// `unwrap` through the cache: a slot already filled is a hit; a key unwrapped now waits
+    /// in `unwrapped` for [`CachedPassphrase::remember`].
+    fn cached(
+        &self,
+        slot: [u8; 32],
+        unwrap: impl FnOnce() -> zseal::Result<Option<FileKey>>,
+    ) -> zseal::Result<Option<FileKey>> {
+        if let Some(k) = cache().get(&slot) {
+            return Ok(Some(k.clone()));
+        }
+        let key = unwrap()?;
+        if let Some(k) = &key {
+            *self.unwrapped.lock().unwrap_or_else(|p| p.into_inner()) = Some((slot, k.clone()));
+        }
+        Ok(key)
+    }
+}
+
+pub(crate) fn cache() -> MutexGuard<'static, HashMap<[u8; 32], FileKey>> {
+    PASSPHRASE_KEYS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+impl Identity for CachedPassphrase {
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> zseal::Result<Option<FileKey>> {
+        self.cached(self.slot(stanzas), || self.pw.unwrap_stanzas(stanzas))
+    }
+
+    /// An age file's scrypt stanza, cached the same way: its work factor can make one attempt
+    /// cost 4 GiB and tens of seconds, which every open of the file (a Dask task each) would
+    /// pay again. A factor over the limit is refused before the cache is looked at.
+    fn unwrap_age_stanzas(
+        &self,
+        stanzas: &[zseal::crypto::AgeStanza],
+    ) -> zseal::Result<Option<FileKey>> {
+        // Also for a key in the cache: the caller's limit may be lower than when it was cached.
+        self.pw.check_age_work_factor(stanzas)?;
+        self.cached(self.age_slot(stanzas), || {
+            self.pw.unwrap_age_stanzas(stanzas)
+        })
+    }
+}
+
+/// How many file keys the passphrase cache holds (for the tests: a header that fails must not
+/// add one).
+#[pyfunction]
+pub(crate) fn _passphrase_cache_len() -> usize {
+    cache().len()
+}
+
+/// The keys a caller passed to a decrypting call.
+pub(crate) struct Keys {
+    identity: Vec<String>,
+    passphrase: Option<Zeroizing<String>>,
+    /// The largest scrypt work factor of an age file a passphrase is tried on.
+    max_work_factor: Option<u8>,
+}
+
+/// Reads the header and unlocks it with the key it needs; a key the caller did not pass is a
+/// `MissingKeyError` naming what to pass.
+pub(crate) fn unlock<R: Read + Send>(
+    py: Python<'_>,
+    src: R,
+    name: &str,
+    keys: &Keys,
+    opts: &DecryptOptions,
+) -> PyResult<zseal::Reader<R>> {
+    let locked = py
+        .detach(|| Sealed::read(src))
+        .map_err(|e| to_py(py, name, e))?;
+    match locked.needs() {
+        KeyNeeded::Passphrase => {
+            let Some(pw) = &keys.passphrase else {
+                return Err(missing_key(
+                    py,
+                    name,
+                    "the file is protected by a passphrase, not encrypted to a key: pass passphrase=".into(),
+                ));
+            };
+            let id = CachedPassphrase::new(pw, keys.max_work_factor)
+                .map_err(|e| to_py(py, name, e))?;
+            py.detach(|| {
+                let dec = locked.unlock(&[&id], opts)?;
+                // unlock returns only once the header MAC verified under the key.
+                id.remember();
+                Ok(dec)
+            })
+            .map_err(|e| to_py(py, name, e))
+        }
+        KeyNeeded::Identity { kinds } => {
+            if keys.identity.is_empty() {
+                return Err(missing_key(
+                    py,
+                    name,
+                    format!(
+                        "the file is encrypted to {} recipient(s) ({}): pass identity= (an identity file)",
+                        kinds.len(),
+                        kinds.join(", ")
+                    ),
+                ));
+            }
+            py.detach(|| {
+                // Read here: an SSH identity is not Send, so it lives and dies on this thread.
+                let ids = read_identities(&keys.identity)?;
+                let refs: Vec<&dyn Identity> = ids.iter().map(|i| i as &dyn Identity).collect();
+                locked.unlock(&refs, opts)
+            })
+            .map_err(|e| to_py(py, name, e))
+        }
+        KeyNeeded::Unsupported { kinds } => Err(raise(
+            py,
+            "NotZsealError",
+            "unsupported",
+            name,
+            &format!(
+                "no key stanza this zseal understands ({}): the file is damaged, or was written by a newer zseal",
+                kinds.join(", ")
+            ),
+        )),
+        other => Err(raise(
+            py,
+            "ZsealError",
+            "unsupported",
+            name,
+            &format!("the file needs a key this zseal cannot use ({other:?})"),
+        )),
+    }
+}
+
+/// A decryptor over whatever `open_source` opened.
+pub(crate) type SourceDecryptor = zseal::Reader<Box<dyn Source>>;
+
+/// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
+pub(crate) fn open_decryptor(
+    file: &Bound<'_, PyAny>,
+    keys: &Keys,
+    threads: Option<usize>,
+) -> PyResult<(SourceDecryptor, String, bool)> {
+    let (src, name, seekable) = open_source(file)?;
+    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let dec = unlock(file.py(), src, &name, keys, &opts)?;
+    Ok((dec, name, seekable))
+}
+
+pub(crate) fn keys_of(
+    identity: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<String>,
+    max_work_factor: Option<u8>,
+) -> PyResult<Keys> {
+    let identity = match identity {
+        None => Vec::new(),
+        Some(v) if v.is_none() => Vec::new(),
+        Some(v) => match as_path(v)? {
+            Some(p) => vec![p.display().to_string()],
+            None => {
+                let mut out = Vec::new();
+                for item in v.try_iter()? {
+                    let item = item?;
+                    let path = as_path(&item)?.ok_or_else(|| {
+                        PyValueError::new_err("identity must be a path or a list of paths")
+                    })?;
+                    out.push(path.display().to_string());
+                }
+                out
+            }
+        },
+    };
+    Ok(Keys {
+        identity,
+        passphrase: passphrase.map(Zeroizing::new),
+        max_work_factor,
+    })
+}

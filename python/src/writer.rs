@@ -1,0 +1,265 @@
+//! The writing file object (`zseal.open(..., "wb")`) and the outputs it writes: a temporary
+//! file renamed into place, a Python file object, or an object.
+
+use crate::*;
+
+pub(crate) enum Sink {
+    /// A path: a temporary file beside it, renamed over it when the container is complete.
+    Temp(TempOutput),
+    Py(PyFileObj),
+    /// An object: a multipart upload completed when the container is, aborted when dropped.
+    Remote(zseal::remote::RemoteWriter),
+}
+
+/// An output path being written, by the rules of [`zseal::io::OutputFile`] (a file private while
+/// written and renamed into place when complete; a FIFO, device or descriptor written in place;
+/// a link followed), behind a large buffer.
+pub(crate) type TempOutput = std::io::BufWriter<OutputFile>;
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Temp(t) => t.write(buf),
+            Sink::Py(p) => p.write(buf),
+            Sink::Remote(r) => r.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Temp(t) => t.flush(),
+            Sink::Py(p) => p.flush(),
+            Sink::Remote(r) => r.flush(),
+        }
+    }
+}
+
+pub(crate) const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
+
+/// The temporary file for an output path; an existing target is an error unless `overwrite`.
+/// `refusal` says how to replace it.
+pub(crate) fn new_output(
+    py: Python<'_>,
+    dst: PathBuf,
+    overwrite: bool,
+    refusal: &str,
+) -> PyResult<TempOutput> {
+    create_output(py, dst, overwrite, false, refusal)
+}
+
+/// [`new_output`] with the choice of a private (0600) file, for keys.
+pub(crate) fn create_output(
+    py: Python<'_>,
+    dst: PathBuf,
+    overwrite: bool,
+    private: bool,
+    refusal: &str,
+) -> PyResult<TempOutput> {
+    let name = dst.display().to_string();
+    let opened =
+        Destination::resolve(&dst).and_then(|d| OutputFile::create(&d, overwrite, private));
+    match opened {
+        Ok(f) => Ok(std::io::BufWriter::with_capacity(1 << 20, f)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
+            py,
+            "ZsealFileExistsError",
+            "io",
+            &name,
+            &format!("the file exists ({refusal})"),
+        )),
+        Err(e) => Err(to_py(py, &name, e.into())),
+    }
+}
+
+/// Renames a complete temporary file over (or, without overwrite, beside only) its target.
+pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
+    let f = t.into_inner().map_err(|e| Error::from(e.into_error()))?;
+    let target = f.destination().to_path_buf();
+    f.commit(true).map_err(|e| {
+        let what = if e.kind() == io::ErrorKind::AlreadyExists {
+            "it exists (pass overwrite=True, or mode \"wb\", to replace it)".to_string()
+        } else {
+            e.to_string()
+        };
+        option_error(format!("cannot create {}: {what}", target.display()))
+    })
+}
+
+/// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`).
+pub(crate) struct EncryptArgs<'a> {
+    pub(crate) recipients: Option<Vec<String>>,
+    pub(crate) passphrase: Option<String>,
+    pub(crate) compress: Option<&'a str>,
+    pub(crate) cipher: Option<&'a str>,
+    pub(crate) hash: Option<&'a str>,
+    pub(crate) chunk_size: Option<usize>,
+    pub(crate) threads: Option<usize>,
+    pub(crate) pad: bool,
+    /// `zseal` (default) or `age`.
+    pub(crate) format: Option<&'a str>,
+}
+
+impl EncryptArgs<'_> {
+    /// Parses the keys and options and writes the header to `sink`: a container's, or an age
+    /// file's.
+    pub(crate) fn start<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
+        let mut keys: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
+        for r in self.recipients.unwrap_or_default() {
+            keys.push(Box::new(AgeRecipient::parse(&r)?));
+        }
+        if let Some(pw) = self.passphrase {
+            keys.push(Box::new(Passphrase::new(pw.into_bytes())?));
+        }
+        if keys.is_empty() {
+            return Err(option_error(
+                "no key to encrypt to: pass recipients=[\"age1…\"] or passphrase=",
+            ));
+        }
+        let mut o = EncryptOptions::default()
+            .threads(threads_of(self.threads))
+            .pad(self.pad);
+        if let Some(c) = self.compress {
+            o = o.codec(c.parse::<Codec>()?);
+        }
+        if let Some(c) = self.cipher {
+            o = o.cipher(c.parse()?);
+        }
+        if let Some(h) = self.hash {
+            o = o.hash(h.parse::<HashAlg>()?);
+        }
+        if let Some(c) = self.chunk_size {
+            o = o.chunk_size(c);
+        }
+        if let Some(f) = self.format {
+            o = o.format(f.parse()?);
+        }
+        let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
+        zseal::Writer::new(sink, &refs, &o)
+    }
+}
+
+/// An encrypting writer (`zseal.open(..., "wb")`); the container (or age file) is complete
+/// after `close()`.
+#[pyclass(module = "zseal._zseal", frozen)]
+pub(crate) struct Writer {
+    state: Mutex<Option<zseal::Writer<Sink>>>,
+    #[pyo3(get)]
+    name: String,
+}
+
+impl Writer {
+    fn lock(&self) -> MutexGuard<'_, Option<zseal::Writer<Sink>>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl Writer {
+    #[new]
+    #[pyo3(signature = (file, *, recipients=None, passphrase=None, compress=None, cipher=None,
+                        hash=None, chunk_size=None, threads=None, exclusive=false, pad=false,
+                        format=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        file: &Bound<'_, PyAny>,
+        recipients: Option<Vec<String>>,
+        passphrase: Option<String>,
+        compress: Option<&str>,
+        cipher: Option<&str>,
+        hash: Option<&str>,
+        chunk_size: Option<usize>,
+        threads: Option<usize>,
+        exclusive: bool,
+        pad: bool,
+        format: Option<&str>,
+    ) -> PyResult<Self> {
+        let (sink, name) = if let Some(url) = as_url(file)? {
+            let w = py
+                .detach(|| zseal::remote::Remote::from_env(&url)?.writer(!exclusive, None))
+                .map_err(|e| {
+                    if e.kind() == io::ErrorKind::AlreadyExists {
+                        raise(
+                            py,
+                            "ZsealFileExistsError",
+                            "io",
+                            &url,
+                            "the object exists (mode \"xb\" never replaces one)",
+                        )
+                    } else {
+                        to_py(py, &url, Error::from(e))
+                    }
+                })?;
+            (Sink::Remote(w), url)
+        } else if let Some(p) = as_path(file)? {
+            let name = p.display().to_string();
+            let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
+            (Sink::Temp(out), name)
+        } else if file.hasattr("write")? {
+            (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
+        } else {
+            return Err(PyValueError::new_err(
+                "file must be a path or a binary file object with write()",
+            ));
+        };
+        let args = EncryptArgs {
+            recipients,
+            passphrase,
+            compress,
+            cipher,
+            hash,
+            chunk_size,
+            threads,
+            pad,
+            format,
+        };
+        let enc = py
+            .detach(|| args.start(sink))
+            .map_err(|e| to_py(py, &name, e))?;
+        Ok(Writer {
+            state: Mutex::new(Some(enc)),
+            name,
+        })
+    }
+
+    fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let owned;
+        let bytes: &[u8] = match data.cast::<PyBytes>() {
+            Ok(b) => b.as_bytes(),
+            Err(_) => {
+                owned = PyBuffer::<u8>::get(data)?.to_vec(py)?;
+                &owned
+            }
+        };
+        let r = py.detach(|| match self.lock().as_mut() {
+            Some(enc) => enc.write_all(bytes).map_err(|e| Some(Error::from(e))),
+            None => Err(None),
+        });
+        r.map(|()| bytes.len()).map_err(|e| match e {
+            Some(e) => to_py(py, &self.name, e),
+            None => PyValueError::new_err("write to closed file"),
+        })
+    }
+
+    /// Writes the final frame, index and footer; a path is renamed into place only now.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let r = py.detach(|| match self.lock().take() {
+            Some(enc) => match enc.finish()? {
+                Sink::Temp(t) => persist(t),
+                Sink::Py(mut p) => p.flush().map_err(Error::from),
+                Sink::Remote(r) => r.commit().map_err(Error::from),
+            },
+            None => Ok(()),
+        });
+        r.map_err(|e| to_py(py, &self.name, e))
+    }
+
+    /// Drops the container unfinished: a temporary file is removed, nothing replaces the target.
+    fn abort(&self, py: Python<'_>) {
+        py.detach(|| self.lock().take());
+    }
+
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.lock().is_none())
+    }
+}
