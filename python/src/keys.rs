@@ -145,8 +145,8 @@ impl Identity for CachedPassphrase {
     }
 
     /// An age file's scrypt stanza, cached the same way: its work factor can make one attempt
-    /// cost 4 GiB and tens of seconds, which every open of the file (a Dask task each) would
-    /// pay again. A factor over the limit is refused before the cache is looked at.
+    /// cost 4 GiB (and its time), which every open of the file (a Dask task each) would pay
+    /// again. A factor over the limit is refused before the cache is looked at.
     fn unwrap_age_stanzas(
         &self,
         stanzas: &[zseal::crypto::AgeStanza],

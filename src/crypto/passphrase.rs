@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 
 /// The largest scrypt work factor (log2 N) an age file may ask for: Go age's cap (FORMAT.md
 /// §10.2), kept so that every file age writes opens here. scrypt with N = 2^log_n and age's
-/// r = 8 needs 128 · r · N bytes: 4 GiB at 22, and tens of seconds of one core, which anyone who
-/// hands over a 300-byte age header can make a reader spend on one passphrase attempt.
+/// r = 8 needs 128 · r · N bytes (4 GiB at 22, and the time it takes: docs/PERFORMANCE.md), which
+/// anyone who hands over a 300-byte age header can make a reader spend on one passphrase attempt.
 /// [`Passphrase::with_max_age_work_factor`] sets a lower limit.
 pub const MAX_SCRYPT_WORK_FACTOR: u8 = 22;
 
