@@ -48,9 +48,9 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    AgeLocked, AgeReader, AgeWriter, ByteRange, DecryptOptions, Decryptor, EncryptOptions,
-    Encryptor, Format, KeyNeeded, Locked, Reader, RekeyOptions, RekeyReport, Sealed, Threads,
-    Writer,
+    AgeLocked, AgeReader, AgeWriter, ByteRange, ChunkReader, ChunkSource, DecryptOptions,
+    Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, Reader, RekeyOptions,
+    RekeyReport, Sealed, SeekSource, Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

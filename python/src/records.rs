@@ -55,8 +55,8 @@ impl RecordKey {
     ) -> PyResult<Self> {
         let keys = keys_of(identity, passphrase, None)?;
         let (dec, name, _) = open_decryptor(file, &keys, Some(1))?;
-        py.detach(|| match dec {
-            zseal::Reader::Zseal(d) => records::RecordKey::from_decryptor(d),
+        py.detach(|| match dec.format() {
+            zseal::Format::Zseal => records::RecordKey::from_decryptor(dec),
             _ => Err(zseal::Error::InvalidOption(
                 "a record key is kept in a zseal container (FORMAT.md §9.5); this is an age file"
                     .into(),

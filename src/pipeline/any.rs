@@ -1,16 +1,18 @@
 //! One door for both formats the engine reads (FORMAT.md §10.1): [`Sealed`] tells a zseal
 //! container from an age file by its first bytes and reads its header; [`Reader`] is the
-//! decrypting stream of either. Front ends that decrypt use these; what only a zseal container
-//! has (its header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
-//! [`Decryptor`].
+//! decrypting stream of either: the engine's reader over [`AnyChunks`], where the format is
+//! dispatched on once. Front ends that decrypt use these; what only a zseal container has (its
+//! header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
+//! [`ContainerChunks`].
 
-use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
-
+use std::io::{self, Read, Seek, Write};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::age::{AgeLocked, AgeReader, AgeWriter, AgeZstd};
-use super::decrypt::{DecryptOptions, Decryptor, KeyNeeded, Locked};
+use super::age::{AgeChunks, AgeLocked, AgeWriter, ZstdChunks};
+use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
+use super::decrypt::{ContainerChunks, DecryptOptions, KeyNeeded, Locked};
 use super::encrypt::{EncryptOptions, Encryptor};
 use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
@@ -101,83 +103,55 @@ impl<R: Read> Sealed<R> {
     /// MAC, and returns the decrypting stream.
     pub fn unlock(self, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Reader<R>> {
         Ok(match self {
-            Sealed::Zseal(l) => Reader::Zseal(l.unlock(identities, opts)?),
+            Sealed::Zseal(l) => l.unlock(identities, opts)?.map_source(AnyChunks::Zseal),
             Sealed::Age(l) => {
                 let mut r = l.unlock(identities, opts)?;
                 // A failure here stays in the reader, for the first read to report in order.
-                let marked = !opts.raw_age && r.peek_head().is_ok_and(AgeZstd::<R>::is_marked);
+                let marked = !opts.raw_age && r.peek_head().is_ok_and(ZstdChunks::<R>::is_marked);
                 match marked {
-                    true => Reader::AgeZstd(AgeZstd::new(r, &opts.threads)?),
-                    false => Reader::Age(r),
+                    true => ChunkReader::from_source(AnyChunks::AgeZstd(ZstdChunks::new(
+                        r,
+                        &opts.threads,
+                    )?)),
+                    false => r.map_source(AnyChunks::Age),
                 }
             }
         })
     }
 }
 
-/// The decrypting stream of a file of either format: `Read` (and `Seek` over a seekable input)
-/// whose end means the whole file was authenticated.
+/// The decrypting stream of a file of either format: the engine's reader over either format's
+/// chunks. `Read` (and `Seek` over a seekable input) whose end means the whole file was
+/// authenticated.
+pub type Reader<R> = ChunkReader<AnyChunks<R>>;
+
+/// The chunks of a file of either format, for the engine's reader. Its public methods (the
+/// format, the container's own accessors) are reached through [`Reader`].
 // One per open file, moved a handful of times and never stored in bulk: boxing the larger
 // variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
-pub enum Reader<R: Read> {
+pub enum AnyChunks<R: Read> {
     /// A zseal container's.
-    Zseal(Decryptor<R>),
+    Zseal(ContainerChunks<R>),
     /// An age file's.
-    Age(AgeReader<R>),
+    Age(AgeChunks<R>),
     /// An age file zseal wrote with zstd: its decompressed bytes (FORMAT.md §10.3).
-    AgeZstd(AgeZstd<R>),
+    AgeZstd(ZstdChunks<R>),
 }
 
-macro_rules! each {
-    ($self:expr, $d:ident => $e:expr) => {
-        match $self {
-            Reader::Zseal($d) => $e,
-            Reader::Age($d) => $e,
-            Reader::AgeZstd($d) => $e,
-        }
-    };
-}
-
-impl<R: Read> Reader<R> {
+impl<R: Read> AnyChunks<R> {
     /// The file's format.
     pub fn format(&self) -> Format {
         match self {
-            Reader::Zseal(_) => Format::Zseal,
-            Reader::Age(_) | Reader::AgeZstd(_) => Format::Age,
+            AnyChunks::Zseal(_) => Format::Zseal,
+            AnyChunks::Age(_) | AnyChunks::AgeZstd(_) => Format::Age,
         }
     }
 
-    /// Writes the plaintext from the current position to `w` and verifies the end of the file.
-    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
-        each!(self, d => d.copy_to(w))
-    }
-
-    /// A range of a stream that cannot seek (see [`Decryptor::copy_range_streaming`] and
-    /// [`AgeReader::copy_range_streaming`]).
-    pub fn copy_range_streaming(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        each!(self, d => d.copy_range_streaming(start, end, w))
-    }
-
-    /// Chunks, threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        each!(self, d => d.stats())
-    }
-
-    /// Length of the header in bytes.
-    pub fn header_len(&self) -> u64 {
-        each!(self, d => d.header_len())
-    }
-
-    /// The zseal container's decryptor, for what only a container has (its header, digest).
-    pub fn as_zseal(&self) -> Option<&Decryptor<R>> {
+    /// The zseal container's chunks, for what only a container has (its header, digest).
+    pub fn as_zseal(&self) -> Option<&ContainerChunks<R>> {
         match self {
-            Reader::Zseal(d) => Some(d),
+            AnyChunks::Zseal(d) => Some(d),
             _ => None,
         }
     }
@@ -188,82 +162,114 @@ impl<R: Read> Reader<R> {
         self.as_zseal().and_then(|d| d.digest_hex())
     }
 
-    /// True once the whole file was read from its first byte and authenticated to its end.
-    pub fn is_verified(&self) -> bool {
+    /// The one place the format is dispatched on.
+    fn chunks(&mut self) -> &mut dyn ChunkSource {
         match self {
-            Reader::Zseal(d) => d.verified().is_some(),
-            Reader::Age(d) => d.verified_len().is_some(),
-            Reader::AgeZstd(d) => d.verified_len().is_some(),
+            AnyChunks::Zseal(d) => d,
+            AnyChunks::Age(d) => d,
+            AnyChunks::AgeZstd(d) => d,
+        }
+    }
+
+    fn chunks_ref(&self) -> &dyn ChunkSource {
+        match self {
+            AnyChunks::Zseal(d) => d,
+            AnyChunks::Age(d) => d,
+            AnyChunks::AgeZstd(d) => d,
         }
     }
 }
 
-impl<R: Read + Seek> Reader<R> {
-    /// Writes plaintext bytes `start..end` to `w`, reading only what covers them.
-    pub fn copy_range_to(
+impl<R: Read + Seek> AnyChunks<R> {
+    /// [`AnyChunks::chunks`] over a seekable input.
+    fn seekable(&mut self) -> &mut dyn SeekSource {
+        match self {
+            AnyChunks::Zseal(d) => d,
+            AnyChunks::Age(d) => d,
+            AnyChunks::AgeZstd(d) => d,
+        }
+    }
+}
+
+impl<R: Read> ChunkSource for AnyChunks<R> {
+    fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
+        self.chunks().advance(cursor)
+    }
+
+    fn read_direct(&mut self, cursor: &mut Cursor, buf: &mut [u8]) -> Result<Option<usize>> {
+        self.chunks().read_direct(cursor, buf)
+    }
+
+    fn write_time(&mut self) -> &mut Duration {
+        self.chunks().write_time()
+    }
+
+    fn stats(&self) -> StreamStats {
+        self.chunks_ref().stats()
+    }
+
+    fn header_len(&self) -> u64 {
+        self.chunks_ref().header_len()
+    }
+
+    fn verified_len(&self, cursor: &Cursor) -> Option<u64> {
+        self.chunks_ref().verified_len(cursor)
+    }
+
+    fn copy_range_streaming(
         &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
+        cursor: &mut Cursor,
+        range: ByteRange,
+        w: &mut dyn Write,
     ) -> Result<u64> {
-        each!(self, d => d.copy_range_to(start, end, w))
+        self.chunks().copy_range_streaming(cursor, range, w)
+    }
+}
+
+impl<R: Read + Seek> SeekSource for AnyChunks<R> {
+    fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {
+        self.seekable().plaintext_len(cursor)
     }
 
-    /// The plaintext length, from the authenticated end of the file.
-    pub fn plaintext_len(&mut self) -> Result<u64> {
-        each!(self, d => d.plaintext_len())
+    fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
+        self.seekable().reposition(cursor, pos)
     }
 
+    fn limit_read_ahead(&mut self, cursor: &mut Cursor, end: Option<u64>) -> Result<()> {
+        self.seekable().limit_read_ahead(cursor, end)
+    }
+
+    fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
+        self.seekable().begin_range(cursor, start, end)
+    }
+
+    fn end_range(&mut self, cursor: &mut Cursor, to_end: bool) -> Result<bool> {
+        self.seekable().end_range(cursor, to_end)
+    }
+}
+
+impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
     /// For a whole read of a seekable input: reads now what random access reads (an age file
     /// zseal wrote: its seek table), so that its frames are then decoded on every core rather
     /// than by one stream decoder. Nothing for the other kinds, which read on every core anyway.
     pub fn use_index(&mut self) -> Result<()> {
-        match self {
-            Reader::AgeZstd(d) => d.plaintext_len().map(|_| ()),
+        match self.source {
+            AnyChunks::AgeZstd(_) => self.plaintext_len().map(|_| ()),
             _ => Ok(()),
         }
     }
 
-    /// For a container read from a regular file: `file` is a second handle to that file (a
-    /// clone), from which the workers read long frame bodies themselves, by offset, adding what
-    /// they read to `count`; the calling thread reads only the frame headers. Nothing for other
-    /// inputs or for age files.
+    /// For a container read from a regular file: see [`Decryptor::read_bodies_from`]
+    /// (`ChunkReader::read_bodies_from`). Nothing for other inputs or for age files.
     pub fn read_bodies_from(
         &mut self,
         file: std::fs::File,
         count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<()> {
-        match self {
-            Reader::Zseal(d) => d.read_bodies_from(file, count),
+        match &mut self.source {
+            AnyChunks::Zseal(d) => d.read_bodies_from(file, count),
             _ => Ok(()),
         }
-    }
-
-    /// Reads nothing past plaintext byte `end - 1` until raised; `None` lifts the limit.
-    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
-        each!(self, d => d.limit_read_ahead(end))
-    }
-}
-
-impl<R: Read> Read for Reader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        each!(self, d => d.read(buf))
-    }
-}
-
-impl<R: Read> BufRead for Reader<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        each!(self, d => d.fill_buf())
-    }
-
-    fn consume(&mut self, n: usize) {
-        each!(self, d => d.consume(n))
-    }
-}
-
-impl<R: Read + Seek> Seek for Reader<R> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        each!(self, d => d.seek(to))
     }
 }
 

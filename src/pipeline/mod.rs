@@ -9,6 +9,7 @@
 
 mod age;
 mod any;
+mod chunks;
 mod decrypt;
 mod encrypt;
 mod intake;
@@ -17,9 +18,10 @@ mod window;
 
 use std::sync::{Arc, Mutex};
 
-pub use age::{AgeLocked, AgeReader, AgeWriter};
-pub use any::{Format, Reader, Sealed, Writer};
-pub use decrypt::{ByteRange, DecryptOptions, Decryptor, KeyNeeded, Locked};
+pub use age::{AgeChunks, AgeLocked, AgeReader, AgeWriter, AgeZstd, ZstdChunks};
+pub use any::{AnyChunks, Format, Reader, Sealed, Writer};
+pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
+pub use decrypt::{ContainerChunks, DecryptOptions, Decryptor, KeyNeeded, Locked};
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{EncryptOptions, Encryptor};

@@ -199,8 +199,9 @@ impl RecordKey {
     }
 
     /// Reads the key from an unlocked key container (for front ends that unlock it their own
-    /// way), verifying the whole container before the key is returned.
-    pub fn from_decryptor<R: Read>(mut dec: crate::Decryptor<R>) -> Result<Self> {
+    /// way: a [`crate::Decryptor`], or a [`crate::Reader`] of a container), verifying the whole
+    /// container before the key is returned.
+    pub fn from_decryptor<S: crate::ChunkSource>(mut dec: crate::ChunkReader<S>) -> Result<Self> {
         // The text is 85 bytes; reading at most one more tells a longer plaintext apart.
         let mut text = Zeroizing::new(Vec::with_capacity(86));
         (&mut dec).take(86).read_to_end(&mut text)?;

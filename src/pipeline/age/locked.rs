@@ -4,10 +4,11 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-use super::super::decrypt::cursor::Cursor;
+use super::super::chunks::ChunkReader;
 use super::super::decrypt::{DecryptOptions, KeyNeeded};
 use super::super::window::Window;
 use super::input::AgeInput;
+use super::AgeChunks;
 use super::{AgeReader, Counts, Position, Verified, GROUP};
 use crate::crypto::aead::{Cipher, PayloadCipher};
 use crate::crypto::{FileKey, Identity};
@@ -107,15 +108,13 @@ impl<R: Read> AgeLocked<R> {
             return Err(Error::Truncated("in the age payload nonce".into()));
         }
         let payload_key = key.age_payload_key(&nonce);
-        Ok(AgeReader {
+        Ok(ChunkReader::from_source(AgeChunks {
             input: self.input,
             cipher: Arc::new(PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0)),
             window: Window::new(&opts.threads, GROUP * CHUNK),
-            cursor: Cursor::new(),
             payload_at: self.header.len + NONCE_LEN as u64,
             at: Position::default(),
             shape: None,
-            failed: None,
             pending: None,
             end: Verified {
                 from_start: true,
@@ -123,7 +122,7 @@ impl<R: Read> AgeLocked<R> {
             },
             spares: Vec::new(),
             counts: Counts::default(),
-        })
+        }))
     }
 }
 

@@ -5,7 +5,7 @@
 //! order and only authenticated bytes are released. A seek or a range first authenticates the
 //! final chunk, which fixes the plaintext length, then opens only the chunks it covers.
 
-use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 mod input;
@@ -14,14 +14,12 @@ mod seekable;
 mod write;
 
 pub use locked::AgeLocked;
-pub use seekable::AgeZstd;
+pub use seekable::{AgeZstd, ZstdChunks};
 pub use write::AgeWriter;
 
 use input::AgeInput;
 
-use super::decrypt::cursor::{Chunk, Chunks, Cursor};
-use super::decrypt::seek::seek_target;
-use super::decrypt::ByteRange;
+use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, SeekSource};
 use super::window::Window;
 use crate::crypto::aead::{stream_nonce, PayloadCipher};
 use crate::error::{Error, Result};
@@ -48,19 +46,21 @@ struct Group {
     times: crate::stats::ChunkTimes,
 }
 
-/// Decrypts an age v1 file read from `R`. Reaching the end (a read returning 0) means every
-/// chunk was authenticated and the last one was the final chunk.
-pub struct AgeReader<R: Read> {
+/// Decrypts an age v1 file read from `R`: the engine's reader over its STREAM chunks. Reaching
+/// the end (a read returning 0) means every chunk was authenticated and the last one was the
+/// final chunk.
+pub type AgeReader<R> = ChunkReader<AgeChunks<R>>;
+
+/// The authenticated STREAM chunks of an age file read from `R`, for the engine's reader.
+pub struct AgeChunks<R: Read> {
     input: AgeInput<R>,
     cipher: Arc<PayloadCipher>,
     window: Window<Group>,
-    cursor: Cursor,
     /// Offset of chunk 0 in the decoded file.
     payload_at: u64,
     at: Position,
     /// (chunks, plaintext length), once the final chunk was authenticated by a seek.
     shape: Option<(u64, u64)>,
-    failed: Option<Error>,
     /// A failure behind chunks released before it.
     pending: Option<Error>,
     end: Verified,
@@ -187,43 +187,20 @@ fn open_chunk(
     }
 }
 
-impl<R: Read> AgeReader<R> {
-    /// Length of the (decoded) header in bytes.
-    pub fn header_len(&self) -> u64 {
-        self.payload_at - NONCE_LEN as u64
-    }
-
-    /// The plaintext length, once the whole file was read from its first byte and verified.
-    pub fn verified_len(&self) -> Option<u64> {
-        self.end.len
-    }
-
+impl<R: Read> ChunkReader<AgeChunks<R>> {
     /// The first plaintext bytes, from chunk 0 alone (nothing more is read ahead), for a caller
     /// that must see them before it decides how to read on (an object is fetched as it is read).
     pub(crate) fn peek_head(&mut self) -> io::Result<&[u8]> {
-        let saved = self.at.stop_at.replace(1);
+        let saved = self.source.at.stop_at.replace(1);
         let r = self.fill_buf().map(|_| ());
-        self.at.stop_at = saved;
+        self.source.at.stop_at = saved;
         r?;
         Ok(self.cursor.available())
     }
+}
 
-    /// Chunks released (STREAM chunks), threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.counts.chunks,
-            frames_opened: self.counts.opened,
-            threads: self.window.threads(),
-            stages: self.counts.stages,
-        }
-    }
-
-    /// Writes the plaintext from the current position to `w` and reaches the end of the file.
-    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
-        self.copy_limited(w, u64::MAX)
-    }
-
-    fn release(&mut self, g: Group) {
+impl<R: Read> AgeChunks<R> {
+    fn release(&mut self, g: Group, cursor: &mut Cursor) {
         self.counts.chunks += g.chunks;
         self.counts.stages.add_chunk(&g.times);
         if g.spare.capacity() > 0 {
@@ -238,7 +215,7 @@ impl<R: Read> AgeReader<R> {
             bytes: 0..g.len,
             start: g.first * CHUNK as u64,
         };
-        let old = self.cursor.load(chunk);
+        let old = cursor.load(chunk);
         if old.capacity() > 0 {
             self.spares.push(old);
         }
@@ -308,7 +285,7 @@ impl<R: Read> AgeReader<R> {
     }
 }
 
-impl<R: Read + Seek> AgeReader<R> {
+impl<R: Read + Seek> AgeChunks<R> {
     /// Authenticates the final chunk (once): the chunk count and plaintext length it fixes.
     /// The position in the input is left where it was.
     fn load_shape(&mut self) -> Result<(u64, u64)> {
@@ -343,25 +320,22 @@ impl<R: Read + Seek> AgeReader<R> {
         }
         Ok((n, len))
     }
+}
 
-    /// The plaintext length, from the authenticated final chunk.
-    pub fn plaintext_len(&mut self) -> Result<u64> {
+impl<R: Read + Seek> SeekSource for AgeChunks<R> {
+    /// From the authenticated final chunk.
+    fn plaintext_len(&mut self, _: &mut Cursor) -> Result<u64> {
         Ok(self.load_shape()?.1)
     }
 
-    /// Reads no chunk past the one holding plaintext byte `end - 1` until a later call raises
-    /// the limit; `None` lifts it (see `Decryptor::limit_read_ahead`).
-    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+    /// Reads no chunk past the one holding plaintext byte `end - 1`.
+    fn limit_read_ahead(&mut self, _: &mut Cursor, end: Option<u64>) -> Result<()> {
         let (n, _) = self.load_shape()?;
         self.at.stop_at = Some(end.map_or(n, |e| e.div_ceil(CHUNK as u64).min(n)));
         Ok(())
     }
 
-    /// Moves to plaintext offset `pos`: the next read starts with the chunk holding it.
-    fn reposition(&mut self, pos: u64) -> Result<()> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
+    fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
         let (n, _) = self.load_shape()?;
         let chunk = (pos / CHUNK as u64).min(n);
         self.window.clear();
@@ -374,84 +348,36 @@ impl<R: Read + Seek> AgeReader<R> {
         self.at.stop_at = Some(n);
         self.end.from_start = false;
         self.end.len = None;
-        self.cursor.reset(pos);
+        cursor.reset(pos);
         Ok(())
     }
-
-    /// Writes plaintext bytes `start..end` (`None`: to the end) to `w`, opening only the final
-    /// chunk and the chunks that cover the range. A range past the end fails before anything is
-    /// written. Returns the bytes written.
-    pub fn copy_range_to(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        let range = ByteRange::new(start, end)?;
-        let len = self.plaintext_len()?;
-        let end = range.end_within(len)?;
-        self.reposition(start)?;
-        let (n, _) = self.load_shape()?;
-        self.at.stop_at = Some(end.div_ceil(CHUNK as u64).min(n));
-        self.copy_limited(w, end - start)
-    }
 }
 
-impl<R: Read> AgeReader<R> {
-    /// Writes plaintext bytes `start..end` of an input that cannot seek (a pipe) to `w`: every
-    /// chunk is read and opened in order, the range written, and the rest read to the final
-    /// chunk, so that a success means the whole file authenticated. Must be called before
-    /// anything was read.
-    pub fn copy_range_streaming(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        streamed_range(start, end, w, |mut w, limit| {
-            self.copy_limited(&mut w, limit)
-        })
-    }
-}
-
-/// A range of a stream that cannot seek, read from its start by `copy(w, limit)`: the bytes
-/// before the range are dropped, the range written to `w`, and the rest read to the end, so that
-/// a success means the whole file authenticated. A range past the end is found when the stream
-/// ends there.
-pub(crate) fn streamed_range(
-    start: u64,
-    end: Option<u64>,
-    w: &mut impl Write,
-    mut copy: impl FnMut(&mut dyn Write, u64) -> Result<u64>,
-) -> Result<u64> {
-    let range = ByteRange::new(start, end)?;
-    let past = |what, at, len| Error::RangePastEnd { what, at, len };
-    let skipped = copy(&mut io::sink(), start)?;
-    if skipped < start {
-        return Err(past("starts", start, skipped));
-    }
-    let n = copy(w, range.len().unwrap_or(u64::MAX))?;
-    let rest = copy(&mut io::sink(), u64::MAX)?;
-    match range.end.filter(|&e| e > start + n) {
-        Some(e) => Err(past("ends", e, start + n + rest)),
-        None => Ok(n),
-    }
-}
-
-impl<R: Read> Chunks for AgeReader<R> {
-    fn cursor(&mut self) -> &mut Cursor {
-        &mut self.cursor
-    }
-
+impl<R: Read> ChunkSource for AgeChunks<R> {
     fn write_time(&mut self) -> &mut std::time::Duration {
         &mut self.counts.stages.write
     }
 
-    fn failure(&mut self) -> &mut Option<Error> {
-        &mut self.failed
+    /// STREAM chunks released, threads and time per stage so far.
+    fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.counts.chunks,
+            frames_opened: self.counts.opened,
+            threads: self.window.threads(),
+            stages: self.counts.stages,
+        }
     }
 
-    fn advance(&mut self) -> Result<bool> {
+    /// Of the (decoded) header.
+    fn header_len(&self) -> u64 {
+        self.payload_at - NONCE_LEN as u64
+    }
+
+    fn verified_len(&self, _: &Cursor) -> Option<u64> {
+        self.end.len
+    }
+
+    fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
@@ -459,26 +385,11 @@ impl<R: Read> Chunks for AgeReader<R> {
         let window = &mut self.window;
         match timed(&mut self.counts.stages.wait, || window.next()) {
             Some(Ok(g)) => {
-                self.release(g);
+                self.release(g, cursor);
                 Ok(true)
             }
             Some(Err(e)) => Err(e),
             None => Ok(false),
         }
-    }
-}
-
-crate::pipeline::decrypt::cursor::read_via_chunks!(AgeReader);
-
-impl<R: Read + Seek> Seek for AgeReader<R> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let here = self.cursor.position;
-        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
-        if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
-            self.cursor.position = target;
-        } else {
-            self.reposition(target)?;
-        }
-        Ok(target)
     }
 }

@@ -5,10 +5,9 @@
 //! seek table from the authenticated end of the file and then decodes frame by frame, opening
 //! only the age chunks under the frames it needs.
 
-use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 
-use super::super::decrypt::cursor::{Chunk, Cursor};
-use super::super::decrypt::seek::seek_target;
+use super::super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, SeekSource};
 use super::super::window::Window;
 use super::super::Threads;
 use super::AgeReader;
@@ -44,16 +43,17 @@ impl Frames {
     }
 }
 
-/// The decompressed bytes of an age file zseal wrote with zstd.
-pub struct AgeZstd<R: Read> {
+/// The decompressed bytes of an age file zseal wrote with zstd: the engine's reader over them.
+pub type AgeZstd<R> = ChunkReader<ZstdChunks<R>>;
+
+/// The decompressed chunks of an age file zseal wrote with zstd (steps of the stream decoder, or
+/// whole frames), for the engine's reader.
+pub struct ZstdChunks<R: Read> {
     /// Streaming mode: zstd's decoder over the age plaintext.
     decoder: zstd::stream::read::Decoder<'static, AgeReader<R>>,
     frames: Option<Frames>,
-    /// The position, and the decompressed bytes being handed out (the engine's cursor).
-    cursor: Cursor,
     /// The stream decoder reached the end (streaming mode): the whole file was decoded.
     at_end: bool,
-    failed: Option<Error>,
     /// Frame mode: frames being decoded on the workers, in order.
     window: Window<Decoded>,
     /// The next frame to read and hand to a worker.
@@ -64,9 +64,11 @@ pub struct AgeZstd<R: Read> {
     /// apart so that neither is handed out for the other and grown again.
     spares: Vec<Vec<u8>>,
     spare_packed: Vec<Vec<u8>>,
+    /// Time spent writing the decompressed bytes out.
+    write_time: std::time::Duration,
 }
 
-impl<R: Read> AgeZstd<R> {
+impl<R: Read> ZstdChunks<R> {
     /// True when `head`, the first bytes of an age plaintext, is zseal's seekable marker.
     pub(crate) fn is_marked(head: &[u8]) -> bool {
         head.starts_with(&SEEKABLE_MARKER)
@@ -75,18 +77,17 @@ impl<R: Read> AgeZstd<R> {
     pub(crate) fn new(reader: AgeReader<R>, threads: &Threads) -> Result<Self> {
         let mut decoder = zstd::stream::read::Decoder::with_buffer(reader)?;
         decoder.window_log_max(WINDOW_LOG_MAX)?;
-        Ok(AgeZstd {
+        Ok(ZstdChunks {
             decoder,
             frames: None,
-            cursor: Cursor::new(),
             at_end: false,
-            failed: None,
             // Sized for the default chunk: one frame in flight per worker, and two more.
             window: Window::new(threads, 1 << 20),
             next_read: 0,
             read_stop: usize::MAX,
             spares: Vec::new(),
             spare_packed: Vec::new(),
+            write_time: std::time::Duration::ZERO,
         })
     }
 
@@ -94,80 +95,10 @@ impl<R: Read> AgeZstd<R> {
         self.decoder.get_ref()
     }
 
-    /// Length of the (decoded) age header.
-    pub fn header_len(&self) -> u64 {
-        self.age().header_len()
-    }
-
-    /// The decompressed length, once the whole file was decoded from its first byte to its
-    /// verified end.
-    pub fn verified_len(&self) -> Option<u64> {
-        let done = self.at_end && self.cursor.available().is_empty();
-        let pos = self.cursor.position;
-        self.age().verified_len().filter(|_| done).map(|_| pos)
-    }
-
-    /// STREAM chunks opened, threads, and time per stage.
-    pub fn stats(&self) -> StreamStats {
-        self.age().stats()
-    }
-
-    /// Writes the rest to `w` and reaches the verified end.
-    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
-        self.copy_limited(w, u64::MAX)
-    }
-
-    fn copy_limited(&mut self, w: &mut impl Write, limit: u64) -> Result<u64> {
-        let mut total = 0;
-        while total < limit {
-            let bytes = self.fill()?;
-            if bytes.is_empty() {
-                break;
-            }
-            let n = (bytes.len() as u64).min(limit - total) as usize;
-            w.write_all(&bytes[..n])?;
-            self.consume(n);
-            total += n as u64;
-        }
-        Ok(total)
-    }
-
-    /// A range of a stream that cannot seek: decoded from the start, the bytes before the range
-    /// dropped, the rest decoded to the end to authenticate the whole file.
-    pub fn copy_range_streaming(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        super::streamed_range(start, end, w, |mut w, limit| {
-            self.copy_limited(&mut w, limit)
-        })
-    }
-
-    /// The decompressed bytes at the position (empty at the end), decoding more if none are left.
-    fn fill(&mut self) -> Result<&[u8]> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        if self.cursor.available().is_empty() {
-            if let Err(e) = self.refill() {
-                self.failed = Some(e.clone());
-                return Err(e);
-            }
-        }
-        Ok(self.cursor.available())
-    }
-
-    fn consume(&mut self, n: usize) {
-        let n = n.min(self.cursor.available().len());
-        self.cursor.advance(n);
-    }
-
     /// Makes `buf[..len]`, the plaintext from offset `start`, current; keeps the buffer it
     /// replaces.
-    fn load_chunk(&mut self, buf: Vec<u8>, len: usize, start: u64) {
-        let old = self.cursor.load(Chunk {
+    fn load_chunk(&mut self, cursor: &mut Cursor, buf: Vec<u8>, len: usize, start: u64) {
+        let old = cursor.load(Chunk {
             buf,
             bytes: 0..len,
             start,
@@ -175,11 +106,12 @@ impl<R: Read> AgeZstd<R> {
         self.spares.push(old);
     }
 
-    fn refill(&mut self) -> Result<()> {
+    /// The next decompressed bytes become current; false at the end.
+    fn refill(&mut self, cursor: &mut Cursor) -> Result<bool> {
         if self.frames.is_some() {
-            return self.decode_frame();
+            return self.decode_frame(cursor);
         }
-        let start = self.cursor.position;
+        let start = cursor.position;
         let mut buf = self.spares.pop().unwrap_or_default();
         buf.resize(STEP, 0);
         let n = self.decoder.read(&mut buf).map_err(|e| {
@@ -192,28 +124,28 @@ impl<R: Read> AgeZstd<R> {
                 e => e,
             }
         })?;
-        self.load_chunk(buf, n, start);
+        self.load_chunk(cursor, buf, n, start);
         self.at_end = n == 0;
-        Ok(())
+        Ok(n > 0)
     }
 
     /// Frame mode: the next frame (the one holding the position after a seek) becomes current,
     /// decoded on a worker; the frames after it are read and handed out while the window has room.
-    fn decode_frame(&mut self) -> Result<()> {
+    fn decode_frame(&mut self, cursor: &mut Cursor) -> Result<bool> {
         let frames = self.frames.as_ref().expect("frame mode");
-        if self.cursor.position >= frames.len() {
-            return Ok(());
+        if cursor.position >= frames.len() {
+            return Ok(false);
         }
         self.read_frames_ahead();
         let Some(done) = self.window.next() else {
-            return Ok(()); // a range's last frame was the one before
+            return Ok(false); // a range's last frame was the one before
         };
         let d = done?;
         let frames = self.frames.as_ref().expect("frame mode");
         let (p0, p1) = (frames.plain[d.k], frames.plain[d.k + 1]);
         self.spare_packed.push(d.packed);
-        self.load_chunk(d.plain, (p1 - p0) as usize, p0);
-        Ok(())
+        self.load_chunk(cursor, d.plain, (p1 - p0) as usize, p0);
+        Ok(true)
     }
 
     /// Reads the frames after the last one read, in order, from the age reader (which opens
@@ -284,31 +216,58 @@ fn decode(k: usize, packed: Vec<u8>, dsize: usize, mut out: Vec<u8>) -> Result<D
     })
 }
 
-impl<R: Read + Seek> AgeZstd<R> {
+impl<R: Read> ChunkSource for ZstdChunks<R> {
+    fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
+        self.refill(cursor)
+    }
+
+    fn write_time(&mut self) -> &mut std::time::Duration {
+        &mut self.write_time
+    }
+
+    /// STREAM chunks opened, threads, and time per stage (the age reader's, and the time the
+    /// decompressed bytes took to write out).
+    fn stats(&self) -> StreamStats {
+        let mut stats = self.age().stats();
+        stats.stages.write += self.write_time;
+        stats
+    }
+
+    /// Of the (decoded) age header.
+    fn header_len(&self) -> u64 {
+        self.age().header_len()
+    }
+
+    /// Once the whole file was decoded from its first byte to its verified end.
+    fn verified_len(&self, cursor: &Cursor) -> Option<u64> {
+        let done = self.at_end && cursor.available().is_empty();
+        let pos = cursor.position;
+        self.age().verified_len().filter(|_| done).map(|_| pos)
+    }
+}
+
+impl<R: Read + Seek> ZstdChunks<R> {
     /// Loads the seek table (once) from the end of the authenticated age plaintext, and checks
     /// that its frames tile the plaintext from the marker to the table.
-    fn load(&mut self) -> Result<&Frames> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
+    fn load(&mut self, cursor: &mut Cursor) -> Result<&Frames> {
+        cursor.check()?;
         if self.frames.is_none() {
             // A failure here leaves the age reader elsewhere than the stream decoder expects:
             // the stream fails for good.
             let loaded = read_frames(self.decoder.get_mut()).and_then(|frames| {
                 self.frames = Some(frames);
                 // From here on, frame by frame: from the frame holding the position.
-                self.place(self.cursor.position)
+                self.place(cursor, cursor.position)
             });
             if let Err(e) = loaded {
-                self.failed = Some(e.clone());
-                return Err(e);
+                return Err(cursor.fail(e));
             }
         }
         Ok(self.frames.as_ref().expect("just loaded"))
     }
 
     /// Frame mode: the next read decodes the frame holding `pos` (nothing at or past the end).
-    fn place(&mut self, pos: u64) -> Result<()> {
+    fn place(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
         let frames = self.frames.as_ref().expect("frame mode");
         let k = match pos < frames.len() {
             true => frames.at(pos),
@@ -318,49 +277,31 @@ impl<R: Read + Seek> AgeZstd<R> {
         self.decoder.get_mut().seek(SeekFrom::Start(at))?;
         self.window.clear();
         self.next_read = k;
-        self.cursor.reset(pos);
+        cursor.reset(pos);
         Ok(())
     }
+}
 
-    /// The decompressed length, from the seek table.
-    pub fn plaintext_len(&mut self) -> Result<u64> {
-        Ok(self.load()?.len())
+impl<R: Read + Seek> SeekSource for ZstdChunks<R> {
+    /// From the seek table.
+    fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {
+        Ok(self.load(cursor)?.len())
     }
 
-    /// Moves to decompressed offset `pos`: from now on frames are decoded one by one.
-    fn reposition(&mut self, pos: u64) -> Result<()> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.load()?;
+    /// From now on frames are decoded one by one.
+    fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
+        self.load(cursor)?;
         // Inside the frame decoded last: nothing to read.
-        if self.cursor.holds(pos) {
-            self.cursor.position = pos;
+        if cursor.holds(pos) {
+            cursor.position = pos;
             return Ok(());
         }
-        self.place(pos)
+        self.place(cursor, pos)
     }
 
-    /// Writes decompressed bytes `start..end` to `w`, decoding only the frames that cover them.
-    pub fn copy_range_to(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        let range = super::super::ByteRange::new(start, end)?;
-        let len = self.plaintext_len()?;
-        let end = range.end_within(len)?;
-        self.reposition(start)?;
-        self.limit_read_ahead(Some(end))?;
-        let n = self.copy_limited(w, end - start)?;
-        self.limit_read_ahead(None)?;
-        Ok(n)
-    }
-
-    /// Reads no age chunk past the frame holding decompressed byte `end - 1`; `None` lifts it.
-    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
-        let frames = self.load()?;
+    /// Reads no age chunk past the frame holding decompressed byte `end - 1`.
+    fn limit_read_ahead(&mut self, cursor: &mut Cursor, end: Option<u64>) -> Result<()> {
+        let frames = self.load(cursor)?;
         let (limit, stop) = match end {
             Some(e) if e < frames.len() => {
                 let k = frames.at(e.saturating_sub(1));
@@ -370,6 +311,12 @@ impl<R: Read + Seek> AgeZstd<R> {
         };
         self.read_stop = stop;
         self.decoder.get_mut().limit_read_ahead(limit)
+    }
+
+    /// The limit a range set is lifted.
+    fn end_range(&mut self, cursor: &mut Cursor, _: bool) -> Result<bool> {
+        self.limit_read_ahead(cursor, None)?;
+        Ok(false)
     }
 }
 
@@ -430,33 +377,4 @@ fn read_frames<R: Read + Seek>(age: &mut AgeReader<R>) -> Result<Frames> {
         )));
     }
     Ok(Frames { packed, plain })
-}
-
-impl<R: Read> Read for AgeZstd<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let bytes = self.fill()?;
-        let n = buf.len().min(bytes.len());
-        buf[..n].copy_from_slice(&bytes[..n]);
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl<R: Read> BufRead for AgeZstd<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Ok(self.fill()?)
-    }
-
-    fn consume(&mut self, n: usize) {
-        AgeZstd::consume(self, n)
-    }
-}
-
-impl<R: Read + Seek> Seek for AgeZstd<R> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let here = self.cursor.position;
-        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
-        self.reposition(target)?;
-        Ok(target)
-    }
 }

@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use super::cursor;
 use super::opener::{DataFrame, Landed, Opened, Opener};
-use super::Decryptor;
+use super::ContainerChunks;
 use crate::error::{Error, Result};
 use crate::format::FrameKind;
 use crate::hash::{ChunkHash, HashAlg};
+use crate::pipeline::chunks::{Chunk, Cursor};
 use crate::pipeline::window::{guarded, lost};
 use crate::stats::ChunkTimes;
 
@@ -84,17 +84,20 @@ fn copy_part(chunk: &[u8], skip: usize, dest: &mut [u8]) -> usize {
 /// A job handed to whoever runs it: the pool's scope, or the calling thread.
 type Job<'a> = Box<dyn FnOnce() + Send + 'a>;
 
-impl<R: Read> Decryptor<R> {
+impl<R: Read> ContainerChunks<R> {
     /// Serves `buf` by the direct path when it covers at least one whole chunk from a chunk
     /// boundary on and nothing is in flight or current; `Ok(None)` otherwise (the window serves
-    /// it). See the module documentation.
-    pub(super) fn read_whole_chunks(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
+    /// it). See the module documentation. A failure is made sticky by the engine's reader.
+    pub(super) fn read_whole_chunks(
+        &mut self,
+        cursor: &mut Cursor,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>> {
         let c = self.opener.chunk_size();
-        let pos = self.cursor.position;
+        let pos = cursor.position;
         let skip = (pos % c as u64) as usize;
         let first_whole = if skip == 0 { 0 } else { c - skip };
-        if self.failed.is_some()
-            || !self.cursor.available().is_empty()
+        if !cursor.available().is_empty()
             || !self.window.is_empty()
             || self.frames.next != pos / c as u64
             || !self.frames.more()
@@ -104,21 +107,14 @@ impl<R: Read> Decryptor<R> {
         }
         // The chunk the cursor held is behind the frames read from here on: forget it, or a
         // seek back into it would continue with the wrong frame.
-        if let Some(old) = self.cursor.take() {
+        if let Some(old) = cursor.take() {
             self.recycle(old.buf);
         }
-        match self.direct(buf, skip) {
-            Ok(n) => Ok((n > 0).then_some(n)),
-            Err(e) => {
-                // `direct` zeroed what it had written.
-                self.failed = Some(e.clone());
-                self.cursor.reset(pos);
-                Err(e)
-            }
-        }
+        // On a failure `direct` zeroed what it had written.
+        Ok(Some(self.direct(cursor, buf, skip)?).filter(|&n| n > 0))
     }
 
-    fn direct(&mut self, buf: &mut [u8], skip: usize) -> Result<usize> {
+    fn direct(&mut self, cursor: &mut Cursor, buf: &mut [u8], skip: usize) -> Result<usize> {
         let opener = Arc::clone(&self.opener);
         let hash = self.verifier.chunk_hash();
         let limit = self.window.limit();
@@ -132,7 +128,7 @@ impl<R: Read> Decryptor<R> {
         };
         // In stream order, as the window would release them.
         let c = opener.chunk_size();
-        let first = self.cursor.position / c as u64;
+        let first = cursor.position / c as u64;
         let mut n = 0;
         let mut failure = stopped;
         let mut kept = None;
@@ -163,9 +159,9 @@ impl<R: Read> Decryptor<R> {
             }
         }
         if let Some(k) = kept {
-            self.make_current(k);
+            self.make_current(k, cursor);
         }
-        self.cursor.advance(n);
+        cursor.advance(n);
         if let Some(e) = failure {
             buf[n..].fill(0);
             if n == 0 {
@@ -272,7 +268,7 @@ impl<R: Read> Decryptor<R> {
     /// being computed (a kept chunk carries no hash). fsspec's `read_block` seeks to a block's
     /// end to find a delimiter before it reads the block: the chunk found there is kept by the
     /// seek back, and is the last one the block's read needs.
-    fn take_kept(&mut self) -> Option<cursor::Chunk> {
+    fn take_kept(&mut self) -> Option<Chunk> {
         let c = self.opener.chunk_size() as u64;
         let next = self.frames.next;
         if self.verifier.has_digest() || self.kept.as_ref()?.start != next * c {
@@ -283,7 +279,7 @@ impl<R: Read> Decryptor<R> {
 
     /// Reads past the frame of kept chunk `k` (checked against the index as any frame is) and
     /// copies bytes `skip..` of it to `dest`.
-    fn skip_to_kept(&mut self, k: cursor::Chunk, skip: usize, dest: &mut [u8]) -> Result<Outcome> {
+    fn skip_to_kept(&mut self, k: Chunk, skip: usize, dest: &mut [u8]) -> Result<Outcome> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
         if kind == FrameKind::Final || kind == FrameKind::Padding {

@@ -4,12 +4,12 @@
 use std::io::Read;
 use std::sync::Arc;
 
+use super::super::chunks::ChunkReader;
 use super::super::window::Window;
-use super::cursor::Cursor;
 use super::frames::Frames;
 use super::opener::Opener;
 use super::verify::Verifier;
-use super::{Counts, DecryptOptions, Decryptor};
+use super::{ContainerChunks, Counts, DecryptOptions, Decryptor};
 use crate::crypto::{kind_names, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::Header;
@@ -144,19 +144,17 @@ impl<R: Read> Locked<R> {
         let header_len = (self.raw.len() + self.mac.len()) as u64;
         let chunk_size = header.chunk_size();
         let hash = header.hash;
-        Ok(Decryptor {
+        Ok(ChunkReader::from_source(ContainerChunks {
             frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
             window: Window::new(&opts.threads, chunk_size),
             verifier: Verifier::new(chunk_size, hash),
-            cursor: Cursor::new(),
             index: None,
             verified: None,
-            failed: None,
             kept: None,
             spares: Vec::new(),
             counts: Counts::default(),
             bodies: None,
-        })
+        }))
     }
 }

@@ -1,18 +1,19 @@
-//! The decrypting side: an `io::Read` adapter. The calling thread reads frames in order and hands
-//! them to workers, which authenticate, decompress and hash them; chunks come back in order and
-//! only authenticated bytes are ever returned. Reaching the end of the stream (a read returning 0,
-//! or [`Decryptor::copy_to`] returning `Ok`) means the final frame, the index, the footer, the
-//! length and the whole-plaintext digest have all been checked: a caller that stops reading early
-//! has not verified that the file is complete.
+//! The zseal container's side of the engine's reader: [`ContainerChunks`] is the
+//! [`ChunkSource`] the engine's [`ChunkReader`] reads a container through ([`Decryptor`]). The
+//! calling thread reads frames in order and hands them to workers, which authenticate,
+//! decompress and hash them; chunks come back in order and only authenticated bytes are ever
+//! returned. Reaching the end of the stream (a read returning 0, or `copy_to` returning `Ok`)
+//! means the final frame, the index, the footer, the length and the whole-plaintext digest have
+//! all been checked: a caller that stops reading early has not verified that the file is
+//! complete.
 //!
 //! The parts, one job each: [`Frames`](frames) (where frames come from), [`Opener`](opener) (the
-//! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks),
-//! [`Cursor`](cursor) (where the reader is), and [`seek`] (the index, seeking and ranges).
+//! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks), and
+//! [`seek`] (the index, the container's moves and ranges).
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
-pub(crate) mod cursor;
 mod direct;
 pub(crate) mod frames;
 mod locked;
@@ -21,8 +22,8 @@ pub(crate) mod seek;
 mod verify;
 
 pub use locked::{KeyNeeded, Locked};
-pub use seek::ByteRange;
 
+use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
 use super::intake::{aligned_at, ALIGN};
 use super::window::Window;
 use super::Threads;
@@ -30,7 +31,6 @@ use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};
 use crate::stats::{timed, Stages, StreamStats};
-use cursor::{Chunks, Cursor};
 use frames::Frames;
 use opener::{DataFrame, Opened, Opener};
 use verify::Verifier;
@@ -70,25 +70,27 @@ enum Item {
     End(Vec<u8>),
 }
 
-/// Decrypts a zseal container read from `R`. See the module documentation.
-pub struct Decryptor<R: Read> {
+/// Decrypts a zseal container read from `R`: the engine's reader over a container's chunks.
+/// See the module documentation.
+pub type Decryptor<R> = ChunkReader<ContainerChunks<R>>;
+
+/// The authenticated chunks of a zseal container read from `R`, for the engine's reader. Its
+/// public methods (the header, the verified digest) are reached through [`Decryptor`].
+pub struct ContainerChunks<R: Read> {
     frames: Frames<R>,
     opener: Arc<Opener>,
     window: Window<Item>,
     verifier: Verifier,
-    cursor: Cursor,
     /// The authenticated index, loaded by the first seek.
     index: Option<seek::SeekIndex>,
     /// The final frame, once the whole container was read from its first byte and checked.
     verified: Option<FinalFrame>,
-    /// Sticky failure.
-    failed: Option<Error>,
     /// The authenticated chunk that was current before the last seek: (buffer, length, start).
-    kept: Option<cursor::Chunk>,
+    kept: Option<Chunk>,
     spares: Vec<Vec<u8>>,
     counts: Counts,
     /// The regular file the container is read from, when the workers read long frame bodies
-    /// from it themselves ([`Decryptor::read_bodies_from`]).
+    /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
     bodies: Option<Arc<BodyFile>>,
 }
 
@@ -138,21 +140,23 @@ impl BodyFile {
     }
 }
 
-impl<R: Read> Decryptor<R> {
+impl<R: Read> ChunkReader<ContainerChunks<R>> {
     /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
     /// verifies the header MAC. No payload is read yet.
     pub fn new(inner: R, identities: &[&dyn Identity], opts: &DecryptOptions) -> Result<Self> {
         Locked::read(inner)?.unlock(identities, opts)
     }
 
+    /// Gives back the underlying reader (chunks in flight are dropped).
+    pub fn into_inner(self) -> R {
+        self.source.frames.inner
+    }
+}
+
+impl<R: Read> ContainerChunks<R> {
     /// The authenticated header.
     pub fn header(&self) -> &Header {
         &self.opener.header
-    }
-
-    /// Length of the header in bytes.
-    pub fn header_len(&self) -> u64 {
-        self.frames.first_at
     }
 
     /// The verified contents of the final frame (length, chunk count, digest), once the whole
@@ -174,29 +178,6 @@ impl<R: Read> Decryptor<R> {
     /// The underlying reader (its position is the decryptor's business: read, do not move it).
     pub fn get_ref(&self) -> &R {
         &self.frames.inner
-    }
-
-    /// Gives back the underlying reader (chunks in flight are dropped).
-    pub fn into_inner(self) -> R {
-        self.frames.inner
-    }
-
-    /// Chunks released, threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        let mut stages = self.counts.stages;
-        stages.read += self.frames.read_time;
-        StreamStats {
-            chunks: self.verifier.chunks,
-            frames_opened: self.counts.frames_opened,
-            threads: self.window.threads(),
-            stages,
-        }
-    }
-
-    /// Writes the whole plaintext (from the current position) to `w`, chunk by chunk without an
-    /// intermediate copy, and verifies the end of the container. Returns the bytes written.
-    pub fn copy_to(&mut self, w: &mut impl Write) -> Result<u64> {
-        self.copy_limited(w, u64::MAX)
     }
 
     /// Reads frames while the window has room. A read failure takes its place in the window, so
@@ -351,18 +332,18 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
-    fn release(&mut self, o: Opened) -> Result<()> {
+    fn release(&mut self, o: Opened, cursor: &mut Cursor) -> Result<()> {
         self.accept(o.index, o.bytes(), &o.hash, &o.times)?;
         let (chunk, spare) = self.chunk_of(o);
         self.recycle(spare);
-        self.make_current(chunk);
+        self.make_current(chunk, cursor);
         Ok(())
     }
 
     /// An opened chunk as the cursor holds it, and the buffer it no longer needs.
-    fn chunk_of(&self, o: Opened) -> (cursor::Chunk, Vec<u8>) {
+    fn chunk_of(&self, o: Opened) -> (Chunk, Vec<u8>) {
         let start = o.index * self.opener.chunk_size() as u64;
-        let chunk = cursor::Chunk {
+        let chunk = Chunk {
             buf: o.plain,
             bytes: o.content,
             start,
@@ -378,8 +359,8 @@ impl<R: Read> Decryptor<R> {
     }
 
     /// Makes `chunk` current; the buffer of the chunk it replaces is kept for reuse.
-    fn make_current(&mut self, chunk: cursor::Chunk) {
-        let old = self.cursor.load(chunk);
+    fn make_current(&mut self, chunk: Chunk, cursor: &mut Cursor) {
+        let old = cursor.load(chunk);
         self.recycle(old);
     }
 
@@ -445,11 +426,9 @@ fn pick_spare(spares: &mut Vec<Vec<u8>>, len: usize, room: usize) -> Vec<u8> {
     best.map(|i| spares.swap_remove(i)).unwrap_or_default()
 }
 
-impl<R: Read + io::Seek> Decryptor<R> {
-    /// See [`Reader::read_bodies_from`](crate::pipeline::any::Reader::read_bodies_from): `file`
-    /// must be the file this decryptor reads (a frame read from anything else fails its
-    /// authentication). Ignored unless `file` is a regular file on a unix system.
-    pub fn read_bodies_from(
+impl<R: Read + io::Seek> ContainerChunks<R> {
+    /// See [`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from).
+    pub(crate) fn read_bodies_from(
         &mut self,
         file: std::fs::File,
         count: Option<Arc<std::sync::atomic::AtomicU64>>,
@@ -463,28 +442,63 @@ impl<R: Read + io::Seek> Decryptor<R> {
     }
 }
 
-impl<R: Read> Chunks for Decryptor<R> {
-    fn cursor(&mut self) -> &mut Cursor {
-        &mut self.cursor
+impl<R: Read + io::Seek> ChunkReader<ContainerChunks<R>> {
+    /// For a container read from a regular file: `file` is a second handle to that file (a
+    /// clone), from which the workers read long frame bodies themselves, by offset, adding what
+    /// they read to `count`; the calling thread reads only the frame headers. `file` must be the
+    /// file this decryptor reads (a frame read from anything else fails its authentication).
+    /// Ignored unless `file` is a regular file on a unix system.
+    pub fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        self.source.read_bodies_from(file, count)
     }
+}
 
+impl<R: Read> ChunkSource for ContainerChunks<R> {
     fn write_time(&mut self) -> &mut std::time::Duration {
         &mut self.counts.stages.write
     }
 
-    fn failure(&mut self) -> &mut Option<Error> {
-        &mut self.failed
+    fn stats(&self) -> StreamStats {
+        let mut stages = self.counts.stages;
+        stages.read += self.frames.read_time;
+        StreamStats {
+            chunks: self.verifier.chunks,
+            frames_opened: self.counts.frames_opened,
+            threads: self.window.threads(),
+            stages,
+        }
     }
 
-    fn read_direct(&mut self, buf: &mut [u8]) -> Result<Option<usize>> {
-        self.read_whole_chunks(buf)
+    fn header_len(&self) -> u64 {
+        self.frames.first_at
     }
 
-    fn advance(&mut self) -> Result<bool> {
+    fn verified_len(&self, _: &Cursor) -> Option<u64> {
+        self.verified.as_ref().map(|f| f.plaintext_len)
+    }
+
+    fn read_direct(&mut self, cursor: &mut Cursor, buf: &mut [u8]) -> Result<Option<usize>> {
+        self.read_whole_chunks(cursor, buf)
+    }
+
+    fn copy_range_streaming(
+        &mut self,
+        cursor: &mut Cursor,
+        range: crate::ByteRange,
+        w: &mut dyn Write,
+    ) -> Result<u64> {
+        self.range_streaming(cursor, range, w)
+    }
+
+    fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
         self.fill_window();
         let window = &mut self.window;
         match timed(&mut self.counts.stages.wait, || window.next()) {
-            Some(Ok(Item::Chunk(opened))) => self.release(opened).map(|()| true),
+            Some(Ok(Item::Chunk(opened))) => self.release(opened, cursor).map(|()| true),
             Some(Ok(Item::Padding(spare))) => {
                 self.recycle(spare);
                 self.verifier.padding();
@@ -496,8 +510,6 @@ impl<R: Read> Chunks for Decryptor<R> {
         }
     }
 }
-
-cursor::read_via_chunks!(Decryptor);
 
 #[cfg(test)]
 mod tests {

@@ -1,65 +1,22 @@
-//! Random access (FORMAT.md §6): the authenticated index of a seekable container, `Seek` for the
-//! decrypting reader, and byte ranges from seekable and non-seekable inputs.
+//! Random access (FORMAT.md §6): the authenticated index of a seekable container, and the
+//! container's moves for the engine's reader (`Seek`, byte ranges from seekable and non-seekable
+//! inputs).
 //!
 //! A seekable reader reads the footer, the final frame and the index once, authenticates them,
 //! and from then on reads only the frames that cover what is asked. Every chunk it returns is
 //! authenticated as the chunk at its position (the nonce binds the position); the whole-plaintext
 //! digest is checked only when every chunk from the first was read.
 
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 
-use super::cursor::Chunks;
-use super::Decryptor;
+use super::ContainerChunks;
 use crate::error::{Error, Result};
 use crate::format::frame::{body_len_bounds, parse_footer, parse_frame_header};
 use crate::format::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
     MAX_PLAINTEXT,
 };
-
-/// A byte range of the plaintext: `start..end`, or `start..` to the end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ByteRange {
-    /// First byte.
-    pub start: u64,
-    /// One past the last byte; `None`: to the end of the plaintext.
-    pub end: Option<u64>,
-}
-
-impl ByteRange {
-    /// A range; one that ends before it starts is an error.
-    pub fn new(start: u64, end: Option<u64>) -> Result<Self> {
-        match end {
-            Some(e) if e < start => Err(Error::InvalidOption(format!(
-                "the range ends before it starts ({e} < {start})"
-            ))),
-            _ => Ok(ByteRange { start, end }),
-        }
-    }
-
-    /// The range's length, when it has an end.
-    pub fn len(&self) -> Option<u64> {
-        self.end.map(|e| e - self.start)
-    }
-
-    /// True for a range with an end equal to its start.
-    pub fn is_empty(&self) -> bool {
-        self.len() == Some(0)
-    }
-
-    /// Checks the range against a plaintext of `len` bytes; returns its end.
-    pub(crate) fn end_within(&self, len: u64) -> Result<u64> {
-        let past = |what, at| Error::RangePastEnd { what, at, len };
-        if self.start > len {
-            return Err(past("starts", self.start));
-        }
-        match self.end {
-            Some(e) if e > len => Err(past("ends", e)),
-            Some(e) => Ok(e),
-            None => Ok(len),
-        }
-    }
-}
+use crate::pipeline::chunks::{copy_limited, step, ByteRange, Cursor, SeekSource};
 
 /// Most offsets the index keeps in memory. Past `MAX_BLOCKS` frames, one offset is kept per block
 /// of frames, with the BLAKE3 of the block's index entries, and a seek reads its block of the
@@ -280,7 +237,7 @@ pub(crate) fn read_trailer<R: Read + Seek>(
     Ok(built.finish(fin, index_at))
 }
 
-impl<R: Read + Seek> Decryptor<R> {
+impl<R: Read + Seek> ContainerChunks<R> {
     /// Reads and authenticates the footer, the final frame and the index (once). The reader's
     /// position in the container is left where it was.
     fn load_index(&mut self) -> Result<&SeekIndex> {
@@ -296,30 +253,26 @@ impl<R: Read + Seek> Decryptor<R> {
     fn read_index(&mut self) -> Result<SeekIndex> {
         read_trailer(&mut self.frames, &self.opener)
     }
+}
 
-    /// The plaintext length, from the authenticated final frame (reads the index once).
-    pub fn plaintext_len(&mut self) -> Result<u64> {
+impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
+    /// Reads the index once.
+    fn plaintext_len(&mut self, _: &mut Cursor) -> Result<u64> {
         Ok(self.load_index()?.fin.plaintext_len)
     }
 
-    /// Reads no frame past the chunk that holds plaintext byte `end - 1` until a later call
-    /// raises the limit; `None` lifts it. A random-access reader that knows the extent of the
-    /// request it serves calls this before reading, so that the window (which otherwise reads
-    /// up to `threads + 2` frames ahead) fetches only the frames the request needs. Chunks
-    /// already read ahead stay; the checks are unchanged. Reads the index once.
-    pub fn limit_read_ahead(&mut self, end: Option<u64>) -> Result<()> {
+    /// Reads no frame past the chunk that holds plaintext byte `end - 1`: chunks already read
+    /// ahead stay; the checks are unchanged. Reads the index once.
+    fn limit_read_ahead(&mut self, _: &mut Cursor, end: Option<u64>) -> Result<()> {
         let c = self.opener.chunk_size();
         let d = self.load_index()?.data_frames(c);
         self.frames.stop_at = Some(end.map_or(d, |e| e.div_ceil(c as u64).min(d)));
         Ok(())
     }
 
-    /// Positions the stream at plaintext offset `pos`: in-flight chunks are dropped and the next
-    /// read starts with the chunk that holds `pos`. A position at or past the end reads nothing.
-    fn reposition(&mut self, pos: u64) -> Result<()> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
+    /// In-flight chunks are dropped and the next read starts with the chunk that holds `pos`. A
+    /// position at or past the end reads nothing.
+    fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
         let c = self.opener.chunk_size() as u64;
         self.load_index()?;
         let ix = self.index.as_mut().expect("just loaded");
@@ -328,7 +281,7 @@ impl<R: Read + Seek> Decryptor<R> {
         // back (seek to a block's start, find a delimiter, seek to its end, find another, seek
         // back to the start), and a chunk kept need not be read and decrypted twice. Chunk 0 is
         // never taken from it, so a read from the first byte still computes the digest.
-        let leaving = self.cursor.take();
+        let leaving = cursor.take();
         let kept = std::mem::replace(&mut self.kept, leaving);
         let (chunk, reuse) = match kept {
             Some(k) if k.start > 0 && k.holds(pos) => (k.start / c + 1, Some(k)),
@@ -352,62 +305,46 @@ impl<R: Read + Seek> Decryptor<R> {
         self.frames.listed = listed.map(|l| (chunk, l as usize - FRAME_HEADER_LEN));
         self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
-        self.cursor.reset(pos);
+        cursor.reset(pos);
         if let Some(k) = reuse {
-            self.make_current(k);
+            self.make_current(k, cursor);
         }
         self.verified = None;
         Ok(())
     }
 
-    /// Writes plaintext bytes `start..end` (`end = None`: to the end) to `w`, reading only the
-    /// frames that cover them. A range past the end fails before anything is written, naming the
-    /// real plaintext length. A range that reaches the end of the data gets the end-of-data
-    /// checks of a read to the end (from byte 0: the whole-plaintext digest and the frame
-    /// lengths against the index). Returns the bytes written.
-    pub fn copy_range_to(
-        &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
-    ) -> Result<u64> {
-        let range = ByteRange::new(start, end)?;
-        let len = self.plaintext_len()?;
-        let end = range.end_within(len)?;
-        self.reposition(start)?;
+    /// Only the whole file claims the whole-file digest, as with a streamed range.
+    fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
         if start > 0 {
-            // Only the whole file claims the whole-file digest, as with a streamed range.
             self.verifier.drop_digest();
         }
-        self.frames.stop_at = Some(end.div_ceil(self.opener.chunk_size() as u64));
-        let n = self.copy_limited(w, end - start)?;
-        debug_assert_eq!(n, end - start, "the index promised these bytes");
-        if end == len {
-            // A range to the end of the data ends as a read to the end does (`end_of_indexed`):
-            // what every chunk from the first allows is checked, the digest included.
-            while self.step()? {}
-        }
-        Ok(n)
+        self.limit_read_ahead(cursor, Some(end))
+    }
+
+    /// A range to the end of the data ends as a read to the end does (`end_of_indexed`): what
+    /// every chunk from the first allows is checked, the digest included.
+    fn end_range(&mut self, _: &mut Cursor, to_end: bool) -> Result<bool> {
+        Ok(to_end)
     }
 }
 
-impl<R: Read> Decryptor<R> {
-    /// Writes plaintext bytes `start..end` of a stream that cannot seek (a pipe) to `w`: frames
+impl<R: Read> ContainerChunks<R> {
+    /// Writes plaintext bytes `range` of a stream that cannot seek (a pipe) to `w`: frames
     /// before the range are skipped without being decrypted (they still have to be read), frames
     /// after it are not read at all. A range past the end is found only when the stream ends
     /// there, after the bytes before it were written. Must be called before anything was read.
-    pub fn copy_range_streaming(
+    pub(super) fn range_streaming(
         &mut self,
-        start: u64,
-        end: Option<u64>,
-        w: &mut impl Write,
+        cursor: &mut Cursor,
+        range: ByteRange,
+        w: &mut dyn Write,
     ) -> Result<u64> {
-        if self.frames.next != 0 || !self.window.is_empty() || self.failed.is_some() {
+        if self.frames.next != 0 || !self.window.is_empty() || cursor.failed.is_some() {
             return Err(Error::InvalidOption(
                 "a streamed range must start on a fresh decryptor".into(),
             ));
         }
-        let range = ByteRange::new(start, end)?;
+        let (start, end) = (range.start, range.end);
         let c = self.opener.chunk_size() as u64;
         if start > 0 {
             self.verifier.drop_digest();
@@ -421,15 +358,15 @@ impl<R: Read> Decryptor<R> {
                 });
             }
         }
-        self.cursor.reset(start);
+        cursor.reset(start);
         self.frames.stop_at = end.map(|e| e.div_ceil(c));
         let want = range.len().unwrap_or(u64::MAX);
-        let n = self.copy_limited(w, want)?;
+        let n = copy_limited(self, cursor, w, want)?;
         if n < want {
             // The stream ended, verified, before the range did: its length is now known.
             range.end_within(self.verifier.plaintext)?;
         } else {
-            self.check_trailer_after_range()?;
+            self.check_trailer_after_range(cursor)?;
         }
         Ok(n)
     }
@@ -438,7 +375,7 @@ impl<R: Read> Decryptor<R> {
     /// next frame is padding or the final frame), the rest of the stream is read and checked as
     /// in a full read (FORMAT.md §6), so a damaged trailer is not accepted. Otherwise only the
     /// next frame's 5-byte header was read.
-    fn check_trailer_after_range(&mut self) -> Result<()> {
+    fn check_trailer_after_range(&mut self, cursor: &mut Cursor) -> Result<()> {
         if self.frames.ended
             || self.frames.stop_at != Some(self.frames.next)
             || !self.window.is_empty()
@@ -452,7 +389,7 @@ impl<R: Read> Decryptor<R> {
             return Ok(());
         }
         self.frames.stop_at = None;
-        while self.step()? {}
+        while step(self, cursor)? {}
         Ok(())
     }
 
@@ -485,64 +422,9 @@ impl<R: Read> Decryptor<R> {
     }
 }
 
-/// Where a `Seek::seek(to)` of a plaintext lands, from the position `here` and, for
-/// `SeekFrom::End`, the plaintext length: what every reader of the engine shares.
-pub(crate) fn seek_target(
-    to: SeekFrom,
-    here: u64,
-    len: impl FnOnce() -> io::Result<u64>,
-) -> io::Result<u64> {
-    let target = match to {
-        SeekFrom::Start(p) => Some(p),
-        SeekFrom::Current(d) => here.checked_add_signed(d),
-        SeekFrom::End(d) => len()?.checked_add_signed(d),
-    };
-    target.ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "seek before the start of the plaintext",
-        )
-    })
-}
-
-impl<R: Read + Seek> Seek for Decryptor<R> {
-    /// Seeks in the plaintext. `SeekFrom::End` and the first seek read the index.
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let here = self.cursor.position;
-        let target = seek_target(to, here, || Ok(self.plaintext_len()?))?;
-        if self.failed.is_none() && (target == self.cursor.position || self.cursor.holds(target)) {
-            // Inside the current chunk: nothing to fetch, and the chunks read ahead stay.
-            self.cursor.position = target;
-        } else {
-            self.reposition(target)?;
-        }
-        Ok(target)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_ranges_know_their_length_and_emptiness() {
-        let r = |start, end| ByteRange::new(start, end).unwrap();
-        assert_eq!(
-            (r(3, Some(3)).len(), r(3, Some(3)).is_empty()),
-            (Some(0), true)
-        );
-        assert_eq!(
-            (r(3, Some(10)).len(), r(3, Some(10)).is_empty()),
-            (Some(7), false)
-        );
-        assert_eq!((r(3, None).len(), r(3, None).is_empty()), (None, false));
-        assert_eq!((r(0, None).len(), r(0, None).is_empty()), (None, false));
-        let e = ByteRange::new(4, Some(3)).unwrap_err();
-        assert!(
-            e.to_string().contains("ends before it starts (3 < 4)"),
-            "{e}"
-        );
-    }
 
     fn fin(n: u64) -> FinalFrame {
         FinalFrame {
