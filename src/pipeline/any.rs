@@ -289,15 +289,6 @@ pub enum Writer<W: Write> {
     Age(AgeWriter<W>),
 }
 
-macro_rules! each_w {
-    ($self:expr, $d:ident => $e:expr) => {
-        match $self {
-            Writer::Zseal($d) => $e,
-            Writer::Age($d) => $e,
-        }
-    };
-}
-
 impl<W: Write> Writer<W> {
     /// Writes the header for `recipients` into `inner` and returns the stream.
     pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
@@ -309,12 +300,18 @@ impl<W: Write> Writer<W> {
 
     /// Counts the plaintext written out into `counter`, for a progress display.
     pub fn progress(&mut self, counter: Arc<AtomicU64>) {
-        each_w!(self, e => e.progress(counter))
+        match self {
+            Writer::Zseal(e) => e.progress(counter),
+            Writer::Age(e) => e.progress(counter),
+        }
     }
 
     /// Reads `r` to its end into the stream; returns the bytes read.
     pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        each_w!(self, e => e.copy_from(r))
+        match self {
+            Writer::Zseal(e) => e.copy_from(r),
+            Writer::Age(e) => e.copy_from(r),
+        }
     }
 
     /// See [`Encryptor::write_frames_to`] and [`AgeWriter::write_frames_to`]: the workers write
@@ -324,7 +321,10 @@ impl<W: Write> Writer<W> {
         file: std::fs::File,
         count: Option<Arc<AtomicU64>>,
     ) -> Result<()> {
-        each_w!(self, e => e.write_frames_to(file, count))
+        match self {
+            Writer::Zseal(e) => e.write_frames_to(file, count),
+            Writer::Age(e) => e.write_frames_to(file, count),
+        }
     }
 
     /// Reads the file `f` to its end into the stream (a container's workers read a regular
@@ -338,7 +338,10 @@ impl<W: Write> Writer<W> {
 
     /// Ends the stream and returns the inner writer and the counters.
     pub fn finish_with_stats(self) -> Result<(W, StreamStats)> {
-        each_w!(self, e => e.finish_with_stats())
+        match self {
+            Writer::Zseal(e) => e.finish_with_stats(),
+            Writer::Age(e) => e.finish_with_stats(),
+        }
     }
 
     /// Ends the stream and returns the inner writer.
@@ -348,16 +351,25 @@ impl<W: Write> Writer<W> {
 
     /// Chunks, threads and time per stage so far.
     pub fn stats(&self) -> StreamStats {
-        each_w!(self, e => e.stats())
+        match self {
+            Writer::Zseal(e) => e.stats(),
+            Writer::Age(e) => e.stats(),
+        }
     }
 }
 
 impl<W: Write> Write for Writer<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        each_w!(self, e => e.write(buf))
+        match self {
+            Writer::Zseal(e) => e.write(buf),
+            Writer::Age(e) => e.write(buf),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        each_w!(self, e => e.flush())
+        match self {
+            Writer::Zseal(e) => e.flush(),
+            Writer::Age(e) => e.flush(),
+        }
     }
 }
