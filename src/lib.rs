@@ -36,6 +36,7 @@ pub mod records;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod stats;
+pub mod transfer;
 pub mod units;
 
 pub use codec::Codec;

@@ -20,17 +20,14 @@ pub(crate) fn decrypt_file(
     let name = src.display().to_string();
     let keys = keys_of(identity, passphrase, max_work_factor)?;
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
+    let source = Source::file(f, name.clone());
+    // The transfer layer chooses how (the workers read long frame bodies by offset).
+    let plan = source.read_plan();
     let opts = DecryptOptions::default().threads(threads_of(threads));
-    let mut dec = unlock(
-        py,
-        BufReader::with_capacity(SOURCE_BUFFER, f),
-        &name,
-        &keys,
-        &opts,
-    )?;
+    let mut dec = unlock(py, source, &name, &keys, &opts)?;
     let out_name = dst.display().to_string();
     let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
-    py.detach(|| dec.copy_to(&mut Output(&mut t)))
+    py.detach(|| plan.copy(&mut dec, None, Output(&mut t)))
         .map_err(|e| {
             let who = if is_output_error(&e) {
                 &out_name
@@ -112,9 +109,13 @@ pub(crate) fn encrypt_file(
         pad,
         format,
     };
+    // The transfer layer chooses how: the workers read the file by offset, and write into the
+    // output file by offset when it is a regular file.
+    let shared = sink.get_ref().as_file().try_clone().ok();
+    let mut source = Source::file(f, name);
     py.detach(|| {
         let mut enc = args.start(sink)?;
-        enc.copy_from_file(&f)?;
+        zseal::transfer::seal(&mut enc, &mut source, shared, None)?;
         persist(enc.finish()?)
     })
     .map_err(|e| to_py(py, &out_name, e))
@@ -133,8 +134,8 @@ pub(crate) fn verify(
     max_work_factor: Option<u8>,
 ) -> PyResult<Option<String>> {
     let keys = keys_of(identity, passphrase, max_work_factor)?;
-    let (mut dec, name, _) = open_decryptor(file, &keys, threads)?;
-    py.detach(|| dec.copy_to(&mut io::sink()))
+    let (mut dec, name, plan) = open_decryptor(file, &keys, threads)?;
+    py.detach(|| plan.copy(&mut dec, None, io::sink()))
         .map_err(|e| to_py(py, &name, e))?;
     Ok(dec.digest_hex())
 }
@@ -145,10 +146,10 @@ pub(crate) fn inspect<'py>(
     py: Python<'py>,
     file: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (mut src, name, seekable) = open_source(file)?;
+    let (mut src, name) = open_source(file)?;
     let info = py
         .detach(|| {
-            if seekable {
+            if src.is_seekable() {
                 zseal::inspect::describe_file(&mut src)
             } else {
                 zseal::inspect::describe_stream(&mut src)

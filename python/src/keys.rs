@@ -246,18 +246,20 @@ pub(crate) fn unlock<R: Read + Send>(
 }
 
 /// A decryptor over whatever `open_source` opened.
-pub(crate) type SourceDecryptor = zseal::Reader<Box<dyn Source>>;
+pub(crate) type SourceDecryptor = zseal::Reader<Source>;
 
-/// The unlocked decryptor of `file` (a path or a file object), its name, and whether it seeks.
+/// The unlocked decryptor of `file` (a path or a file object), its name, and how the transfer
+/// layer reads it (whether it seeks, whether the workers read it by offset).
 pub(crate) fn open_decryptor(
     file: &Bound<'_, PyAny>,
     keys: &Keys,
     threads: Option<usize>,
-) -> PyResult<(SourceDecryptor, String, bool)> {
-    let (src, name, seekable) = open_source(file)?;
+) -> PyResult<(SourceDecryptor, String, ReadPlan)> {
+    let (src, name) = open_source(file)?;
+    let plan = src.read_plan();
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let dec = unlock(file.py(), src, &name, keys, &opts)?;
-    Ok((dec, name, seekable))
+    Ok((dec, name, plan))
 }
 
 pub(crate) fn keys_of(

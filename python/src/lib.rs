@@ -36,6 +36,7 @@ use zseal::crypto::recipients::{self, KeyPassphrase};
 use zseal::crypto::Stanza;
 use zseal::io::{Destination, OutputFile};
 use zseal::pipeline::Threads;
+use zseal::transfer::{ReadPlan, Source};
 use zseal::{
     AgeIdentity, AgeRecipient, Codec, DecryptOptions, EncryptOptions, Error, ErrorKind, FileKey,
     HashAlg, Identity, KeyNeeded, Passphrase, Recipient, Sealed,

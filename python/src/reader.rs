@@ -206,7 +206,8 @@ impl Reader {
         max_work_factor: Option<u8>,
     ) -> PyResult<Self> {
         let keys = keys_of(identity, passphrase, max_work_factor)?;
-        let (mut dec, name, seekable) = open_decryptor(file, &keys, threads)?;
+        let (mut dec, name, plan) = open_decryptor(file, &keys, threads)?;
+        let seekable = plan.is_seekable();
         let size = if seekable {
             Some(
                 py.detach(|| dec.plaintext_len())

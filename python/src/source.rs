@@ -90,15 +90,13 @@ impl Write for PyFileObj {
     }
 }
 
-pub(crate) trait Source: Read + Seek + Send {}
-impl<T: Read + Seek + Send> Source for T {}
-
-/// Reads of the frame headers are a few bytes: a buffer turns them into one call per frame.
+/// Reads of the frame headers from a Python file object are a few bytes: a buffer turns them
+/// into one call per frame.
 pub(crate) const SOURCE_BUFFER: usize = 64 << 10;
 
-/// `file` is a path (str or os.PathLike) or an object with `read`. Returns the source, its name
-/// for messages, and whether it can seek.
-pub(crate) fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>, String, bool)> {
+/// `file` is a path (str or os.PathLike) or an object with `read`. Returns the engine's source
+/// (the transfer layer's), and its name for messages.
+pub(crate) fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Source, String)> {
     let py = file.py();
     if let Some(url) = as_url(file)? {
         // An object: ranged GETs, fetched as read (file objects are sought and read in pieces),
@@ -108,18 +106,14 @@ pub(crate) fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>,
                 zseal::remote::Remote::from_env(&url)?.reader(zseal::remote::ReadMode::Random)
             })
             .map_err(|e| to_py(py, &url, Error::from(e)))?;
-        return Ok((Box::new(reader), url, true));
+        return Ok((Source::object(reader), url));
     }
     if let Some(path) = as_path(file)? {
         let name = path.display().to_string();
         let f = py
             .detach(|| File::open(&path))
             .map_err(|e| to_py(py, &name, Error::from(e)))?;
-        return Ok((
-            Box::new(BufReader::with_capacity(SOURCE_BUFFER, f)),
-            name,
-            true,
-        ));
+        return Ok((Source::file(f, name.clone()), name));
     }
     if !file.hasattr("read")? {
         return Err(PyValueError::new_err(
@@ -130,14 +124,12 @@ pub(crate) fn open_source(file: &Bound<'_, PyAny>) -> PyResult<(Box<dyn Source>,
     let seekable = file.hasattr("seekable")?
         && file.call_method0("seekable")?.is_truthy()?
         && file.hasattr("seek")?;
-    Ok((
-        Box::new(BufReader::with_capacity(
-            SOURCE_BUFFER,
-            PyFileObj(file.clone().unbind()),
-        )),
-        name,
-        seekable,
-    ))
+    let buffered = BufReader::with_capacity(SOURCE_BUFFER, PyFileObj(file.clone().unbind()));
+    let source = match seekable {
+        true => Source::seekable(buffered, name.clone()),
+        false => Source::stream(buffered, name.clone()),
+    };
+    Ok((source, name))
 }
 
 /// A str of the form `scheme://…` (s3://, gs://, az://, http(s)://): an object for the Rust

@@ -17,4 +17,5 @@ mod records;
 mod rekey;
 mod roundtrip;
 mod tamper;
+mod transfer;
 mod vectors;

@@ -5,7 +5,7 @@ use zseal::io::Counted;
 use zseal::ByteRange;
 
 use crate::common::{Common, Job};
-use crate::files::{display_name, Input, Output};
+use crate::files::{display_name, open_input_for, Output};
 use crate::keys::{Identities, Unlock};
 use crate::progress::Counters;
 use crate::report::Direction;
@@ -62,12 +62,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some(_) => ReadMode::Random,
         None => ReadMode::Sequential,
     };
-    let input = Input::open_for(c.input.as_deref(), mode)?;
+    let counters = Counters::default();
+    let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
     let what = display_name(c.input.as_deref(), "standard input");
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let counters = Counters::default();
     // A range reads an unknown part of the file: no bar, only the counts.
-    let size = input.file_size().filter(|_| a.range.is_none());
+    let size = input.size().filter(|_| a.range.is_none());
     let mut output = Counted::new(output, counters.output.clone());
     let job = Job {
         how: &c.report,
@@ -80,39 +80,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         passphrase_file: c.passphrase_file.as_deref(),
         ids: &a.ids,
         threads: c.threads,
-        counter: counters.input.clone(),
         raw_age: a.raw,
     };
-    let (_, stats, clock) = match (input, a.range) {
-        (Input::File(f, _), Some(r)) => job.run(keys.open(f)?, |d| {
-            d.copy_range_to(r.start, r.end, &mut output)
-        }),
-        #[cfg(feature = "remote")]
-        (Input::Remote(o), Some(r)) => job.run(keys.open(o)?, |d| {
-            d.copy_range_to(r.start, r.end, &mut output)
-        }),
-        // A whole file or object: an age file zseal wrote decodes its frames on every core.
-        (Input::File(f, _), None) => {
-            // The workers read long frame bodies from the file themselves.
-            let bodies = f.try_clone()?;
-            let count = counters.input.clone();
-            job.run(keys.open(f)?, |d| {
-                d.use_index()?;
-                d.read_bodies_from(bodies, Some(count))?;
-                d.copy_to(&mut output)
-            })
-        }
-        #[cfg(feature = "remote")]
-        (Input::Remote(o), None) => job.run(keys.open(o)?, |d| {
-            d.use_index()?;
-            d.copy_to(&mut output)
-        }),
-        (input, Some(r)) => job.run(keys.open(input)?, |d| {
-            d.copy_range_streaming(r.start, r.end, &mut output)
-        }),
-        (input, None) => job.run(keys.open(input)?, |d| d.copy_to(&mut output)),
-    }
-    .with_context(|| format!("decrypting {what}"))?;
+    // The transfer layer chooses how: a range from the index or by reading through, a whole
+    // file with its frame bodies read by the workers.
+    let plan = input.read_plan();
+    let (_, stats, clock) = job
+        .run(keys.open(input)?, |d| plan.copy(d, a.range, &mut output))
+        .with_context(|| format!("decrypting {what}"))?;
     output.into_inner().commit(!c.no_fsync)?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Decrypt, bytes, stats);

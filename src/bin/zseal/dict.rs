@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use zseal::records::Dictionary;
 
-use crate::files::{display_name, Input, Output};
+use crate::files::{display_name, open_input, Output};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -62,7 +62,7 @@ fn train(a: TrainArgs) -> anyhow::Result<()> {
     let mut truncated = false;
     for path in &a.samples {
         let name = display_name(Some(path), "standard input");
-        let input = Input::open(Some(path))?;
+        let input = open_input(Some(path))?;
         if a.files {
             let mut data = Vec::new();
             input

@@ -8,7 +8,7 @@ use anyhow::Context;
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
 
 use crate::common::{Clock, Common};
-use crate::files::{display_name, Input, Output};
+use crate::files::{display_name, open_input, Output};
 use crate::keys;
 use crate::progress::{Counters, Progress};
 use crate::report::Direction;
@@ -113,38 +113,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some((min, max)) => opts.adapt(min, max),
         None => opts,
     };
-    let mut input = Input::open(c.input.as_deref())?;
-    let recipients = keys::recipients(
-        &a.recipient,
-        &a.recipients_file,
-        matches!(input, Input::Stdin(_)),
-    )?;
+    let mut input = open_input(c.input.as_deref())?;
+    let recipients = keys::recipients(&a.recipient, &a.recipients_file, input.is_stdin_stream())?;
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     let what = display_name(c.input.as_deref(), "standard input");
     let counters = Counters::default();
-    let size = input.file_size();
+    let size = input.size();
     let shared = output.shared_handle();
     let output = Counted::new(output, counters.output.clone());
     let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
     let mut enc = Writer::new(output, &targets.refs(), &opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
-    // A regular file is read by the workers (progress counts what is sealed), and written by
-    // them too when the output is one; a pipe is read here, and progress counts what arrives,
-    // so that a slow producer still shows movement.
-    match input.regular_file() {
-        Some(f) => {
-            enc.progress(counters.input.clone());
-            match shared {
-                Some(out) => enc
-                    .write_frames_to(out, Some(counters.output.clone()))
-                    .and_then(|()| enc.copy_from_file(&f)),
-                None => enc.copy_from_file(&f),
-            }
-        }
-        None => enc.copy_from(&mut Counted::new(&mut input, counters.input.clone())),
-    }
-    .with_context(|| format!("encrypting {what}"))?;
+    // The transfer layer chooses how: a regular file is read by the workers (progress counts
+    // what is sealed), and written by them too when the output is one; a pipe is read here.
+    let progress_counts = zseal::transfer::Progress {
+        input: counters.input.clone(),
+        output: counters.output.clone(),
+    };
+    zseal::transfer::seal(&mut enc, &mut input, shared, Some(&progress_counts))
+        .with_context(|| format!("encrypting {what}"))?;
     let (output, stats) = enc
         .finish_with_stats()
         .with_context(|| format!("encrypting {what}"))?;

@@ -7,12 +7,13 @@
 //! temporary file beside an output is never named.
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
 use zseal::io::{without_path, Destination, OutputFile, ReadMode, What};
+use zseal::transfer::Source;
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -30,18 +31,6 @@ fn named(e: io::Error, verb: &str, name: &str) -> io::Error {
     )
 }
 
-/// Where data comes from: a file, an object in object storage, or standard input for `None`
-/// and `-`.
-pub enum Input {
-    /// Standard input.
-    Stdin(io::StdinLock<'static>),
-    /// A file, and its name for messages.
-    File(File, String),
-    /// An object named by URL, read by ranged GETs.
-    #[cfg(feature = "remote")]
-    Remote(zseal::remote::RemoteReader),
-}
-
 /// The URL `p` names, when it names one (`s3://…`, `gs://…`, `az://…`, `http(s)://…`).
 pub fn url_of(p: &Path) -> Option<&str> {
     p.to_str().filter(|s| zseal::io::is_url(s))
@@ -49,11 +38,11 @@ pub fn url_of(p: &Path) -> Option<&str> {
 
 /// Opens the object at `url` for reading.
 #[cfg(feature = "remote")]
-fn open_remote(url: &str, mode: ReadMode) -> anyhow::Result<Input> {
+fn open_remote(url: &str, mode: ReadMode) -> anyhow::Result<Source> {
     let remote = zseal::remote::Remote::from_env(url)?;
     let reader = remote.reader(mode)?;
     let _ = FETCHED.set(reader.stats());
-    Ok(Input::Remote(reader))
+    Ok(Source::object(reader))
 }
 
 /// What the command's input object has fetched (one input per command).
@@ -70,62 +59,30 @@ pub fn fetched() -> Option<(u64, u64)> {
 }
 
 #[cfg(not(feature = "remote"))]
-fn open_remote(url: &str, _: ReadMode) -> anyhow::Result<Input> {
+fn open_remote(url: &str, _: ReadMode) -> anyhow::Result<Source> {
     bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
-impl Input {
-    /// Opens `path` (`None` or `-` for stdin) to be read straight through.
-    pub fn open(path: Option<&Path>) -> anyhow::Result<Self> {
-        Self::open_for(path, ReadMode::Sequential)
-    }
+/// Opens `path` (`None` or `-` for stdin) to be read straight through.
+pub fn open_input(path: Option<&Path>) -> anyhow::Result<Source> {
+    open_input_for(path, ReadMode::Sequential)
+}
 
-    /// Opens `path` (`None` or `-` for stdin; a URL for an object, read by `mode`).
-    pub fn open_for(path: Option<&Path>, mode: ReadMode) -> anyhow::Result<Self> {
-        let name = display_name(path, "standard input");
-        if let Some(url) = path.and_then(url_of) {
-            return open_remote(url, mode);
-        }
-        match path.filter(|p| *p != Path::new("-")) {
-            None => {
-                let stdin = io::stdin().lock();
-                widen_pipe(&stdin);
-                Ok(Input::Stdin(stdin))
+/// Opens `path` as the engine's source: `None` or `-` for stdin, a URL for an object read by
+/// `mode`, else a file.
+pub fn open_input_for(path: Option<&Path>, mode: ReadMode) -> anyhow::Result<Source> {
+    if let Some(url) = path.and_then(url_of) {
+        return open_remote(url, mode);
+    }
+    match path.filter(|p| *p != Path::new("-")) {
+        None => {
+            let stdin = Source::stdin();
+            if stdin.is_stdin_stream() {
+                widen_pipe();
             }
-            Some(p) => match File::open(p) {
-                Ok(f) => Ok(Input::File(f, name)),
-                Err(e) => Err(named(e, "open", &name).into()),
-            },
+            Ok(stdin)
         }
-    }
-
-    /// The input's size when it is a regular file or an object.
-    pub fn file_size(&self) -> Option<u64> {
-        #[cfg(feature = "remote")]
-        if let Input::Remote(r) = self {
-            return Some(r.len());
-        }
-        self.regular_file()
-            .and_then(|f| f.metadata().ok())
-            .map(|m| m.len())
-    }
-
-    /// The input as a regular file (a named one, or standard input redirected from one), which
-    /// the library can read with positional reads on its workers; `None` for pipes and terminals.
-    pub fn regular_file(&self) -> Option<File> {
-        let f = match self {
-            Input::File(f, _) => f.try_clone().ok()?,
-            #[cfg(unix)]
-            Input::Stdin(s) => {
-                use std::os::fd::AsFd;
-                File::from(s.as_fd().try_clone_to_owned().ok()?)
-            }
-            #[cfg(not(unix))]
-            Input::Stdin(_) => return None,
-            #[cfg(feature = "remote")]
-            Input::Remote(_) => return None,
-        };
-        f.metadata().ok().filter(|m| m.is_file()).map(|_| f)
+        Some(p) => Ok(Source::open(p)?),
     }
 }
 
@@ -133,10 +90,11 @@ impl Input {
 /// producer such as `tar c` or `cat` hands over chunks in 16 times fewer wake-ups. Best effort:
 /// an unprivileged process may be refused above /proc/sys/fs/pipe-max-size, and nothing depends
 /// on it.
-fn widen_pipe(stdin: &io::StdinLock<'static>) {
+fn widen_pipe() {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsFd;
+        let stdin = io::stdin();
         let fd = stdin.as_fd();
         if let Ok(f) = fd.try_clone_to_owned().map(File::from) {
             if f.metadata().is_ok_and(|m| {
@@ -145,19 +103,6 @@ fn widen_pipe(stdin: &io::StdinLock<'static>) {
             }) {
                 let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
             }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = stdin;
-}
-
-impl Read for Input {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Input::Stdin(s) => s.read(buf).map_err(|e| named(e, "read", "standard input")),
-            Input::File(f, name) => f.read(buf).map_err(|e| named(e, "read", name)),
-            #[cfg(feature = "remote")]
-            Input::Remote(r) => r.read(buf),
         }
     }
 }

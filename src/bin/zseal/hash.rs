@@ -67,7 +67,7 @@ fn hash_path(alg: HashAlg, path: &Path) -> std::io::Result<String> {
     if path == Path::new("-") {
         zseal::hash::hash_reader(alg, std::io::stdin().lock())
     } else if crate::files::url_of(path).is_some() {
-        let input = crate::files::Input::open(Some(path)).map_err(std::io::Error::other)?;
+        let input = crate::files::open_input(Some(path)).map_err(std::io::Error::other)?;
         zseal::hash::hash_reader(alg, input)
     } else {
         zseal::hash::hash_file(alg, path)

@@ -9,7 +9,7 @@ use zseal::inspect::{describe_file, describe_stream, AgeInfo, Described};
 use zseal::units::human_bytes;
 use zseal::Info;
 
-use crate::files::{display_name, Input};
+use crate::files::{display_name, open_input_for};
 use zseal::io::ReadMode;
 
 #[derive(clap::Args)]
@@ -23,13 +23,11 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     // An object: the header and the trailer are fetched, nothing between.
-    let input = Input::open_for(a.input.as_deref(), ReadMode::Random)?;
+    let input = open_input_for(a.input.as_deref(), ReadMode::Random)?;
     let what = display_name(a.input.as_deref(), "standard input");
-    let info = match input {
-        Input::File(f, _) => describe_file(f),
-        Input::Stdin(s) => describe_stream(s),
-        #[cfg(feature = "remote")]
-        Input::Remote(r) => describe_file(r),
+    let info = match input.is_seekable() {
+        true => describe_file(input),
+        false => describe_stream(input),
     }
     .with_context(|| format!("reading {what}"))?;
     if a.json {

@@ -4,14 +4,11 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args;
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
-use zseal::io::Counted;
 use zseal::Passphrase;
 use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Reader, Sealed};
 
@@ -28,13 +25,12 @@ pub struct Identities {
 }
 
 /// What it takes to open the container a command reads: its name for messages, the keys the
-/// user gave, the threads, and the counter of container bytes read (for the progress line).
+/// user gave, and the threads.
 pub struct Unlock<'a> {
     pub what: &'a str,
     pub passphrase_file: Option<&'a Path>,
     pub ids: &'a Identities,
     pub threads: usize,
-    pub counter: Arc<AtomicU64>,
     /// An age file's plaintext as it is, not decompressed (`decrypt --raw`).
     pub raw_age: bool,
 }
@@ -43,9 +39,8 @@ impl Unlock<'_> {
     /// Reads the header (so that a file that is neither zseal nor age fails before any prompt),
     /// then unlocks it with the key the library says it needs: the identities given, or a
     /// passphrase.
-    pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Reader<Counted<R>>> {
+    pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Reader<R>> {
         let what = self.what;
-        let input = Counted::new(input, self.counter.clone());
         let locked = Sealed::read(input).with_context(|| format!("reading {what}"))?;
         let keys = keys_for(locked.needs(), what, self.passphrase_file, self.ids)?;
         let opts = DecryptOptions::default()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::common::{Job, Reporting};
-use crate::files::{display_name, Input};
+use crate::files::{display_name, open_input};
 use crate::hash::check_line;
 use crate::keys::{Identities, Unlock};
 use crate::progress::Counters;
@@ -29,13 +29,13 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let input = Input::open(a.input.as_deref())?;
-    let what = display_name(a.input.as_deref(), "standard input");
     let counters = Counters::default();
+    let input = open_input(a.input.as_deref())?.counting(counters.input.clone());
+    let what = display_name(a.input.as_deref(), "standard input");
     let job = Job {
         how: &a.report,
         counters: &counters,
-        size: input.file_size(),
+        size: input.size(),
         verb: "verifying",
     };
     let keys = Unlock {
@@ -43,15 +43,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         passphrase_file: a.passphrase_file.as_deref(),
         ids: &a.ids,
         threads: a.threads,
-        counter: counters.input.clone(),
         raw_age: false,
     };
+    let plan = input.read_plan();
     let dec = keys.open(input)?;
     let format = dec.format();
     let alg = dec.as_zseal().map(|d| d.header().hash);
     let ((len, hex, chunks), stats, clock) = job
         .run(dec, |d| {
-            let len = d.copy_to(&mut std::io::sink())?;
+            let len = plan.copy(d, None, std::io::sink())?;
             Ok(match d.as_zseal() {
                 Some(z) => (
                     len,

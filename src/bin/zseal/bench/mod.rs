@@ -8,7 +8,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use zseal::bench::{self, Plan};
 
-use crate::files::{Input, Output};
+use crate::files::{open_input, Output};
 use report::{recommend, render, svg_plot, Format};
 
 mod report;
@@ -75,7 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ),
         Some(p) => {
             let mut data = Vec::new();
-            Input::open(Some(p))?
+            open_input(Some(p))?
                 .take(limit as u64)
                 .read_to_end(&mut data)
                 .with_context(|| format!("cannot read {}", p.display()))?;
