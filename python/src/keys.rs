@@ -3,36 +3,66 @@
 
 use crate::*;
 
-/// An SSH key with a passphrase cannot be asked for from here: it is refused with a message.
+/// How an encrypted SSH key's passphrase is asked for: the caller's `key_passphrase` (a str, or
+/// a callable given the key's description that returns a str or None), or, without one, not at
+/// all (the key is refused with a message saying what to pass).
 #[derive(Clone)]
-pub(crate) struct NoPrompt;
+pub(crate) enum KeyPrompt {
+    None,
+    Fixed(Arc<Zeroizing<String>>),
+    Callback(Arc<Py<PyAny>>),
+}
 
-impl KeyPassphrase for NoPrompt {
-    fn passphrase(&self, _description: &str) -> Option<String> {
-        None
+impl KeyPassphrase for KeyPrompt {
+    fn passphrase(&self, description: &str) -> Option<String> {
+        match self {
+            KeyPrompt::None => None,
+            KeyPrompt::Fixed(p) => Some(p.to_string()),
+            // The identity is read off the GIL: the callable runs with it taken again. An
+            // exception or a non-str answer gives up, as an empty prompt would.
+            KeyPrompt::Callback(f) => Python::attach(|py| {
+                f.call1(py, (description,))
+                    .and_then(|r| r.extract::<Option<String>>(py))
+                    .ok()
+                    .flatten()
+            }),
+        }
+    }
+
+    fn refusal(&self) -> Option<String> {
+        matches!(self, KeyPrompt::None)
+            .then(|| "pass key_passphrase= (its passphrase, or a callable that asks for it)".into())
     }
 }
 
-/// `identity` entries: paths of identity files (age, OpenSSH), or `AGE-SECRET-KEY-1…` strings.
-pub(crate) fn read_identities(entries: &[String]) -> zseal::Result<Vec<AgeIdentity>> {
-    let mut out = Vec::new();
-    for entry in entries {
-        let trimmed = entry.trim();
-        if trimmed.starts_with("AGE-SECRET-KEY-1") {
-            out.extend(recipients::read_identities(
-                trimmed.as_bytes(),
-                "the identity string",
-                NoPrompt,
-            )?);
-            continue;
+impl KeyPrompt {
+    fn of(given: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(v) = given.filter(|v| !v.is_none()) else {
+            return Ok(KeyPrompt::None);
+        };
+        if let Ok(s) = v.extract::<String>() {
+            return Ok(KeyPrompt::Fixed(Arc::new(Zeroizing::new(s))));
         }
-        let data = Zeroizing::new(
-            std::fs::read(entry)
-                .map_err(|e| option_error(format!("cannot read identity file {entry}: {e}")))?,
-        );
-        out.extend(recipients::read_identities(&data, entry, NoPrompt)?);
+        if v.is_callable() {
+            return Ok(KeyPrompt::Callback(Arc::new(v.clone().unbind())));
+        }
+        Err(PyValueError::new_err(
+            "key_passphrase must be a str or a callable that takes the key's description and returns a str",
+        ))
     }
-    Ok(out)
+}
+
+/// `identity` entries: paths of identity files (age, OpenSSH), or `AGE-SECRET-KEY-1…` strings,
+/// read by the library's one identity loader.
+pub(crate) fn read_identities(
+    entries: &[String],
+    ask: KeyPrompt,
+) -> zseal::Result<Vec<AgeIdentity>> {
+    let sources: Vec<_> = entries
+        .iter()
+        .map(|e| recipients::IdentitySource::from_entry(e))
+        .collect();
+    recipients::load_identities(&sources, ask)
 }
 
 /// File keys already unwrapped by a passphrase in this process, so that the many opens of one
@@ -169,6 +199,8 @@ pub(crate) fn _passphrase_cache_len() -> usize {
 /// The keys a caller passed to a decrypting call.
 pub(crate) struct Keys {
     identity: Vec<String>,
+    /// How an encrypted SSH key's passphrase is asked for.
+    ask: KeyPrompt,
     passphrase: Option<Zeroizing<String>>,
     /// The largest scrypt work factor of an age file a passphrase is tried on.
     max_work_factor: Option<u8>,
@@ -219,7 +251,7 @@ pub(crate) fn unlock<R: Read + Send>(
             }
             py.detach(|| {
                 // Read here: an SSH identity is not Send, so it lives and dies on this thread.
-                let ids = read_identities(&keys.identity)?;
+                let ids = read_identities(&keys.identity, keys.ask.clone())?;
                 let refs: Vec<&dyn Identity> = ids.iter().map(|i| i as &dyn Identity).collect();
                 locked.unlock(&refs, opts)
             })
@@ -266,7 +298,9 @@ pub(crate) fn keys_of(
     identity: Option<&Bound<'_, PyAny>>,
     passphrase: Option<String>,
     max_work_factor: Option<u8>,
+    key_passphrase: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Keys> {
+    let ask = KeyPrompt::of(key_passphrase)?;
     let identity = match identity {
         None => Vec::new(),
         Some(v) if v.is_none() => Vec::new(),
@@ -287,6 +321,7 @@ pub(crate) fn keys_of(
     };
     Ok(Keys {
         identity,
+        ask,
         passphrase: passphrase.map(Zeroizing::new),
         max_work_factor,
     })

@@ -196,7 +196,8 @@ impl Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None))]
+    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None,
+                        key_passphrase=None))]
     fn new(
         py: Python<'_>,
         file: &Bound<'_, PyAny>,
@@ -204,8 +205,9 @@ impl Reader {
         passphrase: Option<String>,
         threads: Option<usize>,
         max_work_factor: Option<u8>,
+        key_passphrase: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let keys = keys_of(identity, passphrase, max_work_factor)?;
+        let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
         let (mut dec, name, plan) = open_decryptor(file, &keys, threads)?;
         let seekable = plan.is_seekable();
         let size = if seekable {

@@ -53,7 +53,7 @@ impl RecordKey {
         identity: Option<&Bound<'_, PyAny>>,
         passphrase: Option<String>,
     ) -> PyResult<Self> {
-        let keys = keys_of(identity, passphrase, None)?;
+        let keys = keys_of(identity, passphrase, None, None)?;
         let (dec, name, _) = open_decryptor(file, &keys, Some(1))?;
         py.detach(|| match dec.format() {
             zseal::Format::Zseal => records::RecordKey::from_decryptor(dec),

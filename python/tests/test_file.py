@@ -624,3 +624,45 @@ def test_a_tampered_header_never_enters_the_passphrase_cache(tmp_path):
     with zseal.open(good, passphrase=pw) as f:
         assert f.read() == b"x" * 1000
     assert _zseal._passphrase_cache_len() == before + 1
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_passphrase_protected_ssh_key_opens_with_key_passphrase(tmp_path):
+    """An OpenSSH key with a passphrase: refused without key_passphrase, opened with the
+    passphrase given as a str or returned by a callable (asked with the key's description),
+    through open, verify and decrypt_file alike."""
+    key = REPO / "fixtures" / "keys" / "ed25519-encrypted"
+    recipient = (REPO / "fixtures" / "keys" / "ed25519-encrypted.pub").read_text().strip()
+    data = b"sealed for an ssh key\n" * 1000
+    path = tmp_path / "s.zseal"
+    with zseal.open(path, "wb", recipients=[recipient]) as f:
+        f.write(data)
+    with pytest.raises(zseal.ZsealError, match="protected by a passphrase: pass key_passphrase="):
+        zseal.open(path, "rb", identity=key).read()
+    asked = []
+
+    def ask(description):
+        asked.append(description)
+        return "zseal fixture"
+
+    with zseal.open(path, "rb", identity=key, key_passphrase="zseal fixture") as f:
+        assert f.read() == data
+    with zseal.open(path, "rb", identity=key, key_passphrase=ask) as f:
+        assert f.read() == data
+    assert asked and str(key) in asked[0], asked
+    digest = zseal.verify(path, identity=key, key_passphrase=ask)
+    assert digest is not None and len(digest) == 64
+    out = tmp_path / "s.out"
+    assert zseal.decrypt_file(path, out, identity=key, key_passphrase="zseal fixture") == digest
+    assert out.read_bytes() == data
+    # A wrong answer, or a callable that gives up, is refused, and nothing is written.
+    for wrong in ["not it", lambda d: None]:
+        with pytest.raises(zseal.ZsealError, match="passphrase was wrong|no identity matched"):
+            zseal.decrypt_file(path, tmp_path / "no.out", identity=key, key_passphrase=wrong)
+        assert not (tmp_path / "no.out").exists()
+    with pytest.raises(ValueError, match="key_passphrase must be a str or a callable"):
+        zseal.verify(path, identity=key, key_passphrase=42)
+    with pytest.raises(zseal.OptionError, match="identity is for reading"):
+        zseal.open(tmp_path / "w.zseal", "wb", recipients=[recipient], key_passphrase="x")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Any, Iterable, Sequence, Union
+from typing import IO, Any, Callable, Iterable, Sequence, Union
 
 from . import _zseal, errors
 from ._zseal import (
@@ -130,6 +130,7 @@ class ZsealReader(io.BufferedIOBase):
         passphrase: str | None = None,
         threads: int | None = None,
         max_work_factor: int | None = None,
+        key_passphrase: str | Callable[[str], str | None] | None = None,
         _owned: Any = None,
     ) -> None:
         super().__init__()
@@ -140,6 +141,7 @@ class ZsealReader(io.BufferedIOBase):
             passphrase=passphrase,
             threads=threads,
             max_work_factor=max_work_factor,
+            key_passphrase=key_passphrase,
         )
 
     @property
@@ -284,6 +286,7 @@ def open(
     newline: str | None = None,
     max_work_factor: int | None = None,
     format: str | None = None,
+    key_passphrase: str | Callable[[str], str | None] | None = None,
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
     to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
@@ -306,6 +309,9 @@ def open(
     (scrypt) work factor is higher, before any work: at 22 one attempt takes 4 GiB of memory and
     tens of seconds; age writes 18. A file's key, once a passphrase opened it, is kept in this
     process, so that later opens of the same file pay the passphrase's cost no more.
+    ``key_passphrase`` unlocks an ``identity`` that is a passphrase-protected OpenSSH key: the
+    passphrase itself, or a callable given the key's description that returns it (for example
+    ``lambda d: getpass.getpass(d + ": ")``); without it such a key is refused.
     """
     text = "t" in mode
     base = mode.replace("t", "").replace("b", "")
@@ -325,9 +331,10 @@ def open(
             passphrase=passphrase,
             threads=threads,
             max_work_factor=max_work_factor,
+            key_passphrase=key_passphrase,
         )
     else:
-        if identity is not None:
+        if identity is not None or key_passphrase is not None:
             raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
         if max_work_factor is not None:
             raise OptionError("max_work_factor is for reading age files")

@@ -1,10 +1,11 @@
 """Types of the Rust extension (python/src/lib.rs); the public API is in zseal/__init__.py."""
 
 import os
-from typing import IO, Any, Sequence
+from typing import IO, Any, Callable, Sequence
 
 _Path = str | os.PathLike[str]
 _Identity = _Path | Sequence[_Path] | None
+_KeyPassphrase = str | Callable[[str], str | None] | None
 
 __version__: str
 
@@ -19,6 +20,7 @@ class Reader:
         passphrase: str | None = None,
         threads: int | None = None,
         max_work_factor: int | None = None,
+        key_passphrase: _KeyPassphrase = None,
     ) -> None: ...
     @property
     def size(self) -> int | None: ...
@@ -83,6 +85,7 @@ def decrypt_file(
     threads: int | None = None,
     overwrite: bool = False,
     max_work_factor: int | None = None,
+    key_passphrase: _KeyPassphrase = None,
 ) -> str | None:
     """Decrypts src into dst, which appears only when every byte verified; returns the
     whole-plaintext digest (hex), or None for a file written without one."""
@@ -94,6 +97,7 @@ def verify(
     passphrase: str | None = None,
     threads: int | None = None,
     max_work_factor: int | None = None,
+    key_passphrase: _KeyPassphrase = None,
 ) -> str | None:
     """Reads and checks the whole container; returns the whole-plaintext digest (hex, as b3sum
     or xxhsum -H3 print it), or None for a file written without one."""

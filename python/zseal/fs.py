@@ -60,6 +60,7 @@ class ZsealFileSystem(ChainedFileSystem):
         fo: str | None = None,
         max_work_factor: int | None = None,
         format: str | None = None,
+        key_passphrase: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -71,6 +72,7 @@ class ZsealFileSystem(ChainedFileSystem):
             "passphrase": passphrase,
             "threads": threads,
             "max_work_factor": max_work_factor,
+            "key_passphrase": key_passphrase,
         }
         self._write = {
             "recipients": recipients,

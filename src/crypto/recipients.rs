@@ -229,6 +229,10 @@ impl Identity for AgeIdentity {
         match self.inner.unwrap_stanzas(stanzas) {
             None => Ok(None),
             Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
+            // An encrypted SSH key whose passphrase was wrong: the file is not at fault.
+            Some(Err(age::DecryptError::KeyDecryptionFailed)) => Err(Error::InvalidOption(
+                "the passphrase-protected OpenSSH identity could not be decrypted: its passphrase was wrong".into(),
+            )),
             Some(Err(e)) => Err(Error::InvalidHeader(format!(
                 "a recipient stanza failed to unwrap: {e}"
             ))),
@@ -240,6 +244,12 @@ impl Identity for AgeIdentity {
 pub trait KeyPassphrase: Clone + Send + Sync + 'static {
     /// Returns the passphrase for the key described, or `None` to give up.
     fn passphrase(&self, description: &str) -> Option<String>;
+
+    /// `Some(advice)` when this front end has no way to ask: a passphrase-protected key is then
+    /// refused when it is read, with the advice, instead of matching nothing later.
+    fn refusal(&self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Clone)]
@@ -279,6 +289,11 @@ pub fn read_identities(
                 "unsupported SSH key ({k:?}): use ssh-ed25519 or ssh-rsa"
             )));
         }
+        if let (age::ssh::Identity::Encrypted(_), Some(advice)) = (&id, ask.refusal()) {
+            return Err(bad(&format!(
+                "it is an OpenSSH key protected by a passphrase: {advice}"
+            )));
+        }
         return Ok(vec![AgeIdentity {
             inner: Box::new(id.with_callbacks(Callbacks(ask))),
         }]);
@@ -289,6 +304,55 @@ pub fn read_identities(
         return Err(bad(&"no AGE-SECRET-KEY-1 line"));
     }
     Ok(ids.into_iter().map(|inner| AgeIdentity { inner }).collect())
+}
+
+/// Where an identity comes from: a file (age identities, or an OpenSSH private key), or an
+/// identity given as text (`AGE-SECRET-KEY-1…`; the Python package takes them, the command line
+/// does not, since an argument is visible to every user of the machine).
+pub enum IdentitySource {
+    /// An identity file.
+    File(std::path::PathBuf),
+    /// Identity lines given as text.
+    Text(zeroize::Zeroizing<String>),
+}
+
+impl IdentitySource {
+    /// A file path, or, for an entry that starts with `AGE-SECRET-KEY-1`, the identity itself.
+    pub fn from_entry(entry: &str) -> IdentitySource {
+        let trimmed = entry.trim();
+        match trimmed.starts_with("AGE-SECRET-KEY-1") {
+            true => IdentitySource::Text(zeroize::Zeroizing::new(trimmed.to_string())),
+            false => IdentitySource::File(entry.into()),
+        }
+    }
+}
+
+/// The one identity loader of every front end: reads each source's identities, asking `ask`
+/// (the front end's callback: a terminal prompt, a Python callable) for the passphrase of an
+/// encrypted SSH key when one is used. A file is read into a buffer that is wiped afterwards.
+pub fn load_identities(
+    sources: &[IdentitySource],
+    ask: impl KeyPassphrase,
+) -> Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for source in sources {
+        match source {
+            IdentitySource::Text(t) => out.extend(read_identities(
+                t.as_bytes(),
+                "the identity string",
+                ask.clone(),
+            )?),
+            IdentitySource::File(p) => {
+                let name = p.display().to_string();
+                let data = zeroize::Zeroizing::new(std::fs::read(p).map_err(|e| {
+                    let e = crate::io::without_path(&e);
+                    Error::InvalidOption(format!("cannot read identity file {name}: {e}"))
+                })?);
+                out.extend(read_identities(&data, &name, ask.clone())?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`).

@@ -337,3 +337,64 @@ fn recipients_of_an_identity_file_are_those_age_prints() {
     assert!(recipients::recipients_of(b"# nothing\n\n", "empty").is_err());
     assert!(recipients::recipients_of(b"AGE-SECRET-KEY-1NOPE\n", "bad").is_err());
 }
+
+/// A front end that cannot ask (the Python package without `key_passphrase=`).
+#[derive(Clone)]
+struct CannotAsk;
+
+impl recipients::KeyPassphrase for CannotAsk {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn refusal(&self) -> Option<String> {
+        Some("give its passphrase".into())
+    }
+}
+
+#[test]
+fn the_one_identity_loader_reads_files_and_text_and_asks_through_the_callback() {
+    use recipients::{load_identities, IdentitySource};
+    let key = std::fs::read_to_string(keys().join("age.key")).unwrap();
+    let line = key
+        .lines()
+        .find(|l| l.starts_with("AGE-SECRET-KEY-1"))
+        .unwrap();
+    let sources = [
+        IdentitySource::from_entry(line),
+        IdentitySource::from_entry(keys().join("age.key").to_str().unwrap()),
+        IdentitySource::File(keys().join("ed25519-encrypted")),
+    ];
+    assert!(matches!(sources[0], IdentitySource::Text(_)));
+    assert!(matches!(sources[1], IdentitySource::File(_)));
+    let ids = load_identities(&sources, Fixed(Some("zseal fixture"))).unwrap();
+    assert_eq!(ids.len(), 3);
+    // The encrypted key opens a file sealed to it, through the callback's passphrase.
+    let to = recipient("ed25519-encrypted.pub");
+    let sealed = zseal::encrypt_to_vec(b"for ssh", &[&to], &EncryptOptions::default()).unwrap();
+    let got = zseal::decrypt_to_vec(&sealed, &[&ids[2]]).unwrap();
+    assert_eq!(got, b"for ssh");
+    // A front end that cannot ask is refused when the key is read, with its advice.
+    let e = load_identities(&sources[2..], CannotAsk)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("protected by a passphrase: give its passphrase"),
+        "{e}"
+    );
+    // A wrong passphrase is the key's fault, not the file's.
+    let wrong = load_identities(&sources[2..], Fixed(Some("not it"))).unwrap();
+    let e = zseal::decrypt_to_vec(&sealed, &[&wrong[0]]);
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("its passphrase was wrong"), "{e}");
+    // A missing file names itself once.
+    let missing = [IdentitySource::File("/nonexistent/id.key".into())];
+    let e = load_identities(&missing, CannotAsk)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.starts_with("cannot read identity file /nonexistent/id.key: No such file"),
+        "{e}"
+    );
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use zeroize::Zeroizing;
-use zseal::crypto::recipients::{self, KeyPassphrase};
+use zseal::crypto::recipients::{self, IdentitySource, KeyPassphrase};
 use zseal::Passphrase;
 use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Reader, Sealed};
 
@@ -121,19 +121,8 @@ impl KeyPassphrase for TerminalPrompt {
 }
 
 fn read_identity_files(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeIdentity>> {
-    let mut out = Vec::new();
-    for p in paths {
-        let data = Zeroizing::new(
-            std::fs::read(p)
-                .with_context(|| format!("cannot read identity file {}", p.display()))?,
-        );
-        out.extend(recipients::read_identities(
-            &data,
-            &p.display().to_string(),
-            TerminalPrompt,
-        )?);
-    }
-    Ok(out)
+    let sources: Vec<_> = paths.iter().cloned().map(IdentitySource::File).collect();
+    Ok(recipients::load_identities(&sources, TerminalPrompt)?)
 }
 
 /// What a container is sealed for: recipients, and a passphrase.
