@@ -5,15 +5,16 @@
 //! header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
 //! [`ContainerChunks`].
 
-use std::io::{self, Read, Seek, Write};
+use std::io::{Read, Seek, Write};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::age::{AgeChunks, AgeLocked, AgeWriter, ZstdChunks};
+use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
 use super::decrypt::{ContainerChunks, DecryptOptions, KeyNeeded, Locked};
-use super::encrypt::{EncryptOptions, Encryptor};
+use super::encrypt::{ContainerSink, EncryptOptions, Encryptor};
+use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
 use crate::format::MAGIC;
@@ -279,97 +280,90 @@ impl From<Format> for &'static str {
     }
 }
 
-/// The encrypting stream of either format, chosen by [`EncryptOptions::format`]: `Write`, then
-/// `finish`.
-#[allow(clippy::large_enum_variant)] // one per file written, as `Reader`
-pub enum Writer<W: Write> {
+/// The encrypting stream of either format, chosen by [`EncryptOptions::format`]: the engine's
+/// writer over either format's sink. `Write`, then `finish`.
+pub type Writer<W> = ChunkWriter<AnySink<W>>;
+
+/// The sink of either format, for the engine's writer.
+#[allow(clippy::large_enum_variant)] // one per file written, as `AnyChunks`
+pub enum AnySink<W: Write> {
     /// A zseal container's.
-    Zseal(Encryptor<W>),
+    Zseal(ContainerSink<W>),
     /// An age file's.
-    Age(AgeWriter<W>),
+    Age(AgeSink<W>),
 }
 
-impl<W: Write> Writer<W> {
+impl<W: Write> ChunkWriter<AnySink<W>> {
     /// Writes the header for `recipients` into `inner` and returns the stream.
     pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
-        Ok(match opts.format {
-            Format::Zseal => Writer::Zseal(Encryptor::new(inner, recipients, opts)?),
-            Format::Age => Writer::Age(AgeWriter::new(inner, recipients, opts)?),
-        })
+        let sink = match opts.format {
+            Format::Zseal => AnySink::Zseal(Encryptor::new(inner, recipients, opts)?.sink),
+            Format::Age => AnySink::Age(AgeWriter::new(inner, recipients, opts)?.sink),
+        };
+        Ok(ChunkWriter::from_sink(sink))
     }
+}
 
-    /// Counts the plaintext written out into `counter`, for a progress display.
-    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
+impl<W: Write> AnySink<W> {
+    /// The one place the format is dispatched on.
+    fn sink(&mut self) -> &mut dyn ChunkSink<Inner = W> {
         match self {
-            Writer::Zseal(e) => e.progress(counter),
-            Writer::Age(e) => e.progress(counter),
+            AnySink::Zseal(s) => s,
+            AnySink::Age(s) => s,
         }
     }
 
-    /// Reads `r` to its end into the stream; returns the bytes read.
-    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
+    fn sink_ref(&self) -> &dyn ChunkSink<Inner = W> {
         match self {
-            Writer::Zseal(e) => e.copy_from(r),
-            Writer::Age(e) => e.copy_from(r),
-        }
-    }
-
-    /// See [`Encryptor::write_frames_to`] and [`AgeWriter::write_frames_to`]: the workers write
-    /// the output into a regular file by offset.
-    pub fn write_frames_to(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<AtomicU64>>,
-    ) -> Result<()> {
-        match self {
-            Writer::Zseal(e) => e.write_frames_to(file, count),
-            Writer::Age(e) => e.write_frames_to(file, count),
-        }
-    }
-
-    /// Reads the file `f` to its end into the stream (a container's workers read a regular
-    /// file themselves).
-    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
-        match self {
-            Writer::Zseal(e) => e.copy_from_file(f),
-            Writer::Age(e) => e.copy_from_file(f),
-        }
-    }
-
-    /// Ends the stream and returns the inner writer and the counters.
-    pub fn finish_with_stats(self) -> Result<(W, StreamStats)> {
-        match self {
-            Writer::Zseal(e) => e.finish_with_stats(),
-            Writer::Age(e) => e.finish_with_stats(),
-        }
-    }
-
-    /// Ends the stream and returns the inner writer.
-    pub fn finish(self) -> Result<W> {
-        self.finish_with_stats().map(|(w, _)| w)
-    }
-
-    /// Chunks, threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        match self {
-            Writer::Zseal(e) => e.stats(),
-            Writer::Age(e) => e.stats(),
+            AnySink::Zseal(s) => s,
+            AnySink::Age(s) => s,
         }
     }
 }
 
-impl<W: Write> Write for Writer<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Writer::Zseal(e) => e.write(buf),
-            Writer::Age(e) => e.write(buf),
-        }
+impl<W: Write> ChunkSink for AnySink<W> {
+    type Inner = W;
+
+    fn state(&mut self) -> &mut SinkState<W> {
+        self.sink().state()
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn submit(&mut self) -> Result<()> {
+        self.sink().submit()
+    }
+
+    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
+        self.sink().submit_at(file, offset)
+    }
+
+    fn threads(&self) -> usize {
+        self.sink_ref().threads()
+    }
+
+    fn writes_by_offset(&self) -> bool {
+        self.sink_ref().writes_by_offset()
+    }
+
+    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
+        self.sink().write_by_offset(file, at, count)
+    }
+
+    fn flush_sealed(&mut self) -> Result<()> {
+        self.sink().flush_sealed()
+    }
+
+    fn end(&mut self) -> Result<()> {
+        self.sink().end()
+    }
+
+    fn stats(&self) -> StreamStats {
+        self.sink_ref().stats()
+    }
+
+    fn into_state(self) -> SinkState<W> {
         match self {
-            Writer::Zseal(e) => e.flush(),
-            Writer::Age(e) => e.flush(),
+            AnySink::Zseal(s) => s.into_state(),
+            AnySink::Age(s) => s.into_state(),
         }
     }
 }

@@ -1,83 +1,9 @@
-//! The filling side of both writers (a zseal container's and an age file's): the input cut into
+//! The filling side of the engine's writer (pipeline/sink.rs), for every format: the input cut into
 //! chunks, each filled in a buffer from `write` or read straight into it, and the buffers the
 //! workers give back kept for reuse: inputs (touched all through by plaintext) apart from
 //! outputs (touched only as far as output was written), which keeps the resident set small.
 
-use std::io::Read;
-use std::time::Duration;
-
-use crate::error::{Error, Result};
-use crate::stats::timed;
-
-/// A writer that takes its input through an [`Intake`] (the container's `Encryptor` and the age
-/// writer): taking input in, and the sticky failure, are written once, here.
-pub(crate) trait Fill: Sized {
-    fn intake(&mut self) -> &mut Intake;
-    /// Time spent reading input (the stream's statistics).
-    fn read_time(&mut self) -> &mut Duration;
-    /// The sticky failure.
-    fn failure(&mut self) -> &mut Option<Error>;
-    /// Hands the full chunk to a worker.
-    fn submit(&mut self) -> Result<()>;
-
-    /// The failure, if the stream has failed.
-    fn check(&mut self) -> Result<()> {
-        match self.failure() {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
-    }
-
-    /// Fails the stream for good with `e`; returns it.
-    fn fail(&mut self, e: Error) -> Error {
-        *self.failure() = Some(e.clone());
-        e
-    }
-
-    /// Runs `f`; if it fails, the stream stays failed.
-    fn guard(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let r = f(self);
-        if let Err(e) = &r {
-            *self.failure() = Some(e.clone());
-        }
-        r
-    }
-
-    /// Reads `r` to its end straight into chunk buffers (no intermediate copy); returns the
-    /// bytes read. Short reads from pipes still make full chunks. A read error fails the stream
-    /// for good: the bytes read before it in the same chunk are not counted, so a caller that
-    /// went on (another `copy_from`, `finish`) would seal a container with a hole.
-    fn fill_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        self.check()?;
-        let mut total = 0u64;
-        loop {
-            let mut read = Duration::ZERO;
-            let room = self.intake().room();
-            let n = match timed(&mut read, || crate::io::read_full(r, room)) {
-                Ok(n) => n,
-                Err(e) => return Err(self.fail(e.into())),
-            };
-            *self.read_time() += read;
-            self.intake().filled(n);
-            total += n as u64;
-            // read_full stops short only at the end of the input.
-            if !self.intake().is_full() {
-                return Ok(total);
-            }
-            self.guard(|s| s.submit())?;
-        }
-    }
-
-    /// `Write::write`: as much of `buf` as the chunk has room for, submitted once full.
-    fn fill_with(&mut self, buf: &[u8]) -> Result<usize> {
-        self.check()?;
-        let n = self.intake().write(buf);
-        if self.intake().is_full() {
-            self.guard(|s| s.submit())?;
-        }
-        Ok(n)
-    }
-}
+use crate::error::Result;
 
 /// Hands each whole chunk of `f`, a regular file, from its current position to `submit` (the
 /// shared file and the chunk's offset), and leaves `f` after the last of them: the workers read
@@ -134,7 +60,7 @@ pub(crate) enum Spare {
 }
 
 /// Chunk buffers being filled, and spares.
-pub(crate) struct Intake {
+pub struct Intake {
     /// The buffer being filled: the chunk's bytes go at `fill_at..fill_at + chunk_size`.
     fill: Vec<u8>,
     fill_len: usize,

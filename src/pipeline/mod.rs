@@ -14,18 +14,20 @@ mod decrypt;
 mod encrypt;
 mod intake;
 mod rekey;
+mod sink;
 mod window;
 
 use std::sync::{Arc, Mutex};
 
-pub use age::{AgeChunks, AgeLocked, AgeReader, AgeWriter, AgeZstd, ZstdChunks};
-pub use any::{AnyChunks, Format, Reader, Sealed, Writer};
+pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
+pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
 pub use decrypt::{ContainerChunks, DecryptOptions, Decryptor, KeyNeeded, Locked};
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
-pub use encrypt::{EncryptOptions, Encryptor};
+pub use encrypt::{ContainerSink, EncryptOptions, Encryptor};
 pub use rekey::{RekeyOptions, RekeyReport};
+pub use sink::{ChunkSink, ChunkWriter, SinkState};
 
 use crate::error::{Error, Result};
 

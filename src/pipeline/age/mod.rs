@@ -15,7 +15,7 @@ mod write;
 
 pub use locked::AgeLocked;
 pub use seekable::{AgeZstd, ZstdChunks};
-pub use write::AgeWriter;
+pub use write::{AgeSink, AgeWriter};
 
 use input::AgeInput;
 

@@ -1,15 +1,17 @@
-//! The encrypting side: an `io::Write` adapter that cuts its input into chunks, has workers hash,
-//! compress and seal them, and writes the frames in order. `finish` must be called: it seals the
-//! last chunk and writes the final frame, the index and the footer. Dropping an unfinished
+//! The zseal container's side of the engine's writer: [`ContainerSink`] is the [`ChunkSink`] the
+//! engine's [`ChunkWriter`] writes a container through ([`Encryptor`]). Workers hash, compress
+//! and seal the chunks, and the frames are written in order. `finish` must be called: it seals
+//! the last chunk and writes the final frame, the index and the footer. Dropping an unfinished
 //! `Encryptor` leaves a container without its final frame, which every reader rejects.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{aligned_at, Fill, Intake, Spare};
+use super::intake::{aligned_at, Intake, Spare};
+use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::TAG_LEN;
@@ -18,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::frame::{footer, PAD_HEADER_LEN};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{Digest, HashAlg};
-use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
+use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod options;
 mod sealer;
@@ -29,28 +31,28 @@ pub(crate) use sealer::{
     check_recipients, padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer,
 };
 
-/// Encrypts everything written to it into `W`. See the module documentation.
+/// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
+/// the module documentation.
+pub type Encryptor<W> = ChunkWriter<ContainerSink<W>>;
+
+/// The sealing of a zseal container into `W`, for the engine's writer.
 ///
 /// The parts, one job each (as on the decrypting side): [`Intake`] (the input cut into chunk
 /// buffers, shared with the age writer), [`Sealer`] (the per-chunk work on the workers), the
 /// ordered [`Window`], and [`Tally`] (what the container records across chunks: the index, the
 /// digest, the counts).
-pub struct Encryptor<W: Write> {
-    inner: W,
-    intake: Intake,
+pub struct ContainerSink<W: Write> {
+    /// The output, the intake, the times, the progress counter and the sticky failure.
+    state: SinkState<W>,
     sealer: Arc<Sealer>,
     window: Window<Sealed>,
     tally: Tally,
-    failed: Option<Error>,
-    stages: Stages,
-    /// Plaintext bytes written out, for a progress display on another thread.
-    progress: Option<Arc<AtomicU64>>,
     adapt: Option<Adapt>,
-    /// Frames written by the workers ([`Encryptor::write_frames_to`]).
+    /// Frames written by the workers ([`ChunkWriter::write_frames_to`]).
     positional: Option<Positional>,
 }
 
-/// Frames written into the output file by offset, by the workers ([`Encryptor::write_frames_to`]):
+/// Frames written into the output file by offset, by the workers ([`ChunkWriter::write_frames_to`]):
 /// the calling thread only hands them out, in order, at the offsets their lengths give.
 struct Positional {
     file: Arc<std::fs::File>,
@@ -84,12 +86,12 @@ struct Written {
     took: std::time::Duration,
 }
 
-/// Frames being written by the workers at once, at most ([`Encryptor::write_frames_to`]). Two
+/// Frames being written by the workers at once, at most ([`ChunkWriter::write_frames_to`]). Two
 /// keep a write going while the next is handed out: random bytes into tmpfs 0.179 s against
 /// 0.188 s with one (peak RSS 55 against 47 MiB; AMD EPYC, 2 cores).
 const WRITES_IN_FLIGHT: usize = 2;
 
-/// Frames this long and longer are written by a worker ([`Encryptor::write_frames_to`]); shorter
+/// Frames this long and longer are written by a worker ([`ChunkWriter::write_frames_to`]); shorter
 /// ones (compressed text, about 1 MiB per 8 MiB chunk) by the calling thread, at their offset,
 /// as they come: a worker's write would wait behind chunks being compressed, and hold up the
 /// calling thread that waits for its buffer.
@@ -111,7 +113,7 @@ struct Tally {
     emitted: u64,
 }
 
-impl<W: Write> Encryptor<W> {
+impl<W: Write> ChunkWriter<ContainerSink<W>> {
     /// Writes the header for `recipients` (at least one) to `inner` and returns the stream.
     pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
         Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
@@ -174,10 +176,10 @@ impl<W: Write> Encryptor<W> {
         let payload_key = file_key.payload_key(&payload_salt);
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
-        Ok(Encryptor {
-            inner,
+        let intake = Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len());
+        Ok(ChunkWriter::from_sink(ContainerSink {
+            state: SinkState::new(inner, intake),
             window: Window::new(&opts.threads, 1 << chunk_log2),
-            intake: Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len()),
             sealer: Arc::new(sealer),
             tally: Tally {
                 chunks: 0,
@@ -188,171 +190,23 @@ impl<W: Write> Encryptor<W> {
                 padded: opts.pad,
                 emitted: 0,
             },
-            failed: None,
-            stages: Stages::default(),
-            progress: None,
             adapt,
             positional: None,
-        })
+        }))
     }
+}
 
-    /// Adds the plaintext length of every chunk to `counter` as the chunk is written out, so
-    /// that another thread can show progress (whichever way the input is read).
-    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
-        self.progress = Some(counter);
-    }
-
-    /// Lets the workers write the frames into `file` themselves, by offset, instead of the
-    /// calling thread writing them through the inner writer: on two cores, one thread writing
-    /// every frame (into tmpfs, 0.12 s per 256 MiB) is what held incompressible data back.
-    /// `file` must be the file the inner writer writes into, sharing its position (a
-    /// `File::try_clone` of it, or a duplicate of the descriptor): the header is flushed through
-    /// the inner writer now, everything after it is written into `file` at the offsets that
-    /// follow, and `finish` leaves the shared position at the container's end. `count`, if
-    /// given, counts the bytes written. Ignored (the inner writer writes everything) unless
-    /// `file` is a regular file not opened for appending, on a unix system, the stream runs
-    /// more than one thread and no adaptive level, and no data was written yet. Frames land out
-    /// of order, so a reader following the file while it grows may meet a hole (zeros) where a
-    /// frame is still being written. A failed (or dropped) stream waits for the writes it handed
-    /// out before it returns, and leaves the position where the header ended.
-    pub fn write_frames_to(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<AtomicU64>>,
-    ) -> Result<()> {
-        self.check()?;
-        let fresh = self.tally.chunks == 0 && self.intake.len() == 0;
-        if self.window.threads() < 2 || self.adapt.is_some() || !fresh {
-            return Ok(());
-        }
-        let inner = &mut self.inner;
-        let Some(at) = crate::io::positional_start(&file, || inner.flush())? else {
-            return Ok(());
-        };
-        self.positional = Some(Positional {
-            file: Arc::new(file),
-            at,
-            count,
-            done: crossbeam_channel::unbounded(),
-            pending: 0,
-        });
-        Ok(())
-    }
-
-    /// Reads `r` to its end straight into chunk buffers (no intermediate copy) and returns the
-    /// number of bytes read. Short reads from pipes still produce full chunks.
-    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        self.fill_from(r)
-    }
-
-    /// Reads the file `f` from its current position to its end, as [`Encryptor::copy_from`]
-    /// does, and returns the number of bytes read. A regular file is read by the workers: each
-    /// reads its own chunk with one positional read, so the calling thread is left only writing
-    /// (on two cores that is what keeps encryption of incompressible data near the speed of a
-    /// plain copy). Bytes appended while it runs are read on to the end; a file that becomes
-    /// shorter while it is read is an error. Other files (pipes, terminals) are read in order.
-    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
-        self.check()?;
-        let mut total = 0;
-        #[cfg(unix)]
-        if self.intake.len() == 0 && self.window.threads() > 1 {
-            let c = self.intake.chunk_size();
-            total = super::intake::file_chunks(f, c, |file, pos| {
-                self.guard(|s| s.submit_at(file, pos))
-            })
-            .map_err(|e| self.fail(e))?;
-        }
-        Ok(total + self.copy_from(&mut &*f)?)
-    }
-
-    /// Ends the stream: seals the last chunk, writes the final frame, index and footer, flushes,
-    /// and returns the inner writer.
-    pub fn finish(self) -> Result<W> {
-        self.finish_with_stats().map(|(w, _)| w)
-    }
-
-    /// As [`Encryptor::finish`], also returning the stream's counters.
-    pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
-        self.check()?;
-        if self.intake.len() > 0 {
-            self.guard(|s| s.submit_chunk())?;
-        }
-        while let Some(r) = self.wait_oldest() {
-            self.emit(r?)?;
-        }
-        self.settle_writes(0)?;
-        if self.tally.padded {
-            self.write_padding()?;
-        }
-        let t = &mut self.tally;
-        let fin = FinalFrame {
-            plaintext_len: t.plaintext_len,
-            chunk_count: t.chunks,
-            index_digest: *blake3::hash(&t.index).as_bytes(),
-            digest: std::mem::replace(&mut t.digest, Digest::new(HashAlg::None)).finish(),
-        };
-        let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
-        frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
-        let len = self
-            .sealer
-            .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
-        debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        let index = std::mem::take(&mut self.tally.index);
-        self.write_out(&frame)?;
-        self.write_out(&index)?;
-        self.write_out(&footer(self.tally.chunks))?;
-        self.settle_writes(0)?;
-        if let Some(p) = &self.positional {
-            // The shared position goes where a sequential write would have left it.
-            io::Seek::seek(&mut &*p.file, io::SeekFrom::Start(p.at))?;
-        }
-        let inner = &mut self.inner;
-        timed(&mut self.stages.write, || inner.flush())?;
-        let stats = self.stats();
-        Ok((self.inner, stats))
-    }
-
-    /// Chunks, threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.tally.chunks,
-            frames_opened: self.tally.chunks,
-            threads: self.window.threads(),
-            stages: self.stages,
-        }
-    }
-
+impl<W: Write> ContainerSink<W> {
     /// The oldest chunk in flight, timing the wait for it.
     fn wait_oldest(&mut self) -> Option<Result<Sealed>> {
         let mut waited = std::time::Duration::ZERO;
         let window = &mut self.window;
         let r = timed(&mut waited, || window.next());
-        self.stages.wait += waited;
+        self.state.stages.wait += waited;
         if let Some(a) = &mut self.adapt {
             a.wait += waited;
         }
         r
-    }
-
-    /// Hands the filled chunk to a worker; first makes room if too many are in flight.
-    fn submit_chunk(&mut self) -> Result<()> {
-        let (input, at, len) = self.intake.take();
-        self.submit_with(len, input, at, |sealer, job| {
-            sealer.seal_buffer(job, None, ChunkTimes::default())
-        })
-    }
-
-    /// Hands a worker a full chunk to read from `file` at `offset` itself.
-    #[cfg(unix)]
-    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        let len = self.intake.chunk_size();
-        let input = self.intake.input_buffer();
-        let file = Arc::clone(file);
-        // Where the worker's read places the plaintext: at its file offset modulo 64.
-        let at = aligned_at(&input, self.sealer.data_at(), offset);
-        self.submit_with(len, input, at, move |sealer, job| {
-            sealer.read_and_seal(job, &file, offset)
-        })
     }
 
     /// Queues the job for the next chunk, of `len` plaintext bytes, once the window has room.
@@ -375,7 +229,7 @@ impl<W: Write> Encryptor<W> {
             let done = self.wait_oldest().expect("a full window is not empty");
             self.emit(done?)?;
         }
-        let output = self.intake.output_buffer();
+        let output = self.state.intake.output_buffer();
         self.tally.chunks += 1;
         self.tally.plaintext_len += len as u64;
         let codec = match &self.adapt {
@@ -433,11 +287,13 @@ impl<W: Write> Encryptor<W> {
     /// next offset (the workers' writes before it may still be going).
     fn write_out(&mut self, bytes: &[u8]) -> Result<()> {
         let Some(p) = &mut self.positional else {
-            let inner = &mut self.inner;
-            return Ok(timed(&mut self.stages.write, || inner.write_all(bytes))?);
+            let inner = &mut self.state.inner;
+            return Ok(timed(&mut self.state.stages.write, || {
+                inner.write_all(bytes)
+            })?);
         };
         let at = p.at;
-        timed(&mut self.stages.write, || {
+        timed(&mut self.state.stages.write, || {
             crate::io::write_all_at(&p.file, bytes, at)
         })
         .map_err(|e| not_written(e, "", at))?;
@@ -461,8 +317,8 @@ impl<W: Write> Encryptor<W> {
                 return Err(Error::Bug("a frame's write was lost".into()));
             };
             p.pending -= 1;
-            self.stages.write += w.took;
-            self.intake.give_back(w.buffer, w.spare);
+            self.state.stages.write += w.took;
+            self.state.intake.give_back(w.buffer, w.spare);
             if let Err(e) = w.result {
                 failed.get_or_insert(e);
             }
@@ -490,7 +346,7 @@ impl<W: Write> Encryptor<W> {
             other,
             ..
         } = s;
-        self.intake.give_back(other, other_spare);
+        self.state.intake.give_back(other, other_spare);
         let (file, at, count, done) =
             (Arc::clone(&p.file), p.at, p.count.clone(), p.done.0.clone());
         p.at += frame_len as u64;
@@ -522,18 +378,18 @@ impl<W: Write> Encryptor<W> {
         let index = self.tally.emitted;
         let by_worker = self.positional.is_some() && s.frame_len >= WORKER_WRITE_MIN;
         if !by_worker {
-            let before = self.stages.write;
+            let before = self.state.stages.write;
             self.write_out(s.bytes())?;
             if let Some(a) = &mut self.adapt {
-                a.observe(index, self.tally.chunks, self.stages.write - before);
+                a.observe(index, self.tally.chunks, self.state.stages.write - before);
             }
         }
         self.tally.emitted += 1;
         self.tally.written += s.frame_len as u64;
-        if let Some(p) = &self.progress {
+        if let Some(p) = &self.state.progress {
             p.fetch_add(s.plain_len as u64, Ordering::Relaxed);
         }
-        self.stages.add_chunk(&s.times);
+        self.state.stages.add_chunk(&s.times);
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
         self.tally.digest.push(s.plaintext(), &s.hash);
@@ -541,41 +397,115 @@ impl<W: Write> Encryptor<W> {
             return self.write_by_worker(s, index);
         }
         let (input, output) = s.into_buffers();
-        self.intake.recycle(input, output);
+        self.state.intake.recycle(input, output);
         Ok(())
     }
 }
 
-impl<W: Write> Fill for Encryptor<W> {
-    fn intake(&mut self) -> &mut Intake {
-        &mut self.intake
+impl<W: Write> ChunkSink for ContainerSink<W> {
+    type Inner = W;
+
+    fn state(&mut self) -> &mut SinkState<W> {
+        &mut self.state
     }
 
-    fn read_time(&mut self) -> &mut std::time::Duration {
-        &mut self.stages.read
-    }
-
-    fn failure(&mut self) -> &mut Option<Error> {
-        &mut self.failed
-    }
-
+    /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit(&mut self) -> Result<()> {
-        self.submit_chunk()
-    }
-}
-
-impl<W: Write> Write for Encryptor<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(self.fill_with(buf)?)
+        let (input, at, len) = self.state.intake.take();
+        self.submit_with(len, input, at, |sealer, job| {
+            sealer.seal_buffer(job, None, ChunkTimes::default())
+        })
     }
 
-    /// Writes out the chunks already sealed. A partial chunk stays buffered until it is full or
-    /// until `finish`: chunks other than the last must be full.
-    fn flush(&mut self) -> io::Result<()> {
-        self.check()?;
-        self.guard(|s| s.emit_ready())?;
-        self.guard(|s| s.settle_writes(0))?;
-        self.inner.flush()
+    /// Hands a worker a full chunk to read from `file` at `offset` itself.
+    #[cfg(unix)]
+    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
+        let len = self.state.intake.chunk_size();
+        let input = self.state.intake.input_buffer();
+        let file = Arc::clone(file);
+        // Where the worker's read places the plaintext: at its file offset modulo 64.
+        let at = aligned_at(&input, self.sealer.data_at(), offset);
+        self.submit_with(len, input, at, move |sealer, job| {
+            sealer.read_and_seal(job, &file, offset)
+        })
+    }
+
+    fn threads(&self) -> usize {
+        self.window.threads()
+    }
+
+    /// Not with an adaptive level, which times the writes.
+    fn writes_by_offset(&self) -> bool {
+        self.adapt.is_none()
+    }
+
+    /// On two cores, one thread writing every frame (into tmpfs, 0.12 s per 256 MiB) is what
+    /// held incompressible data back.
+    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
+        self.positional = Some(Positional {
+            file: Arc::new(file),
+            at,
+            count,
+            done: crossbeam_channel::unbounded(),
+            pending: 0,
+        });
+    }
+
+    fn flush_sealed(&mut self) -> Result<()> {
+        self.emit_ready()?;
+        self.settle_writes(0)
+    }
+
+    /// The last chunk, padding, the final frame, the index and the footer.
+    fn end(&mut self) -> Result<()> {
+        if self.state.intake.len() > 0 {
+            self.submit()?;
+        }
+        while let Some(r) = self.wait_oldest() {
+            self.emit(r?)?;
+        }
+        self.settle_writes(0)?;
+        if self.tally.padded {
+            self.write_padding()?;
+        }
+        let t = &mut self.tally;
+        let fin = FinalFrame {
+            plaintext_len: t.plaintext_len,
+            chunk_count: t.chunks,
+            index_digest: *blake3::hash(&t.index).as_bytes(),
+            digest: std::mem::replace(&mut t.digest, Digest::new(HashAlg::None)).finish(),
+        };
+        let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
+        frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
+        let len = self
+            .sealer
+            .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
+        debug_assert_eq!(len, format::FINAL_FRAME_LEN);
+        let index = std::mem::take(&mut self.tally.index);
+        self.write_out(&frame)?;
+        self.write_out(&index)?;
+        self.write_out(&footer(self.tally.chunks))?;
+        self.settle_writes(0)?;
+        if let Some(p) = &self.positional {
+            // The shared position goes where a sequential write would have left it.
+            io::Seek::seek(&mut &*p.file, io::SeekFrom::Start(p.at))?;
+        }
+        let inner = &mut self.state.inner;
+        timed(&mut self.state.stages.write, || inner.flush())?;
+        Ok(())
+    }
+
+    fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.tally.chunks,
+            frames_opened: self.tally.chunks,
+            threads: self.window.threads(),
+            stages: self.state.stages,
+        }
+    }
+
+    fn into_state(self) -> SinkState<W> {
+        self.state
     }
 }
 
@@ -746,7 +676,7 @@ mod tests {
         for (chunk, limit) in [(1 << 20, 4), (4 << 20, 4), (8 << 20, 3)] {
             let opts = EncryptOptions::default().chunk_size(chunk).threads(2);
             let enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
-            assert_eq!(enc.window.limit(), limit, "{chunk}");
+            assert_eq!(enc.sink.window.limit(), limit, "{chunk}");
         }
     }
 
@@ -803,8 +733,8 @@ mod tests {
         let chunk = [7u8; 1024];
         let write_chunk_after = |plaintext_len: u64, chunks: u64| {
             let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
-            (enc.tally.plaintext_len, enc.tally.chunks) = (plaintext_len, chunks);
-            enc.write_all(&chunk).map(|()| enc.tally.plaintext_len)
+            (enc.sink.tally.plaintext_len, enc.sink.tally.chunks) = (plaintext_len, chunks);
+            enc.write_all(&chunk).map(|()| enc.sink.tally.plaintext_len)
         };
         let full = format::MAX_PLAINTEXT;
         assert_eq!(write_chunk_after(full - 1024, 5).unwrap(), full);
@@ -830,8 +760,8 @@ mod tests {
         let rest = (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
         let pad_after = |written: u64| {
             let mut enc = Encryptor::new(Vec::new(), &[&pw], &opts).unwrap();
-            (enc.tally.written, enc.tally.chunks) = (written, n);
-            enc.write_padding().map(|()| enc.tally.chunks)
+            (enc.sink.tally.written, enc.sink.tally.chunks) = (written, n);
+            enc.sink.write_padding().map(|()| enc.sink.tally.chunks)
         };
         assert_eq!(pad_after((1 << 35) - rest).unwrap(), n, "no padding frame");
         // 100 bytes short of the class: one padding frame, one too many. One byte over the

@@ -24,7 +24,7 @@ pub(super) struct Work {
     /// `None`: the plaintext is the input (`-c none`).
     pub(super) codec: Option<Codec>,
     pub(super) chunk_log2: u8,
-    /// Set by [`AgeWriter::write_frames_to`]: the output file and the offset of STREAM chunk 0.
+    /// Set by [`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to): the output file and the offset of STREAM chunk 0.
     pub(super) out: std::sync::OnceLock<(Arc<std::fs::File>, u64)>,
 }
 

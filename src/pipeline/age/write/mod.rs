@@ -8,19 +8,20 @@
 //!
 //! Without compression the input is the age plaintext: each job seals one chunk of the input
 //! (`--chunk-size`, a multiple of age's 64 KiB STREAM chunk). Into a regular file
-//! ([`AgeWriter::write_frames_to`]) every sealing job writes its own output by offset: a job
+//! ([`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to)) every sealing job writes its own output by offset: a job
 //! seals whole STREAM chunks from a known chunk number, so where its bytes go is known before it
 //! runs, and the calling thread neither copies nor writes the payload.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::encrypt::EncryptOptions;
-use super::super::intake::{aligned_at, Fill, Intake, Spare, ALIGN};
+use super::super::intake::{aligned_at, Intake, Spare, ALIGN};
+use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::{Cipher, PayloadCipher};
@@ -31,7 +32,7 @@ use crate::format::age::{
     MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER,
 };
 use crate::format::chunk_log2_of;
-use crate::stats::{timed, ChunkTimes, Stages, StreamStats};
+use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod jobs;
 
@@ -57,10 +58,14 @@ struct Tally {
     chunks: u64,
 }
 
-/// Writes an age v1 file of everything written to it into `W`. See the module documentation.
-pub struct AgeWriter<W: Write> {
-    inner: W,
-    intake: Intake,
+/// Writes an age v1 file of everything written to it into `W`: the engine's writer over an age
+/// file's sink. See the module documentation.
+pub type AgeWriter<W> = ChunkWriter<AgeSink<W>>;
+
+/// The sealing of an age v1 file into `W`, for the engine's writer.
+pub struct AgeSink<W: Write> {
+    /// The output, the intake, the times, the progress counter and the sticky failure.
+    state: SinkState<W>,
     work: Arc<Work>,
     window: Window<Done>,
     queue: Queue,
@@ -71,12 +76,9 @@ pub struct AgeWriter<W: Write> {
     /// Input bytes taken in and chunks handed to jobs.
     tally: Tally,
     spares: Vec<Vec<u8>>,
-    failed: Option<Error>,
-    stages: Stages,
-    progress: Option<Arc<AtomicU64>>,
 }
 
-impl<W: Write> AgeWriter<W> {
+impl<W: Write> ChunkWriter<AgeSink<W>> {
     /// Writes the age header for `recipients` (one passphrase alone, or age/SSH recipients) and
     /// the payload nonce to `inner`, and returns the stream. `opts.codec` is `zstd[:LEVEL]` (a
     /// seekable zstd stream inside) or `none` (a plain age file); `opts.chunk_size` is the zstd
@@ -158,9 +160,9 @@ impl<W: Write> AgeWriter<W> {
             pending.push_back(Piece::whole(SEEKABLE_MARKER.to_vec()));
             table.push((SEEKABLE_MARKER.len() as u32, 0));
         }
-        Ok(AgeWriter {
-            inner,
-            intake: Intake::new(0, chunk_size, chunk_size + ALIGN),
+        let intake = Intake::new(0, chunk_size, chunk_size + ALIGN);
+        Ok(ChunkWriter::from_sink(AgeSink {
+            state: SinkState::new(inner, intake),
             work: Arc::new(work),
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
@@ -175,70 +177,14 @@ impl<W: Write> AgeWriter<W> {
             table,
             tally: Tally::default(),
             spares: Vec::new(),
-            failed: None,
-            stages: Stages::default(),
-            progress: None,
-        })
+        }))
     }
+}
 
-    /// Adds the input bytes of each job to `counter` as its output is written.
-    pub fn progress(&mut self, counter: Arc<AtomicU64>) {
-        self.progress = Some(counter);
-    }
-
-    /// Has the workers write the sealed chunks into `file`, another handle to the file `inner`
-    /// writes (sharing its position), by offset: the header goes first, through `inner`, and
-    /// `finish` leaves the position at the file's end. `count`, if given, counts the bytes the
-    /// workers write. Ignored (the inner writer writes everything) unless `file` is a regular
-    /// file not opened for appending, on a unix system, the stream runs more than one thread,
-    /// and nothing was written yet. Chunks land out of order, so a reader following the file
-    /// while it grows may meet a hole where a job is still writing; a failed stream's output is
-    /// incomplete, as any failed output is.
-    pub fn write_frames_to(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<AtomicU64>>,
-    ) -> Result<()> {
-        self.check()?;
-        let fresh = self.tally.chunks == 0 && self.intake.len() == 0;
-        if self.window.threads() < 2 || !fresh {
-            return Ok(());
-        }
-        let inner = &mut self.inner;
-        let Some(at) = crate::io::positional_start(&file, || inner.flush())? else {
-            return Ok(());
-        };
-        let _ = self.work.out.set((Arc::new(file), at));
-        self.written = Some((count, at));
-        Ok(())
-    }
-
-    /// Reads `r` to its end straight into chunk buffers; returns the bytes read.
-    pub fn copy_from(&mut self, r: &mut impl Read) -> Result<u64> {
-        self.fill_from(r)
-    }
-
-    /// Ends the file: the last chunk, the seek table, the final STREAM chunk; flushes and
-    /// returns the inner writer.
-    pub fn finish(self) -> Result<W> {
-        self.finish_with_stats().map(|(w, _)| w)
-    }
-
-    /// As [`AgeWriter::finish`], also returning the counters.
-    pub fn finish_with_stats(mut self) -> Result<(W, StreamStats)> {
-        self.check()?;
-        let r = self.end();
-        if let Err(e) = &r {
-            self.failed = Some(e.clone());
-        }
-        r?;
-        let stats = self.stats();
-        Ok((self.inner, stats))
-    }
-
-    fn end(&mut self) -> Result<()> {
-        if self.intake.len() > 0 {
-            self.submit_chunk()?;
+impl<W: Write> AgeSink<W> {
+    fn end_file(&mut self) -> Result<()> {
+        if self.state.intake.len() > 0 {
+            self.submit()?;
         }
         // Every frame back, in order, before the table.
         while let Some(d) = self.next_done() {
@@ -260,7 +206,7 @@ impl<W: Write> AgeWriter<W> {
         while let Some(d) = self.next_done() {
             self.handle(d?)?;
         }
-        timed(&mut self.stages.write, || self.inner.flush())?;
+        timed(&mut self.state.stages.write, || self.state.inner.flush())?;
         if let (Some((file, _)), Some((_, end))) = (self.work.out.get(), &self.written) {
             // The shared position goes where a sequential write would have left it.
             io::Seek::seek(&mut &**file, io::SeekFrom::Start(*end))?;
@@ -268,112 +214,9 @@ impl<W: Write> AgeWriter<W> {
         Ok(())
     }
 
-    /// Input chunks, threads and time per stage so far.
-    pub fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.tally.chunks,
-            frames_opened: self.tally.chunks,
-            threads: self.window.threads(),
-            stages: self.stages,
-        }
-    }
-
     fn next_done(&mut self) -> Option<Result<Done>> {
         let window = &mut self.window;
-        timed(&mut self.stages.wait, || window.next())
-    }
-
-    /// The filled input buffer becomes a job: a zstd frame, or (without compression) age
-    /// plaintext as it is.
-    fn submit_chunk(&mut self) -> Result<()> {
-        self.check_frames()?;
-        let (input, at, len) = self.intake.take();
-        self.tally.plaintext_len += len as u64;
-        self.tally.chunks += 1;
-        self.make_room()?;
-        match self.work.codec {
-            Some(_) => {
-                let out = self.intake.output_buffer();
-                let work = Arc::clone(&self.work);
-                self.window.push(move || work.frame(input, at, len, out));
-            }
-            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len)),
-        }
-        Ok(())
-    }
-
-    /// A full chunk of the regular file `file` at `offset`, read by the worker that needs it:
-    /// the frame's job with compression, the sealing job without.
-    #[cfg(unix)]
-    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        self.check_frames()?;
-        let len = self.intake.chunk_size();
-        self.tally.plaintext_len += len as u64;
-        self.tally.chunks += 1;
-        self.make_room()?;
-        match self.work.codec {
-            Some(_) => {
-                let mut input = self.intake.input_buffer();
-                let out = self.intake.output_buffer();
-                let (work, file) = (Arc::clone(&self.work), Arc::clone(file));
-                self.window.push(move || {
-                    let mut read = std::time::Duration::ZERO;
-                    // The probe reads its sample alone: a chunk that will not compress is
-                    // read by the sealing jobs, straight from the file, and never here.
-                    let raw = timed(&mut read, || {
-                        crate::codec::probe(len, |at, slot| {
-                            file.read_exact_at(slot, offset + at as u64)
-                        })
-                    })
-                    .map_err(shorter)?;
-                    if raw {
-                        return Ok(Done::Raw {
-                            src: Source::File(file),
-                            offset,
-                            plain: len,
-                            unused: vec![input, out],
-                            times: ChunkTimes {
-                                read,
-                                ..ChunkTimes::default()
-                            },
-                        });
-                    }
-                    let at = aligned_at(&input, 0, offset);
-                    timed(&mut read, || {
-                        file.read_exact_at(&mut input[at..at + len], offset)
-                    })
-                    .map_err(shorter)?;
-                    let mut done = work.frame(input, at, len, out)?;
-                    if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
-                        times.read += read;
-                    }
-                    Ok(done)
-                });
-            }
-            None => self.add_piece(Piece {
-                src: Source::File(Arc::clone(file)),
-                range: offset..offset + len as u64,
-            }),
-        }
-        Ok(())
-    }
-
-    /// Reads the file `f` from its current position to its end, as [`AgeWriter::copy_from`]
-    /// does; a regular file is read by the workers, each its own chunk (as a container's
-    /// encryptor does), so that the calling thread only writes.
-    pub fn copy_from_file(&mut self, f: &std::fs::File) -> Result<u64> {
-        self.check()?;
-        let mut total = 0;
-        #[cfg(unix)]
-        if self.intake.len() == 0 && self.window.threads() > 1 {
-            let c = self.intake.chunk_size();
-            total = super::super::intake::file_chunks(f, c, |file, pos| {
-                self.guard(|s| s.submit_at(file, pos))
-            })
-            .map_err(|e| self.fail(e))?;
-        }
-        Ok(total + self.copy_from(&mut &*f)?)
+        timed(&mut self.state.stages.wait, || window.next())
     }
 
     /// A raw-block frame of the `plain` bytes at `offset` of `src`, as pieces: one small buffer
@@ -491,11 +334,11 @@ impl<W: Write> AgeWriter<W> {
                 times,
             } => {
                 self.table.push((len as u32, plain as u32));
-                self.stages.add_chunk(&times);
-                if let Some(p) = &self.progress {
+                self.state.stages.add_chunk(&times);
+                if let Some(p) = &self.state.progress {
                     p.fetch_add(plain as u64, Ordering::Relaxed);
                 }
-                self.intake.recycle_input(input);
+                self.state.intake.recycle_input(input);
                 self.add_piece(Piece::part(Arc::new(frame), Spare::Output, 0..len));
             }
             Done::Raw {
@@ -507,15 +350,15 @@ impl<W: Write> AgeWriter<W> {
             } => {
                 self.table
                     .push((raw_zstd_frame_len(plain) as u32, plain as u32));
-                self.stages.add_chunk(&times);
-                if let Some(p) = &self.progress {
+                self.state.stages.add_chunk(&times);
+                if let Some(p) = &self.state.progress {
                     p.fetch_add(plain as u64, Ordering::Relaxed);
                 }
                 for (i, b) in unused.into_iter().enumerate() {
                     match i {
-                        0 if matches!(src, Source::Buf(..)) => self.intake.recycle_output(b),
-                        0 => self.intake.recycle_input(b),
-                        _ => self.intake.recycle_output(b),
+                        0 if matches!(src, Source::Buf(..)) => self.state.intake.recycle_output(b),
+                        0 => self.state.intake.recycle_input(b),
+                        _ => self.state.intake.recycle_output(b),
                     }
                 }
                 self.add_raw_frame(src, offset, plain);
@@ -530,19 +373,21 @@ impl<W: Write> AgeWriter<W> {
             } => {
                 match (wrote, &mut self.written) {
                     (Some(took), Some((count, end))) => {
-                        self.stages.write += took;
+                        self.state.stages.write += took;
                         *end += len as u64;
                         if let Some(c) = count {
                             c.fetch_add(len as u64, Ordering::Relaxed);
                         }
                     }
                     _ => {
-                        let inner = &mut self.inner;
-                        timed(&mut self.stages.write, || inner.write_all(&out[..len]))?;
+                        let inner = &mut self.state.inner;
+                        timed(&mut self.state.stages.write, || {
+                            inner.write_all(&out[..len])
+                        })?;
                     }
                 }
-                self.stages.add_chunk(&times);
-                if let Some(p) = self.progress.as_ref().filter(|_| input > 0) {
+                self.state.stages.add_chunk(&times);
+                if let Some(p) = self.state.progress.as_ref().filter(|_| input > 0) {
                     p.fetch_add(input, Ordering::Relaxed);
                 }
                 self.spares.push(out);
@@ -550,7 +395,7 @@ impl<W: Write> AgeWriter<W> {
                     // The last job to use a buffer gives it back.
                     if let Source::Buf(b, spare) = p.src {
                         if let Ok(buf) = Arc::try_unwrap(b) {
-                            self.intake.give_back(buf, spare);
+                            self.state.intake.give_back(buf, spare);
                         }
                     }
                 }
@@ -560,32 +405,116 @@ impl<W: Write> AgeWriter<W> {
     }
 }
 
-impl<W: Write> Fill for AgeWriter<W> {
-    fn intake(&mut self) -> &mut Intake {
-        &mut self.intake
+impl<W: Write> ChunkSink for AgeSink<W> {
+    type Inner = W;
+
+    fn state(&mut self) -> &mut SinkState<W> {
+        &mut self.state
     }
 
-    fn read_time(&mut self) -> &mut std::time::Duration {
-        &mut self.stages.read
-    }
-
-    fn failure(&mut self) -> &mut Option<Error> {
-        &mut self.failed
-    }
-
+    /// The filled input buffer becomes a job: a zstd frame, or (without compression) age
+    /// plaintext as it is.
     fn submit(&mut self) -> Result<()> {
-        self.submit_chunk()
+        self.check_frames()?;
+        let (input, at, len) = self.state.intake.take();
+        self.tally.plaintext_len += len as u64;
+        self.tally.chunks += 1;
+        self.make_room()?;
+        match self.work.codec {
+            Some(_) => {
+                let out = self.state.intake.output_buffer();
+                let work = Arc::clone(&self.work);
+                self.window.push(move || work.frame(input, at, len, out));
+            }
+            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len)),
+        }
+        Ok(())
     }
-}
 
-impl<W: Write> Write for AgeWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(self.fill_with(buf)?)
+    /// A full chunk of the regular file `file` at `offset`, read by the worker that needs it:
+    /// the frame's job with compression, the sealing job without.
+    #[cfg(unix)]
+    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.check_frames()?;
+        let len = self.state.intake.chunk_size();
+        self.tally.plaintext_len += len as u64;
+        self.tally.chunks += 1;
+        self.make_room()?;
+        match self.work.codec {
+            Some(_) => {
+                let mut input = self.state.intake.input_buffer();
+                let out = self.state.intake.output_buffer();
+                let (work, file) = (Arc::clone(&self.work), Arc::clone(file));
+                self.window.push(move || {
+                    let mut read = std::time::Duration::ZERO;
+                    // The probe reads its sample alone: a chunk that will not compress is
+                    // read by the sealing jobs, straight from the file, and never here.
+                    let raw = timed(&mut read, || {
+                        crate::codec::probe(len, |at, slot| {
+                            file.read_exact_at(slot, offset + at as u64)
+                        })
+                    })
+                    .map_err(shorter)?;
+                    if raw {
+                        return Ok(Done::Raw {
+                            src: Source::File(file),
+                            offset,
+                            plain: len,
+                            unused: vec![input, out],
+                            times: ChunkTimes {
+                                read,
+                                ..ChunkTimes::default()
+                            },
+                        });
+                    }
+                    let at = aligned_at(&input, 0, offset);
+                    timed(&mut read, || {
+                        file.read_exact_at(&mut input[at..at + len], offset)
+                    })
+                    .map_err(shorter)?;
+                    let mut done = work.frame(input, at, len, out)?;
+                    if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
+                        times.read += read;
+                    }
+                    Ok(done)
+                });
+            }
+            None => self.add_piece(Piece {
+                src: Source::File(Arc::clone(file)),
+                range: offset..offset + len as u64,
+            }),
+        }
+        Ok(())
     }
 
-    /// Writes out what is sealed already; the pending plaintext stays until it fills a job.
-    fn flush(&mut self) -> io::Result<()> {
-        self.check()?;
-        self.inner.flush()
+    fn threads(&self) -> usize {
+        self.window.threads()
+    }
+
+    /// Every sealing job writes its own output: a job seals whole STREAM chunks from a known
+    /// chunk number, so where its bytes go is known before it runs.
+    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
+        let _ = self.work.out.set((Arc::new(file), at));
+        self.written = Some((count, at));
+    }
+
+    /// The last chunk, the seek table, the final STREAM chunk.
+    fn end(&mut self) -> Result<()> {
+        self.end_file()
+    }
+
+    /// Input chunks, threads and time per stage so far.
+    fn stats(&self) -> StreamStats {
+        StreamStats {
+            chunks: self.tally.chunks,
+            frames_opened: self.tally.chunks,
+            threads: self.window.threads(),
+            stages: self.state.stages,
+        }
+    }
+
+    fn into_state(self) -> SinkState<W> {
+        self.state
     }
 }
