@@ -131,6 +131,16 @@ pub struct Row {
     pub chunk: usize,
     /// Worker threads.
     pub threads: usize,
+    /// What was measured.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Anything the columns do not say (per-record cost, records that grew).
+    pub note: String,
+}
+
+/// What one row measured: sizes, ratio, throughput and times.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
     /// Bytes in.
     pub bytes_in: u64,
     /// Bytes out.
@@ -145,8 +155,6 @@ pub struct Row {
     pub wall_s: f64,
     /// CPU time (user + system, all threads) of that run, seconds.
     pub cpu_s: f64,
-    /// Anything the columns do not say (per-record cost, records that grew).
-    pub note: String,
 }
 
 /// How much to run.
@@ -364,13 +372,15 @@ impl Case {
             hash: self.hash.name(),
             chunk: self.chunk,
             threads: self.threads,
-            bytes_in,
-            bytes_out: t.bytes_out,
-            ratio: t.bytes_out as f64 / bytes_in.max(1) as f64,
-            mb_s_in: bytes_in as f64 / wall / 1e6,
-            mb_s_out: t.bytes_out as f64 / wall / 1e6,
-            wall_s: wall,
-            cpu_s: t.cpu.as_secs_f64(),
+            measured: Measured {
+                bytes_in,
+                bytes_out: t.bytes_out,
+                ratio: t.bytes_out as f64 / bytes_in.max(1) as f64,
+                mb_s_in: bytes_in as f64 / wall / 1e6,
+                mb_s_out: t.bytes_out as f64 / wall / 1e6,
+                wall_s: wall,
+                cpu_s: t.cpu.as_secs_f64(),
+            },
             note: p.note(direction, t.wall),
         }
     }
@@ -548,15 +558,26 @@ mod tests {
         let mut rows = Vec::new();
         for case in small(&plan) {
             let [enc, dec] = case.measure(&data, 1).unwrap();
-            assert_eq!(enc.bytes_in, dec.bytes_out, "{}", case.label());
-            assert_eq!(enc.bytes_out, dec.bytes_in, "{}", case.label());
-            assert!((enc.ratio * dec.ratio - 1.0).abs() < 1e-9);
+            assert_eq!(
+                enc.measured.bytes_in,
+                dec.measured.bytes_out,
+                "{}",
+                case.label()
+            );
+            assert_eq!(
+                enc.measured.bytes_out,
+                dec.measured.bytes_in,
+                "{}",
+                case.label()
+            );
+            assert!((enc.measured.ratio * dec.measured.ratio - 1.0).abs() < 1e-9);
             rows.push(enc);
         }
         let ratio = |order: &str| {
             rows.iter()
                 .find(|r| r.group == "order" && r.order == order)
                 .unwrap()
+                .measured
                 .ratio
         };
         // Log lines compress well; their ciphertext does not compress at all.

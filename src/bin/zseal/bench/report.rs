@@ -62,10 +62,10 @@ fn cells(r: &Row) -> [String; 14] {
         r.hash.to_string(),
         human_bytes(r.chunk as u64).replace(' ', ""),
         r.threads.to_string(),
-        format!("{:.1}", r.mb_s_in),
-        format!("{:.1}", r.mb_s_out),
-        format!("{:.4}", r.ratio),
-        format!("{:.3}", r.cpu_s),
+        format!("{:.1}", r.measured.mb_s_in),
+        format!("{:.1}", r.measured.mb_s_out),
+        format!("{:.4}", r.measured.ratio),
+        format!("{:.3}", r.measured.cpu_s),
         r.note.clone(),
     ]
 }
@@ -175,10 +175,10 @@ pub fn recommend(rows: &[Row]) -> Option<Recommendation> {
         codec.iter().filter(|(_, r)| r.codec != "none").collect();
     let fastest = compressing
         .iter()
-        .max_by(|a, b| a.1.mb_s_in.total_cmp(&b.1.mb_s_in))?;
+        .max_by(|a, b| a.1.measured.mb_s_in.total_cmp(&b.1.measured.mb_s_in))?;
     let best_ratio = compressing
         .iter()
-        .map(|(_, r)| r.ratio)
+        .map(|(_, r)| r.measured.ratio)
         .fold(f64::INFINITY, f64::min);
     let mut why = Vec::new();
     let (row, pick) = if best_ratio > 0.97 {
@@ -188,38 +188,39 @@ pub fn recommend(rows: &[Row]) -> Option<Recommendation> {
             .unwrap_or(fastest);
         why.push(format!(
             "no compression saves even 3% on this data (best ratio {best_ratio:.3}): --compress none skips the work and runs at {:.0} MB/s",
-            none.1.mb_s_in
+            none.1.measured.mb_s_in
         ));
         *none
     } else {
-        let floor = fastest.1.mb_s_in / 3.0;
+        let floor = fastest.1.measured.mb_s_in / 3.0;
         let pick = compressing
             .iter()
-            .filter(|(_, r)| r.mb_s_in >= floor)
+            .filter(|(_, r)| r.measured.mb_s_in >= floor)
             .min_by(|a, b| {
-                a.1.ratio
-                    .total_cmp(&b.1.ratio)
-                    .then(b.1.mb_s_in.total_cmp(&a.1.mb_s_in))
+                a.1.measured
+                    .ratio
+                    .total_cmp(&b.1.measured.ratio)
+                    .then(b.1.measured.mb_s_in.total_cmp(&a.1.measured.mb_s_in))
             })
             .unwrap_or(fastest);
         why.push(format!(
             "{} gives the smallest output (ratio {:.3}) of the settings at least a third as fast as the fastest ({} at {:.0} MB/s); it encrypts at {:.0} MB/s",
             codec_arg(pick.1),
-            pick.1.ratio,
+            pick.1.measured.ratio,
             codec_arg(fastest.1),
-            fastest.1.mb_s_in,
-            pick.1.mb_s_in
+            fastest.1.measured.mb_s_in,
+            pick.1.measured.mb_s_in
         ));
         if let Some(smaller) = compressing
             .iter()
-            .filter(|(_, r)| r.ratio < pick.1.ratio)
-            .min_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio))
+            .filter(|(_, r)| r.measured.ratio < pick.1.measured.ratio)
+            .min_by(|a, b| a.1.measured.ratio.total_cmp(&b.1.measured.ratio))
         {
             why.push(format!(
                 "{} is smaller still (ratio {:.3}) but runs at only {:.0} MB/s: worth it for archives written once",
                 codec_arg(smaller.1),
-                smaller.1.ratio,
-                smaller.1.mb_s_in
+                smaller.1.measured.ratio,
+                smaller.1.measured.mb_s_in
             ));
         }
         **pick
@@ -234,7 +235,7 @@ pub fn recommend(rows: &[Row]) -> Option<Recommendation> {
     ) {
         why.push(format!(
             "compress before encrypting: ratio {:.3} against {:.3} the other way round (ciphertext does not compress)",
-            ce.ratio, ec.ratio
+            ce.measured.ratio, ec.measured.ratio
         ));
     }
     Some(Recommendation {
@@ -273,13 +274,18 @@ pub fn svg_plot(rows: &[Row], rec: Option<&Recommendation>, title: &str) -> Stri
     let pts: Vec<(usize, &Row)> = rows
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.direction == "encrypt" && r.group != "records" && r.mb_s_in > 0.0)
+        .filter(|(_, r)| {
+            r.direction == "encrypt" && r.group != "records" && r.measured.mb_s_in > 0.0
+        })
         .collect();
-    let max_ratio = pts.iter().map(|(_, r)| r.ratio).fold(1.05, f64::max);
+    let max_ratio = pts
+        .iter()
+        .map(|(_, r)| r.measured.ratio)
+        .fold(1.05, f64::max);
     let (lo, hi) = pts
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), (_, r)| {
-            (lo.min(r.mb_s_in), hi.max(r.mb_s_in))
+            (lo.min(r.measured.mb_s_in), hi.max(r.measured.mb_s_in))
         });
     let (ylo, yhi) = ((lo.max(0.1) / 1.5).log10(), (hi.max(1.0) * 1.5).log10());
     let x = |ratio: f64| left + ratio / max_ratio * (w - left - right);
@@ -340,7 +346,7 @@ pub fn svg_plot(rows: &[Row], rec: Option<&Recommendation>, title: &str) -> Stri
             .iter()
             .find(|(g, _)| *g == r.group)
             .map_or("#555", |(_, c)| c);
-        let (px, py) = (x(r.ratio), y(r.mb_s_in));
+        let (px, py) = (x(r.measured.ratio), y(r.measured.mb_s_in));
         let label = point_label(r);
         let lw = 7.0 * label.len() as f64;
         let free = |ly: f64| {
@@ -357,7 +363,7 @@ pub fn svg_plot(rows: &[Row], rec: Option<&Recommendation>, title: &str) -> Stri
             "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{color}\"><title>{}</title></circle>",
             xml(&format!(
                 "{} {label}: {:.0} MB/s, ratio {:.3}",
-                r.group, r.mb_s_in, r.ratio
+                r.group, r.measured.mb_s_in, r.measured.ratio
             ))
         );
         if let Some(ly) = spot {
@@ -478,7 +484,7 @@ pub fn render_records(rows: &[zseal::bench::records::RecordRow], format: Format)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zseal::bench::{builtin_sample, Engine, Plan};
+    use zseal::bench::{builtin_sample, Engine, Measured, Plan};
 
     #[test]
     fn a_measured_matrix_recommends_compressing_first() {
@@ -514,13 +520,15 @@ mod tests {
             hash: "blake3",
             chunk: 4 << 20,
             threads: 2,
-            bytes_in: 1000,
-            bytes_out: (1000.0 * ratio) as u64,
-            ratio,
-            mb_s_in: mbs,
-            mb_s_out: mbs * ratio,
-            wall_s: 1.0,
-            cpu_s: 2.0,
+            measured: Measured {
+                bytes_in: 1000,
+                bytes_out: (1000.0 * ratio) as u64,
+                ratio,
+                mb_s_in: mbs,
+                mb_s_out: mbs * ratio,
+                wall_s: 1.0,
+                cpu_s: 2.0,
+            },
             note: String::new(),
         }
     }
