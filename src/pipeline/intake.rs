@@ -5,6 +5,20 @@
 
 use crate::error::Result;
 
+/// A worker's positional read of an input chunk that found the end: the input file shrank while
+/// it was read (the one mapping of "input shorter than expected" for both writers).
+pub(crate) fn input_shrank(e: std::io::Error) -> crate::Error {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            crate::Error::Io(std::sync::Arc::new(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the input file became shorter while it was being read",
+            )))
+        }
+        _ => crate::Error::from(e),
+    }
+}
+
 /// Hands each whole chunk of `f`, a regular file, from its current position to `submit` (the
 /// shared file and the chunk's offset), and leaves `f` after the last of them: the workers read
 /// those chunks themselves with positional reads, and the caller reads the rest in order (bytes

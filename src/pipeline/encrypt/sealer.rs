@@ -1,9 +1,6 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
-use std::io;
-use std::sync::Arc;
-
 use rand_core::RngCore;
 
 use super::super::intake::{Spare, ALIGN};
@@ -183,16 +180,8 @@ impl Sealer {
         let at = job.at;
         let mut pos = offset;
         for piece in job.input[at..at + len].chunks_mut(READ_PIECE) {
-            timed(&mut times.read, || file.read_exact_at(piece, pos)).map_err(|e| {
-                if e.kind() == io::ErrorKind::UnexpectedEof {
-                    Error::Io(Arc::new(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the input file became shorter while it was being read",
-                    )))
-                } else {
-                    Error::from(e)
-                }
-            })?;
+            timed(&mut times.read, || file.read_exact_at(piece, pos))
+                .map_err(super::super::intake::input_shrank)?;
             timed(&mut times.hash, || hasher.update(piece));
             pos += piece.len() as u64;
         }

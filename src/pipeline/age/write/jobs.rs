@@ -6,7 +6,7 @@ use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::super::super::intake::Spare;
+use super::super::super::intake::{input_shrank, Spare};
 use super::super::GROUP;
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher};
@@ -73,7 +73,7 @@ impl Piece {
             #[cfg(unix)]
             Source::File(f) => {
                 use std::os::unix::fs::FileExt;
-                f.read_exact_at(dst, from).map_err(shorter)?;
+                f.read_exact_at(dst, from).map_err(input_shrank)?;
             }
         }
         Ok(())
@@ -104,17 +104,6 @@ impl Source {
             #[cfg(unix)]
             Source::File(f) => Source::File(Arc::clone(f)),
         }
-    }
-}
-
-/// A positional read that found the end: the input file shrank while it was read.
-pub(super) fn shorter(e: io::Error) -> Error {
-    match e.kind() {
-        io::ErrorKind::UnexpectedEof => Error::Io(Arc::new(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the input file became shorter while it was being read",
-        ))),
-        _ => Error::from(e),
     }
 }
 

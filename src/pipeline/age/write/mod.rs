@@ -20,7 +20,7 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::encrypt::EncryptOptions;
-use super::super::intake::{aligned_at, Intake, Spare, ALIGN};
+use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;
@@ -36,7 +36,7 @@ use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod jobs;
 
-use jobs::{shorter, Done, Piece, Source, Work, SEAL_BYTES};
+use jobs::{Done, Piece, Source, Work, SEAL_BYTES};
 
 /// Age plaintext not yet handed to a sealing job: frames as they come back in order (or, without
 /// compression, input buffers), and their length. The final chunk is never sealed before
@@ -455,7 +455,7 @@ impl<W: Write> ChunkSink for AgeSink<W> {
                             file.read_exact_at(slot, offset + at as u64)
                         })
                     })
-                    .map_err(shorter)?;
+                    .map_err(input_shrank)?;
                     if raw {
                         return Ok(Done::Raw {
                             src: Source::File(file),
@@ -472,7 +472,7 @@ impl<W: Write> ChunkSink for AgeSink<W> {
                     timed(&mut read, || {
                         file.read_exact_at(&mut input[at..at + len], offset)
                     })
-                    .map_err(shorter)?;
+                    .map_err(input_shrank)?;
                     let mut done = work.frame(input, at, len, out)?;
                     if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
                         times.read += read;
