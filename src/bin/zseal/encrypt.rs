@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::bail;
 use anyhow::Context;
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
 
@@ -81,38 +80,25 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    if a.format == Format::Age {
-        let what = match (a.cipher, a.hash, a.pad, a.adapt) {
-            (Some(Cipher::Aes256Gcm), ..) => {
-                Some("--cipher aes-256-gcm (age uses ChaCha20-Poly1305)")
-            }
-            (_, Some(_), ..) => Some("--hash (an age file records no digest)"),
-            (_, _, true, _) => Some("--pad"),
-            (_, _, _, Some(_)) => Some("--adapt"),
-            _ => None,
-        };
-        if let Some(what) = what {
-            bail!("{what} is for zseal containers, not --format age (FORMAT.md §10.4): drop it, or write a zseal container");
-        }
-        if !matches!(a.compress, Codec::Zstd(_) | Codec::None) {
-            bail!("--format age takes -c zstd[:LEVEL] (a seekable zstd stream inside) or -c none, not {}", a.compress);
-        }
-    }
     let mut opts = EncryptOptions::default()
         .codec(a.compress)
         .chunk_size(a.chunk_size)
         .pad(a.pad)
         .format(a.format)
         .threads(c.threads);
-    if a.format == Format::Zseal {
-        opts = opts
-            .cipher(a.cipher.unwrap_or_default())
-            .hash(a.hash.unwrap_or_default());
+    if let Some(cipher) = a.cipher {
+        opts = opts.cipher(cipher);
     }
-    let opts = match a.adapt {
-        Some((min, max)) => opts.adapt(min, max),
-        None => opts,
-    };
+    if let Some(hash) = a.hash {
+        opts = opts.hash(hash);
+    }
+    if let Some((min, max)) = a.adapt {
+        opts = opts.adapt(min, max);
+    }
+    // The library's one set of option checks, before a passphrase is asked for or an output
+    // created.
+    opts.check()
+        .with_context(|| format!("--format {}", a.format.name()))?;
     let mut input = open_input(c.input.as_deref())?;
     let recipients = keys::recipients(&a.recipient, &a.recipients_file, input.is_stdin_stream())?;
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;

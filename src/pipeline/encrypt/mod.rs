@@ -127,32 +127,15 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         if opts.format != super::Format::Zseal {
             return Err(Error::InvalidOption(
                 "an Encryptor writes zseal containers: write an age file with AgeWriter (or Writer)"
                     .into(),
             ));
         }
-        let adapt = match (opts.adapt, opts.codec) {
-            (None, _) => None,
-            (Some((min, max)), Codec::Zstd(_)) => {
-                for l in [min, max] {
-                    Codec::Zstd(l).check_level()?;
-                }
-                if min > max {
-                    return Err(Error::InvalidOption(format!(
-                        "adaptive level range {min}..{max} is empty: give MIN..MAX with MIN <= MAX"
-                    )));
-                }
-                Some(Adapt::new(min, max))
-            }
-            (Some(_), other) => {
-                return Err(Error::InvalidOption(format!(
-                    "the adaptive level needs the zstd codec, not {other}"
-                )))
-            }
-        };
+        opts.check()?;
+        let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
+        let adapt = opts.adapt.map(|(min, max)| Adapt::new(min, max));
         // With an adaptive level the header records the highest level a chunk may have.
         let codec = match &adapt {
             Some(a) => Codec::Zstd(a.max),

@@ -3,6 +3,7 @@
 use super::super::Threads;
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
+use crate::error::{Error, Result};
 use crate::format;
 use crate::hash::HashAlg;
 
@@ -59,11 +60,6 @@ impl Default for EncryptOptions {
 }
 
 impl EncryptOptions {
-    /// Which of the cipher and the hash were chosen by name.
-    pub(crate) fn named(&self) -> Named {
-        self.named
-    }
-
     /// Sets the chunk codec.
     pub fn codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
@@ -118,6 +114,72 @@ impl EncryptOptions {
     pub fn adapt(mut self, min: i32, max: i32) -> Self {
         self.adapt = Some((min, max));
         self
+    }
+
+    /// The one set of checks of these options, for every format and front end: the writers run
+    /// it before they write anything, and a front end may run it first (before it asks for a
+    /// passphrase). The messages name the option in words, not a front end's flag.
+    pub fn check(&self) -> Result<()> {
+        self.check_for(self.format)
+    }
+
+    /// [`EncryptOptions::check`] for a file of `format` (a writer of one format is given
+    /// options whose `format` it ignores).
+    pub(crate) fn check_for(&self, format: super::super::Format) -> Result<()> {
+        format::chunk_log2_of(self.chunk_size)?;
+        if let Some((min, max)) = self.adapt {
+            if !matches!(self.codec, Codec::Zstd(_)) {
+                return Err(Error::InvalidOption(format!(
+                    "the adaptive level needs the zstd codec, not {}",
+                    self.codec
+                )));
+            }
+            for l in [min, max] {
+                Codec::Zstd(l).check_level()?;
+            }
+            if min > max {
+                return Err(Error::InvalidOption(format!(
+                    "adaptive level range {min}..{max} is empty: give MIN..MAX with MIN <= MAX"
+                )));
+            }
+        }
+        if format == super::super::Format::Age {
+            self.check_age()?;
+        }
+        Ok(())
+    }
+
+    /// What an age file cannot hold (FORMAT.md §10.4).
+    fn check_age(&self) -> Result<()> {
+        let container_only = match () {
+            _ if self.named.cipher || self.cipher != Cipher::default() => {
+                Some("a cipher (an age file is sealed with ChaCha20-Poly1305)")
+            }
+            _ if self.named.hash => Some("a hash (an age file records no whole-file digest)"),
+            _ if self.pad => Some("padding"),
+            _ if self.adapt.is_some() => Some("an adaptive level"),
+            _ => None,
+        };
+        if let Some(what) = container_only {
+            return Err(Error::InvalidOption(format!(
+                "{what} is an option of zseal containers, not of age files (FORMAT.md §10.4): \
+                 drop it, or write a zseal container"
+            )));
+        }
+        match self.codec {
+            Codec::Zstd(_) => Ok(()),
+            Codec::None if self.chunk_size % crate::format::age::CHUNK == 0 => Ok(()),
+            Codec::None => Err(Error::InvalidOption(format!(
+                "without compression an age file's input is sealed in chunks of the chunk size, \
+                 which must be a multiple of age's 64 KiB STREAM chunk: {} is not (use 64K or \
+                 more)",
+                self.chunk_size
+            ))),
+            other => Err(Error::InvalidOption(format!(
+                "an age file holds zstd (a seekable zstd stream inside) or nothing: {other} is for \
+                 zseal containers"
+            ))),
+        }
     }
 }
 

@@ -95,39 +95,13 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
+        opts.check_for(super::super::Format::Age)?;
         let codec = match opts.codec {
-            Codec::None => None,
             c @ Codec::Zstd(_) => Some(c),
-            other => {
-                return Err(Error::InvalidOption(format!(
-                    "an age file holds zstd (seekable) or nothing: {other} is for zseal containers"
-                )))
-            }
+            _ => None,
         };
-        let named = opts.named();
-        if opts.pad
-            || opts.adapt.is_some()
-            || opts.cipher != Cipher::default()
-            || named.cipher
-            || named.hash
-        {
-            return Err(Error::InvalidOption(
-                "an age file has its own cipher (ChaCha20-Poly1305), no whole-file digest and no \
-                 padding or adaptive level: a cipher, a hash, padding and an adaptive level are \
-                 zseal container options (FORMAT.md §10.4)"
-                    .into(),
-            ));
-        }
         super::super::encrypt::check_recipients(recipients, false)?;
         let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
-        if codec.is_none() && opts.chunk_size % CHUNK != 0 {
-            return Err(Error::InvalidOption(format!(
-                "without compression an age file's input is sealed in chunks of the chunk size, \
-                 which must be a multiple of age's 64 KiB STREAM chunk: {} is not (use 64K or \
-                 more)",
-                opts.chunk_size
-            )));
-        }
         let file_key = FileKey::generate(rng);
         let mut stanzas = Vec::new();
         for r in recipients {
