@@ -100,6 +100,24 @@ pub(crate) struct ChunkHash {
 }
 
 impl ChunkHash {
+    /// A chunk's hash as a task returned it (FORMAT.md §11.1).
+    pub(crate) fn from_parts(cv: [u8; 32], root_if_alone: Option<[u8; 32]>) -> Self {
+        ChunkHash {
+            cv: Some(cv),
+            root_if_alone,
+        }
+    }
+
+    /// The BLAKE3 chaining value (none without a BLAKE3 digest).
+    pub(crate) fn cv(&self) -> Option<[u8; 32]> {
+        self.cv
+    }
+
+    /// Chunk 0's root hash.
+    pub(crate) fn root_if_alone(&self) -> Option<[u8; 32]> {
+        self.root_if_alone
+    }
+
     /// Hashes chunk `index` of `chunk_size` bytes (the worker side).
     pub(crate) fn compute(alg: HashAlg, index: u64, chunk_size: usize, data: &[u8]) -> Self {
         let mut h = ChunkHasher::new(alg, index, chunk_size);

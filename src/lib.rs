@@ -49,9 +49,10 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    AgeLocked, AgeReader, AgeWriter, ByteRange, ChunkReader, ChunkSource, DecryptOptions,
-    Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, Reader, RekeyOptions,
-    RekeyReport, Sealed, SeekSource, Threads, Writer,
+    seal_range, AgeLocked, AgeReader, AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource,
+    ChunkWriter, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked,
+    RangeResult, Reader, RekeyOptions, RekeyReport, Sealed, SeekSource, SplitSeal, TaskKey,
+    Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

@@ -25,7 +25,10 @@ pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
 pub use decrypt::{ContainerChunks, DecryptOptions, Decryptor, KeyNeeded, Locked};
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
-pub use encrypt::{ContainerSink, EncryptOptions, Encryptor};
+pub use encrypt::{
+    seal_range, ContainerSink, EncryptOptions, Encryptor, RangeResult, RangeWriter, SplitSeal,
+    TaskKey,
+};
 pub use rekey::{RekeyOptions, RekeyReport};
 pub use sink::{ChunkSink, ChunkWriter, SinkState};
 

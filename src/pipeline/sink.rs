@@ -89,7 +89,7 @@ impl<S> ChunkWriter<S> {
 
 impl<S: ChunkSink> ChunkWriter<S> {
     /// The failure, if the stream has failed.
-    fn check(&mut self) -> Result<()> {
+    pub(crate) fn check(&mut self) -> Result<()> {
         match &self.sink.state().failed {
             Some(e) => Err(e.clone()),
             None => Ok(()),
@@ -103,7 +103,7 @@ impl<S: ChunkSink> ChunkWriter<S> {
     }
 
     /// Runs `f` on the sink; if it fails, the stream stays failed.
-    fn guard(&mut self, f: impl FnOnce(&mut S) -> Result<()>) -> Result<()> {
+    pub(crate) fn guard(&mut self, f: impl FnOnce(&mut S) -> Result<()>) -> Result<()> {
         f(&mut self.sink).map_err(|e| self.fail(e))
     }
 

@@ -16,6 +16,7 @@ mod recipients;
 mod records;
 mod rekey;
 mod roundtrip;
+mod split;
 mod tamper;
 mod transfer;
 mod vectors;

@@ -24,12 +24,14 @@ use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod options;
 mod sealer;
+mod split;
 
 use options::Adapt;
 pub use options::EncryptOptions;
 pub(crate) use sealer::{
     check_recipients, padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer,
 };
+pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
 /// the module documentation.
@@ -48,6 +50,9 @@ pub struct ContainerSink<W: Write> {
     window: Window<Sealed>,
     tally: Tally,
     adapt: Option<Adapt>,
+    /// A range of a container sealed in pieces (FORMAT.md §11): frames only, and each chunk's
+    /// hash kept for the coordinator.
+    range: Option<RangeTally>,
     /// Frames written by the workers ([`ChunkWriter::write_frames_to`]).
     positional: Option<Positional>,
 }
@@ -96,6 +101,12 @@ const WRITES_IN_FLIGHT: usize = 2;
 /// as they come: a worker's write would wait behind chunks being compressed, and hold up the
 /// calling thread that waits for its buffer.
 const WORKER_WRITE_MIN: usize = 2 << 20;
+
+/// What a range's task keeps for the coordinator (FORMAT.md §11.1).
+struct RangeTally {
+    first_chunk: u64,
+    hashes: Vec<crate::hash::ChunkHash>,
+}
 
 /// What a container records across its chunks, in order (FORMAT.md §§3.2, 4).
 struct Tally {
@@ -174,8 +185,48 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
                 emitted: 0,
             },
             adapt,
+            range: None,
             positional: None,
         }))
+    }
+}
+
+impl<W: Write> ChunkWriter<ContainerSink<W>> {
+    /// Makes this writer a range's, from chunk `first_chunk` (see [`seal_range`]).
+    fn with_range(mut self, first_chunk: u64) -> Self {
+        self.sink.range = Some(RangeTally {
+            first_chunk,
+            hashes: Vec::new(),
+        });
+        self
+    }
+
+    /// Ends a range's writer ([`seal_range`]): seals the last chunk, waits for every frame to be
+    /// written, and returns the inner writer and what the coordinator needs.
+    pub fn finish_range(mut self) -> Result<(W, RangeResult)> {
+        if self.sink.range.is_none() {
+            return Err(Error::InvalidOption(
+                "finish_range ends a range's writer (seal_range); end a whole container with finish"
+                    .into(),
+            ));
+        }
+        self.check()?;
+        self.guard(|s| s.end())?;
+        let sink = self.sink;
+        let range = sink.range.expect("checked above");
+        let result = RangeResult {
+            first_chunk: range.first_chunk,
+            plaintext_len: sink.tally.plaintext_len,
+            body_lens: sink
+                .tally
+                .index
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            chaining_values: range.hashes.iter().filter_map(|h| h.cv()).collect(),
+            root_if_alone: range.hashes.first().and_then(|h| h.root_if_alone()),
+        };
+        Ok((sink.state.inner, result))
     }
 }
 
@@ -376,6 +427,9 @@ impl<W: Write> ContainerSink<W> {
         let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
         self.tally.digest.push(s.plaintext(), &s.hash);
+        if let Some(r) = &mut self.range {
+            r.hashes.push(s.hash);
+        }
         if by_worker {
             return self.write_by_worker(s, index);
         }
@@ -448,6 +502,11 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             self.emit(r?)?;
         }
         self.settle_writes(0)?;
+        if self.range.is_some() {
+            // A range's frames only: the coordinator writes the end (FORMAT.md §11).
+            let inner = &mut self.state.inner;
+            return Ok(timed(&mut self.state.stages.write, || inner.flush())?);
+        }
         if self.tally.padded {
             self.write_padding()?;
         }

@@ -1,0 +1,402 @@
+//! One container sealed in pieces (FORMAT.md §11): a coordinator ([`SplitSeal`]) writes the
+//! header and, at the end, the trailer; tasks ([`seal_range`]), anywhere, each seal a range of
+//! whole chunks with the payload key alone ([`TaskKey`]) and return what the trailer needs
+//! ([`RangeResult`]: the frames' body lengths and the chunks' BLAKE3 chaining values). The bytes
+//! are those a single writer would write with the same keys; nothing is read twice.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use rand_core::{CryptoRng, RngCore};
+use zeroize::Zeroizing;
+
+use super::super::intake::Intake;
+use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::super::window::Window;
+use super::{
+    check_recipients, sealed_header, wrap_for, ContainerSink, EncryptOptions, Sealer, Tally,
+};
+use crate::codec::Codec;
+use crate::crypto::aead::Cipher;
+use crate::crypto::{FileKey, Recipient};
+use crate::error::{Error, Result};
+use crate::format::{self, Header, FRAME_HEADER_LEN};
+use crate::hash::{ChunkHash, Digest, HashAlg};
+use crate::pipeline::Threads;
+
+/// What a task needs to seal chunks of one container: the payload key and the header's
+/// algorithms. Not the file key: a task can seal and open this file's frames, not unwrap or
+/// rewrap its key or forge its header (FORMAT.md §11.2). Its `Debug` shows no key.
+#[derive(Clone)]
+pub struct TaskKey {
+    payload_key: Zeroizing<[u8; 32]>,
+    cipher: Cipher,
+    codec: Codec,
+    hash: HashAlg,
+    chunk_log2: u8,
+    padded: bool,
+}
+
+impl std::fmt::Debug for TaskKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskKey")
+            .field("chunk_size", &(1u64 << self.chunk_log2))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first bytes of a serialized [`TaskKey`].
+const TASK_KEY_MAGIC: &[u8; 8] = b"zsTASK\x00\x01";
+const TASK_KEY_LEN: usize = TASK_KEY_MAGIC.len() + 6 + 32;
+
+impl TaskKey {
+    /// The key as bytes, to hand to a task in another process (wiped when dropped).
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        let mut b = Zeroizing::new(Vec::with_capacity(TASK_KEY_LEN));
+        b.extend_from_slice(TASK_KEY_MAGIC);
+        b.extend_from_slice(&[
+            self.cipher.id(),
+            self.codec.id(),
+            self.codec.level_byte() as u8,
+            self.hash.id(),
+            self.chunk_log2,
+            u8::from(self.padded),
+        ]);
+        b.extend_from_slice(&*self.payload_key);
+        b
+    }
+
+    /// A key from [`TaskKey::to_bytes`].
+    pub fn from_bytes(b: &[u8]) -> Result<Self> {
+        let bad = || Error::InvalidOption("not a zseal task key".into());
+        if b.len() != TASK_KEY_LEN || !b.starts_with(TASK_KEY_MAGIC) {
+            return Err(bad());
+        }
+        let f = &b[TASK_KEY_MAGIC.len()..];
+        let chunk_log2 = f[4];
+        format::chunk_log2_of(1usize.checked_shl(chunk_log2.into()).ok_or_else(bad)?)?;
+        let mut payload_key = Zeroizing::new([0u8; 32]);
+        payload_key.copy_from_slice(&f[6..]);
+        Ok(TaskKey {
+            payload_key,
+            cipher: Cipher::from_id(f[0])?,
+            codec: Codec::from_header(f[1], f[2] as i8)?,
+            hash: HashAlg::from_id(f[3])?,
+            chunk_log2,
+            padded: match f[5] {
+                0 => false,
+                1 => true,
+                _ => return Err(bad()),
+            },
+        })
+    }
+
+    /// The chunk size: every range but the last is a whole number of chunks.
+    pub fn chunk_size(&self) -> usize {
+        1 << self.chunk_log2
+    }
+
+    fn sealer(&self) -> Sealer {
+        Sealer::new(
+            self.cipher,
+            &self.payload_key,
+            self.codec,
+            self.hash,
+            self.chunk_log2,
+        )
+        .with_padding(self.padded)
+    }
+}
+
+/// What a task returns: where its range starts, its plaintext length, and per chunk the frame's
+/// body length and the BLAKE3 chaining value (chunk 0 also its root hash). No secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeResult {
+    /// Number of the range's first chunk.
+    pub first_chunk: u64,
+    /// Plaintext bytes sealed.
+    pub plaintext_len: u64,
+    /// Body length of each frame, in order (the range's index entries).
+    pub body_lens: Vec<u32>,
+    /// Each chunk's BLAKE3 chaining value (empty without a BLAKE3 digest).
+    pub chaining_values: Vec<[u8; 32]>,
+    /// For a range starting at chunk 0: chunk 0's root hash (the digest of a one-chunk file).
+    pub root_if_alone: Option<[u8; 32]>,
+}
+
+const RESULT_MAGIC: &[u8; 8] = b"zsRANGE\x01";
+
+impl RangeResult {
+    /// The result as bytes, for a task in another process to return.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let n = self.body_lens.len();
+        let mut b = Vec::with_capacity(8 + 8 + 8 + 8 + 8 + 33 + n * 36);
+        b.extend_from_slice(RESULT_MAGIC);
+        b.extend_from_slice(&self.first_chunk.to_le_bytes());
+        b.extend_from_slice(&self.plaintext_len.to_le_bytes());
+        b.extend_from_slice(&(n as u64).to_le_bytes());
+        b.extend_from_slice(&(self.chaining_values.len() as u64).to_le_bytes());
+        match &self.root_if_alone {
+            Some(r) => {
+                b.push(1);
+                b.extend_from_slice(r);
+            }
+            None => b.push(0),
+        }
+        for l in &self.body_lens {
+            b.extend_from_slice(&l.to_le_bytes());
+        }
+        for cv in &self.chaining_values {
+            b.extend_from_slice(cv);
+        }
+        b
+    }
+
+    /// A result from [`RangeResult::to_bytes`].
+    pub fn from_bytes(b: &[u8]) -> Result<Self> {
+        let bad = || Error::InvalidOption("not a zseal range result".into());
+        let mut r = b.strip_prefix(RESULT_MAGIC.as_slice()).ok_or_else(bad)?;
+        let u64_of = |r: &mut &[u8]| -> Result<u64> {
+            let (h, t) = r.split_first_chunk::<8>().ok_or_else(bad)?;
+            *r = t;
+            Ok(u64::from_le_bytes(*h))
+        };
+        let first_chunk = u64_of(&mut r)?;
+        let plaintext_len = u64_of(&mut r)?;
+        let n = u64_of(&mut r)?;
+        let cvs = u64_of(&mut r)?;
+        let (&flag, rest) = r.split_first().ok_or_else(bad)?;
+        r = rest;
+        let root_if_alone = match flag {
+            0 => None,
+            1 => {
+                let (h, t) = r.split_first_chunk::<32>().ok_or_else(bad)?;
+                r = t;
+                Some(*h)
+            }
+            _ => return Err(bad()),
+        };
+        if n > format::MAX_CHUNKS || cvs > n || r.len() as u64 != n * 4 + cvs * 32 {
+            return Err(bad());
+        }
+        let (lens, cv_bytes) = r.split_at(n as usize * 4);
+        Ok(RangeResult {
+            first_chunk,
+            plaintext_len,
+            body_lens: lens
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            chaining_values: cv_bytes
+                .chunks_exact(32)
+                .map(|c| c.try_into().expect("32-byte pieces"))
+                .collect(),
+            root_if_alone,
+        })
+    }
+}
+
+/// The coordinator of a container sealed in pieces: it writes the header (returned by
+/// [`SplitSeal::new`]) and the trailer ([`SplitSeal::trailer`]); tasks seal the chunks between.
+pub struct SplitSeal {
+    key: TaskKey,
+    header_len: u64,
+}
+
+impl std::fmt::Debug for SplitSeal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitSeal")
+            .field("header_len", &self.header_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SplitSeal {
+    /// A new file key for `recipients`; returns the coordinator and the header's bytes, which
+    /// begin the container. A whole-file XXH3 cannot be merged from pieces and is refused; an
+    /// adaptive level or the age format are not for pieces either.
+    pub fn new(recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<(Self, Vec<u8>)> {
+        Self::with_rng(recipients, opts, &mut rand_core::OsRng)
+    }
+
+    /// As [`SplitSeal::new`], drawing the file key and salt from `rng` (tests; production code
+    /// passes a CSPRNG).
+    pub fn with_rng(
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<(Self, Vec<u8>)> {
+        opts.check()?;
+        if opts.format != super::super::Format::Zseal {
+            return Err(Error::InvalidOption(
+                "a container sealed in pieces is a zseal container, not an age file".into(),
+            ));
+        }
+        if opts.hash == HashAlg::Xxh3 {
+            return Err(Error::InvalidOption(
+                "XXH3 of the whole file cannot be merged from pieces sealed apart (FORMAT.md \
+                 §11.1): use the blake3 hash, or none"
+                    .into(),
+            ));
+        }
+        if opts.adapt.is_some() {
+            return Err(Error::InvalidOption(
+                "an adaptive level follows one output's speed; pieces sealed apart take a fixed \
+                 level"
+                    .into(),
+            ));
+        }
+        check_recipients(recipients, false)?;
+        let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
+        let file_key = FileKey::generate(rng);
+        let mut payload_salt = [0u8; format::header::SALT_LEN];
+        rng.fill_bytes(&mut payload_salt);
+        let header = Header {
+            cipher: opts.cipher,
+            codec: opts.codec,
+            hash: opts.hash,
+            chunk_log2,
+            padded: opts.pad,
+            payload_salt,
+            stanzas: wrap_for(recipients, &file_key, rng)?,
+        };
+        let header_bytes = sealed_header(&header, &file_key)?;
+        let payload_key = file_key.payload_key(&payload_salt);
+        let key = TaskKey {
+            payload_key: Zeroizing::new(payload_key.0),
+            cipher: opts.cipher,
+            codec: opts.codec,
+            hash: opts.hash,
+            chunk_log2,
+            padded: opts.pad,
+        };
+        let split = SplitSeal {
+            key,
+            header_len: header_bytes.len() as u64,
+        };
+        Ok((split, header_bytes))
+    }
+
+    /// What every task needs (see [`TaskKey`]).
+    pub fn task_key(&self) -> &TaskKey {
+        &self.key
+    }
+
+    /// Chunk-aligned plaintext ranges `(first chunk, start, end)` that cut `len` bytes into at
+    /// most `tasks` pieces of nearly equal size (none empty; one for an empty plaintext).
+    pub fn ranges(&self, len: u64, tasks: usize) -> Vec<(u64, u64, u64)> {
+        let c = self.key.chunk_size() as u64;
+        let chunks = len.div_ceil(c).max(1);
+        let tasks = (tasks.max(1) as u64).min(chunks);
+        (0..tasks)
+            .map(|k| {
+                let (a, b) = (chunks * k / tasks, chunks * (k + 1) / tasks);
+                (a, (a * c).min(len), (b * c).min(len))
+            })
+            .collect()
+    }
+
+    /// The end of the container, after the header and every range's frames in order: padding
+    /// frames (a padded file), the final frame, the index and the footer. Checks that the ranges
+    /// follow each other and that only the last ends short of a whole chunk.
+    pub fn trailer(&self, results: &[RangeResult]) -> Result<Vec<u8>> {
+        let c = self.key.chunk_size() as u64;
+        let mut digest = Digest::new(self.key.hash);
+        let mut index = Vec::new();
+        let (mut chunks, mut plaintext_len, mut written) = (0u64, 0u64, self.header_len);
+        for (k, r) in results.iter().enumerate() {
+            let n = r.body_lens.len() as u64;
+            let last = k + 1 == results.len();
+            let whole = r.plaintext_len == n * c;
+            let fits = r.plaintext_len > (n.max(1) - 1) * c && r.plaintext_len <= n * c;
+            let hashes = match self.key.hash {
+                HashAlg::Blake3 => r.chaining_values.len() as u64 == n,
+                _ => r.chaining_values.is_empty(),
+            };
+            if r.first_chunk != chunks || !(whole || (last && fits)) || !hashes {
+                return Err(Error::InvalidOption(format!(
+                    "range {k} (from chunk {}, {} bytes in {n} frames) does not follow the \
+                     ranges before it, or is not a whole number of chunks",
+                    r.first_chunk, r.plaintext_len
+                )));
+            }
+            for (i, &l) in r.body_lens.iter().enumerate() {
+                index.extend_from_slice(&l.to_le_bytes());
+                written += (FRAME_HEADER_LEN as u64) + u64::from(l);
+                if let Some(cv) = r.chaining_values.get(i) {
+                    let root = (chunks == 0).then_some(r.root_if_alone).flatten();
+                    digest.push(&[], &ChunkHash::from_parts(*cv, root));
+                }
+                chunks += 1;
+            }
+            plaintext_len += r.plaintext_len;
+        }
+        if plaintext_len > format::MAX_PLAINTEXT || chunks >= format::MAX_CHUNKS {
+            return Err(Error::Limit(
+                "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
+            ));
+        }
+        let sealer = self.key.sealer();
+        let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
+        // The single writer's own end, over the tally the ranges add up to.
+        let mut sink = ContainerSink {
+            state: SinkState::new(Vec::new(), intake),
+            window: Window::new(&Threads::Count(1), sealer.chunk_size()),
+            sealer: Arc::new(sealer),
+            tally: Tally {
+                chunks,
+                plaintext_len,
+                index,
+                digest,
+                written,
+                padded: self.key.padded,
+                emitted: chunks,
+            },
+            adapt: None,
+            range: None,
+            positional: None,
+        };
+        sink.end()?;
+        Ok(sink.into_state().inner)
+    }
+}
+
+/// A task's writer: [`ChunkWriter`] over a container's sink that starts at a chunk number and
+/// writes frames only.
+pub type RangeWriter<W> = ChunkWriter<ContainerSink<W>>;
+
+/// Starts sealing the range of chunks from `first_chunk` into `w` (frames only: no header, no
+/// trailer), with `threads`. Write the range's plaintext, then call
+/// [`ChunkWriter::finish_range`].
+pub fn seal_range<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    w: W,
+    threads: Threads,
+) -> Result<RangeWriter<W>> {
+    if first_chunk >= format::MAX_CHUNKS {
+        return Err(Error::Limit(format!(
+            "chunk {first_chunk} is past the last chunk a zseal file can hold"
+        )));
+    }
+    let sealer = key.sealer();
+    let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
+    Ok(ChunkWriter::from_sink(ContainerSink {
+        state: SinkState::new(w, intake),
+        window: Window::new(&threads, sealer.chunk_size()),
+        sealer: Arc::new(sealer),
+        tally: Tally {
+            chunks: first_chunk,
+            plaintext_len: 0,
+            index: Vec::new(),
+            digest: Digest::new(HashAlg::None),
+            written: 0,
+            padded: key.padded,
+            emitted: first_chunk,
+        },
+        adapt: None,
+        range: None,
+        positional: None,
+    })
+    .with_range(first_chunk))
+}
