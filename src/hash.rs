@@ -161,6 +161,7 @@ impl ChunkHasher {
 }
 
 /// Builds the whole-plaintext digest from chunks delivered in order (the ordered side).
+#[derive(Clone)]
 pub(crate) struct Digest {
     alg: HashAlg,
     stack: Vec<ChainingValue>,

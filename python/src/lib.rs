@@ -17,6 +17,7 @@ mod keys;
 mod reader;
 mod records;
 mod source;
+mod split;
 mod writer;
 
 use std::collections::HashMap;
@@ -59,6 +60,8 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
+    m.add_class::<split::SplitSeal>()?;
+    m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;
     m.add_class::<records::RecordKey>()?;
     m.add_class::<records::Dictionary>()?;
     m.add_class::<records::RecordSealer>()?;

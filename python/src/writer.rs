@@ -98,11 +98,21 @@ pub(crate) struct EncryptArgs<'a> {
     pub(crate) format: Option<&'a str>,
 }
 
+/// Recipients parsed from a caller's arguments.
+pub(crate) type Recipients = Vec<Box<dyn Recipient + Send + Sync>>;
+
 impl EncryptArgs<'_> {
     /// Parses the keys and options and writes the header to `sink`: a container's, or an age
     /// file's.
     pub(crate) fn start<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
-        let mut keys: Vec<Box<dyn Recipient + Send + Sync>> = Vec::new();
+        let (keys, o) = self.parse()?;
+        let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
+        zseal::Writer::new(sink, &refs, &o)
+    }
+
+    /// The recipients and the options these arguments name.
+    pub(crate) fn parse(self) -> zseal::Result<(Recipients, EncryptOptions)> {
+        let mut keys: Recipients = Vec::new();
         for r in self.recipients.unwrap_or_default() {
             keys.push(Box::new(AgeRecipient::parse(&r)?));
         }
@@ -132,8 +142,7 @@ impl EncryptArgs<'_> {
         if let Some(f) = self.format {
             o = o.format(f.parse()?);
         }
-        let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
-        zseal::Writer::new(sink, &refs, &o)
+        Ok((keys, o))
     }
 }
 

@@ -105,3 +105,91 @@ def test_a_damaged_container_fails_the_dask_job(tmp_path, keys, client):
         ddf.compute()
     assert e.value.kind == "chunk auth", "the kind survives the trip from the worker"
     assert dask.config.get("scheduler", None) in (None, "dask.distributed")
+
+
+def _b3sum(path) -> str | None:
+    from conftest import peer
+    import subprocess
+
+    b3 = peer("b3sum")
+    if b3 is None:
+        return None
+    return subprocess.run([b3, "--no-names", str(path)], capture_output=True, check=True, text=True).stdout.strip()
+
+
+@pytest.mark.parametrize("size", [0, 1, 65536, 65537, 3 * 1024 * 1024 + 12345])
+def test_dask_encrypt_seals_one_container_across_worker_processes(tmp_path, keys, client, size):
+    """zseal.dask.encrypt: the tasks run in the worker processes, the container decrypts with the
+    command, byte for byte and by range, and its digest is b3sum's of the plaintext."""
+    import random
+    import subprocess
+    import zseal.dask
+
+    identity, recipient = keys
+    rnd = random.Random(size)
+    plain = csv_text(size // 40 + 1, seed=3)[: size // 2] + rnd.randbytes(size - size // 2)
+    src, dst = tmp_path / "p.bin", tmp_path / "p.bin.zseal"
+    src.write_bytes(plain)
+    r = zseal.dask.encrypt(src, dst, recipients=[recipient], chunk_size=65536, tasks=7, client=client)
+    assert r.plaintext_size == size and r.stored_size == dst.stat().st_size
+    assert r.tasks == max(1, min(7, -(-size // 65536)))
+    workers = set(client.scheduler_info()["workers"])
+    assert set(r.workers) <= workers, r.workers
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")], "no parts or temporary file left"
+    zseal_bin = os.environ.get("ZSEAL_BIN", "zseal")
+    out = subprocess.run([zseal_bin, "decrypt", "-i", identity, str(dst)], capture_output=True, check=True)
+    assert out.stdout == plain
+    if size > 100:
+        n = min(70_000, size - 60)
+        part = subprocess.run(
+            [zseal_bin, "decrypt", "-i", identity, "--range", f"50..+{n}", str(dst)], capture_output=True, check=True
+        )
+        assert part.stdout == plain[50 : 50 + n]
+    assert zseal.verify(dst, identity=identity) == r.blake3
+    want = _b3sum(src)
+    if want is not None or os.environ.get("ZSEAL_REQUIRE_PEERS"):
+        assert r.blake3 == want
+
+
+def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, keys, client):
+    import zseal.dask
+
+    identity, recipient = keys
+    src, dst = tmp_path / "p.bin", tmp_path / "p.zseal"
+    src.write_bytes(b"x" * 200_000)
+    dst.write_bytes(b"keep")
+    with pytest.raises(zseal.ZsealFileExistsError, match="pass overwrite=True"):
+        zseal.dask.encrypt(src, dst, recipients=[recipient], client=client)
+    assert dst.read_bytes() == b"keep"
+    with pytest.raises(zseal.OptionError, match="XXH3 of the whole file cannot be merged"):
+        zseal.dask.encrypt(src, tmp_path / "x.zseal", recipients=[recipient], hash="xxh3", client=client)
+    with pytest.raises(zseal.OptionError, match="object-store"):
+        zseal.dask.encrypt(src, "s3://bucket/x.zseal", recipients=[recipient], client=client)
+    # A source that vanished before its tasks ran fails them all: no destination, no parts.
+    gone = tmp_path / "gone.bin"
+    gone.write_bytes(b"y" * 300_000)
+    real = os.path.getsize
+    calls = []
+
+    def size_then_remove(p):
+        n = real(p)
+        if os.fspath(p) == str(gone) and not calls:
+            calls.append(p)
+            os.unlink(gone)
+        return n
+
+    import zseal.dask as zd
+
+    zd.os.path.getsize = size_then_remove
+    try:
+        with pytest.raises(Exception):
+            zseal.dask.encrypt(gone, tmp_path / "g.zseal", recipients=[recipient], chunk_size=65536, client=client)
+    finally:
+        zd.os.path.getsize = real
+    assert not (tmp_path / "g.zseal").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")], os.listdir(tmp_path)
+    # overwrite=True replaces, and the command reads the result.
+    r = zseal.dask.encrypt(src, dst, recipients=[recipient], client=client, overwrite=True)
+    assert r.plaintext_size == 200_000
+    with zseal.open(dst, identity=identity) as f:
+        assert f.read() == b"x" * 200_000

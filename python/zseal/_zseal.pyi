@@ -168,3 +168,33 @@ class RecordOpener:
     def open_many(
         self, records: Sequence[bytes], contexts: Sequence[_Bytes | str] | None = None
     ) -> list[bytes]: ...
+
+class SplitSeal:
+    """The coordinator of a container sealed in pieces (FORMAT.md §11; see zseal.dask)."""
+    def __init__(
+        self,
+        *,
+        recipients: Sequence[str] | None = None,
+        passphrase: str | None = None,
+        compress: str | None = None,
+        cipher: str | None = None,
+        hash: str | None = None,
+        chunk_size: int | None = None,
+        pad: bool = False,
+    ) -> None: ...
+    @property
+    def header(self) -> bytes: ...
+    def task_key(self) -> bytes: ...
+    def ranges(self, size: int, tasks: int) -> list[tuple[int, int, int]]: ...
+    def trailer(self, results: Sequence[bytes]) -> tuple[bytes, str | None, int]: ...
+
+def seal_range(
+    task_key: bytes,
+    first_chunk: int,
+    src: _Path,
+    start: int,
+    end: int,
+    out: _Path,
+    threads: int | None = None,
+) -> bytes:
+    """Seals bytes start..end of src as the chunks from first_chunk into the new file out."""

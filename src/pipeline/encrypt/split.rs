@@ -300,6 +300,15 @@ impl SplitSeal {
     /// frames (a padded file), the final frame, the index and the footer. Checks that the ranges
     /// follow each other and that only the last ends short of a whole chunk.
     pub fn trailer(&self, results: &[RangeResult]) -> Result<Vec<u8>> {
+        self.trailer_with_digest(results).map(|(t, _)| t)
+    }
+
+    /// [`SplitSeal::trailer`], and the whole-plaintext digest it records in the standard tool's
+    /// hex form (`b3sum`), or `None` without a digest.
+    pub fn trailer_with_digest(
+        &self,
+        results: &[RangeResult],
+    ) -> Result<(Vec<u8>, Option<String>)> {
         let c = self.key.chunk_size() as u64;
         let mut digest = Digest::new(self.key.hash);
         let mut index = Vec::new();
@@ -336,6 +345,10 @@ impl SplitSeal {
                 "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
             ));
         }
+        let hex = match self.key.hash {
+            HashAlg::None => None,
+            alg => Some(crate::hash::to_hex(alg, &digest.clone().finish())),
+        };
         let sealer = self.key.sealer();
         let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
         // The single writer's own end, over the tally the ranges add up to.
@@ -357,7 +370,7 @@ impl SplitSeal {
             positional: None,
         };
         sink.end()?;
-        Ok(sink.into_state().inner)
+        Ok((sink.into_state().inner, hex))
     }
 }
 

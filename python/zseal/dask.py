@@ -1,0 +1,239 @@
+"""One container sealed by many Dask workers (FORMAT.md §11): each task seals its own range of
+whole chunks with the payload key alone, on all of its worker's cores, and returns its frames'
+lengths and BLAKE3 chaining values; this process writes the header and the trailer, whose
+digest (what ``b3sum`` prints of the plaintext) is merged from the tasks' values with no second
+pass. The result is an ordinary container that ``zseal decrypt`` reads.
+
+This first version seals a local file into a local file on a filesystem every worker shares:
+each task writes its frames to a part file beside the destination, and the parts are joined
+into the destination, which appears whole or not at all. Object-store sources and destinations
+(one multipart upload, FORMAT.md §11.3), ``decrypt`` and ``verify`` are still to come.
+
+    import zseal.dask
+    r = zseal.dask.encrypt("big.tar", "big.tar.zseal", recipients=["age1…"])
+    r.blake3   # == b3sum big.tar
+
+    python -m zseal.dask encrypt big.tar big.tar.zseal -r age1… --scheduler tcp://h:8786
+
+What a cluster operator can see: the task key (the payload key: it seals and opens this file's
+frames, not the file key) travels to the workers inside the tasks' arguments, never in a task's
+name; whoever controls the scheduler or a worker, or the network between them without Dask's
+TLS (``tls://``), can take it with the task. Use TLS between scheduler and workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import secrets
+import shutil
+import sys
+from typing import Any, Sequence
+
+from . import _zseal
+from .errors import OptionError, ZsealFileExistsError
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What a distributed seal did."""
+
+    plaintext_size: int
+    stored_size: int
+    #: The whole-plaintext BLAKE3 (hex, as ``b3sum`` prints it), or None with ``hash="none"``.
+    blake3: str | None
+    tasks: int
+    #: The workers the tasks ran on (their addresses; ``"local"`` without a cluster).
+    workers: tuple[str, ...]
+
+
+def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, part: str,
+               threads: int | None) -> tuple[bytes, str]:
+    """One task: seals plaintext bytes start..end of src into the part file."""
+    try:
+        from distributed import get_worker
+
+        where = get_worker().address
+    except (ImportError, ValueError):
+        where = "local"
+    return _zseal.seal_range(task_key, first, src, start, end, part, threads), where
+
+
+def _exists(dst: str, why: str) -> ZsealFileExistsError:
+    e = ZsealFileExistsError(f"{dst}: {why}")
+    e.kind, e.filename = "io", dst
+    return e
+
+
+def _local_path(p: Any, what: str) -> str:
+    path = os.fspath(p)
+    if "://" in path:
+        raise OptionError(
+            f"{path}: zseal.dask.encrypt seals local files on a shared filesystem for now; "
+            f"an object-store {what} is not supported yet"
+        )
+    return path
+
+
+def encrypt(
+    src: Any,
+    dst: Any,
+    *,
+    recipients: Sequence[str] | None = None,
+    passphrase: str | None = None,
+    compress: str | None = None,
+    cipher: str | None = None,
+    hash: str | None = None,
+    chunk_size: int | None = None,
+    pad: bool = False,
+    client: Any = None,
+    overwrite: bool = False,
+    tasks: int | None = None,
+    threads: int | None = None,
+) -> Result:
+    """Seals the file ``src`` into the container ``dst`` with the Dask cluster of ``client``
+    (default: the current client, else Dask's local threaded scheduler). ``tasks``: how many
+    ranges (default: two per worker thread); ``threads``: worker threads each task's engine runs
+    (default: one per core, or ``ZSEAL_THREADS``/``OMP_NUM_THREADS``). ``dst`` appears only when
+    every task succeeded; an existing ``dst`` is replaced only with ``overwrite=True``."""
+    src = _local_path(src, "source")
+    dst = _local_path(dst, "destination")
+    if os.path.lexists(dst) and not overwrite:
+        raise _exists(dst, "it exists (pass overwrite=True to replace it)")
+    size = os.path.getsize(src)
+    split = _zseal.SplitSeal(
+        recipients=list(recipients) if recipients is not None else None,
+        passphrase=passphrase,
+        compress=compress,
+        cipher=cipher,
+        hash=hash,
+        chunk_size=chunk_size,
+        pad=pad,
+    )
+    if client is None:
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            client = None
+    if tasks is None:
+        nthreads = sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
+        tasks = 2 * max(1, nthreads)
+    ranges = split.ranges(size, tasks)
+    # The parts and the temporary container are private files beside the destination.
+    token = secrets.token_hex(8)
+    parts_dir = os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.parts-{token}")
+    os.mkdir(parts_dir, 0o700)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
+    key = split.task_key()
+    args = [
+        (key, first, os.path.abspath(src), start, end, os.path.join(parts_dir, f"{k:06d}"), threads)
+        for k, (first, start, end) in enumerate(ranges)
+    ]
+    futures: list[Any] = []
+    try:
+        if client is not None:
+            # Task names carry a random token and the range number, never the key.
+            futures = [
+                client.submit(_seal_task, *a, key=f"zseal-seal-range-{token}-{k}", pure=False)
+                for k, a in enumerate(args)
+            ]
+            done = client.gather(futures)
+        else:
+            import dask
+
+            done = dask.compute(*[dask.delayed(_seal_task)(*a) for a in args], scheduler="threads")
+        results = [d[0] for d in done]
+        trailer, digest, plain = split.trailer(results)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(split.header)
+            for a in args:
+                with open(a[5], "rb") as part:
+                    shutil.copyfileobj(part, out, 8 << 20)
+            out.write(trailer)
+            out.flush()
+            os.fsync(out.fileno())
+        stored = os.path.getsize(tmp)
+        if overwrite:
+            os.replace(tmp, dst)
+        else:
+            # No clobber: a destination that appeared meanwhile is not replaced.
+            try:
+                os.link(tmp, dst)
+            except FileExistsError:
+                raise _exists(dst, "it appeared while it was being sealed (pass overwrite=True)") from None
+            os.unlink(tmp)
+    except BaseException:
+        if client is not None and futures:
+            client.cancel(futures)
+        raise
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return Result(
+        plaintext_size=plain,
+        stored_size=stored,
+        blake3=digest,
+        tasks=len(ranges),
+        workers=tuple(sorted({d[1] for d in done})),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m zseal.dask", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("encrypt", help="seal a file into a container with a Dask cluster")
+    e.add_argument("src")
+    e.add_argument("dst")
+    e.add_argument("-r", "--recipient", action="append", default=[])
+    e.add_argument("-c", "--compress")
+    e.add_argument("--cipher")
+    e.add_argument("--hash")
+    e.add_argument("--chunk-size", type=int)
+    e.add_argument("--pad", action="store_true")
+    e.add_argument("--tasks", type=int)
+    e.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
+    e.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
+    a = ap.parse_args(argv)
+    passphrase = os.environ.get("ZSEAL_PASSPHRASE") if not a.recipient else None
+    client = None
+    if a.scheduler:
+        from distributed import Client
+
+        client = Client(a.scheduler)
+    try:
+        r = encrypt(
+            a.src,
+            a.dst,
+            recipients=a.recipient or None,
+            passphrase=passphrase,
+            compress=a.compress,
+            cipher=a.cipher,
+            hash=a.hash,
+            chunk_size=a.chunk_size,
+            pad=a.pad,
+            client=client,
+            overwrite=a.force,
+            tasks=a.tasks,
+        )
+    except Exception as err:  # noqa: BLE001 - one line on stderr, as the command prints
+        hint = " (or -f to replace it)" if isinstance(err, FileExistsError) else ""
+        print(f"zseal: error: {err}{hint}", file=sys.stderr)
+        return 1
+    finally:
+        if client is not None:
+            client.close()
+    print(
+        f"sealed {r.plaintext_size} bytes into {r.stored_size} in {r.tasks} tasks on "
+        f"{len(r.workers)} worker(s); blake3 {r.blake3 or '-'}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
