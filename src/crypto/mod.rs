@@ -184,6 +184,24 @@ pub trait Identity {
     }
 }
 
+/// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
+/// alone (`with_others`: the header will keep stanzas besides these).
+pub(crate) fn check_recipients(recipients: &[&dyn Recipient], with_others: bool) -> Result<()> {
+    if recipients.is_empty() {
+        return Err(Error::InvalidOption(
+            "no recipient or passphrase to encrypt to".into(),
+        ));
+    }
+    if (recipients.len() > 1 || with_others) && recipients.iter().any(|r| r.exclusive()) {
+        return Err(Error::InvalidOption(
+            "a passphrase cannot be combined with recipients (as in age): anyone holding one \
+             of the keys could re-wrap the file for the passphrase; encrypt twice instead"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

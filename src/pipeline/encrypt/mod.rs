@@ -28,9 +28,7 @@ mod split;
 
 use options::Adapt;
 pub use options::EncryptOptions;
-pub(crate) use sealer::{
-    check_recipients, padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer,
-};
+pub(crate) use sealer::{padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer};
 pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
@@ -152,22 +150,8 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
             Some(a) => Codec::Zstd(a.max),
             None => opts.codec,
         };
-        check_recipients(recipients, false)?;
-        let file_key = FileKey::generate(rng);
-        let mut payload_salt = [0u8; format::header::SALT_LEN];
-        rng.fill_bytes(&mut payload_salt);
-        let header = Header {
-            cipher: opts.cipher,
-            codec,
-            hash: opts.hash,
-            chunk_log2,
-            padded: opts.pad,
-            payload_salt,
-            stanzas: wrap_for(recipients, &file_key, rng)?,
-        };
-        let header_bytes = sealed_header(&header, &file_key)?;
+        let (header_bytes, payload_key) = new_header(recipients, opts, codec, chunk_log2, rng)?;
         inner.write_all(&header_bytes)?;
-        let payload_key = file_key.payload_key(&payload_salt);
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
         let intake = Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len());
@@ -549,6 +533,33 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
     fn into_state(self) -> SinkState<W> {
         self.state
     }
+}
+
+/// A new container's header for `recipients` with `opts`' algorithms (the header records
+/// `codec`), under a file key and payload salt drawn from `rng` in that order: its bytes, and the
+/// payload key (FORMAT.md §§1, 2).
+fn new_header(
+    recipients: &[&dyn Recipient],
+    opts: &EncryptOptions,
+    codec: Codec,
+    chunk_log2: u8,
+    rng: &mut (impl RngCore + CryptoRng),
+) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
+    crate::crypto::check_recipients(recipients, false)?;
+    let file_key = FileKey::generate(rng);
+    let mut payload_salt = [0u8; format::header::SALT_LEN];
+    rng.fill_bytes(&mut payload_salt);
+    let header = Header {
+        cipher: opts.cipher,
+        codec,
+        hash: opts.hash,
+        chunk_log2,
+        padded: opts.pad,
+        payload_salt,
+        stanzas: wrap_for(recipients, &file_key, rng)?,
+    };
+    let header_bytes = sealed_header(&header, &file_key)?;
+    Ok((header_bytes, file_key.payload_key(&payload_salt)))
 }
 
 /// A failed positional write into the output, saying where.

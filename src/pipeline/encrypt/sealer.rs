@@ -7,7 +7,7 @@ use super::super::intake::{Spare, ALIGN};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
 use crate::crypto::{FileKey, Recipient};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::frame::{frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{self, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, ChunkHasher, HashAlg};
@@ -299,24 +299,6 @@ pub(crate) fn padding_plan(unpadded: u64, chunk_size: usize) -> Vec<usize> {
     (0..m)
         .map(|j| (zeros / m + u64::from(j < zeros % m)) as usize)
         .collect()
-}
-
-/// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
-/// alone (`with_others`: the header will keep stanzas besides these).
-pub(crate) fn check_recipients(recipients: &[&dyn Recipient], with_others: bool) -> Result<()> {
-    if recipients.is_empty() {
-        return Err(Error::InvalidOption(
-            "no recipient or passphrase to encrypt to".into(),
-        ));
-    }
-    if (recipients.len() > 1 || with_others) && recipients.iter().any(|r| r.exclusive()) {
-        return Err(Error::InvalidOption(
-            "a passphrase cannot be combined with recipients (as in age): anyone holding one \
-             of the keys could re-wrap the file for the passphrase; encrypt twice instead"
-                .into(),
-        ));
-    }
-    Ok(())
 }
 
 /// The stanzas that wrap `file_key` for each recipient, in order.

@@ -13,14 +13,12 @@ use zeroize::Zeroizing;
 use super::super::intake::Intake;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
-use super::{
-    check_recipients, sealed_header, wrap_for, ContainerSink, EncryptOptions, Sealer, Tally,
-};
+use super::{ContainerSink, EncryptOptions, Sealer, Tally};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
-use crate::crypto::{FileKey, Recipient};
+use crate::crypto::Recipient;
 use crate::error::{Error, Result};
-use crate::format::{self, Header, FRAME_HEADER_LEN};
+use crate::format::{self, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
 use crate::pipeline::Threads;
 
@@ -246,22 +244,9 @@ impl SplitSeal {
                     .into(),
             ));
         }
-        check_recipients(recipients, false)?;
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
-        let file_key = FileKey::generate(rng);
-        let mut payload_salt = [0u8; format::header::SALT_LEN];
-        rng.fill_bytes(&mut payload_salt);
-        let header = Header {
-            cipher: opts.cipher,
-            codec: opts.codec,
-            hash: opts.hash,
-            chunk_log2,
-            padded: opts.pad,
-            payload_salt,
-            stanzas: wrap_for(recipients, &file_key, rng)?,
-        };
-        let header_bytes = sealed_header(&header, &file_key)?;
-        let payload_key = file_key.payload_key(&payload_salt);
+        let (header_bytes, payload_key) =
+            super::new_header(recipients, opts, opts.codec, chunk_log2, rng)?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,
