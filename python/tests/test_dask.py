@@ -188,8 +188,8 @@ def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, key
         zd.os.path.getsize = real
     assert not (tmp_path / "g.zseal").exists()
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".")], os.listdir(tmp_path)
-    # overwrite=True replaces, and the command reads the result.
-    r = zseal.dask.encrypt(src, dst, recipients=[recipient], client=client, overwrite=True)
+    # overwrite=True replaces, and the command reads the result (with Dask's progress bar).
+    r = zseal.dask.encrypt(src, dst, recipients=[recipient], client=client, overwrite=True, progress=True)
     assert r.plaintext_size == 200_000
     with zseal.open(dst, identity=identity) as f:
         assert f.read() == b"x" * 200_000

@@ -60,6 +60,19 @@ def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, part
     return _zseal.seal_range(task_key, first, src, start, end, part, threads), where
 
 
+def _wants_progress(progress: bool | None) -> bool:
+    if progress is not None:
+        return progress
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is not None and "IPKernelApp" in get_ipython().config:
+            return True
+    except ImportError:
+        pass
+    return sys.stderr.isatty()
+
+
 def _exists(dst: str, why: str) -> ZsealFileExistsError:
     e = ZsealFileExistsError(f"{dst}: {why}")
     e.kind, e.filename = "io", dst
@@ -91,12 +104,15 @@ def encrypt(
     overwrite: bool = False,
     tasks: int | None = None,
     threads: int | None = None,
+    progress: bool | None = None,
 ) -> Result:
     """Seals the file ``src`` into the container ``dst`` with the Dask cluster of ``client``
     (default: the current client, else Dask's local threaded scheduler). ``tasks``: how many
     ranges (default: two per worker thread); ``threads``: worker threads each task's engine runs
     (default: one per core, or ``ZSEAL_THREADS``/``OMP_NUM_THREADS``). ``dst`` appears only when
-    every task succeeded; an existing ``dst`` is replaced only with ``overwrite=True``."""
+    every task succeeded; an existing ``dst`` is replaced only with ``overwrite=True``.
+    ``progress``: Dask's progress bar while the tasks run (a widget in a notebook, a line on a
+    terminal); default: in a notebook, or when standard error is a terminal."""
     src = _local_path(src, "source")
     dst = _local_path(dst, "destination")
     if os.path.lexists(dst) and not overwrite:
@@ -140,6 +156,10 @@ def encrypt(
                 client.submit(_seal_task, *a, key=f"zseal-seal-range-{token}-{k}", pure=False)
                 for k, a in enumerate(args)
             ]
+            if _wants_progress(progress):
+                from distributed import progress as show_progress
+
+                show_progress(futures)
             done = client.gather(futures)
         else:
             import dask
