@@ -193,3 +193,49 @@ def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, key
     assert r.plaintext_size == 200_000
     with zseal.open(dst, identity=identity) as f:
         assert f.read() == b"x" * 200_000
+
+
+def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
+    """A worker process killed while the tasks run: Dask runs its tasks again elsewhere (a task
+    rewrites its part file from the start), and the container is still exact."""
+    import random
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    import zseal.dask
+
+    identity, recipient = keys
+    plain = random.Random(5).randbytes(96 << 20)
+    src, dst = tmp_path / "big.bin", tmp_path / "big.zseal"
+    src.write_bytes(plain)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(
+        cluster
+    ) as c:
+        c.wait_for_workers(2)
+        pids = c.run(os.getpid)
+        killed = []
+
+        def kill_when_a_part_appears():
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not killed:
+                parts = [p for p in tmp_path.iterdir() if p.name.startswith(".big.zseal.parts-")]
+                if parts and any(parts[0].iterdir()):
+                    pid = sorted(pids.values())[0]
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                time.sleep(0.005)
+
+        t = threading.Thread(target=kill_when_a_part_appears)
+        t.start()
+        r = zseal.dask.encrypt(src, dst, recipients=[recipient], chunk_size=1 << 20, tasks=24, threads=1, client=c)
+        t.join()
+    assert killed, "a worker was killed while the tasks ran"
+    zseal_bin = os.environ.get("ZSEAL_BIN", "zseal")
+    out = subprocess.run([zseal_bin, "decrypt", "-i", identity, str(dst)], capture_output=True, check=True)
+    assert out.stdout == plain
+    assert r.plaintext_size == len(plain)
+    want = _b3sum(src)
+    if want is not None:
+        assert r.blake3 == want
