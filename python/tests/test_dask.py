@@ -210,9 +210,10 @@ def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
     plain = random.Random(5).randbytes(96 << 20)
     src, dst = tmp_path / "big.bin", tmp_path / "big.zseal"
     src.write_bytes(plain)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(
-        cluster
-    ) as c:
+    # A cluster of its own (its workers are killed), beside the module's: any free ports.
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", scheduler_port=0
+    ) as cluster, Client(cluster) as c:
         c.wait_for_workers(2)
         pids = c.run(os.getpid)
         killed = []
