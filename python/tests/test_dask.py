@@ -240,3 +240,36 @@ def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
     want = _b3sum(src)
     if want is not None:
         assert r.blake3 == want
+
+
+def test_python_m_zseal_dask_names_an_unreachable_scheduler(tmp_path, keys):
+    import socket
+    import subprocess
+    import sys
+
+    _, recipient = keys
+    src = tmp_path / "p.bin"
+    src.write_bytes(b"z" * 1000)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.run(
+        [sys.executable, "-m", "zseal.dask", "encrypt", str(src), str(tmp_path / "p.zseal"), "-r", recipient,
+         "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 1, p.stderr
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in p.stderr, p.stderr
+    assert not (tmp_path / "p.zseal").exists()
+    # The command line's own run: a local scheduler, and the digest on standard error.
+    ok = subprocess.run(
+        [sys.executable, "-m", "zseal.dask", "encrypt", str(src), str(tmp_path / "p.zseal"), "-r", recipient],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "sealed 1000 bytes" in ok.stderr and "blake3 " in ok.stderr, ok.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "zseal.dask", "encrypt", str(src), str(tmp_path / "p.zseal"), "-r", recipient],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert again.returncode == 1 and "or -f to replace it" in again.stderr, again.stderr

@@ -218,13 +218,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--tasks", type=int)
     e.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
     e.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
+    e.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler")
     a = ap.parse_args(argv)
     passphrase = os.environ.get("ZSEAL_PASSPHRASE") if not a.recipient else None
     client = None
     if a.scheduler:
         from distributed import Client
 
-        client = Client(a.scheduler)
+        try:
+            client = Client(a.scheduler, timeout=a.connect_timeout)
+        except (OSError, TimeoutError) as err:
+            print(
+                f"zseal: error: cannot reach the Dask scheduler at {a.scheduler}: {err} "
+                "(is it running, and is the address right?)",
+                file=sys.stderr,
+            )
+            return 1
     try:
         r = encrypt(
             a.src,
