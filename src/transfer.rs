@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::io::without_path;
+use crate::io::named;
 use crate::{ByteRange, Reader, Writer};
 
 /// A stream that can seek, as a trait object.
@@ -172,13 +172,6 @@ impl std::fmt::Debug for Source {
             .field("seekable", &self.is_seekable())
             .finish_non_exhaustive()
     }
-}
-
-fn named(e: &io::Error, verb: &str, name: &str) -> io::Error {
-    io::Error::new(
-        e.kind(),
-        format!("cannot {verb} {name}: {}", without_path(e)),
-    )
 }
 
 impl Read for Source {

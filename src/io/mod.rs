@@ -121,6 +121,15 @@ pub fn without_path(e: &io::Error) -> io::Error {
     }
 }
 
+/// `e` again, its message naming `verb` and `name` once ("cannot read NAME: reason"), the
+/// operating system's reason without the path it may carry.
+pub fn named(e: &io::Error, verb: &str, name: &str) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("cannot {verb} {name}: {}", without_path(e)),
+    )
+}
+
 /// Writes all of `bytes` at `at` of `file` (a positional write: the file's position is left
 /// alone).
 #[cfg(unix)]

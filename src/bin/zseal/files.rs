@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
-use zseal::io::{without_path, Destination, OutputFile, ReadMode, What};
+use zseal::io::{named, without_path, Destination, OutputFile, ReadMode, What};
 use zseal::transfer::Source;
 
 /// How a path is named in messages: `-` and no path are standard input or output.
@@ -21,14 +21,6 @@ pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
         Some(p) if p != Path::new("-") => p.display().to_string(),
         _ => stdio.into(),
     }
-}
-
-/// `e` again, its message naming `verb` and `name` once.
-fn named(e: io::Error, verb: &str, name: &str) -> io::Error {
-    io::Error::new(
-        e.kind(),
-        format!("cannot {verb} {name}: {}", without_path(&e)),
-    )
 }
 
 /// The URL `p` names, when it names one (`s3://…`, `gs://…`, `az://…`, `http(s)://…`).
@@ -282,7 +274,7 @@ impl Output {
         match self {
             Output::Stdout(mut s) => Ok(s
                 .flush()
-                .map_err(|e| named(e, "write", "standard output"))?),
+                .map_err(|e| named(&e, "write", "standard output"))?),
             Output::File { file, _guard } => {
                 let dest = file.destination().display().to_string();
                 file.commit(sync)
@@ -341,7 +333,7 @@ impl Write for Output {
             #[cfg(feature = "remote")]
             Output::Remote(w) => return w.write(buf),
         };
-        r.map_err(|e| named(e, "write", &self.name()))
+        r.map_err(|e| named(&e, "write", &self.name()))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -351,7 +343,7 @@ impl Write for Output {
             #[cfg(feature = "remote")]
             Output::Remote(w) => return w.flush(),
         };
-        r.map_err(|e| named(e, "write", &self.name()))
+        r.map_err(|e| named(&e, "write", &self.name()))
     }
 }
 
