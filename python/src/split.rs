@@ -67,23 +67,31 @@ impl SplitSeal {
         self.inner.ranges(size, tasks)
     }
 
-    /// The container's end from the tasks' results, in order: `(trailer, digest hex or None,
-    /// plaintext size)`.
-    fn trailer<'py>(
+    /// Appends the container's end, from the tasks' results in order, to the file at `path`, a
+    /// frame at a time; returns `(digest hex or None, plaintext size)`.
+    fn write_trailer(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         results: Vec<PyBackedBytes>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Option<String>, u64)> {
+        path: PathBuf,
+    ) -> PyResult<(Option<String>, u64)> {
+        let name = path.display().to_string();
         let parsed = results
             .iter()
             .map(|r| zseal::RangeResult::from_bytes(r))
             .collect::<zseal::Result<Vec<_>>>()
             .map_err(|e| to_py(py, "", e))?;
-        let (trailer, digest) = py
-            .detach(|| self.inner.trailer_with_digest(&parsed))
-            .map_err(|e| to_py(py, "", e))?;
+        let digest = py
+            .detach(|| -> zseal::Result<Option<String>> {
+                let file = std::fs::OpenOptions::new().append(true).open(&path)?;
+                let sink = std::io::BufWriter::with_capacity(1 << 20, file);
+                let (sink, digest) = self.inner.write_trailer(&parsed, sink)?;
+                sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                Ok(digest)
+            })
+            .map_err(|e| to_py(py, &name, e))?;
         let size = parsed.iter().map(|r| r.plaintext_len).sum();
-        Ok((PyBytes::new(py, &trailer), digest, size))
+        Ok((digest, size))
     }
 
     fn __repr__(&self) -> String {

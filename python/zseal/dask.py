@@ -166,15 +166,15 @@ def encrypt(
 
             done = dask.compute(*[dask.delayed(_seal_task)(*a) for a in args], scheduler="threads")
         results = [d[0] for d in done]
-        trailer, digest, plain = split.trailer(results)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(split.header)
             for a in args:
                 with open(a[5], "rb") as part:
                     shutil.copyfileobj(part, out, 8 << 20)
-            out.write(trailer)
             out.flush()
+            # Appended a frame at a time: a padded file's padding is not held in memory.
+            digest, plain = split.write_trailer(results, tmp)
             os.fsync(out.fileno())
         stored = os.path.getsize(tmp)
         if overwrite:

@@ -34,7 +34,11 @@ fn split(plain: &[u8], opts: &EncryptOptions, tasks: usize, seed: u64) -> Vec<u8
         results.push(RangeResult::from_bytes(&result.to_bytes()).unwrap());
         assert_eq!(results[k], result);
     }
-    out.extend_from_slice(&coordinator.trailer(&results).unwrap());
+    // Written a frame at a time after the frames; the digest it records is BLAKE3 of the whole.
+    let (out, digest) = coordinator.write_trailer(&results, out).unwrap();
+    if let Some(d) = digest {
+        assert_eq!(d, blake3::hash(plain).to_hex().to_string());
+    }
     out
 }
 

@@ -284,16 +284,20 @@ impl SplitSeal {
     /// The end of the container, after the header and every range's frames in order: padding
     /// frames (a padded file), the final frame, the index and the footer. Checks that the ranges
     /// follow each other and that only the last ends short of a whole chunk.
+    /// The trailer in memory: for small files (a padded file's padding can be large; write it
+    /// with [`SplitSeal::write_trailer`]).
     pub fn trailer(&self, results: &[RangeResult]) -> Result<Vec<u8>> {
-        self.trailer_with_digest(results).map(|(t, _)| t)
+        self.write_trailer(results, Vec::new()).map(|(t, _)| t)
     }
 
-    /// [`SplitSeal::trailer`], and the whole-plaintext digest it records in the standard tool's
-    /// hex form (`b3sum`), or `None` without a digest.
-    pub fn trailer_with_digest(
+    /// Writes the end of the container ([`SplitSeal::trailer`]) into `w`, a frame at a time, and
+    /// returns `w` and the whole-plaintext digest it records in the standard tool's hex form
+    /// (`b3sum`), or `None` without a digest.
+    pub fn write_trailer<W: Write>(
         &self,
         results: &[RangeResult],
-    ) -> Result<(Vec<u8>, Option<String>)> {
+        w: W,
+    ) -> Result<(W, Option<String>)> {
         let c = self.key.chunk_size() as u64;
         let mut digest = Digest::new(self.key.hash);
         let mut index = Vec::new();
@@ -335,10 +339,11 @@ impl SplitSeal {
             alg => Some(crate::hash::to_hex(alg, &digest.clone().finish())),
         };
         let sealer = self.key.sealer();
-        let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
+        // No input is taken: an intake without a chunk buffer.
+        let intake = Intake::new(0, sealer.chunk_size(), 0);
         // The single writer's own end, over the tally the ranges add up to.
         let mut sink = ContainerSink {
-            state: SinkState::new(Vec::new(), intake),
+            state: SinkState::new(w, intake),
             window: Window::new(&Threads::Count(1), sealer.chunk_size()),
             sealer: Arc::new(sealer),
             tally: Tally {
