@@ -96,9 +96,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         opts = opts.adapt(min, max);
     }
     // The library's one set of option checks, before a passphrase is asked for or an output
-    // created.
-    opts.check()
-        .with_context(|| format!("--format {}", a.format.name()))?;
+    // created; what an age file cannot hold is said with the flag that chose the format.
+    match a.format {
+        Format::Age => opts.check().context("--format age")?,
+        _ => opts.check()?,
+    }
     let mut input = open_input(c.input.as_deref())?;
     let recipients = keys::recipients(&a.recipient, &a.recipients_file, input.is_stdin_stream())?;
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
