@@ -9,6 +9,7 @@ pub(crate) fn class_for(e: &Error) -> &'static str {
     match kind {
         ErrorKind::Io => match e {
             Error::Io(io) if io.kind() == io::ErrorKind::NotFound => "ZsealFileNotFoundError",
+            Error::Io(io) if io.kind() == io::ErrorKind::AlreadyExists => "ZsealFileExistsError",
             _ => "ZsealIOError",
         },
         ErrorKind::NotZseal | ErrorKind::UnsupportedVersion | ErrorKind::NotRecord => {
@@ -27,7 +28,8 @@ pub(crate) fn class_for(e: &Error) -> &'static str {
 pub(crate) fn raise(py: Python<'_>, class: &str, kind: &str, name: &str, message: &str) -> PyErr {
     let made = (|| -> PyResult<PyErr> {
         let cls = py.import("zseal.errors")?.getattr(class)?;
-        let text = if name.is_empty() {
+        // A message that names its file already is not prefixed with it again.
+        let text = if name.is_empty() || message.starts_with(name) {
             message.to_string()
         } else {
             format!("{name}: {message}")

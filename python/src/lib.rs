@@ -61,7 +61,9 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
     m.add_class::<split::SplitSeal>()?;
+    m.add_class::<split::SharedUpload>()?;
     m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;
+    m.add_function(wrap_pyfunction!(split::object_size, m)?)?;
     m.add_class::<records::RecordKey>()?;
     m.add_class::<records::Dictionary>()?;
     m.add_class::<records::RecordSealer>()?;

@@ -76,11 +76,7 @@ impl SplitSeal {
         path: PathBuf,
     ) -> PyResult<(Option<String>, u64)> {
         let name = path.display().to_string();
-        let parsed = results
-            .iter()
-            .map(|r| zseal::RangeResult::from_bytes(r))
-            .collect::<zseal::Result<Vec<_>>>()
-            .map_err(|e| to_py(py, "", e))?;
+        let parsed = parse_results(py, &results)?;
         let digest = py
             .detach(|| -> zseal::Result<Option<String>> {
                 let file = std::fs::OpenOptions::new().append(true).open(&path)?;
@@ -94,15 +90,179 @@ impl SplitSeal {
         Ok((digest, size))
     }
 
+    /// Starts one multipart upload of the object at `url` for the tasks sealing `ranges`
+    /// (FORMAT.md §11.3); an existing object is refused without `overwrite`.
+    #[pyo3(signature = (url, ranges, overwrite=false))]
+    fn upload(
+        &self,
+        py: Python<'_>,
+        url: String,
+        ranges: Vec<(u64, u64, u64)>,
+        overwrite: bool,
+    ) -> PyResult<SharedUpload> {
+        let chunk = self.inner.task_key().chunk_size();
+        let up = py
+            .detach(|| -> zseal::Result<_> {
+                let plan = zseal::remote::PartPlan::for_ranges(&ranges, chunk)?;
+                Ok(zseal::remote::Remote::from_env(&url)?.shared_upload(overwrite, plan)?)
+            })
+            .map_err(|e| to_py(py, &url, e))?;
+        Ok(SharedUpload {
+            inner: Mutex::new(Some(up)),
+            url,
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!("<zseal SplitSeal, header of {} bytes>", self.header.len())
     }
 }
 
-/// Seals plaintext bytes `start..end` of the file `src` as the chunks from `first_chunk` into
-/// the new file `out` (frames only), with `threads`; returns the range's result (bytes, for
-/// `SplitSeal.trailer`). The bytes must be exactly `end - start`: a file that changed is an
-/// error.
+fn parse_results(py: Python<'_>, results: &[PyBackedBytes]) -> PyResult<Vec<zseal::RangeResult>> {
+    results
+        .iter()
+        .map(|r| zseal::RangeResult::from_bytes(r))
+        .collect::<zseal::Result<Vec<_>>>()
+        .map_err(|e| to_py(py, "", e))
+}
+
+/// One multipart upload written by many tasks: tickets for them, and the completion.
+#[pyclass(module = "zseal._zseal", frozen)]
+pub(crate) struct SharedUpload {
+    inner: Mutex<Option<zseal::remote::SharedUpload>>,
+    url: String,
+}
+
+impl SharedUpload {
+    fn lock(&self) -> MutexGuard<'_, Option<zseal::remote::SharedUpload>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn take(&self, py: Python<'_>) -> PyResult<zseal::remote::SharedUpload> {
+        self.lock().take().ok_or_else(|| {
+            to_py(
+                py,
+                &self.url,
+                option_error("the upload was completed or aborted already"),
+            )
+        })
+    }
+}
+
+#[pymethods]
+impl SharedUpload {
+    /// `(tasks, part size, body parts a task)`.
+    #[getter]
+    fn plan(&self) -> Option<(u32, u64, u32)> {
+        self.lock()
+            .as_ref()
+            .map(|u| u.plan())
+            .map(|p| (p.tasks, p.part_size, p.body_parts))
+    }
+
+    /// What task `task` needs to upload its parts (no secret).
+    fn ticket<'py>(&self, py: Python<'py>, task: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let guard = self.lock();
+        let up = guard
+            .as_ref()
+            .ok_or_else(|| to_py(py, &self.url, option_error("the upload has ended")))?;
+        Ok(PyBytes::new(py, &up.ticket(task).to_bytes()))
+    }
+
+    /// Uploads the seams and the container's end and completes the object from the tasks'
+    /// results and parts, in task order; returns `(digest hex or None, plaintext size, stored
+    /// size, parts)`. Any failure aborts the upload.
+    fn complete(
+        &self,
+        py: Python<'_>,
+        split: &SplitSeal,
+        results: Vec<PyBackedBytes>,
+        parts: Vec<PyBackedBytes>,
+    ) -> PyResult<(Option<String>, u64, u64, usize)> {
+        let up = self.take(py)?;
+        let parsed = parse_results(py, &results)?;
+        let url = self.url.clone();
+        py.detach(|| -> zseal::Result<_> {
+            let tasks = parts
+                .iter()
+                .map(|p| zseal::remote::TaskParts::from_bytes(p))
+                .collect::<io::Result<Vec<_>>>();
+            let tasks = match tasks {
+                Ok(t) => t,
+                Err(e) => {
+                    up.abort();
+                    return Err(e.into());
+                }
+            };
+            let bound = split.inner.trailer_bound(&parsed);
+            let mut digest = None;
+            let (stored, count) = up.complete(&split.header, &tasks, bound, |w| {
+                let (_, d) = split
+                    .inner
+                    .write_trailer(&parsed, w)
+                    .map_err(io::Error::other)?;
+                digest = d;
+                Ok(())
+            })?;
+            let plain = parsed.iter().map(|r| r.plaintext_len).sum();
+            Ok((digest, plain, stored, count))
+        })
+        .map_err(|e| to_py(py, &url, e))
+    }
+
+    /// Aborts the upload: no object, no parts left.
+    fn abort(&self, py: Python<'_>) {
+        if let Some(up) = self.lock().take() {
+            py.detach(|| up.abort());
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<zseal SharedUpload of {}>", self.url)
+    }
+}
+
+/// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs).
+fn open_at(src: &str, start: u64) -> zseal::Result<Box<dyn Read + Send>> {
+    if zseal::io::is_url(src) {
+        let mut r =
+            zseal::remote::Remote::from_env(src)?.reader(zseal::io::ReadMode::Sequential)?;
+        r.seek(SeekFrom::Start(start))?;
+        Ok(Box::new(r))
+    } else {
+        let mut f = File::open(src)?;
+        f.seek(SeekFrom::Start(start))?;
+        Ok(Box::new(f))
+    }
+}
+
+/// Seals `end - start` bytes from `src` (opened at `start`) into `sink` as the chunks from
+/// `first_chunk`; the bytes must be exactly that many: a source that changed is an error.
+fn seal_into<W: Write + Send>(
+    key: &zseal::TaskKey,
+    first_chunk: u64,
+    src: &str,
+    (start, end): (u64, u64),
+    sink: W,
+    threads: Option<usize>,
+) -> zseal::Result<(W, zseal::RangeResult)> {
+    let mut input = open_at(src, start)?;
+    let mut w = zseal::seal_range(key, first_chunk, sink, threads_of(threads))?;
+    let want = end.saturating_sub(start);
+    let got = w.copy_from(&mut (&mut input).take(want))?;
+    if got != want {
+        return Err(option_error(format!(
+            "{src} holds {got} bytes from offset {start}, not {want}: it changed while it was \
+             being sealed"
+        )));
+    }
+    w.finish_range()
+}
+
+/// Seals plaintext bytes `start..end` of `src` (a path, or an object's URL) as the chunks from
+/// `first_chunk` into `out`, with `threads`: the new file at that path (frames only), or, given
+/// a ticket (bytes, from `SharedUpload.ticket`), the task's parts of that upload. Returns the
+/// range's result (bytes, for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
 #[pyfunction]
 #[pyo3(signature = (task_key, first_chunk, src, start, end, out, threads=None))]
 #[allow(clippy::too_many_arguments)]
@@ -113,30 +273,43 @@ pub(crate) fn seal_range<'py>(
     src: PathBuf,
     start: u64,
     end: u64,
-    out: PathBuf,
+    out: &Bound<'py, PyAny>,
     threads: Option<usize>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let name = src.display().to_string();
+) -> PyResult<Bound<'py, PyAny>> {
+    let src = src.to_string_lossy().into_owned();
     let key = zseal::TaskKey::from_bytes(task_key).map_err(|e| to_py(py, "", e))?;
+    if let Ok(ticket) = out.cast::<PyBytes>() {
+        let ticket = zseal::remote::PartTicket::from_bytes(ticket.as_bytes())
+            .map_err(|e| to_py(py, "", e.into()))?;
+        let (result, parts) = py
+            .detach(|| -> zseal::Result<_> {
+                let sink = zseal::remote::PartWriter::new(&ticket)?;
+                let (sink, result) =
+                    seal_into(&key, first_chunk, &src, (start, end), sink, threads)?;
+                Ok((result.to_bytes(), sink.finish()?.to_bytes()))
+            })
+            .map_err(|e| to_py(py, &src, e))?;
+        return Ok((PyBytes::new(py, &result), PyBytes::new(py, &parts))
+            .into_pyobject(py)?
+            .into_any());
+    }
+    let out: PathBuf = out.extract()?;
     let result = py
         .detach(|| -> zseal::Result<Vec<u8>> {
-            let mut f = File::open(&src)?;
-            f.seek(SeekFrom::Start(start))?;
             let sink = std::io::BufWriter::with_capacity(1 << 20, File::create(&out)?);
-            let mut w = zseal::seal_range(&key, first_chunk, sink, threads_of(threads))?;
-            let want = end.saturating_sub(start);
-            let got = w.copy_from(&mut (&mut f).take(want))?;
-            if got != want {
-                return Err(option_error(format!(
-                    "{name} holds {got} bytes from offset {start}, not {want}: it changed while \
-                     it was being sealed"
-                )));
-            }
-            let (sink, result) = w.finish_range()?;
+            let (sink, result) = seal_into(&key, first_chunk, &src, (start, end), sink, threads)?;
             let file = sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
             file.sync_all()?;
             Ok(result.to_bytes())
         })
-        .map_err(|e| to_py(py, &name, e))?;
-    Ok(PyBytes::new(py, &result))
+        .map_err(|e| to_py(py, &src, e))?;
+    Ok(PyBytes::new(py, &result).into_any())
+}
+
+/// The size of the object at `url`, or None when there is none (credentials from the
+/// environment).
+#[pyfunction]
+pub(crate) fn object_size(py: Python<'_>, url: String) -> PyResult<Option<u64>> {
+    py.detach(|| zseal::remote::Remote::from_env(&url)?.size())
+        .map_err(|e| to_py(py, &url, e.into()))
 }

@@ -163,8 +163,6 @@ def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, key
     assert dst.read_bytes() == b"keep"
     with pytest.raises(zseal.OptionError, match="XXH3 of the whole file cannot be merged"):
         zseal.dask.encrypt(src, tmp_path / "x.zseal", recipients=[recipient], hash="xxh3", client=client)
-    with pytest.raises(zseal.OptionError, match="object-store"):
-        zseal.dask.encrypt(src, "s3://bucket/x.zseal", recipients=[recipient], client=client)
     # A source that vanished before its tasks ran fails them all: no destination, no parts.
     gone = tmp_path / "gone.bin"
     gone.write_bytes(b"y" * 300_000)
@@ -195,9 +193,11 @@ def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, key
         assert f.read() == b"x" * 200_000
 
 
-def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
+@pytest.mark.parametrize("into", ["file", "s3"])
+def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys, into, request, monkeypatch):
     """A worker process killed while the tasks run: Dask runs its tasks again elsewhere (a task
-    rewrites its part file from the start), and the container is still exact."""
+    rewrites its part file from the start, or uploads its parts again under the same numbers),
+    and the container is still exact."""
     import random
     import signal
     import subprocess
@@ -208,8 +208,31 @@ def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
 
     identity, recipient = keys
     plain = random.Random(5).randbytes(96 << 20)
-    src, dst = tmp_path / "big.bin", tmp_path / "big.zseal"
+    src = tmp_path / "big.bin"
     src.write_bytes(plain)
+    if into == "s3":
+        request.getfixturevalue("s3")
+        endpoint = request.getfixturevalue("s3_endpoint")
+        for k, v in dict(S3_ENV, AWS_ENDPOINT_URL=endpoint).items():
+            monkeypatch.setenv(k, v)  # before the cluster starts: its workers inherit them
+        import boto3
+
+        s3c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                           aws_secret_access_key="testing", region_name="us-east-1")
+        dst = "s3://zseal-test/killed.zseal"
+
+        def started() -> bool:
+            for u in s3c.list_multipart_uploads(Bucket="zseal-test").get("Uploads", []):
+                if s3c.list_parts(Bucket="zseal-test", Key=u["Key"], UploadId=u["UploadId"]).get("Parts"):
+                    return True
+            return False
+    else:
+        dst = str(tmp_path / "big.zseal")
+
+        def started() -> bool:
+            parts = [p for p in tmp_path.iterdir() if p.name.startswith(".big.zseal.parts-")]
+            return bool(parts) and any(parts[0].iterdir())
+
     # A cluster of its own (its workers are killed), beside the module's: any free ports.
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", scheduler_port=0
@@ -221,8 +244,7 @@ def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
         def kill_when_a_part_appears():
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not killed:
-                parts = [p for p in tmp_path.iterdir() if p.name.startswith(".big.zseal.parts-")]
-                if parts and any(parts[0].iterdir()):
+                if started():
                     pid = sorted(pids.values())[0]
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
@@ -230,13 +252,17 @@ def test_dask_encrypt_survives_a_worker_killed_mid_job(tmp_path, keys):
 
         t = threading.Thread(target=kill_when_a_part_appears)
         t.start()
-        r = zseal.dask.encrypt(src, dst, recipients=[recipient], chunk_size=1 << 20, tasks=24, threads=1, client=c)
+        # Tasks of 16 MiB, so that each has a body in S3 (more than 5 MiB + 8 MiB).
+        r = zseal.dask.encrypt(src, dst, recipients=[recipient], chunk_size=1 << 20, tasks=6, threads=1, client=c,
+                               compress="none", overwrite=True)
         t.join()
     assert killed, "a worker was killed while the tasks ran"
     zseal_bin = os.environ.get("ZSEAL_BIN", "zseal")
     out = subprocess.run([zseal_bin, "decrypt", "-i", identity, str(dst)], capture_output=True, check=True)
     assert out.stdout == plain
     assert r.plaintext_size == len(plain)
+    if into == "s3":
+        assert not s3c.list_multipart_uploads(Bucket="zseal-test").get("Uploads")
     want = _b3sum(src)
     if want is not None:
         assert r.blake3 == want
@@ -273,3 +299,121 @@ def test_python_m_zseal_dask_names_an_unreachable_scheduler(tmp_path, keys):
         capture_output=True, text=True, timeout=120,
     )
     assert again.returncode == 1 and "or -f to replace it" in again.stderr, again.stderr
+
+
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+@pytest.fixture
+def s3_env(s3, s3_endpoint, client, monkeypatch):
+    """The command line's S3 settings, here and in the module's worker processes; a boto3
+    client to look at the bucket."""
+    import boto3
+
+    env = dict(S3_ENV, AWS_ENDPOINT_URL=s3_endpoint)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    client.run(lambda: os.environ.update(env))
+    yield boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                       aws_secret_access_key="testing", region_name="us-east-1")
+    client.run(lambda: [os.environ.pop(k, None) for k in env])
+
+
+def _no_uploads_left(s3c) -> None:
+    assert not s3c.list_multipart_uploads(Bucket="zseal-test").get("Uploads"), "no multipart upload left"
+
+
+MiB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "name,size,random_share,tasks",
+    [
+        ("one-chunk", 1000, 0.5, 3),
+        # A task's output just under and just over its 5 MiB head: no body, then one byte of body.
+        ("under-5m", 5 * MiB - 200, 1.0, 1),
+        ("over-5m", 5 * MiB + 8 * MiB + 100, 1.0, 1),
+        ("text-100m", 100 * MiB + 12345, 0.0, 3),
+        ("random-100m", 100 * MiB + 12345, 1.0, 3),
+    ],
+)
+def test_dask_encrypt_into_one_multipart_upload(tmp_path, keys, client, s3_env, name, size, random_share, tasks):
+    """Every task uploads its body under its own part numbers, this process the seams: the
+    object is an ordinary container that the command decrypts whole and by range, whose digest
+    is b3sum's, with no upload left behind."""
+    import random
+    import subprocess
+
+    import zseal.dask
+
+    identity, recipient = keys
+    rnd = random.Random(size)
+    n_random = int(size * random_share)
+    text = (csv_text(size // 30 + 10, seed=4) * 2)[: size - n_random]
+    plain = text + rnd.randbytes(n_random)
+    assert len(plain) == size
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    url = f"s3://zseal-test/dask-{name}.zseal"
+    r = zseal.dask.encrypt(src, url, recipients=[recipient], chunk_size=MiB, tasks=tasks, client=client,
+                           overwrite=True, compress="none" if random_share == 1.0 else None)
+    assert r.plaintext_size == size and r.tasks == min(tasks, -(-size // MiB))
+    head = s3_env.head_object(Bucket="zseal-test", Key=f"dask-{name}.zseal")
+    assert head["ContentLength"] == r.stored_size
+    _no_uploads_left(s3_env)
+    if size > 13 * MiB:
+        assert r.parts > r.tasks, "the tasks uploaded bodies"
+    zseal_bin = os.environ.get("ZSEAL_BIN", "zseal")
+    out = subprocess.run([zseal_bin, "decrypt", "-i", identity, url], capture_output=True, check=True)
+    assert out.stdout == plain
+    at, n = size // 3, min(1000, size - size // 3)
+    part = subprocess.run([zseal_bin, "decrypt", "-i", identity, "--range", f"{at}..+{n}", url],
+                          capture_output=True, check=True)
+    assert part.stdout == plain[at : at + n]
+    want = _b3sum(src)
+    if want is not None or os.environ.get("ZSEAL_REQUIRE_PEERS"):
+        assert r.blake3 == want
+    assert zseal.verify(url, identity=identity) == r.blake3
+
+
+def test_dask_encrypt_into_an_object_fails_whole(tmp_path, keys, client, s3_env):
+    """A task that fails (its source is shorter than planned) aborts the upload: no object, no
+    parts; an existing object is kept without overwrite=True; a missing bucket is named."""
+    import random
+
+    import zseal.dask as zd
+
+    identity, recipient = keys
+    plain = random.Random(9).randbytes(30 * MiB)
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    real = zd._source_size
+    zd._source_size = lambda p: real(p) + 3 * MiB
+    try:
+        with pytest.raises(zseal.ZsealError, match="changed while it was being sealed"):
+            zd.encrypt(src, "s3://zseal-test/failed-dask.zseal", recipients=[recipient], chunk_size=MiB,
+                       tasks=3, client=client, compress="none")
+    finally:
+        zd._source_size = real
+    assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix="failed-dask")
+    _no_uploads_left(s3_env)
+    s3_env.put_object(Bucket="zseal-test", Key="kept.zseal", Body=b"keep")
+    with pytest.raises(zseal.ZsealFileExistsError, match="already exists"):
+        zd.encrypt(src, "s3://zseal-test/kept.zseal", recipients=[recipient], client=client)
+    assert s3_env.get_object(Bucket="zseal-test", Key="kept.zseal")["Body"].read() == b"keep"
+    with pytest.raises(zseal.ZsealError, match="no-such-bucket"):
+        zd.encrypt(src, "s3://no-such-bucket/x.zseal", recipients=[recipient], client=client)
+    _no_uploads_left(s3_env)
+    # An object source is read by range in the tasks.
+    s3_env.put_object(Bucket="zseal-test", Key="raw.bin", Body=plain)
+    r = zd.encrypt("s3://zseal-test/raw.bin", tmp_path / "from-s3.zseal", recipients=[recipient],
+                   chunk_size=MiB, tasks=4, client=client)
+    with zseal.open(tmp_path / "from-s3.zseal", identity=identity) as f:
+        assert f.read() == plain
+    assert r.plaintext_size == len(plain)

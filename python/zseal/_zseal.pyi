@@ -187,6 +187,17 @@ class SplitSeal:
     def task_key(self) -> bytes: ...
     def ranges(self, size: int, tasks: int) -> list[tuple[int, int, int]]: ...
     def write_trailer(self, results: Sequence[bytes], path: _Path) -> tuple[str | None, int]: ...
+    def upload(self, url: str, ranges: Sequence[tuple[int, int, int]], overwrite: bool = False) -> SharedUpload: ...
+
+class SharedUpload:
+    """One multipart upload written by many tasks (FORMAT.md §11.3)."""
+    @property
+    def plan(self) -> tuple[int, int, int] | None: ...
+    def ticket(self, task: int) -> bytes: ...
+    def complete(
+        self, split: SplitSeal, results: Sequence[bytes], parts: Sequence[bytes]
+    ) -> tuple[str | None, int, int, int]: ...
+    def abort(self) -> None: ...
 
 def seal_range(
     task_key: bytes,
@@ -194,7 +205,10 @@ def seal_range(
     src: _Path,
     start: int,
     end: int,
-    out: _Path,
+    out: _Path | bytes,
     threads: int | None = None,
-) -> bytes:
-    """Seals bytes start..end of src as the chunks from first_chunk into the new file out."""
+) -> bytes | tuple[bytes, bytes]:
+    """Seals bytes start..end of src (a path or an object's URL) as the chunks from first_chunk
+    into the new file out, or, given a ticket (bytes), as the task's parts of that upload."""
+
+def object_size(url: str) -> int | None: ...

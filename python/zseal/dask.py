@@ -4,14 +4,16 @@ lengths and BLAKE3 chaining values; this process writes the header and the trail
 digest (what ``b3sum`` prints of the plaintext) is merged from the tasks' values with no second
 pass. The result is an ordinary container that ``zseal decrypt`` reads.
 
-This first version seals a local file into a local file on a filesystem every worker shares:
-each task writes its frames to a part file beside the destination, and the parts are joined
-into the destination, which appears whole or not at all. Object-store sources and destinations
-(one multipart upload, FORMAT.md §11.3), ``decrypt`` and ``verify`` are still to come.
+Sources and destinations are local paths on a filesystem every worker shares, or objects
+(``s3://``, ``gs://``, ``az://``). Into an object, the job is one multipart upload: every task
+uploads the middle of its output as parts under numbers reserved for it and returns its first
+5 MiB and its last bytes, which this process uploads between them with the header and the
+trailer (FORMAT.md §11.3). Into a file, each task writes a part file beside the destination and
+the parts are joined. Either way the destination appears whole or not at all.
 
     import zseal.dask
-    r = zseal.dask.encrypt("big.tar", "big.tar.zseal", recipients=["age1…"])
-    r.blake3   # == b3sum big.tar
+    r = zseal.dask.encrypt("s3://raw/big.tar", "s3://share/big.tar.zseal", recipients=["age1…"])
+    r.blake3   # == b3sum of the plaintext
 
     python -m zseal.dask encrypt big.tar big.tar.zseal -r age1… --scheduler tcp://h:8786
 
@@ -32,7 +34,7 @@ import sys
 from typing import Any, Sequence
 
 from . import _zseal
-from .errors import OptionError, ZsealFileExistsError
+from .errors import ZsealFileExistsError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,20 +46,23 @@ class Result:
     #: The whole-plaintext BLAKE3 (hex, as ``b3sum`` prints it), or None with ``hash="none"``.
     blake3: str | None
     tasks: int
+    #: Parts written: the object's multipart parts, or the part files joined.
+    parts: int
     #: The workers the tasks ran on (their addresses; ``"local"`` without a cluster).
     workers: tuple[str, ...]
 
 
-def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, part: str,
-               threads: int | None) -> tuple[bytes, str]:
-    """One task: seals plaintext bytes start..end of src into the part file."""
+def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, out: str | bytes,
+               threads: int | None) -> tuple[Any, str]:
+    """One task: seals plaintext bytes start..end of src into the part file, or as its parts of
+    the upload the ticket ``out`` names."""
     try:
         from distributed import get_worker
 
         where = get_worker().address
     except (ImportError, ValueError):
         where = "local"
-    return _zseal.seal_range(task_key, first, src, start, end, part, threads), where
+    return _zseal.seal_range(task_key, first, src, start, end, out, threads), where
 
 
 def _wants_progress(progress: bool | None) -> bool:
@@ -79,14 +84,50 @@ def _exists(dst: str, why: str) -> ZsealFileExistsError:
     return e
 
 
-def _local_path(p: Any, what: str) -> str:
-    path = os.fspath(p)
-    if "://" in path:
-        raise OptionError(
-            f"{path}: zseal.dask.encrypt seals local files on a shared filesystem for now; "
-            f"an object-store {what} is not supported yet"
-        )
-    return path
+def _is_url(p: str) -> bool:
+    return "://" in p
+
+
+def _source_size(src: str) -> int:
+    if _is_url(src):
+        size = _zseal.object_size(src)
+        if size is None:
+            e = FileNotFoundError(f"{src}: no such object")
+            raise e
+        return size
+    return os.path.getsize(src)
+
+
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _run(client: Any, fn: Any, args: list[tuple], name: str, progress: bool | None) -> list[Any]:
+    """Runs fn over args on the cluster (or Dask's threaded scheduler); any failure, or an
+    interrupt, cancels the tasks still running before it propagates."""
+    if client is None:
+        import dask
+
+        return list(dask.compute(*[dask.delayed(fn)(*a) for a in args], scheduler="threads"))
+    futures: list[Any] = []
+    try:
+        # Task names carry a random token and the range number, never a key.
+        futures = [client.submit(fn, *a, key=f"{name}-{k}", pure=False) for k, a in enumerate(args)]
+        if _wants_progress(progress):
+            from distributed import progress as show_progress
+
+            show_progress(futures)
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 def encrypt(
@@ -106,18 +147,21 @@ def encrypt(
     threads: int | None = None,
     progress: bool | None = None,
 ) -> Result:
-    """Seals the file ``src`` into the container ``dst`` with the Dask cluster of ``client``
-    (default: the current client, else Dask's local threaded scheduler). ``tasks``: how many
+    """Seals ``src`` into the container ``dst`` with the Dask cluster of ``client`` (default:
+    the current client, else Dask's local threaded scheduler). Each may be a local path (on a
+    filesystem every worker shares) or an object's URL (``s3://``, ``gs://``, ``az://``;
+    credentials from the environment, as for the command line): an object destination is one
+    multipart upload, which every task adds its parts to (FORMAT.md §11.3). ``tasks``: how many
     ranges (default: two per worker thread); ``threads``: worker threads each task's engine runs
     (default: one per core, or ``ZSEAL_THREADS``/``OMP_NUM_THREADS``). ``dst`` appears only when
-    every task succeeded; an existing ``dst`` is replaced only with ``overwrite=True``.
-    ``progress``: Dask's progress bar while the tasks run (a widget in a notebook, a line on a
-    terminal); default: in a notebook, or when standard error is a terminal."""
-    src = _local_path(src, "source")
-    dst = _local_path(dst, "destination")
-    if os.path.lexists(dst) and not overwrite:
+    every task succeeded (a failure or an interrupt aborts the upload: no object, no parts); an
+    existing ``dst`` is replaced only with ``overwrite=True``. ``progress``: Dask's progress bar
+    while the tasks run (a widget in a notebook, a line on a terminal); default: in a notebook,
+    or when standard error is a terminal."""
+    src, dst = os.fspath(src), os.fspath(dst)
+    if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
         raise _exists(dst, "it exists (pass overwrite=True to replace it)")
-    size = os.path.getsize(src)
+    size = _source_size(src)
     split = _zseal.SplitSeal(
         recipients=list(recipients) if recipients is not None else None,
         passphrase=passphrase,
@@ -127,44 +171,55 @@ def encrypt(
         chunk_size=chunk_size,
         pad=pad,
     )
-    if client is None:
-        try:
-            from distributed import get_client
-
-            client = get_client()
-        except (ImportError, ValueError):
-            client = None
+    client = _client(client)
     if tasks is None:
         nthreads = sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
         tasks = 2 * max(1, nthreads)
     ranges = split.ranges(size, tasks)
-    # The parts and the temporary container are private files beside the destination.
+    if not _is_url(src):
+        src = os.path.abspath(src)
     token = secrets.token_hex(8)
-    parts_dir = os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.parts-{token}")
-    os.mkdir(parts_dir, 0o700)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
+    name = f"zseal-seal-range-{token}"
     key = split.task_key()
+    if _is_url(dst):
+        upload = split.upload(dst, ranges, overwrite)
+        try:
+            args = [(key, f, src, a, b, upload.ticket(k), threads) for k, (f, a, b) in enumerate(ranges)]
+            done = _run(client, _seal_task, args, name, progress)
+            digest, plain, stored, parts = upload.complete(
+                split, [d[0][0] for d in done], [d[0][1] for d in done]
+            )
+        except BaseException:
+            upload.abort()
+            raise
+    else:
+        digest, plain, stored, done = _encrypt_to_file(split, key, src, dst, ranges, client, overwrite,
+                                                       threads, token, progress)
+        parts = len(ranges)
+    return Result(
+        plaintext_size=plain,
+        stored_size=stored,
+        blake3=digest,
+        tasks=len(ranges),
+        parts=parts,
+        workers=tuple(sorted({d[1] for d in done})),
+    )
+
+
+def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, client: Any, overwrite: bool,
+                     threads: int | None, token: str, progress: bool | None) -> tuple:
+    """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
+    temporary file that becomes ``dst`` (without overwrite, only if there is none)."""
+    where = os.path.dirname(os.path.abspath(dst))
+    parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{token}")
+    os.mkdir(parts_dir, 0o700)
+    tmp = os.path.join(where, f".{os.path.basename(dst)}.zseal-{token}")
     args = [
-        (key, first, os.path.abspath(src), start, end, os.path.join(parts_dir, f"{k:06d}"), threads)
+        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), threads)
         for k, (first, start, end) in enumerate(ranges)
     ]
-    futures: list[Any] = []
     try:
-        if client is not None:
-            # Task names carry a random token and the range number, never the key.
-            futures = [
-                client.submit(_seal_task, *a, key=f"zseal-seal-range-{token}-{k}", pure=False)
-                for k, a in enumerate(args)
-            ]
-            if _wants_progress(progress):
-                from distributed import progress as show_progress
-
-                show_progress(futures)
-            done = client.gather(futures)
-        else:
-            import dask
-
-            done = dask.compute(*[dask.delayed(_seal_task)(*a) for a in args], scheduler="threads")
+        done = _run(client, _seal_task, args, f"zseal-seal-range-{token}", progress)
         results = [d[0] for d in done]
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
@@ -186,21 +241,11 @@ def encrypt(
             except FileExistsError:
                 raise _exists(dst, "it appeared while it was being sealed (pass overwrite=True)") from None
             os.unlink(tmp)
-    except BaseException:
-        if client is not None and futures:
-            client.cancel(futures)
-        raise
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return Result(
-        plaintext_size=plain,
-        stored_size=stored,
-        blake3=digest,
-        tasks=len(ranges),
-        workers=tuple(sorted({d[1] for d in done})),
-    )
+    return digest, plain, stored, done
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if client is not None:
             client.close()
     print(
-        f"sealed {r.plaintext_size} bytes into {r.stored_size} in {r.tasks} tasks on "
+        f"sealed {r.plaintext_size} bytes into {r.stored_size} in {r.tasks} tasks ({r.parts} parts) on "
         f"{len(r.workers)} worker(s); blake3 {r.blake3 or '-'}",
         file=sys.stderr,
     )

@@ -20,6 +20,7 @@
 mod aws_process;
 mod aws_profile;
 mod own;
+mod parts;
 mod reader;
 mod rekey;
 mod s3;
@@ -35,6 +36,7 @@ use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjectPath;
 use object_store::{DynObjectStore, ObjectStoreExt};
 
+pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_LEN, MAX_TASKS};
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, ObjectRekey};
 pub(crate) use store::backoff;

@@ -208,15 +208,15 @@ impl Bucket {
 }
 
 impl Own {
-    /// Completes upload `id` of `key` from `parts` (in order, numbered from 1 as object_store
-    /// numbers them) on the condition `when`, as this store says it: S3's and GCS's XML API
+    /// Completes upload `id` of `key` from `parts` (each with its part number, in increasing
+    /// order: object_store's index plus one) on the condition `when`, as this store says it: S3's and GCS's XML API
     /// (CompleteMultipartUpload; `If-Match` / `If-None-Match: *`, or
     /// `x-goog-if-generation-match`), Azure's Put Block List (`If-Match` / `If-None-Match: *`).
     pub(crate) async fn complete(
         &self,
         key: &str,
         id: &str,
-        parts: &[PartId],
+        parts: &[(usize, PartId)],
         when: &Condition,
     ) -> io::Result<()> {
         const GENERATION: &str = "x-goog-if-generation-match";
@@ -232,10 +232,9 @@ impl Own {
             }
         };
         let mut xml = String::from("<CompleteMultipartUpload>");
-        for (i, p) in parts.iter().enumerate() {
+        for (number, p) in parts {
             xml += &format!(
-                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
-                i + 1,
+                "<Part><PartNumber>{number}</PartNumber><ETag>{}</ETag></Part>",
                 escape(&p.content_id)
             );
         }
@@ -255,18 +254,19 @@ impl Own {
     }
 }
 
-/// Azure's completion: commits the blocks `parts` (in order) as the blob `key`.
+/// Azure's completion: commits the blocks `parts` (in order; a block's id names its number) as
+/// the blob `key`.
 async fn complete_blocks(
     container: &Bucket,
     key: &str,
-    parts: &[PartId],
+    parts: &[(usize, PartId)],
     when: &Condition,
 ) -> io::Result<()> {
     use base64::Engine;
     // The block ids object_store gave the blocks (their part ids), as it lists them.
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<BlockList>\n");
-    for p in parts {
+    for (_, p) in parts {
         xml += &format!(
             "\t<Uncommitted>{}</Uncommitted>\n",
             b64.encode(&p.content_id)

@@ -88,6 +88,17 @@ impl Upload {
     /// store's conditional completion (own.rs; object_store completes unconditionally). A
     /// failed condition is the object's "already exists" or "changed" error.
     pub(crate) fn complete(&self, parts: &[PartId], replace: &Replace) -> io::Result<()> {
+        let numbered: Vec<(usize, PartId)> = (1..).zip(parts.iter().cloned()).collect();
+        self.complete_numbered(&numbered, replace)
+    }
+
+    /// [`Upload::complete`] from parts with their numbers (increasing, gaps allowed): an upload
+    /// whose parts came from many processes (FORMAT.md §11.3).
+    pub(crate) fn complete_numbered(
+        &self,
+        parts: &[(usize, PartId)],
+        replace: &Replace,
+    ) -> io::Result<()> {
         let obj = &self.obj;
         let when = replace.condition(&obj.own).ok_or_else(|| obj.changed())?;
         let done = block_on(obj.own.complete(obj.path.as_ref(), &self.id, parts, &when));

@@ -281,6 +281,27 @@ impl SplitSeal {
             .collect()
     }
 
+    /// An upper bound of the length of the trailer [`SplitSeal::write_trailer`] writes after
+    /// these results (FORMAT.md §11.3): the final frame, the index and the footer, and with
+    /// padding at most a quarter of the unpadded container plus a frame (Padmé adds at most 12 %,
+    /// and a class that a padding frame cannot reach moves one class up). What an upload plans
+    /// its last parts by before the trailer is sealed.
+    pub fn trailer_bound(&self, results: &[RangeResult]) -> u64 {
+        let chunks: u64 = results.iter().map(|r| r.body_lens.len() as u64).sum();
+        let frames: u64 = results
+            .iter()
+            .flat_map(|r| &r.body_lens)
+            .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
+            .sum();
+        let end = 4 * chunks + 1024;
+        if self.key.padded {
+            let unpadded = self.header_len + frames + end;
+            end + unpadded / 4 + self.key.chunk_size() as u64 + 64
+        } else {
+            end
+        }
+    }
+
     /// The end of the container, after the header and every range's frames in order: padding
     /// frames (a padded file), the final frame, the index and the footer. Checks that the ranges
     /// follow each other and that only the last ends short of a whole chunk.
