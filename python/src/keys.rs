@@ -218,7 +218,21 @@ pub(crate) fn unlock<R: Read + Send>(
     let locked = py
         .detach(|| Sealed::read(src))
         .map_err(|e| to_py(py, name, e))?;
-    match locked.needs() {
+    let needs = locked.needs();
+    with_keys(py, needs, name, keys, |ids| locked.unlock(ids, opts))
+}
+
+/// Runs `f` (without the GIL) with the identities `keys` gives for a file that `needs` them:
+/// the passphrase (remembered once `f` succeeds: it verified the header MAC) or the identity
+/// files; a key the caller did not pass is a `MissingKeyError` naming what the file wants.
+pub(crate) fn with_keys<T: Send>(
+    py: Python<'_>,
+    needs: KeyNeeded,
+    name: &str,
+    keys: &Keys,
+    f: impl FnOnce(&[&dyn Identity]) -> zseal::Result<T> + Send,
+) -> PyResult<T> {
+    match needs {
         KeyNeeded::Passphrase => {
             let Some(pw) = &keys.passphrase else {
                 return Err(missing_key(
@@ -230,10 +244,10 @@ pub(crate) fn unlock<R: Read + Send>(
             let id = CachedPassphrase::new(pw, keys.max_work_factor)
                 .map_err(|e| to_py(py, name, e))?;
             py.detach(|| {
-                let dec = locked.unlock(&[&id], opts)?;
-                // unlock returns only once the header MAC verified under the key.
+                let done = f(&[&id])?;
+                // f returns only once the header MAC verified under the key.
                 id.remember();
-                Ok(dec)
+                Ok(done)
             })
             .map_err(|e| to_py(py, name, e))
         }
@@ -253,7 +267,7 @@ pub(crate) fn unlock<R: Read + Send>(
                 // Read here: an SSH identity is not Send, so it lives and dies on this thread.
                 let ids = read_identities(&keys.identity, keys.ask.clone())?;
                 let refs: Vec<&dyn Identity> = ids.iter().map(|i| i as &dyn Identity).collect();
-                locked.unlock(&refs, opts)
+                f(&refs)
             })
             .map_err(|e| to_py(py, name, e))
         }

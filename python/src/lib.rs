@@ -18,6 +18,7 @@ mod reader;
 mod records;
 mod source;
 mod split;
+mod split_open;
 mod writer;
 
 use std::collections::HashMap;
@@ -64,6 +65,8 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<split::SharedUpload>()?;
     m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;
     m.add_function(wrap_pyfunction!(split::object_size, m)?)?;
+    m.add_class::<split_open::SplitOpen>()?;
+    m.add_function(wrap_pyfunction!(split_open::open_range, m)?)?;
     m.add_class::<records::RecordKey>()?;
     m.add_class::<records::Dictionary>()?;
     m.add_class::<records::RecordSealer>()?;

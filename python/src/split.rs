@@ -107,10 +107,7 @@ impl SplitSeal {
                 Ok(zseal::remote::Remote::from_env(&url)?.shared_upload(overwrite, plan)?)
             })
             .map_err(|e| to_py(py, &url, e))?;
-        Ok(SharedUpload {
-            inner: Mutex::new(Some(up)),
-            url,
-        })
+        Ok(SharedUpload::new(up, url))
     }
 
     fn __repr__(&self) -> String {
@@ -134,6 +131,13 @@ pub(crate) struct SharedUpload {
 }
 
 impl SharedUpload {
+    pub(crate) fn new(up: zseal::remote::SharedUpload, url: String) -> Self {
+        SharedUpload {
+            inner: Mutex::new(Some(up)),
+            url,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Option<zseal::remote::SharedUpload>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -160,13 +164,45 @@ impl SharedUpload {
             .map(|p| (p.tasks, p.part_size, p.body_parts))
     }
 
-    /// What task `task` needs to upload its parts (no secret).
-    fn ticket<'py>(&self, py: Python<'py>, task: u32) -> PyResult<Bound<'py, PyBytes>> {
+    /// What task `task` needs to upload its parts (no secret); with `start`, for an upload
+    /// whose parts are numbered by offset (`SplitOpen.upload`), the task's first byte.
+    #[pyo3(signature = (task, start=None))]
+    fn ticket<'py>(
+        &self,
+        py: Python<'py>,
+        task: u32,
+        start: Option<u64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let guard = self.lock();
         let up = guard
             .as_ref()
             .ok_or_else(|| to_py(py, &self.url, option_error("the upload has ended")))?;
-        Ok(PyBytes::new(py, &up.ticket(task).to_bytes()))
+        let ticket = match start {
+            Some(at) => up.aligned_ticket(task, at),
+            None => up.ticket(task),
+        };
+        Ok(PyBytes::new(py, &ticket.to_bytes()))
+    }
+
+    /// Completes an upload whose parts are numbered by offset from the tasks' parts; returns
+    /// the number of parts. Any failure aborts the upload.
+    fn complete_aligned(&self, py: Python<'_>, parts: Vec<PyBackedBytes>) -> PyResult<usize> {
+        let up = self.take(py)?;
+        let url = self.url.clone();
+        py.detach(|| -> zseal::Result<usize> {
+            let tasks = parts
+                .iter()
+                .map(|p| zseal::remote::TaskParts::from_bytes(p))
+                .collect::<io::Result<Vec<_>>>();
+            match tasks {
+                Ok(t) => Ok(up.complete_aligned(&t)?),
+                Err(e) => {
+                    up.abort();
+                    Err(e.into())
+                }
+            }
+        })
+        .map_err(|e| to_py(py, &url, e))
     }
 
     /// Uploads the seams and the container's end and completes the object from the tasks'

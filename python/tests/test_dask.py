@@ -417,3 +417,114 @@ def test_dask_encrypt_into_an_object_fails_whole(tmp_path, keys, client, s3_env)
     with zseal.open(tmp_path / "from-s3.zseal", identity=identity) as f:
         assert f.read() == plain
     assert r.plaintext_size == len(plain)
+
+
+@pytest.mark.parametrize("size", [0, 1, 65537, 3 * 1024 * 1024 + 12345])
+def test_dask_verify_and_decrypt_open_one_container_in_pieces(tmp_path, keys, client, size):
+    """zseal.dask.verify and decrypt: the tasks open their ranges in the worker processes, the
+    merged digest is b3sum's, the plaintext is exact, and nothing is left beside it."""
+    import random
+
+    import zseal.dask
+
+    identity, recipient = keys
+    plain = random.Random(size).randbytes(size)
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    zseal.encrypt_file(src, tmp_path / "p.zseal", recipients=[recipient], chunk_size=65536)
+    r = zseal.dask.verify(tmp_path / "p.zseal", identity=identity, client=client, tasks=5)
+    want = _b3sum(src)
+    if want is not None or os.environ.get("ZSEAL_REQUIRE_PEERS"):
+        assert r.blake3 == want
+    assert r.blake3 == zseal.verify(tmp_path / "p.zseal", identity=identity)
+    assert (r.plaintext_size, r.stored_size) == (size, (tmp_path / "p.zseal").stat().st_size)
+    assert r.tasks == max(1, min(5, -(-size // 65536)))
+    assert set(r.workers) <= set(client.scheduler_info()["workers"])
+    out = tmp_path / "out.bin"
+    d = zseal.dask.decrypt(tmp_path / "p.zseal", out, identity=identity, client=client, tasks=5)
+    assert out.read_bytes() == plain and d.blake3 == r.blake3
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")], "no temporary file left"
+    with pytest.raises(zseal.ZsealFileExistsError, match="overwrite=True"):
+        zseal.dask.decrypt(tmp_path / "p.zseal", out, identity=identity, client=client)
+
+
+def test_dask_verify_and_decrypt_fail_whole_on_damage_and_wrong_keys(tmp_path, keys, client):
+    """A flipped byte in any frame fails the job with IntegrityError and writes nothing; a
+    wrong key fails before any task runs; a passphrase file needs its passphrase."""
+    import random
+
+    import zseal.dask
+
+    identity, recipient = keys
+    plain = random.Random(3).randbytes(600_000)
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    zseal.encrypt_file(src, tmp_path / "good.zseal", recipients=[recipient], chunk_size=65536)
+    good = (tmp_path / "good.zseal").read_bytes()
+    for at in [len(good) // 3, len(good) // 2, len(good) - 200, len(good) - 3]:
+        bad = bytearray(good)
+        bad[at] ^= 0x10
+        (tmp_path / "bad.zseal").write_bytes(bytes(bad))
+        with pytest.raises(zseal.ZsealError):
+            zseal.dask.verify(tmp_path / "bad.zseal", identity=identity, client=client, tasks=4)
+        with pytest.raises(zseal.ZsealError):
+            zseal.dask.decrypt(tmp_path / "bad.zseal", tmp_path / "out", identity=identity, client=client, tasks=4)
+        assert not (tmp_path / "out").exists()
+        assert not [p for p in os.listdir(tmp_path) if p.startswith(".")]
+    other = tmp_path / "other.key"
+    zseal.keygen(other)
+    with pytest.raises(zseal.WrongKeyError):
+        zseal.dask.decrypt(tmp_path / "good.zseal", tmp_path / "out", identity=other, client=client)
+    assert not (tmp_path / "out").exists()
+    with zseal.open(tmp_path / "pw.zseal", "wb", passphrase="a dask passphrase") as f:
+        f.write(plain)
+    with pytest.raises(zseal.MissingKeyError, match="passphrase="):
+        zseal.dask.verify(tmp_path / "pw.zseal", client=client)
+    r = zseal.dask.verify(tmp_path / "pw.zseal", passphrase="a dask passphrase", client=client, tasks=3)
+    assert r.plaintext_size == len(plain)
+
+
+def test_dask_decrypt_into_one_multipart_upload(tmp_path, keys, client, s3_env):
+    """A container in S3 verified and decrypted by the cluster into one object whose parts are
+    numbered by offset; into a local file too; a damaged container leaves no object and no
+    upload; an existing object is kept."""
+    import random
+    import subprocess
+    import sys
+
+    import zseal.dask
+
+    identity, recipient = keys
+    plain = random.Random(8).randbytes(30 * MiB + 77)
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    url = "s3://zseal-test/dask-open.zseal"
+    zseal.dask.encrypt(src, url, recipients=[recipient], chunk_size=MiB, tasks=3, client=client,
+                       overwrite=True, compress="none")
+    v = zseal.dask.verify(url, identity=identity, client=client, tasks=3)
+    assert v.blake3 == zseal.verify(url, identity=identity)
+    d = zseal.dask.decrypt(url, "s3://zseal-test/dask-open.bin", identity=identity, client=client, tasks=3,
+                           overwrite=True)
+    got = s3_env.get_object(Bucket="zseal-test", Key="dask-open.bin")["Body"].read()
+    assert got == plain and d.parts == 4 and d.blake3 == v.blake3  # parts of 8 MiB
+    _no_uploads_left(s3_env)
+    zseal.dask.decrypt(url, tmp_path / "local.bin", identity=identity, client=client, tasks=3)
+    assert (tmp_path / "local.bin").read_bytes() == plain
+    with pytest.raises(zseal.ZsealFileExistsError):
+        zseal.dask.decrypt(url, "s3://zseal-test/dask-open.bin", identity=identity, client=client)
+    # A damaged frame in the middle: no object, no parts.
+    body = bytearray(s3_env.get_object(Bucket="zseal-test", Key="dask-open.zseal")["Body"].read())
+    body[len(body) // 2] ^= 1
+    s3_env.put_object(Bucket="zseal-test", Key="damaged.zseal", Body=bytes(body))
+    with pytest.raises(zseal.IntegrityError):
+        zseal.dask.decrypt("s3://zseal-test/damaged.zseal", "s3://zseal-test/damaged.bin", identity=identity,
+                           client=client, tasks=3)
+    assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix="damaged.bin")
+    _no_uploads_left(s3_env)
+    # The shell's entry point, with the local scheduler.
+    p = subprocess.run([sys.executable, "-m", "zseal.dask", "verify", url, "-i", identity, "--tasks", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and v.blake3 in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "zseal.dask", "verify", "s3://zseal-test/damaged.zseal",
+                        "-i", identity], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr.startswith("zseal: error:") and len(p.stderr.splitlines()) == 1, p.stderr

@@ -193,7 +193,8 @@ class SharedUpload:
     """One multipart upload written by many tasks (FORMAT.md §11.3)."""
     @property
     def plan(self) -> tuple[int, int, int] | None: ...
-    def ticket(self, task: int) -> bytes: ...
+    def ticket(self, task: int, start: int | None = None) -> bytes: ...
+    def complete_aligned(self, parts: Sequence[bytes]) -> int: ...
     def complete(
         self, split: SplitSeal, results: Sequence[bytes], parts: Sequence[bytes]
     ) -> tuple[str | None, int, int, int]: ...
@@ -212,3 +213,36 @@ def seal_range(
     into the new file out, or, given a ticket (bytes), as the task's parts of that upload."""
 
 def object_size(url: str) -> int | None: ...
+
+class SplitOpen:
+    """The coordinator of a container opened in pieces (FORMAT.md §11.4; see zseal.dask)."""
+    def __init__(
+        self,
+        src: str,
+        *,
+        identity: _Path | Sequence[_Path] | None = None,
+        passphrase: str | None = None,
+        max_work_factor: int | None = None,
+        key_passphrase: _KeyPassphrase = None,
+    ) -> None: ...
+    def open_key(self) -> bytes: ...
+    @property
+    def plaintext_size(self) -> int: ...
+    @property
+    def chunk_size(self) -> int: ...
+    @property
+    def hash(self) -> str: ...
+    def ranges(self, tasks: int) -> list[tuple[int, int]]: ...
+    def upload(self, url: str, tasks: int, overwrite: bool = False) -> tuple[SharedUpload, list[tuple[int, int]]]: ...
+    def check(self, results: Sequence[bytes]) -> str | None: ...
+
+def open_range(
+    open_key: bytes,
+    src: str,
+    start: int,
+    end: int,
+    out: _Path | bytes | None = None,
+    threads: int | None = None,
+) -> bytes | tuple[bytes, bytes]:
+    """Opens plaintext bytes start..end of the container src into nothing, a file at that
+    offset, or (given a ticket) the task's parts of an upload."""

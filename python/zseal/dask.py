@@ -172,10 +172,7 @@ def encrypt(
         pad=pad,
     )
     client = _client(client)
-    if tasks is None:
-        nthreads = sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
-        tasks = 2 * max(1, nthreads)
-    ranges = split.ranges(size, tasks)
+    ranges = split.ranges(size, _tasks(client, tasks))
     if not _is_url(src):
         src = os.path.abspath(src)
     token = secrets.token_hex(8)
@@ -206,6 +203,37 @@ def encrypt(
     )
 
 
+def _umask() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
+def _publish(tmp: str, dst: str, overwrite: bool) -> None:
+    """Makes the finished temporary file (private while it was written) ``dst``, with the mode
+    a new file gets from the umask, as the command line's output; without overwrite, only if
+    there is none."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    if overwrite:
+        os.replace(tmp, dst)
+        return
+    # No clobber: a destination that appeared meanwhile is not replaced.
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        raise _exists(dst, "it appeared while the job ran (pass overwrite=True)") from None
+    os.unlink(tmp)
+
+
+def _temporary(dst: str, token: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
+
+
 def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, client: Any, overwrite: bool,
                      threads: int | None, token: str, progress: bool | None) -> tuple:
     """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
@@ -213,7 +241,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
     where = os.path.dirname(os.path.abspath(dst))
     parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{token}")
     os.mkdir(parts_dir, 0o700)
-    tmp = os.path.join(where, f".{os.path.basename(dst)}.zseal-{token}")
+    tmp = _temporary(dst, token)
     args = [
         (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), threads)
         for k, (first, start, end) in enumerate(ranges)
@@ -232,15 +260,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
             digest, plain = split.write_trailer(results, tmp)
             os.fsync(out.fileno())
         stored = os.path.getsize(tmp)
-        if overwrite:
-            os.replace(tmp, dst)
-        else:
-            # No clobber: a destination that appeared meanwhile is not replaced.
-            try:
-                os.link(tmp, dst)
-            except FileExistsError:
-                raise _exists(dst, "it appeared while it was being sealed (pass overwrite=True)") from None
-            os.unlink(tmp)
+        _publish(tmp, dst, overwrite)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
         if os.path.exists(tmp):
@@ -248,10 +268,147 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
     return digest, plain, stored, done
 
 
+def _open_task(open_key: bytes, src: str, start: int, end: int, out: str | bytes | None,
+               threads: int | None) -> tuple[Any, str]:
+    """One task: opens plaintext bytes start..end of the container src into out (nowhere, a
+    file at that offset, or its parts of an upload)."""
+    try:
+        from distributed import get_worker
+
+        where = get_worker().address
+    except (ImportError, ValueError):
+        where = "local"
+    return _zseal.open_range(open_key, src, start, end, out, threads), where
+
+
+def _opener(src: str, identity: Any, passphrase: str | None, key_passphrase: Any) -> Any:
+    return _zseal.SplitOpen(src, identity=identity, passphrase=passphrase, key_passphrase=key_passphrase)
+
+
+def verify(
+    src: Any,
+    *,
+    identity: Any = None,
+    passphrase: str | None = None,
+    key_passphrase: Any = None,
+    client: Any = None,
+    tasks: int | None = None,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> Result:
+    """Checks the whole container ``src`` (a path on a shared filesystem or an object's URL)
+    with the Dask cluster of ``client``: each task authenticates its range of frames, the last
+    one the trailer, and this process merges their BLAKE3 chaining values and compares the
+    digest with the container's (FORMAT.md §11.4). Any damage raises (IntegrityError); a wrong
+    key raises before any task runs. ``Result.blake3`` is the verified digest (None for a
+    container whose digest is not BLAKE3: its frames are all authenticated, the digest is not
+    recomputed)."""
+    src = os.fspath(src)
+    if not _is_url(src):
+        src = os.path.abspath(src)
+    opener = _opener(src, identity, passphrase, key_passphrase)
+    client = _client(client)
+    ranges = opener.ranges(_tasks(client, tasks))
+    key = opener.open_key()
+    token = secrets.token_hex(8)
+    args = [(key, src, a, b, None, threads) for a, b in ranges]
+    done = _run(client, _open_task, args, f"zseal-verify-range-{token}", progress)
+    digest = opener.check([d[0] for d in done])
+    return Result(
+        plaintext_size=opener.plaintext_size,
+        stored_size=_source_size(src),
+        blake3=digest,
+        tasks=len(ranges),
+        parts=0,
+        workers=tuple(sorted({d[1] for d in done})),
+    )
+
+
+def decrypt(
+    src: Any,
+    dst: Any,
+    *,
+    identity: Any = None,
+    passphrase: str | None = None,
+    key_passphrase: Any = None,
+    client: Any = None,
+    overwrite: bool = False,
+    tasks: int | None = None,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> Result:
+    """Decrypts the container ``src`` into ``dst`` with the Dask cluster of ``client``; each
+    may be a path on a shared filesystem or an object's URL. Each task opens its range of whole
+    chunks and writes it at its offset (a private temporary file beside ``dst``) or as the parts
+    of one multipart upload numbered by offset; ``dst`` appears only once every task succeeded
+    and the merged digest equals the container's (FORMAT.md §11.4). A damaged frame, a wrong
+    key or any failure leaves no ``dst`` (the upload is aborted); an existing ``dst`` is
+    replaced only with ``overwrite=True``."""
+    src, dst = os.fspath(src), os.fspath(dst)
+    if not _is_url(src):
+        src = os.path.abspath(src)
+    if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
+        raise _exists(dst, "it exists (pass overwrite=True to replace it)")
+    opener = _opener(src, identity, passphrase, key_passphrase)
+    client = _client(client)
+    n = _tasks(client, tasks)
+    key = opener.open_key()
+    token = secrets.token_hex(8)
+    name = f"zseal-open-range-{token}"
+    if _is_url(dst):
+        upload, ranges = opener.upload(dst, n, overwrite)
+        try:
+            args = [(key, src, a, b, upload.ticket(k, a), threads) for k, (a, b) in enumerate(ranges)]
+            done = _run(client, _open_task, args, name, progress)
+            digest = opener.check([d[0][0] for d in done])
+            parts = upload.complete_aligned([d[0][1] for d in done])
+        except BaseException:
+            upload.abort()
+            raise
+    else:
+        ranges = opener.ranges(n)
+        tmp = _temporary(dst, token)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(fd, opener.plaintext_size)
+            os.close(fd)
+            fd = -1
+            args = [(key, src, a, b, tmp, threads) for a, b in ranges]
+            done = _run(client, _open_task, args, name, progress)
+            digest = opener.check([d[0] for d in done])
+            _publish(tmp, dst, overwrite)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        parts = 0
+    return Result(
+        plaintext_size=opener.plaintext_size,
+        stored_size=_source_size(src),
+        blake3=digest,
+        tasks=len(ranges),
+        parts=parts,
+        workers=tuple(sorted({d[1] for d in done})),
+    )
+
+
+def _tasks(client: Any, tasks: int | None) -> int:
+    """The number of ranges: as given, else two per worker thread of the cluster."""
+    if tasks is not None:
+        return tasks
+    nthreads = sum(client.nthreads().values()) if client is not None else os.cpu_count() or 1
+    return 2 * max(1, nthreads)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m zseal.dask", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("encrypt", help="seal a file into a container with a Dask cluster")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--tasks", type=int, help="ranges to cut the job into (default: two per worker thread)")
+    common.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
+    common.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler")
+    e = sub.add_parser("encrypt", parents=[common], help="seal a file or object into a container")
     e.add_argument("src")
     e.add_argument("dst")
     e.add_argument("-r", "--recipient", action="append", default=[])
@@ -260,12 +417,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("--hash")
     e.add_argument("--chunk-size", type=int)
     e.add_argument("--pad", action="store_true")
-    e.add_argument("--tasks", type=int)
     e.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
-    e.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
-    e.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler")
+    d = sub.add_parser("decrypt", parents=[common], help="decrypt a container into a file or object")
+    d.add_argument("src")
+    d.add_argument("dst")
+    d.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
+    v = sub.add_parser("verify", parents=[common], help="check a whole container")
+    v.add_argument("src")
+    for p in (d, v):
+        p.add_argument("-i", "--identity", action="append", default=[], help="an identity file (repeatable)")
     a = ap.parse_args(argv)
-    passphrase = os.environ.get("ZSEAL_PASSPHRASE") if not a.recipient else None
+    # A passphrase comes from the environment, as the command line's ZSEAL_PASSPHRASE.
+    passphrase = os.environ.get("ZSEAL_PASSPHRASE")
     client = None
     if a.scheduler:
         from distributed import Client
@@ -280,20 +443,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 1
     try:
-        r = encrypt(
-            a.src,
-            a.dst,
-            recipients=a.recipient or None,
-            passphrase=passphrase,
-            compress=a.compress,
-            cipher=a.cipher,
-            hash=a.hash,
-            chunk_size=a.chunk_size,
-            pad=a.pad,
-            client=client,
-            overwrite=a.force,
-            tasks=a.tasks,
-        )
+        if a.command == "encrypt":
+            r = encrypt(
+                a.src,
+                a.dst,
+                recipients=a.recipient or None,
+                passphrase=None if a.recipient else passphrase,
+                compress=a.compress,
+                cipher=a.cipher,
+                hash=a.hash,
+                chunk_size=a.chunk_size,
+                pad=a.pad,
+                client=client,
+                overwrite=a.force,
+                tasks=a.tasks,
+            )
+            verb = f"sealed {r.plaintext_size} bytes into {r.stored_size}"
+        else:
+            keys = dict(identity=a.identity or None, passphrase=passphrase, client=client, tasks=a.tasks)
+            if a.command == "decrypt":
+                r = decrypt(a.src, a.dst, overwrite=a.force, **keys)
+                verb = f"decrypted {r.stored_size} bytes into {r.plaintext_size}"
+            else:
+                r = verify(a.src, **keys)
+                verb = f"verified {r.plaintext_size} bytes in {r.stored_size}"
     except Exception as err:  # noqa: BLE001 - one line on stderr, as the command prints
         hint = " (or -f to replace it)" if isinstance(err, FileExistsError) else ""
         print(f"zseal: error: {err}{hint}", file=sys.stderr)
@@ -302,8 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if client is not None:
             client.close()
     print(
-        f"sealed {r.plaintext_size} bytes into {r.stored_size} in {r.tasks} tasks ({r.parts} parts) on "
-        f"{len(r.workers)} worker(s); blake3 {r.blake3 or '-'}",
+        f"{verb} in {r.tasks} tasks ({r.parts} parts) on {len(r.workers)} worker(s); blake3 {r.blake3 or '-'}",
         file=sys.stderr,
     )
     return 0

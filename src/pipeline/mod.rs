@@ -22,7 +22,10 @@ use std::sync::{Arc, Mutex};
 pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
-pub use decrypt::{ContainerChunks, DecryptOptions, Decryptor, KeyNeeded, Locked};
+pub use decrypt::{
+    final_frame, merged_digest, open_range, ContainerChunks, DecryptOptions, Decryptor, KeyNeeded,
+    Locked, OpenKey, OpenedRange,
+};
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{

@@ -81,6 +81,42 @@ impl PartPlan {
         PartPlan::new(ranges.len(), most)
     }
 
+    /// The plan for an object of `len` bytes known in advance (a plaintext written by many
+    /// tasks, FORMAT.md §11.4): parts of `S = max(8 MiB, ⌈len / 10,000⌉)` rounded up to a MiB
+    /// and to a multiple of `align` (a chunk size, a power of two), numbered by their offset;
+    /// and each of at most `tasks` tasks' byte range, a whole number of parts but the last.
+    /// An empty object is one task with one empty part.
+    pub fn aligned(len: u64, align: u64, tasks: usize) -> io::Result<(PartPlan, Vec<(u64, u64)>)> {
+        let part_size = len
+            .div_ceil(MAX_NUMBER)
+            .max(MIN_PART_SIZE)
+            .next_multiple_of(MIB)
+            .next_multiple_of(align.max(1));
+        if part_size > MAX_PART_SIZE {
+            return Err(invalid(format!(
+                "{len} bytes need parts of {part_size} bytes, over S3's 5 GiB"
+            )));
+        }
+        let parts = len.div_ceil(part_size).max(1);
+        let tasks = (tasks.max(1) as u64).min(parts);
+        let ranges: Vec<(u64, u64)> = (0..tasks)
+            .map(|k| (parts * k / tasks, parts * (k + 1) / tasks))
+            .map(|(a, b)| ((a * part_size).min(len), (b * part_size).min(len)))
+            .collect();
+        let most = (0..tasks)
+            .map(|k| parts * (k + 1) / tasks - parts * k / tasks)
+            .max()
+            .unwrap_or(1);
+        Ok((
+            PartPlan {
+                tasks: tasks as u32,
+                part_size,
+                body_parts: most as u32,
+            },
+            ranges,
+        ))
+    }
+
     /// The first number of task `k`'s block (`n_k`): two seam numbers, then its body's.
     fn block(&self, k: usize) -> usize {
         k * (self.body_parts as usize + 2) + 1
@@ -99,6 +135,10 @@ pub struct PartTicket {
     pub task: u32,
     /// The upload's part plan.
     pub plan: PartPlan,
+    /// For an object whose parts are numbered by offset ([`PartPlan::aligned`]): the task's
+    /// first part number; it then keeps no head and sends its last bytes as its last part.
+    #[serde(default)]
+    pub first_number: Option<u32>,
 }
 
 impl PartTicket {
@@ -278,17 +318,37 @@ impl PartWriter {
     /// environment, as the command line's).
     pub fn new(ticket: &PartTicket) -> io::Result<PartWriter> {
         let remote = Remote::from_env(&ticket.url)?;
+        let head = match ticket.first_number {
+            Some(_) => Vec::new(),
+            None => Vec::with_capacity(HEAD_LEN as usize),
+        };
         Ok(PartWriter {
             ticket: ticket.clone(),
             parts: Parts::new(remote.inner, ticket.upload_id.clone())?,
-            head: Vec::with_capacity(HEAD_LEN as usize),
+            head,
             buf: Vec::new(),
             sent: 0,
         })
     }
 
+    /// The number of the task's next part.
+    fn next_number(&self) -> u32 {
+        let first = self
+            .ticket
+            .first_number
+            .unwrap_or_else(|| (self.ticket.plan.block(self.ticket.task as usize) + 2) as u32);
+        first + self.sent
+    }
+
     /// Waits for the last part and returns what the coordinator needs.
     pub fn finish(mut self) -> io::Result<TaskParts> {
+        if self.ticket.first_number.is_some() && (!self.buf.is_empty() || self.sent == 0) {
+            // Numbered by offset: the rest is the object's last part (or its only one).
+            let number = self.next_number();
+            self.sent += 1;
+            let rest = std::mem::take(&mut self.buf);
+            self.parts.send(number, rest)?;
+        }
         self.parts.wait()?;
         Ok(TaskParts {
             task: self.ticket.task,
@@ -301,7 +361,7 @@ impl PartWriter {
 
 impl Write for PartWriter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if (self.head.len() as u64) < HEAD_LEN {
+        if self.ticket.first_number.is_none() && (self.head.len() as u64) < HEAD_LEN {
             let n = data.len().min(HEAD_LEN as usize - self.head.len());
             self.head.extend_from_slice(&data[..n]);
             return Ok(n);
@@ -321,7 +381,7 @@ impl Write for PartWriter {
                     self.ticket.task, plan.body_parts, plan.part_size
                 )));
             }
-            let number = (plan.block(self.ticket.task as usize) + 2) as u32 + self.sent;
+            let number = self.next_number();
             self.sent += 1;
             let full = std::mem::replace(&mut self.buf, Vec::with_capacity(size));
             self.parts.send(number, full)?;
@@ -390,7 +450,44 @@ impl SharedUpload {
             upload_id: self.upload.id().to_string(),
             task,
             plan: self.plan,
+            first_number: None,
         }
+    }
+
+    /// The ticket of the task that writes bytes `start..` of an object planned by
+    /// [`PartPlan::aligned`]: its parts are numbered by their offset.
+    pub fn aligned_ticket(&self, task: u32, start: u64) -> PartTicket {
+        PartTicket {
+            first_number: Some((start / self.plan.part_size) as u32 + 1),
+            ..self.ticket(task)
+        }
+    }
+
+    /// Completes an object planned by [`PartPlan::aligned`] from its tasks' parts; returns its
+    /// number of parts. Any failure aborts the upload.
+    pub fn complete_aligned(self, tasks: &[TaskParts]) -> io::Result<usize> {
+        let mut numbered: Vec<(usize, PartId)> = tasks
+            .iter()
+            .flat_map(|t| &t.body)
+            .map(|(n, content_id)| {
+                let content_id = content_id.clone();
+                (*n as usize, PartId { content_id })
+            })
+            .collect();
+        numbered.sort_by_key(|p| p.0);
+        let follows = numbered.iter().enumerate().all(|(i, p)| p.0 == i + 1);
+        let r = if follows && !numbered.is_empty() {
+            self.upload.complete_numbered(&numbered, &self.replace)
+        } else {
+            Err(invalid(format!(
+                "the tasks' parts of {} do not number 1, 2, 3, …: a task is missing",
+                self.obj.url
+            )))
+        };
+        if r.is_err() {
+            self.abort();
+        }
+        r.map(|()| numbered.len())
     }
 
     /// Aborts the upload: no object appears, and the store drops the parts.
@@ -596,6 +693,33 @@ mod tests {
     }
 
     #[test]
+    fn aligned_plans_number_parts_by_offset() {
+        for (len, align, tasks) in [
+            (0u64, 1u64 << 20, 4usize),
+            (1, 1 << 20, 4),
+            (100 << 20, 1 << 20, 3),
+            (100 << 20, 64 << 20, 3),
+            (1 << 40, 8 << 20, 100),
+            (5 << 40, 8 << 20, 100),
+        ] {
+            let (p, ranges) = PartPlan::aligned(len, align, tasks).unwrap();
+            assert!(p.part_size >= MIN_PART_SIZE && p.part_size % align == 0);
+            assert!(len.div_ceil(p.part_size) <= MAX_NUMBER, "{len}");
+            assert_eq!(ranges.len(), p.tasks as usize);
+            assert_eq!((ranges[0].0, ranges.last().unwrap().1), (0, len));
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+                assert_eq!(w[0].1 % p.part_size, 0, "a task ends on a part boundary");
+            }
+        }
+        assert_eq!(
+            PartPlan::aligned(1 << 40, 1 << 20, 1).unwrap().0.part_size,
+            105 * MIB
+        );
+        assert!(PartPlan::aligned(60 << 40, 1 << 20, 1).is_err());
+    }
+
+    #[test]
     fn task_parts_travel_as_bytes() {
         let t = TaskParts {
             task: 7,
@@ -616,6 +740,7 @@ mod tests {
             upload_id: "id".into(),
             task: 3,
             plan: PartPlan::new(4, 100 << 20).unwrap(),
+            first_number: Some(9),
         };
         assert_eq!(PartTicket::from_bytes(&ticket.to_bytes()).unwrap(), ticket);
         assert!(PartTicket::from_bytes(b"{}").is_err());

@@ -180,3 +180,108 @@ fn what_cannot_be_merged_or_does_not_follow_is_refused() {
     );
     assert!(TaskKey::from_bytes(&key.to_bytes()[1..]).is_err());
 }
+
+/// Opens `container` in `tasks` ranges the way zseal.dask does: one open key from the
+/// coordinator, each range opened from its own reader of the file, then the digest merged.
+fn open_in_pieces(container: &[u8], tasks: u64) -> zseal::Result<(Vec<u8>, Option<String>)> {
+    use std::io::Cursor;
+    let id = common::identity("age.key");
+    let locked = zseal::Locked::read(Cursor::new(container))?;
+    let key = zseal::OpenKey::from_bytes(&locked.open_key(&[&id])?.to_bytes())?;
+    let mut coordinator = locked.unlock_with_key(&key, &DecryptOptions::default())?;
+    let fin = zseal::final_frame(&mut coordinator)?;
+    let (alg, c) = (
+        coordinator.header().hash,
+        coordinator.header().chunk_size() as u64,
+    );
+    let chunks = fin.plaintext_len.div_ceil(c);
+    let mut plain = Vec::new();
+    let mut ranges = Vec::new();
+    for k in 0..tasks {
+        let (a, b) = (chunks * k / tasks, chunks * (k + 1) / tasks);
+        let mut dec = zseal::Locked::read(Cursor::new(container))?
+            .unlock_with_key(&key, &DecryptOptions::default().threads(1 + k as usize % 2))?;
+        let (out, r) = zseal::open_range(
+            &mut dec,
+            (a * c).min(fin.plaintext_len),
+            (b * c).min(fin.plaintext_len),
+            Vec::new(),
+        )?;
+        plain.extend_from_slice(&out);
+        ranges.push(zseal::OpenedRange::from_bytes(&r.to_bytes())?);
+        assert_eq!(ranges.last(), Some(&r));
+    }
+    let digest = zseal::merged_digest(alg, &fin, c as usize, &ranges)?;
+    Ok((plain, digest))
+}
+
+#[test]
+fn a_container_opened_in_pieces_gives_its_plaintext_and_digest() {
+    for len in [0, 1, C - 1, C, C + 1, 9 * C + 5] {
+        let plain = common::noise(len, len as u64);
+        let opts = EncryptOptions::default().chunk_size(C);
+        let container = whole(&plain, &opts, 1);
+        for tasks in [1, 2, 3, 7] {
+            let (got, digest) = open_in_pieces(&container, tasks).unwrap();
+            assert_eq!(got, plain, "{len} bytes in {tasks} tasks");
+            assert_eq!(digest.unwrap(), blake3::hash(&plain).to_hex().to_string());
+        }
+        // Padded, and with digests that do not merge (the frames are still all opened).
+        let padded = whole(&plain, &opts.clone().pad(true), 2);
+        assert_eq!(open_in_pieces(&padded, 3).unwrap().0, plain);
+        for alg in [HashAlg::Xxh3, HashAlg::None] {
+            let c = whole(&plain, &opts.clone().hash(alg), 3);
+            assert_eq!(
+                open_in_pieces(&c, 3).unwrap(),
+                (plain.clone(), None),
+                "{alg}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_damaged_container_fails_when_opened_in_pieces() {
+    let plain = common::noise(9 * C + 5, 7);
+    let opts = EncryptOptions::default().chunk_size(C);
+    let container = whole(&plain, &opts, 4);
+    let header_len = zseal::Locked::read(std::io::Cursor::new(&container[..]))
+        .unwrap()
+        .header_len() as usize;
+    // A flipped bit in the header, in every frame region, in the index and in the footer.
+    for at in [
+        10,
+        header_len + 7,
+        header_len + 3 * C,
+        container.len() / 2,
+        container.len() - 30,
+        container.len() - 3,
+    ] {
+        let mut bad = container.clone();
+        bad[at] ^= 0x04;
+        assert!(open_in_pieces(&bad, 3).is_err(), "flipped byte {at}");
+    }
+    // A key for another header (another file) is refused by the task's reader.
+    let other = whole(&plain, &opts, 5);
+    let id = common::identity("age.key");
+    let key = zseal::Locked::read(std::io::Cursor::new(&other[..]))
+        .unwrap()
+        .open_key(&[&id])
+        .unwrap();
+    let e = zseal::Locked::read(std::io::Cursor::new(&container[..]))
+        .unwrap()
+        .unlock_with_key(&key, &DecryptOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("container changed"), "{e}");
+    assert!(!format!("{key:?}").contains(&format!("{:?}", &key.to_bytes()[8..12])));
+    // Ranges that leave a gap are refused before any digest is compared.
+    let mut dec = zseal::Locked::read(std::io::Cursor::new(&container[..]))
+        .unwrap()
+        .unlock(&[&id], &DecryptOptions::default())
+        .unwrap();
+    let fin = zseal::final_frame(&mut dec).unwrap();
+    let (_, r) = zseal::open_range(&mut dec, C as u64, 2 * C as u64, Vec::new()).unwrap();
+    assert!(zseal::merged_digest(HashAlg::Blake3, &fin, C, &[r]).is_err());
+    assert!(zseal::open_range(&mut dec, 5, 2 * C as u64, Vec::new()).is_err());
+}

@@ -139,14 +139,31 @@ impl<R: Read> Locked<R> {
         opts: &DecryptOptions,
     ) -> Result<Decryptor<R>> {
         let file_key = self.file_key(identities)?;
+        let payload_key = file_key.payload_key(&self.header.payload_salt);
+        Ok(self.into_decryptor(&payload_key.0, opts))
+    }
+
+    /// BLAKE3 of the header's bytes, MAC included: what names this header to a task.
+    pub(crate) fn header_digest(&self) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.raw);
+        h.update(&self.mac);
+        *h.finalize().as_bytes()
+    }
+
+    /// The decrypting stream under the payload key of an authenticated header.
+    pub(crate) fn into_decryptor(
+        self,
+        payload_key: &[u8; 32],
+        opts: &DecryptOptions,
+    ) -> Decryptor<R> {
         let header = self.header;
-        let payload_key = file_key.payload_key(&header.payload_salt);
         let header_len = (self.raw.len() + self.mac.len()) as u64;
         let chunk_size = header.chunk_size();
         let hash = header.hash;
-        Ok(ChunkReader::from_source(ContainerChunks {
+        ChunkReader::from_source(ContainerChunks {
             frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
-            opener: Arc::new(Opener::new(header.clone(), header.cipher, &payload_key.0)),
+            opener: Arc::new(Opener::new(header.clone(), header.cipher, payload_key)),
             window: Window::new(&opts.threads, chunk_size),
             verifier: Verifier::new(chunk_size, hash),
             index: None,
@@ -155,6 +172,6 @@ impl<R: Read> Locked<R> {
             spares: Vec::new(),
             counts: Counts::default(),
             bodies: None,
-        }))
+        })
     }
 }

@@ -19,9 +19,11 @@ pub(crate) mod frames;
 mod locked;
 pub(crate) mod opener;
 pub(crate) mod seek;
+mod split;
 mod verify;
 
 pub use locked::{KeyNeeded, Locked};
+pub use split::{final_frame, merged_digest, open_range, OpenKey, OpenedRange};
 
 use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
 use super::intake::{aligned_at, ALIGN};

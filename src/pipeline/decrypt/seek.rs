@@ -28,7 +28,7 @@ const MAX_BLOCKS: u64 = 1 << 15;
 /// the final frame. Memory is bounded whatever the file claims: at most [`MAX_BLOCKS`] offsets
 /// and block hashes, and one block of entries.
 pub(crate) struct SeekIndex {
-    fin: FinalFrame,
+    pub(crate) fin: FinalFrame,
     /// Frames per block: a power of two, 1 while every offset fits.
     block: u64,
     /// Container offset of the first frame of each block, then of the final frame.
@@ -240,7 +240,7 @@ pub(crate) fn read_trailer<R: Read + Seek>(
 impl<R: Read + Seek> ContainerChunks<R> {
     /// Reads and authenticates the footer, the final frame and the index (once). The reader's
     /// position in the container is left where it was.
-    fn load_index(&mut self) -> Result<&SeekIndex> {
+    pub(crate) fn load_index(&mut self) -> Result<&SeekIndex> {
         if self.index.is_none() {
             let here = self.frames.inner.stream_position()?;
             let ix = self.read_index();
