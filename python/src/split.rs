@@ -3,6 +3,19 @@
 
 use crate::*;
 
+/// Settings for an object store over the environment (object_store's keys: `zseal.dask`'s
+/// `storage_options`, translated).
+pub(crate) type Settings = Vec<(String, String)>;
+
+/// The object at `url`, with `settings` over the environment.
+pub(crate) fn remote(
+    url: &str,
+    settings: &[(String, String)],
+) -> zseal::Result<zseal::remote::Remote> {
+    let opts = zseal::remote::TransferOptions::from_env()?;
+    Ok(zseal::remote::Remote::with_settings(url, opts, settings)?)
+}
+
 /// The coordinator of a container sealed in pieces: the header, the task key, the ranges, and
 /// the trailer from the tasks' results.
 #[pyclass(module = "zseal._zseal", frozen)]
@@ -92,19 +105,20 @@ impl SplitSeal {
 
     /// Starts one multipart upload of the object at `url` for the tasks sealing `ranges`
     /// (FORMAT.md §11.3); an existing object is refused without `overwrite`.
-    #[pyo3(signature = (url, ranges, overwrite=false))]
+    #[pyo3(signature = (url, ranges, overwrite=false, settings=Settings::new()))]
     fn upload(
         &self,
         py: Python<'_>,
         url: String,
         ranges: Vec<(u64, u64, u64)>,
         overwrite: bool,
+        settings: Settings,
     ) -> PyResult<SharedUpload> {
         let chunk = self.inner.task_key().chunk_size();
         let up = py
             .detach(|| -> zseal::Result<_> {
                 let plan = zseal::remote::PartPlan::for_ranges(&ranges, chunk)?;
-                Ok(zseal::remote::Remote::from_env(&url)?.shared_upload(overwrite, plan)?)
+                Ok(remote(&url, &settings)?.shared_upload(overwrite, plan)?)
             })
             .map_err(|e| to_py(py, &url, e))?;
         Ok(SharedUpload::new(up, url))
@@ -259,10 +273,9 @@ impl SharedUpload {
 }
 
 /// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs).
-fn open_at(src: &str, start: u64) -> zseal::Result<Box<dyn Read + Send>> {
+fn open_at(src: &str, start: u64, settings: &Settings) -> zseal::Result<Box<dyn Read + Send>> {
     if zseal::io::is_url(src) {
-        let mut r =
-            zseal::remote::Remote::from_env(src)?.reader(zseal::io::ReadMode::Sequential)?;
+        let mut r = remote(src, settings)?.reader(zseal::io::ReadMode::Sequential)?;
         r.seek(SeekFrom::Start(start))?;
         Ok(Box::new(r))
     } else {
@@ -277,12 +290,12 @@ fn open_at(src: &str, start: u64) -> zseal::Result<Box<dyn Read + Send>> {
 fn seal_into<W: Write + Send>(
     key: &zseal::TaskKey,
     first_chunk: u64,
-    src: &str,
+    (src, settings): (&str, &Settings),
     (start, end): (u64, u64),
     sink: W,
     threads: Option<usize>,
 ) -> zseal::Result<(W, zseal::RangeResult)> {
-    let mut input = open_at(src, start)?;
+    let mut input = open_at(src, start, settings)?;
     let mut w = zseal::seal_range(key, first_chunk, sink, threads_of(threads))?;
     let want = end.saturating_sub(start);
     let got = w.copy_from(&mut (&mut input).take(want))?;
@@ -300,7 +313,8 @@ fn seal_into<W: Write + Send>(
 /// a ticket (bytes, from `SharedUpload.ticket`), the task's parts of that upload. Returns the
 /// range's result (bytes, for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
 #[pyfunction]
-#[pyo3(signature = (task_key, first_chunk, src, start, end, out, threads=None))]
+#[pyo3(signature = (task_key, first_chunk, src, start, end, out, threads=None,
+                    settings=Settings::new()))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn seal_range<'py>(
     py: Python<'py>,
@@ -311,6 +325,7 @@ pub(crate) fn seal_range<'py>(
     end: u64,
     out: &Bound<'py, PyAny>,
     threads: Option<usize>,
+    settings: Settings,
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = src.to_string_lossy().into_owned();
     let key = zseal::TaskKey::from_bytes(task_key).map_err(|e| to_py(py, "", e))?;
@@ -319,9 +334,15 @@ pub(crate) fn seal_range<'py>(
             .map_err(|e| to_py(py, "", e.into()))?;
         let (result, parts) = py
             .detach(|| -> zseal::Result<_> {
-                let sink = zseal::remote::PartWriter::new(&ticket)?;
-                let (sink, result) =
-                    seal_into(&key, first_chunk, &src, (start, end), sink, threads)?;
+                let sink = zseal::remote::PartWriter::new(&ticket, &settings)?;
+                let (sink, result) = seal_into(
+                    &key,
+                    first_chunk,
+                    (&src, &settings),
+                    (start, end),
+                    sink,
+                    threads,
+                )?;
                 Ok((result.to_bytes(), sink.finish()?.to_bytes()))
             })
             .map_err(|e| to_py(py, &src, e))?;
@@ -333,7 +354,14 @@ pub(crate) fn seal_range<'py>(
     let result = py
         .detach(|| -> zseal::Result<Vec<u8>> {
             let sink = std::io::BufWriter::with_capacity(1 << 20, File::create(&out)?);
-            let (sink, result) = seal_into(&key, first_chunk, &src, (start, end), sink, threads)?;
+            let (sink, result) = seal_into(
+                &key,
+                first_chunk,
+                (&src, &settings),
+                (start, end),
+                sink,
+                threads,
+            )?;
             let file = sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
             file.sync_all()?;
             Ok(result.to_bytes())
@@ -345,7 +373,12 @@ pub(crate) fn seal_range<'py>(
 /// The size of the object at `url`, or None when there is none (credentials from the
 /// environment).
 #[pyfunction]
-pub(crate) fn object_size(py: Python<'_>, url: String) -> PyResult<Option<u64>> {
-    py.detach(|| zseal::remote::Remote::from_env(&url)?.size())
-        .map_err(|e| to_py(py, &url, e.into()))
+#[pyo3(signature = (url, settings=Settings::new()))]
+pub(crate) fn object_size(
+    py: Python<'_>,
+    url: String,
+    settings: Settings,
+) -> PyResult<Option<u64>> {
+    py.detach(|| Ok(remote(&url, &settings)?.size()?))
+        .map_err(|e: Error| to_py(py, &url, e))
 }

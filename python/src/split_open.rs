@@ -9,9 +9,9 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 /// The container at `src`: a local file, or an object by URL (ranged GETs).
-fn open_container(src: &str) -> zseal::Result<Box<dyn ReadSeek>> {
+fn open_container(src: &str, settings: &split::Settings) -> zseal::Result<Box<dyn ReadSeek>> {
     if zseal::io::is_url(src) {
-        let r = zseal::remote::Remote::from_env(src)?.reader(zseal::io::ReadMode::Random)?;
+        let r = split::remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
         Ok(Box::new(r))
     } else {
         Ok(Box::new(File::open(src)?))
@@ -27,13 +27,14 @@ pub(crate) struct SplitOpen {
     hash: HashAlg,
     chunk_size: usize,
     name: String,
+    settings: split::Settings,
 }
 
 #[pymethods]
 impl SplitOpen {
     #[new]
     #[pyo3(signature = (src, *, identity=None, passphrase=None, max_work_factor=None,
-                        key_passphrase=None))]
+                        key_passphrase=None, settings=split::Settings::new()))]
     fn new(
         py: Python<'_>,
         src: String,
@@ -41,10 +42,11 @@ impl SplitOpen {
         passphrase: Option<String>,
         max_work_factor: Option<u8>,
         key_passphrase: Option<&Bound<'_, PyAny>>,
+        settings: split::Settings,
     ) -> PyResult<Self> {
         let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
         let locked = py
-            .detach(|| zseal::Locked::read(open_container(&src)?))
+            .detach(|| zseal::Locked::read(open_container(&src, &settings)?))
             .map_err(|e| to_py(py, &src, e))?;
         let needs = locked.needs();
         let (key, locked) = with_keys(py, needs, &src, &keys, move |ids| {
@@ -63,6 +65,7 @@ impl SplitOpen {
             hash,
             chunk_size,
             name: src,
+            settings,
         })
     }
 
@@ -114,7 +117,7 @@ impl SplitOpen {
         let (up, ranges) = py
             .detach(|| -> zseal::Result<_> {
                 let (plan, ranges) = zseal::remote::PartPlan::aligned(len, c, tasks)?;
-                let up = zseal::remote::Remote::from_env(&url)?.shared_upload(overwrite, plan)?;
+                let up = split::remote(&url, &self.settings)?.shared_upload(overwrite, plan)?;
                 Ok((up, ranges))
             })
             .map_err(|e| to_py(py, &url, e))?;
@@ -151,7 +154,9 @@ impl SplitOpen {
 /// for `SplitOpen.check`), and with a ticket `(result, parts)`. Nothing that failed
 /// authentication is written.
 #[pyfunction]
-#[pyo3(signature = (open_key, src, start, end, out=None, threads=None))]
+#[pyo3(signature = (open_key, src, start, end, out=None, threads=None,
+                    settings=split::Settings::new()))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn open_range<'py>(
     py: Python<'py>,
     open_key: &[u8],
@@ -160,11 +165,12 @@ pub(crate) fn open_range<'py>(
     end: u64,
     out: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
+    settings: split::Settings,
 ) -> PyResult<Bound<'py, PyAny>> {
     let key = zseal::OpenKey::from_bytes(open_key).map_err(|e| to_py(py, "", e))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let open = || -> zseal::Result<_> {
-        zseal::Locked::read(open_container(&src)?)?.unlock_with_key(&key, &opts)
+        zseal::Locked::read(open_container(&src, &settings)?)?.unlock_with_key(&key, &opts)
     };
     let ticket = match out {
         Some(o) if o.is_instance_of::<PyBytes>() => Some(
@@ -176,7 +182,7 @@ pub(crate) fn open_range<'py>(
     if let Some(ticket) = ticket {
         let (result, parts) = py
             .detach(|| -> zseal::Result<_> {
-                let sink = zseal::remote::PartWriter::new(&ticket)?;
+                let sink = zseal::remote::PartWriter::new(&ticket, &settings)?;
                 let (sink, r) = zseal::open_range(&mut open()?, start, end, sink)?;
                 Ok((r.to_bytes(), sink.finish()?.to_bytes()))
             })

@@ -394,7 +394,7 @@ def test_dask_encrypt_into_an_object_fails_whole(tmp_path, keys, client, s3_env)
     src = tmp_path / "p.bin"
     src.write_bytes(plain)
     real = zd._source_size
-    zd._source_size = lambda p: real(p) + 3 * MiB
+    zd._source_size = lambda p, settings: real(p, settings) + 3 * MiB
     try:
         with pytest.raises(zseal.ZsealError, match="changed while it was being sealed"):
             zd.encrypt(src, "s3://zseal-test/failed-dask.zseal", recipients=[recipient], chunk_size=MiB,
@@ -528,3 +528,34 @@ def test_dask_decrypt_into_one_multipart_upload(tmp_path, keys, client, s3_env):
     p = subprocess.run([sys.executable, "-m", "zseal.dask", "verify", "s3://zseal-test/damaged.zseal",
                         "-i", identity], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and p.stderr.startswith("zseal: error:") and len(p.stderr.splitlines()) == 1, p.stderr
+
+
+def test_dask_storage_options_carry_the_credentials(tmp_path, keys, client, s3, s3_endpoint, monkeypatch):
+    """With no AWS settings in the environment of this process or of the workers, fsspec-style
+    storage_options reach the coordinator and every task; a name no store knows is refused."""
+    import random
+
+    import zseal.dask
+
+    identity, recipient = keys
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_REGION"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    creds = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL")
+    seen = client.run(lambda: [k for k in creds if k in os.environ])
+    assert not any(seen.values()), seen
+    opts = {"key": "testing", "secret": "testing", "endpoint_url": s3_endpoint,
+            "client_kwargs": {"region_name": "us-east-1"}}
+    plain = random.Random(4).randbytes(15 * MiB + 5)
+    (tmp_path / "p.bin").write_bytes(plain)
+    url = "s3://zseal-test/with-options.zseal"
+    r = zseal.dask.encrypt(tmp_path / "p.bin", url, recipients=[recipient], chunk_size=MiB, tasks=2,
+                           client=client, overwrite=True, compress="none", storage_options=opts)
+    v = zseal.dask.verify(url, identity=identity, client=client, tasks=3, storage_options=opts)
+    assert v.blake3 == r.blake3 and v.stored_size == r.stored_size
+    zseal.dask.decrypt(url, tmp_path / "out.bin", identity=identity, client=client, storage_options=opts)
+    assert (tmp_path / "out.bin").read_bytes() == plain
+    with pytest.raises(zseal.ZsealError, match="'no_such_setting' is not a setting"):
+        zseal.dask.verify(url, identity=identity, client=client, storage_options=dict(opts, no_such_setting="1"))
+    with pytest.raises(zseal.OptionError, match="one kind of store"):
+        zseal.dask.decrypt(url, "gs://bucket/x", identity=identity, client=client, storage_options=opts)

@@ -187,7 +187,10 @@ class SplitSeal:
     def task_key(self) -> bytes: ...
     def ranges(self, size: int, tasks: int) -> list[tuple[int, int, int]]: ...
     def write_trailer(self, results: Sequence[bytes], path: _Path) -> tuple[str | None, int]: ...
-    def upload(self, url: str, ranges: Sequence[tuple[int, int, int]], overwrite: bool = False) -> SharedUpload: ...
+    def upload(
+        self, url: str, ranges: Sequence[tuple[int, int, int]], overwrite: bool = False,
+        settings: Sequence[tuple[str, str]] = ...,
+    ) -> SharedUpload: ...
 
 class SharedUpload:
     """One multipart upload written by many tasks (FORMAT.md §11.3)."""
@@ -208,11 +211,12 @@ def seal_range(
     end: int,
     out: _Path | bytes,
     threads: int | None = None,
+    settings: Sequence[tuple[str, str]] = ...,
 ) -> bytes | tuple[bytes, bytes]:
     """Seals bytes start..end of src (a path or an object's URL) as the chunks from first_chunk
     into the new file out, or, given a ticket (bytes), as the task's parts of that upload."""
 
-def object_size(url: str) -> int | None: ...
+def object_size(url: str, settings: Sequence[tuple[str, str]] = ...) -> int | None: ...
 
 class SplitOpen:
     """The coordinator of a container opened in pieces (FORMAT.md §11.4; see zseal.dask)."""
@@ -224,6 +228,7 @@ class SplitOpen:
         passphrase: str | None = None,
         max_work_factor: int | None = None,
         key_passphrase: _KeyPassphrase = None,
+        settings: Sequence[tuple[str, str]] = ...,
     ) -> None: ...
     def open_key(self) -> bytes: ...
     @property
@@ -243,6 +248,7 @@ def open_range(
     end: int,
     out: _Path | bytes | None = None,
     threads: int | None = None,
+    settings: Sequence[tuple[str, str]] = ...,
 ) -> bytes | tuple[bytes, bytes]:
     """Opens plaintext bytes start..end of the container src into nothing, a file at that
     offset, or (given a ticket) the task's parts of an upload."""

@@ -34,7 +34,7 @@ import sys
 from typing import Any, Sequence
 
 from . import _zseal
-from .errors import ZsealFileExistsError
+from .errors import OptionError, ZsealFileExistsError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Result:
 
 
 def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, out: str | bytes,
-               threads: int | None) -> tuple[Any, str]:
+               threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
     """One task: seals plaintext bytes start..end of src into the part file, or as its parts of
     the upload the ticket ``out`` names."""
     try:
@@ -62,7 +62,7 @@ def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, out:
         where = get_worker().address
     except (ImportError, ValueError):
         where = "local"
-    return _zseal.seal_range(task_key, first, src, start, end, out, threads), where
+    return _zseal.seal_range(task_key, first, src, start, end, out, threads, settings), where
 
 
 def _wants_progress(progress: bool | None) -> bool:
@@ -88,9 +88,65 @@ def _is_url(p: str) -> bool:
     return "://" in p
 
 
-def _source_size(src: str) -> int:
+#: fsspec's option names (s3fs, gcsfs, adlfs) and the object_store settings they stand for.
+_ALIASES = {
+    "key": "aws_access_key_id",
+    "secret": "aws_secret_access_key",
+    "token": "aws_session_token",
+    "endpoint_url": "aws_endpoint",
+    "region": "aws_region",
+    "region_name": "aws_region",
+    "account_name": "azure_storage_account_name",
+    "account_key": "azure_storage_account_key",
+    "sas_token": "azure_storage_sas_key",
+}
+
+
+def _settings(url: str, storage_options: dict | None) -> list[tuple[str, str]]:
+    """storage_options as settings of the URL's store over the environment: fsspec's names
+    (``key``, ``secret``, ``token``, ``endpoint_url``, ``client_kwargs={"region_name": …}``,
+    ``anon``; gcsfs's ``token`` as a service account file; adlfs's ``account_name``,
+    ``account_key``, ``sas_token``) or object_store's own keys (``aws_…``, ``google_…``,
+    ``azure_…``). Unknown names are refused by the store, naming them."""
+    out: list[tuple[str, str]] = []
+    gcs = url.startswith("gs://")
+    for k, v in (storage_options or {}).items():
+        if v is None:
+            continue
+        if k == "client_kwargs":
+            for ck, cv in v.items():
+                if ck in ("region_name", "endpoint_url") and cv is not None:
+                    out.append((_ALIASES[ck], str(cv)))
+                else:
+                    raise OptionError(f"storage_options client_kwargs {ck!r} is not one zseal.dask uses")
+        elif k == "anon":
+            if v:
+                out.append(("aws_skip_signature", "true"))
+        elif k == "token" and gcs:
+            out.append(("google_service_account", str(v)))
+        else:
+            out.append((_ALIASES.get(k, k), str(v) if not isinstance(v, bool) else str(v).lower()))
+    return out
+
+
+def _job_settings(urls: list[str], storage_options: dict | None) -> list[tuple[str, str]]:
+    """The settings for every object of one job: its URLs must be of one kind of store when
+    storage_options are given (each store takes its own keys)."""
+    urls = [u for u in urls if _is_url(u)]
+    if not storage_options or not urls:
+        return []
+    kinds = {u.split("://", 1)[0] for u in urls}
+    if len(kinds) > 1:
+        raise OptionError(
+            f"storage_options apply to one kind of store, and this job has {sorted(kinds)}: "
+            "set the other store's credentials in the environment instead"
+        )
+    return _settings(urls[0], storage_options)
+
+
+def _source_size(src: str, settings: list[tuple[str, str]]) -> int:
     if _is_url(src):
-        size = _zseal.object_size(src)
+        size = _zseal.object_size(src, settings)
         if size is None:
             e = FileNotFoundError(f"{src}: no such object")
             raise e
@@ -146,6 +202,7 @@ def encrypt(
     tasks: int | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    storage_options: dict | None = None,
 ) -> Result:
     """Seals ``src`` into the container ``dst`` with the Dask cluster of ``client`` (default:
     the current client, else Dask's local threaded scheduler). Each may be a local path (on a
@@ -157,11 +214,15 @@ def encrypt(
     every task succeeded (a failure or an interrupt aborts the upload: no object, no parts); an
     existing ``dst`` is replaced only with ``overwrite=True``. ``progress``: Dask's progress bar
     while the tasks run (a widget in a notebook, a line on a terminal); default: in a notebook,
-    or when standard error is a terminal."""
+    or when standard error is a terminal. ``storage_options``: the object store's settings
+    over the environment (fsspec's names such as ``key``, ``secret``, ``endpoint_url``, or
+    object_store's ``aws_…``/``google_…``/``azure_…`` keys); they travel to the tasks in their
+    arguments."""
     src, dst = os.fspath(src), os.fspath(dst)
     if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
         raise _exists(dst, "it exists (pass overwrite=True to replace it)")
-    size = _source_size(src)
+    settings = _job_settings([src, dst], storage_options)
+    size = _source_size(src, settings)
     split = _zseal.SplitSeal(
         recipients=list(recipients) if recipients is not None else None,
         passphrase=passphrase,
@@ -179,9 +240,9 @@ def encrypt(
     name = f"zseal-seal-range-{token}"
     key = split.task_key()
     if _is_url(dst):
-        upload = split.upload(dst, ranges, overwrite)
+        upload = split.upload(dst, ranges, overwrite, settings)
         try:
-            args = [(key, f, src, a, b, upload.ticket(k), threads) for k, (f, a, b) in enumerate(ranges)]
+            args = [(key, f, src, a, b, upload.ticket(k), threads, settings) for k, (f, a, b) in enumerate(ranges)]
             done = _run(client, _seal_task, args, name, progress)
             digest, plain, stored, parts = upload.complete(
                 split, [d[0][0] for d in done], [d[0][1] for d in done]
@@ -191,7 +252,7 @@ def encrypt(
             raise
     else:
         digest, plain, stored, done = _encrypt_to_file(split, key, src, dst, ranges, client, overwrite,
-                                                       threads, token, progress)
+                                                       threads, token, progress, settings)
         parts = len(ranges)
     return Result(
         plaintext_size=plain,
@@ -235,7 +296,8 @@ def _temporary(dst: str, token: str) -> str:
 
 
 def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, client: Any, overwrite: bool,
-                     threads: int | None, token: str, progress: bool | None) -> tuple:
+                     threads: int | None, token: str, progress: bool | None,
+                     settings: list[tuple[str, str]]) -> tuple:
     """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
     temporary file that becomes ``dst`` (without overwrite, only if there is none)."""
     where = os.path.dirname(os.path.abspath(dst))
@@ -243,7 +305,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
     os.mkdir(parts_dir, 0o700)
     tmp = _temporary(dst, token)
     args = [
-        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), threads)
+        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), threads, settings)
         for k, (first, start, end) in enumerate(ranges)
     ]
     try:
@@ -269,7 +331,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
 
 
 def _open_task(open_key: bytes, src: str, start: int, end: int, out: str | bytes | None,
-               threads: int | None) -> tuple[Any, str]:
+               threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
     """One task: opens plaintext bytes start..end of the container src into out (nowhere, a
     file at that offset, or its parts of an upload)."""
     try:
@@ -278,11 +340,13 @@ def _open_task(open_key: bytes, src: str, start: int, end: int, out: str | bytes
         where = get_worker().address
     except (ImportError, ValueError):
         where = "local"
-    return _zseal.open_range(open_key, src, start, end, out, threads), where
+    return _zseal.open_range(open_key, src, start, end, out, threads, settings), where
 
 
-def _opener(src: str, identity: Any, passphrase: str | None, key_passphrase: Any) -> Any:
-    return _zseal.SplitOpen(src, identity=identity, passphrase=passphrase, key_passphrase=key_passphrase)
+def _opener(src: str, identity: Any, passphrase: str | None, key_passphrase: Any,
+            settings: list[tuple[str, str]]) -> Any:
+    return _zseal.SplitOpen(src, identity=identity, passphrase=passphrase, key_passphrase=key_passphrase,
+                            settings=settings)
 
 
 def verify(
@@ -295,6 +359,7 @@ def verify(
     tasks: int | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    storage_options: dict | None = None,
 ) -> Result:
     """Checks the whole container ``src`` (a path on a shared filesystem or an object's URL)
     with the Dask cluster of ``client``: each task authenticates its range of frames, the last
@@ -306,17 +371,18 @@ def verify(
     src = os.fspath(src)
     if not _is_url(src):
         src = os.path.abspath(src)
-    opener = _opener(src, identity, passphrase, key_passphrase)
+    settings = _job_settings([src], storage_options)
+    opener = _opener(src, identity, passphrase, key_passphrase, settings)
     client = _client(client)
     ranges = opener.ranges(_tasks(client, tasks))
     key = opener.open_key()
     token = secrets.token_hex(8)
-    args = [(key, src, a, b, None, threads) for a, b in ranges]
+    args = [(key, src, a, b, None, threads, settings) for a, b in ranges]
     done = _run(client, _open_task, args, f"zseal-verify-range-{token}", progress)
     digest = opener.check([d[0] for d in done])
     return Result(
         plaintext_size=opener.plaintext_size,
-        stored_size=_source_size(src),
+        stored_size=_source_size(src, settings),
         blake3=digest,
         tasks=len(ranges),
         parts=0,
@@ -336,6 +402,7 @@ def decrypt(
     tasks: int | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    storage_options: dict | None = None,
 ) -> Result:
     """Decrypts the container ``src`` into ``dst`` with the Dask cluster of ``client``; each
     may be a path on a shared filesystem or an object's URL. Each task opens its range of whole
@@ -349,7 +416,8 @@ def decrypt(
         src = os.path.abspath(src)
     if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
         raise _exists(dst, "it exists (pass overwrite=True to replace it)")
-    opener = _opener(src, identity, passphrase, key_passphrase)
+    settings = _job_settings([src, dst], storage_options)
+    opener = _opener(src, identity, passphrase, key_passphrase, settings)
     client = _client(client)
     n = _tasks(client, tasks)
     key = opener.open_key()
@@ -358,7 +426,7 @@ def decrypt(
     if _is_url(dst):
         upload, ranges = opener.upload(dst, n, overwrite)
         try:
-            args = [(key, src, a, b, upload.ticket(k, a), threads) for k, (a, b) in enumerate(ranges)]
+            args = [(key, src, a, b, upload.ticket(k, a), threads, settings) for k, (a, b) in enumerate(ranges)]
             done = _run(client, _open_task, args, name, progress)
             digest = opener.check([d[0][0] for d in done])
             parts = upload.complete_aligned([d[0][1] for d in done])
@@ -373,7 +441,7 @@ def decrypt(
             os.ftruncate(fd, opener.plaintext_size)
             os.close(fd)
             fd = -1
-            args = [(key, src, a, b, tmp, threads) for a, b in ranges]
+            args = [(key, src, a, b, tmp, threads, settings) for a, b in ranges]
             done = _run(client, _open_task, args, name, progress)
             digest = opener.check([d[0] for d in done])
             _publish(tmp, dst, overwrite)
@@ -385,7 +453,7 @@ def decrypt(
         parts = 0
     return Result(
         plaintext_size=opener.plaintext_size,
-        stored_size=_source_size(src),
+        stored_size=_source_size(src, settings),
         blake3=digest,
         tasks=len(ranges),
         parts=parts,
@@ -406,6 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--tasks", type=int, help="ranges to cut the job into (default: two per worker thread)")
+    common.add_argument("--threads", type=int, help="engine threads per task (default: one per core)")
     common.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
     common.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler")
     e = sub.add_parser("encrypt", parents=[common], help="seal a file or object into a container")
@@ -457,10 +526,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 client=client,
                 overwrite=a.force,
                 tasks=a.tasks,
+                threads=a.threads,
             )
             verb = f"sealed {r.plaintext_size} bytes into {r.stored_size}"
         else:
-            keys = dict(identity=a.identity or None, passphrase=passphrase, client=client, tasks=a.tasks)
+            keys = dict(identity=a.identity or None, passphrase=passphrase, client=client, tasks=a.tasks,
+                        threads=a.threads)
             if a.command == "decrypt":
                 r = decrypt(a.src, a.dst, overwrite=a.force, **keys)
                 verb = f"decrypted {r.stored_size} bytes into {r.plaintext_size}"

@@ -33,8 +33,13 @@ type Section = HashMap<String, String>;
 /// options: `client`, allowing plain HTTP for an `http://` endpoint.
 pub(super) fn builder(
     client: object_store::ClientOptions,
+    settings: Vec<(AmazonS3ConfigKey, String)>,
 ) -> io::Result<(AmazonS3Builder, object_store::ClientOptions)> {
+    // The caller's settings win over the environment, and the profile fills in what neither set.
     let mut b = AmazonS3Builder::from_env();
+    for (k, v) in settings {
+        b = b.with_config(k, v);
+    }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let named = env("AWS_PROFILE");
     let profile = named.clone().unwrap_or_else(|| "default".into());
@@ -85,7 +90,7 @@ pub(super) fn builder(
             return Err(unreachable_source(&profile, setting));
         }
     }
-    if env("AWS_REGION").is_none() && env("AWS_DEFAULT_REGION").is_none() {
+    if !has(AmazonS3ConfigKey::Region, &b) {
         if let Some(r) = config.as_ref().and_then(|s| s.get("region")) {
             b = b.with_region(r);
         }

@@ -191,6 +191,18 @@ impl Remote {
     /// unknown scheme, a URL without a bucket or an object name, and a configuration the store
     /// refuses each fail with a message naming the URL.
     pub fn new(url: &str, opts: TransferOptions) -> io::Result<Remote> {
+        Remote::with_settings(url, opts, &[])
+    }
+
+    /// [`Remote::new`], with `settings` over the environment: object_store's configuration keys
+    /// for the URL's store (`aws_access_key_id`, `aws_endpoint`, `aws_region`,
+    /// `google_service_account`, `azure_storage_account_key`, …, case-insensitive). A key the
+    /// store does not know is an error naming it.
+    pub fn with_settings(
+        url: &str,
+        opts: TransferOptions,
+        settings: &[(String, String)],
+    ) -> io::Result<Remote> {
         let parsed =
             url::Url::parse(url).map_err(|e| invalid(format!("{url} is not a valid URL: {e}")))?;
         let scheme = match parsed.scheme() {
@@ -210,7 +222,7 @@ impl Remote {
             path,
             multipart,
             own,
-        } = build_store(scheme, &parsed, url, &opts)?;
+        } = build_store(scheme, &parsed, url, &opts, settings)?;
         if path.as_ref().is_empty() {
             return Err(invalid(format!(
                 "{url} names no object: add the object's key after the bucket, e.g. \

@@ -315,9 +315,11 @@ pub struct PartWriter {
 
 impl PartWriter {
     /// A writer for the task `ticket` names, to the object at its URL (credentials from the
-    /// environment, as the command line's).
-    pub fn new(ticket: &PartTicket) -> io::Result<PartWriter> {
-        let remote = Remote::from_env(&ticket.url)?;
+    /// environment, as the command line's, and `settings` over them: see
+    /// [`Remote::with_settings`]).
+    pub fn new(ticket: &PartTicket, settings: &[(String, String)]) -> io::Result<PartWriter> {
+        let opts = super::TransferOptions::from_env()?;
+        let remote = Remote::with_settings(&ticket.url, opts, settings)?;
         let head = match ticket.first_number {
             Some(_) => Vec::new(),
             None => Vec::with_capacity(HEAD_LEN as usize),

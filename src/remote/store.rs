@@ -20,13 +20,31 @@ pub(super) struct Built {
     pub(super) own: Own,
 }
 
-/// Builds the store for `url` from the environment, and the object's path within it.
+/// Builds the store for `url` from the environment, then `settings` (object_store's
+/// configuration keys for the store, such as `aws_endpoint` or `google_service_account`, which
+/// win over the environment), and the object's path within it.
 pub(super) fn build_store(
     scheme: Scheme,
     parsed: &url::Url,
     url: &str,
     opts: &TransferOptions,
+    settings: &[(String, String)],
 ) -> io::Result<Built> {
+    // A key this store does not know is an error naming it, not silently ignored.
+    fn keys<K: std::str::FromStr>(
+        url: &str,
+        settings: &[(String, String)],
+    ) -> io::Result<Vec<(K, String)>> {
+        settings
+            .iter()
+            .map(|(k, v)| {
+                k.to_ascii_lowercase()
+                    .parse::<K>()
+                    .map(|key| (key, v.clone()))
+                    .map_err(|_| invalid(format!("{url}: '{k}' is not a setting of this store")))
+            })
+            .collect()
+    }
     let retry = || retry_config(opts);
     let client_options = || client_config(opts);
     let refused = |e: object_store::Error| {
@@ -50,7 +68,7 @@ pub(super) fn build_store(
         Scheme::S3 => {
             use object_store::aws::AmazonS3ConfigKey as K;
             let name = bucket()?;
-            let (b, client) = aws_profile::builder(client_options())?;
+            let (b, client) = aws_profile::builder(client_options(), keys::<K>(url, settings)?)?;
             let b = b.with_bucket_name(&name).with_retry(retry());
             let endpoint = b
                 .get_config_value(&K::S3Endpoint)
@@ -78,7 +96,11 @@ pub(super) fn build_store(
             }
         }
         Scheme::Gcs => {
-            let mut gcs = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+            let mut gcs = object_store::gcp::GoogleCloudStorageBuilder::from_env();
+            for (k, v) in keys::<object_store::gcp::GoogleConfigKey>(url, settings)? {
+                gcs = gcs.with_config(k, v);
+            }
+            let mut gcs = gcs
                 .with_bucket_name(bucket()?)
                 .with_retry(retry())
                 .with_client_options(client_options());
@@ -119,7 +141,11 @@ pub(super) fn build_store(
             }
         }
         Scheme::Azure => {
-            let az = object_store::azure::MicrosoftAzureBuilder::from_env()
+            let mut az = object_store::azure::MicrosoftAzureBuilder::from_env();
+            for (k, v) in keys::<object_store::azure::AzureConfigKey>(url, settings)? {
+                az = az.with_config(k, v);
+            }
+            let az = az
                 .with_url(url)
                 .with_retry(retry())
                 .with_client_options(client_options());
