@@ -49,10 +49,11 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    final_frame, merged_digest, open_range, seal_range, AgeLocked, AgeReader, AgeWriter, ByteRange,
-    ChunkReader, ChunkSink, ChunkSource, ChunkWriter, DecryptOptions, Decryptor, EncryptOptions,
-    Encryptor, Format, KeyNeeded, Locked, OpenKey, OpenedRange, RangeResult, Reader, RekeyOptions,
-    RekeyReport, Sealed, SeekSource, SplitSeal, TaskKey, Threads, Writer,
+    final_frame, merged_digest, open_range, seal_range, stored_span, AgeLocked, AgeReader,
+    AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource, ChunkWriter, DecryptOptions,
+    Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, OpenKey, OpenedRange,
+    RangeResult, Reader, RekeyOptions, RekeyReport, Sealed, SeekSource, SplitSeal, TaskKey,
+    Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

@@ -260,9 +260,11 @@ impl SharedUpload {
         .map_err(|e| to_py(py, &url, e))
     }
 
-    /// Aborts the upload: no object, no parts left.
+    /// Aborts the upload: no object, no parts left. Called again, it aborts again (parts that
+    /// were uploading the first time may have landed since).
     fn abort(&self, py: Python<'_>) {
-        if let Some(up) = self.lock().take() {
+        let guard = self.lock();
+        if let Some(up) = guard.as_ref() {
             py.detach(|| up.abort());
         }
     }
@@ -272,10 +274,16 @@ impl SharedUpload {
     }
 }
 
-/// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs).
-fn open_at(src: &str, start: u64, settings: &Settings) -> zseal::Result<Box<dyn Read + Send>> {
+/// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs in parts, with
+/// read-ahead, up to `end`).
+fn open_at(
+    src: &str,
+    (start, end): (u64, u64),
+    settings: &Settings,
+) -> zseal::Result<Box<dyn Read + Send>> {
     if zseal::io::is_url(src) {
-        let mut r = remote(src, settings)?.reader(zseal::io::ReadMode::Sequential)?;
+        let mut r = remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
+        r.plan_span(start, end);
         r.seek(SeekFrom::Start(start))?;
         Ok(Box::new(r))
     } else {
@@ -295,7 +303,7 @@ fn seal_into<W: Write + Send>(
     sink: W,
     threads: Option<usize>,
 ) -> zseal::Result<(W, zseal::RangeResult)> {
-    let mut input = open_at(src, start, settings)?;
+    let mut input = open_at(src, (start, end), settings)?;
     let mut w = zseal::seal_range(key, first_chunk, sink, threads_of(threads))?;
     let want = end.saturating_sub(start);
     let got = w.copy_from(&mut (&mut input).take(want))?;

@@ -4,17 +4,47 @@
 
 use crate::*;
 
-/// A reader and seeker a task or the coordinator opens a container through.
-trait ReadSeek: Read + Seek + Send {}
-impl<T: Read + Seek + Send> ReadSeek for T {}
+/// A container a task or the coordinator reads: a local file, or an object by ranged GETs.
+enum Container {
+    File(File),
+    Object(zseal::remote::RemoteReader),
+}
 
-/// The container at `src`: a local file, or an object by URL (ranged GETs).
-fn open_container(src: &str, settings: &split::Settings) -> zseal::Result<Box<dyn ReadSeek>> {
-    if zseal::io::is_url(src) {
-        let r = split::remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
-        Ok(Box::new(r))
-    } else {
-        Ok(Box::new(File::open(src)?))
+impl Container {
+    /// The container at `src` (a path or an object's URL).
+    fn open(src: &str, settings: &split::Settings) -> zseal::Result<Container> {
+        Ok(if zseal::io::is_url(src) {
+            let r = split::remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
+            Container::Object(r)
+        } else {
+            Container::File(File::open(src)?)
+        })
+    }
+
+    /// An object is told which bytes a task reads in order, so that it fetches them in parts
+    /// with read-ahead, and nothing past them.
+    fn plan_span(&mut self, (from, to): (u64, u64)) {
+        if let Container::Object(r) = self {
+            r.plan_span(from, to);
+        }
+    }
+}
+
+impl Read for Container {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Container::File(f) => f.read(buf),
+            Container::Object(r) => r.read(buf),
+        }
+    }
+}
+
+impl Seek for Container {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        match self {
+            Container::File(f) => f.seek(to),
+            Container::Object(r) => r.seek(to),
+        }
     }
 }
 
@@ -46,7 +76,7 @@ impl SplitOpen {
     ) -> PyResult<Self> {
         let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
         let locked = py
-            .detach(|| zseal::Locked::read(open_container(&src, &settings)?))
+            .detach(|| zseal::Locked::read(Container::open(&src, &settings)?))
             .map_err(|e| to_py(py, &src, e))?;
         let needs = locked.needs();
         let (key, locked) = with_keys(py, needs, &src, &keys, move |ids| {
@@ -170,7 +200,11 @@ pub(crate) fn open_range<'py>(
     let key = zseal::OpenKey::from_bytes(open_key).map_err(|e| to_py(py, "", e))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let open = || -> zseal::Result<_> {
-        zseal::Locked::read(open_container(&src, &settings)?)?.unlock_with_key(&key, &opts)
+        let mut dec =
+            zseal::Locked::read(Container::open(&src, &settings)?)?.unlock_with_key(&key, &opts)?;
+        let (span, inner) = zseal::stored_span(&mut dec, start, end)?;
+        inner.plan_span(span);
+        Ok(dec)
     };
     let ticket = match out {
         Some(o) if o.is_instance_of::<PyBytes>() => Some(

@@ -559,3 +559,47 @@ def test_dask_storage_options_carry_the_credentials(tmp_path, keys, client, s3, 
         zseal.dask.verify(url, identity=identity, client=client, storage_options=dict(opts, no_such_setting="1"))
     with pytest.raises(zseal.OptionError, match="one kind of store"):
         zseal.dask.decrypt(url, "gs://bucket/x", identity=identity, client=client, storage_options=opts)
+
+
+@pytest.mark.parametrize("job", ["encrypt", "decrypt"])
+def test_an_interrupt_aborts_the_upload(tmp_path, keys, client, s3_env, monkeypatch, job):
+    """Ctrl-C (KeyboardInterrupt) in this process while the tasks upload their parts: the
+    tasks are cancelled, the upload aborted and aborted again once the tasks that were running
+    ended, so no object and no parts are left."""
+    import random
+    import time
+
+    import distributed
+
+    import zseal.dask
+
+    identity, recipient = keys
+    plain = random.Random(11).randbytes(60 * MiB)
+    src = tmp_path / "p.bin"
+    src.write_bytes(plain)
+    if job == "decrypt":
+        zseal.dask.encrypt(src, "s3://zseal-test/to-interrupt.zseal", recipients=[recipient], chunk_size=MiB,
+                           tasks=2, client=client, overwrite=True, compress="none")
+    real_gather = distributed.Client.gather
+
+    def interrupted(self, futures, *a, **k):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for u in s3_env.list_multipart_uploads(Bucket="zseal-test").get("Uploads", []):
+                if s3_env.list_parts(Bucket="zseal-test", Key=u["Key"], UploadId=u["UploadId"]).get("Parts"):
+                    raise KeyboardInterrupt
+            time.sleep(0.01)
+        return real_gather(self, futures, *a, **k)
+
+    monkeypatch.setattr(distributed.Client, "gather", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        if job == "encrypt":
+            # Tasks of 30 MiB: each uploads body parts while the job runs.
+            zseal.dask.encrypt(src, f"s3://zseal-test/interrupted-{job}", recipients=[recipient], chunk_size=MiB,
+                               tasks=2, threads=1, client=client, compress="none")
+        else:
+            zseal.dask.decrypt("s3://zseal-test/to-interrupt.zseal", f"s3://zseal-test/interrupted-{job}",
+                               identity=identity, tasks=3, threads=1, client=client)
+    monkeypatch.setattr(distributed.Client, "gather", real_gather)
+    assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix=f"interrupted-{job}")
+    _no_uploads_left(s3_env)

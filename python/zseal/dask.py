@@ -165,9 +165,12 @@ def _client(client: Any) -> Any:
         return None
 
 
-def _run(client: Any, fn: Any, args: list[tuple], name: str, progress: bool | None) -> list[Any]:
-    """Runs fn over args on the cluster (or Dask's threaded scheduler); any failure, or an
-    interrupt, cancels the tasks still running before it propagates."""
+def _run(client: Any, fn: Any, args: list[tuple], name: str, progress: bool | None,
+         stop: Any = None) -> list[Any]:
+    """Runs fn over args on the cluster (or Dask's threaded scheduler). Any failure, or an
+    interrupt, cancels the tasks, calls ``stop`` (which aborts an upload, so that a task still
+    running fails at its next part), and waits up to a minute for the tasks that were running
+    to end before it propagates: the caller's clean-up then sees no task still writing."""
     if client is None:
         import dask
 
@@ -183,7 +186,27 @@ def _run(client: Any, fn: Any, args: list[tuple], name: str, progress: bool | No
         return client.gather(futures)
     except BaseException:
         client.cancel(futures)
+        if stop is not None:
+            stop()
+        _settle(client, futures)
         raise
+
+
+def _settle(client: Any, futures: list[Any]) -> None:
+    """Waits (a minute at most) until no task of these futures runs on a worker: a cancelled
+    future is forgotten at once, while its task, if it started, runs on to its end."""
+    import time
+
+    keys = {f.key for f in futures}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            running = client.processing()
+        except Exception:  # noqa: BLE001 - a cluster gone away runs nothing
+            return
+        if not any(str(k) in keys or k in keys for ks in running.values() for k in ks):
+            return
+        time.sleep(0.1)
 
 
 def encrypt(
@@ -243,7 +266,7 @@ def encrypt(
         upload = split.upload(dst, ranges, overwrite, settings)
         try:
             args = [(key, f, src, a, b, upload.ticket(k), threads, settings) for k, (f, a, b) in enumerate(ranges)]
-            done = _run(client, _seal_task, args, name, progress)
+            done = _run(client, _seal_task, args, name, progress, stop=upload.abort)
             digest, plain, stored, parts = upload.complete(
                 split, [d[0][0] for d in done], [d[0][1] for d in done]
             )
@@ -427,7 +450,7 @@ def decrypt(
         upload, ranges = opener.upload(dst, n, overwrite)
         try:
             args = [(key, src, a, b, upload.ticket(k, a), threads, settings) for k, (a, b) in enumerate(ranges)]
-            done = _run(client, _open_task, args, name, progress)
+            done = _run(client, _open_task, args, name, progress, stop=upload.abort)
             digest = opener.check([d[0][0] for d in done])
             parts = upload.complete_aligned([d[0][1] for d in done])
         except BaseException:

@@ -23,8 +23,8 @@ pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, Zstd
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
 pub use decrypt::{
-    final_frame, merged_digest, open_range, ContainerChunks, DecryptOptions, Decryptor, KeyNeeded,
-    Locked, OpenKey, OpenedRange,
+    final_frame, merged_digest, open_range, stored_span, ContainerChunks, DecryptOptions,
+    Decryptor, KeyNeeded, Locked, OpenKey, OpenedRange,
 };
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;

@@ -492,9 +492,14 @@ impl SharedUpload {
         r.map(|()| numbered.len())
     }
 
-    /// Aborts the upload: no object appears, and the store drops the parts.
+    /// Aborts the upload: no object appears, and the store drops the parts. Called again, it
+    /// aborts again (for parts that were in flight the first time).
     pub fn abort(&self) {
-        self.upload.abort();
+        if self.upload.ended() {
+            self.upload.abort_again();
+        } else {
+            self.upload.abort();
+        }
     }
 
     /// Uploads the seams (`header` before the first, the tasks' heads and tails between the

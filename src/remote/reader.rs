@@ -57,6 +57,9 @@ pub struct RemoteReader {
     ahead: VecDeque<(Range<u64>, Pending)>,
     /// Bytes read in the current sequential run (a random reader's read-ahead allowance).
     run: u64,
+    /// Bytes the caller said it will read in order ([`RemoteReader::plan_span`]): within them
+    /// the reader fetches as a sequential one does, never past their end.
+    span: Option<Range<u64>>,
     stats: Arc<FetchStats>,
 }
 
@@ -81,6 +84,7 @@ impl RemoteReader {
             cur: None,
             ahead: VecDeque::new(),
             run: 0,
+            span: None,
             stats: Arc::new(FetchStats::default()),
         })
     }
@@ -117,6 +121,19 @@ impl RemoteReader {
     /// What this reader has fetched so far (shared: it can be read while the reader works).
     pub fn stats(&self) -> Arc<FetchStats> {
         self.stats.clone()
+    }
+
+    /// Says that bytes `start..end` will be read in order (a task's range of a container):
+    /// within them, parts of `part_size` are fetched with `parts_in_flight` ahead, as in
+    /// sequential mode, and nothing past `end` is fetched for them. Reads elsewhere keep the
+    /// reader's mode.
+    pub fn plan_span(&mut self, start: u64, end: u64) {
+        self.span = Some(start..end.min(self.len));
+    }
+
+    /// The span the position is in, if any.
+    fn in_span(&self) -> Option<Range<u64>> {
+        self.span.clone().filter(|r| r.contains(&self.pos))
     }
 
     /// Starts a GET of `range` on the runtime.
@@ -163,6 +180,13 @@ impl RemoteReader {
             self.run = 0;
         }
         let part = self.obj.opts.part_size as u64;
+        if let Some(span) = self.in_span() {
+            let end = span.end.min(self.pos + part.max(want as u64));
+            let p = self.start(self.pos..end);
+            let bytes = self.wait(p)?;
+            self.cur = Some((self.pos, bytes));
+            return Ok(());
+        }
         let (start, end) = match self.mode {
             ReadMode::Sequential => (self.pos, self.len.min(self.pos + part.max(want as u64))),
             ReadMode::Random if self.len - self.pos <= MIN_FETCH => {
@@ -183,10 +207,13 @@ impl RemoteReader {
     fn top_up(&mut self) {
         let part = self.obj.opts.part_size as u64;
         let most = self.obj.opts.parts_in_flight as u64 * part;
-        let allowance = match self.mode {
-            ReadMode::Sequential => most,
-            ReadMode::Random => (self.run / 10).min(most),
+        let span = self.in_span();
+        let allowance = match (self.mode, &span) {
+            (_, Some(_)) | (ReadMode::Sequential, None) => most,
+            (ReadMode::Random, None) => (self.run / 10).min(most),
         };
+        // Within a span, nothing past its end.
+        let limit = span.map_or(self.len, |r| r.end);
         let cur_end = self
             .cur
             .as_ref()
@@ -194,13 +221,13 @@ impl RemoteReader {
         let mut next = self.ahead.back().map_or(cur_end, |(r, _)| r.end);
         while next - cur_end < allowance
             && self.ahead.len() < self.obj.opts.parts_in_flight
-            && next < self.len
+            && next < limit
         {
             let size = part.min(allowance - (next - cur_end));
             if size < MIN_FETCH && self.mode == ReadMode::Random {
                 break;
             }
-            let r = next..self.len.min(next + size);
+            let r = next..limit.min(next + size);
             next = r.end;
             let p = self.start(r.clone());
             self.ahead.push_back((r, p));

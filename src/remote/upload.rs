@@ -143,6 +143,14 @@ impl Upload {
             let _ = block_on(self.store.abort_multipart(&self.obj.path, &self.id));
         }
     }
+
+    /// Sends the abort again, whatever was sent before: a part still uploading when the upload
+    /// was aborted may land after it, and S3 says to abort again once such parts finished (a
+    /// distributed job's tasks, cancelled, end at their next part).
+    pub(crate) fn abort_again(&self) {
+        self.ended.store(true, Ordering::SeqCst);
+        let _ = block_on(self.store.abort_multipart(&self.obj.path, &self.id));
+    }
 }
 
 impl Drop for Upload {

@@ -23,7 +23,7 @@ mod split;
 mod verify;
 
 pub use locked::{KeyNeeded, Locked};
-pub use split::{final_frame, merged_digest, open_range, OpenKey, OpenedRange};
+pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, OpenedRange};
 
 use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
 use super::intake::{aligned_at, ALIGN};

@@ -126,7 +126,7 @@ impl SeekIndex {
     /// Container offset of frame `i` (`i = n`: the final frame). Within a block, the block's
     /// entries are read back from `r` and checked against the hash taken when the index was
     /// authenticated, so a file changed since cannot move a frame.
-    fn frame_offset(&mut self, i: u64, r: &mut (impl Read + Seek)) -> Result<u64> {
+    pub(crate) fn frame_offset(&mut self, i: u64, r: &mut (impl Read + Seek)) -> Result<u64> {
         let n = self.fin.chunk_count;
         let (b, within) = (i / self.block, i % self.block);
         if i == n || within == 0 {
@@ -248,6 +248,28 @@ impl<R: Read + Seek> ContainerChunks<R> {
             self.index = Some(ix?);
         }
         Ok(self.index.as_ref().expect("just loaded"))
+    }
+
+    /// The container bytes `[from, to)` that opening plaintext `start..end` reads: from the
+    /// frame that holds `start` to the header of the frame after the one that holds `end - 1`,
+    /// or to the end of the container when `end` is the plaintext's end (the trailer is read
+    /// then). The reader's position is left where it was.
+    pub(crate) fn stored_span(&mut self, start: u64, end: u64) -> Result<(u64, u64)> {
+        let c = self.opener.chunk_size();
+        let here = self.frames.inner.stream_position()?;
+        self.load_index()?;
+        let ix = self.index.as_mut().expect("just loaded");
+        let d = ix.data_frames(c);
+        let len = ix.fin.plaintext_len;
+        let from = ix.frame_offset((start / c as u64).min(d), &mut self.frames.inner)?;
+        let to = if end >= len {
+            u64::MAX
+        } else {
+            let next = end.div_ceil(c as u64).min(d);
+            ix.frame_offset(next, &mut self.frames.inner)? + FRAME_HEADER_LEN as u64
+        };
+        self.frames.inner.seek(SeekFrom::Start(here))?;
+        Ok((from, to))
     }
 
     fn read_index(&mut self) -> Result<SeekIndex> {

@@ -298,6 +298,19 @@ pub fn merged_digest(
     Ok(Some(hash::to_hex(alg, &got)))
 }
 
+/// The container bytes `[from, to)` that [`open_range`] of plaintext `start..end` reads (`to`
+/// is `u64::MAX` for a range that reaches the end: the trailer is read too), for a source that
+/// fetches what it is told it will read ([`crate::remote::RemoteReader::plan_span`]), and the
+/// source itself.
+pub fn stored_span<R: Read + Seek>(
+    dec: &mut Decryptor<R>,
+    start: u64,
+    end: u64,
+) -> Result<((u64, u64), &mut R)> {
+    let span = dec.source.stored_span(start, end)?;
+    Ok((span, &mut dec.source.frames.inner))
+}
+
 /// The final frame of the container `dec` reads (read with the index, authenticated).
 pub fn final_frame<R: Read + Seek>(dec: &mut Decryptor<R>) -> Result<FinalFrame> {
     Ok(dec.source.load_index()?.fin.clone())
