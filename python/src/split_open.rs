@@ -7,7 +7,7 @@ use crate::*;
 /// A container a task or the coordinator reads: a local file, or an object by ranged GETs.
 enum Container {
     File(File),
-    Object(zseal::remote::RemoteReader),
+    Object(Box<zseal::remote::RemoteReader>),
 }
 
 impl Container {
@@ -15,7 +15,7 @@ impl Container {
     fn open(src: &str, settings: &split::Settings) -> zseal::Result<Container> {
         Ok(if zseal::io::is_url(src) {
             let r = split::remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
-            Container::Object(r)
+            Container::Object(Box::new(r))
         } else {
             Container::File(File::open(src)?)
         })
