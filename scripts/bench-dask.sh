@@ -24,12 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 runs=3
-if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
-corpus=${ZSEAL_CORPUS:-/tmp/zseal-corpus}
-file=${1:-$corpus/text.tar}
-[ -f "$file" ] || bash ../shared/corpus/make_corpus.sh "$corpus"
 # shellcheck source=scripts/s3-bench-server.sh
-. "$root/scripts/s3-bench-server.sh"
+. "$root/scripts/s3-bench-server.sh" "$@"
 py=$root/target/pyenv/bin/python
 s3s_endpoint=$AWS_ENDPOINT_URL
 mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

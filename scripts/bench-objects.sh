@@ -19,14 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 runs=5
-if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
-corpus=${ZSEAL_CORPUS:-/tmp/zseal-corpus}
-file=${1:-$corpus/text.tar}
 
-# --- tools -----------------------------------------------------------------------------------
-[ -f "$file" ] || bash ../shared/corpus/make_corpus.sh "$corpus"
+# --- tools, server, corpus -------------------------------------------------------------------
 # shellcheck source=scripts/s3-bench-server.sh
-. "$root/scripts/s3-bench-server.sh"
+. "$root/scripts/s3-bench-server.sh" "$@"
 "$zseal" keygen -o "$work/me.key" 2>/dev/null
 "$zseal" keygen -o "$work/other.key" 2>/dev/null
 me=$(sed -n 's/^# public key: //p' "$work/me.key")

@@ -1,9 +1,14 @@
 # Shared by the object-store benchmarks (scripts/bench-objects.sh, scripts/bench-dask.sh), sourced
-# with $root (the checkout) set: builds zseal (release), installs s3s-fs (cargo, into
+# with $root (the checkout) and $runs (the default) set and the script's arguments: takes
+# [--runs N] [FILE] (sets $runs, $corpus, $file; the corpus is made when missing), builds zseal (release), installs s3s-fs (cargo, into
 # target/bench-tools) and awscli (pip, into target/bench-venv) when missing, starts s3s-fs on tmpfs
 # at 127.0.0.1 with a bucket "bench", stops it on exit, and exports the AWS_* settings that point
 # every client at it. Sets $zseal, $work (a private tmpfs directory), $aws (an array), $server;
 # s3_bench_stop (the EXIT trap) stops the server and removes $work.
+if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
+corpus=${ZSEAL_CORPUS:-/tmp/zseal-corpus}
+file=${1:-$corpus/text.tar}
+[ -f "$file" ] || bash "$root/../shared/corpus/make_corpus.sh" "$corpus"
 tools=$root/target/bench-tools
 if [ ! -x "$tools/bin/s3s-fs" ]; then
   # 0.14.1: the newest release that builds with this machine's Rust (0.17 needs 1.96).

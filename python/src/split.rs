@@ -293,27 +293,33 @@ fn open_at(
     }
 }
 
-/// Seals `end - start` bytes from `src` (opened at `start`) into `sink` as the chunks from
-/// `first_chunk`; the bytes must be exactly that many: a source that changed is an error.
-fn seal_into<W: Write + Send>(
-    key: &zseal::TaskKey,
+/// One task's range: what it seals, from where, with how many threads.
+struct Task<'a> {
+    key: &'a zseal::TaskKey,
     first_chunk: u64,
-    (src, settings): (&str, &Settings),
-    (start, end): (u64, u64),
-    sink: W,
+    src: &'a str,
+    settings: &'a Settings,
+    range: (u64, u64),
     threads: Option<usize>,
-) -> zseal::Result<(W, zseal::RangeResult)> {
-    let mut input = open_at(src, (start, end), settings)?;
-    let mut w = zseal::seal_range(key, first_chunk, sink, threads_of(threads))?;
-    let want = end.saturating_sub(start);
-    let got = w.copy_from(&mut (&mut input).take(want))?;
-    if got != want {
-        return Err(option_error(format!(
-            "{src} holds {got} bytes from offset {start}, not {want}: it changed while it was \
-             being sealed"
-        )));
+}
+
+impl Task<'_> {
+    /// Seals `end - start` bytes from `src` (opened at `start`) into `sink` as the chunks from
+    /// `first_chunk`; the bytes must be exactly that many: a source that changed is an error.
+    fn seal_into<W: Write + Send>(&self, sink: W) -> zseal::Result<(W, zseal::RangeResult)> {
+        let (src, (start, end)) = (self.src, self.range);
+        let mut input = open_at(src, self.range, self.settings)?;
+        let mut w = zseal::seal_range(self.key, self.first_chunk, sink, threads_of(self.threads))?;
+        let want = end.saturating_sub(start);
+        let got = w.copy_from(&mut (&mut input).take(want))?;
+        if got != want {
+            return Err(option_error(format!(
+                "{src} holds {got} bytes from offset {start}, not {want}: it changed while it \
+                 was being sealed"
+            )));
+        }
+        w.finish_range()
     }
-    w.finish_range()
 }
 
 /// Seals plaintext bytes `start..end` of `src` (a path, or an object's URL) as the chunks from
@@ -337,20 +343,21 @@ pub(crate) fn seal_range<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = src.to_string_lossy().into_owned();
     let key = zseal::TaskKey::from_bytes(task_key).map_err(|e| to_py(py, "", e))?;
+    let task = Task {
+        key: &key,
+        first_chunk,
+        src: &src,
+        settings: &settings,
+        range: (start, end),
+        threads,
+    };
     if let Ok(ticket) = out.cast::<PyBytes>() {
         let ticket = zseal::remote::PartTicket::from_bytes(ticket.as_bytes())
             .map_err(|e| to_py(py, "", e.into()))?;
         let (result, parts) = py
             .detach(|| -> zseal::Result<_> {
                 let sink = zseal::remote::PartWriter::new(&ticket, &settings)?;
-                let (sink, result) = seal_into(
-                    &key,
-                    first_chunk,
-                    (&src, &settings),
-                    (start, end),
-                    sink,
-                    threads,
-                )?;
+                let (sink, result) = task.seal_into(sink)?;
                 Ok((result.to_bytes(), sink.finish()?.to_bytes()))
             })
             .map_err(|e| to_py(py, &src, e))?;
@@ -362,14 +369,7 @@ pub(crate) fn seal_range<'py>(
     let result = py
         .detach(|| -> zseal::Result<Vec<u8>> {
             let sink = std::io::BufWriter::with_capacity(1 << 20, File::create(&out)?);
-            let (sink, result) = seal_into(
-                &key,
-                first_chunk,
-                (&src, &settings),
-                (start, end),
-                sink,
-                threads,
-            )?;
+            let (sink, result) = task.seal_into(sink)?;
             let file = sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
             file.sync_all()?;
             Ok(result.to_bytes())

@@ -31,7 +31,7 @@ import os
 import secrets
 import shutil
 import sys
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
 from .errors import OptionError, ZsealFileExistsError
@@ -209,6 +209,78 @@ def _settle(client: Any, futures: list[Any]) -> None:
         time.sleep(0.1)
 
 
+class Job(TypedDict, total=False):
+    """What every zseal.dask job takes besides its keys (``**job``).
+
+    ``client``: the Dask client (default: the current one, else Dask's local threaded
+    scheduler). ``tasks``: how many ranges (default: two per worker thread). ``threads``: the
+    threads each task's engine runs (default: one per core, or ``ZSEAL_THREADS``). ``progress``:
+    Dask's progress bar while the tasks run (default: in a notebook, or when standard error is a
+    terminal). ``storage_options``: the object store's settings over the environment (fsspec's
+    names such as ``key``, ``secret``, ``endpoint_url``, or object_store's ``aws_…``,
+    ``google_…``, ``azure_…`` keys); they travel to the tasks in their arguments."""
+
+    client: Any
+    tasks: int | None
+    threads: int | None
+    progress: bool | None
+    storage_options: dict | None
+
+
+class WriteJob(Job, total=False):
+    """A job that writes ``dst``: ``overwrite`` replaces an existing one (default: refused)."""
+
+    overwrite: bool
+
+
+@dataclasses.dataclass
+class _Run:
+    """One job's settings, resolved: its client, its URLs' settings, the task count asked for,
+    and a token naming its tasks and files."""
+
+    client: Any
+    settings: list[tuple[str, str]]
+    tasks: int
+    threads: int | None
+    progress: bool | None
+    overwrite: bool
+    token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(8))
+
+    @classmethod
+    def of(cls, what: str, job: dict, urls: list[str], writes: bool) -> _Run:
+        allowed = (WriteJob if writes else Job).__annotations__
+        for k in job:
+            if k not in allowed:
+                raise TypeError(f"zseal.dask.{what}() got an unexpected keyword argument {k!r}")
+        dst = urls[-1] if writes else None
+        overwrite = bool(job.get("overwrite", False))
+        if dst is not None and not _is_url(dst) and os.path.lexists(dst) and not overwrite:
+            raise _exists(dst, "it exists (pass overwrite=True to replace it)")
+        client = _client(job.get("client"))
+        return cls(
+            client=client,
+            settings=_job_settings(urls, job.get("storage_options")),
+            tasks=_tasks(client, job.get("tasks")),
+            threads=job.get("threads"),
+            progress=job.get("progress"),
+            overwrite=overwrite,
+        )
+
+    def run(self, fn: Any, args: list[tuple], what: str, stop: Any = None) -> list[Any]:
+        return _run(self.client, fn, args, f"zseal-{what}-{self.token}", self.progress, stop)
+
+    def result(self, plain: int, stored: int, digest: str | None, ranges: list, parts: int,
+               done: list[Any]) -> Result:
+        return Result(
+            plaintext_size=plain,
+            stored_size=stored,
+            blake3=digest,
+            tasks=len(ranges),
+            parts=parts,
+            workers=tuple(sorted({d[1] for d in done})),
+        )
+
+
 def encrypt(
     src: Any,
     dst: Any,
@@ -220,32 +292,18 @@ def encrypt(
     hash: str | None = None,
     chunk_size: int | None = None,
     pad: bool = False,
-    client: Any = None,
-    overwrite: bool = False,
-    tasks: int | None = None,
-    threads: int | None = None,
-    progress: bool | None = None,
-    storage_options: dict | None = None,
+    **job: Unpack[WriteJob],
 ) -> Result:
-    """Seals ``src`` into the container ``dst`` with the Dask cluster of ``client`` (default:
-    the current client, else Dask's local threaded scheduler). Each may be a local path (on a
-    filesystem every worker shares) or an object's URL (``s3://``, ``gs://``, ``az://``;
-    credentials from the environment, as for the command line): an object destination is one
-    multipart upload, which every task adds its parts to (FORMAT.md §11.3). ``tasks``: how many
-    ranges (default: two per worker thread); ``threads``: worker threads each task's engine runs
-    (default: one per core, or ``ZSEAL_THREADS``/``OMP_NUM_THREADS``). ``dst`` appears only when
-    every task succeeded (a failure or an interrupt aborts the upload: no object, no parts); an
-    existing ``dst`` is replaced only with ``overwrite=True``. ``progress``: Dask's progress bar
-    while the tasks run (a widget in a notebook, a line on a terminal); default: in a notebook,
-    or when standard error is a terminal. ``storage_options``: the object store's settings
-    over the environment (fsspec's names such as ``key``, ``secret``, ``endpoint_url``, or
-    object_store's ``aws_…``/``google_…``/``azure_…`` keys); they travel to the tasks in their
-    arguments."""
+    """Seals ``src`` into the container ``dst`` with a Dask cluster (``job``: see
+    :class:`WriteJob`). Each may be a local path (on a filesystem every worker shares) or an
+    object's URL (``s3://``, ``gs://``, ``az://``; credentials from the environment, as for the
+    command line, and ``storage_options``): an object destination is one multipart upload,
+    which every task adds its parts to (FORMAT.md §11.3). ``dst`` appears only when every task
+    succeeded (a failure or an interrupt aborts the upload: no object, no parts); an existing
+    ``dst`` is replaced only with ``overwrite=True``."""
     src, dst = os.fspath(src), os.fspath(dst)
-    if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
-        raise _exists(dst, "it exists (pass overwrite=True to replace it)")
-    settings = _job_settings([src, dst], storage_options)
-    size = _source_size(src, settings)
+    run = _Run.of("encrypt", job, [src, dst], writes=True)
+    size = _source_size(src, run.settings)
     split = _zseal.SplitSeal(
         recipients=list(recipients) if recipients is not None else None,
         passphrase=passphrase,
@@ -255,18 +313,16 @@ def encrypt(
         chunk_size=chunk_size,
         pad=pad,
     )
-    client = _client(client)
-    ranges = split.ranges(size, _tasks(client, tasks))
+    ranges = split.ranges(size, run.tasks)
     if not _is_url(src):
         src = os.path.abspath(src)
-    token = secrets.token_hex(8)
-    name = f"zseal-seal-range-{token}"
     key = split.task_key()
     if _is_url(dst):
-        upload = split.upload(dst, ranges, overwrite, settings)
+        upload = split.upload(dst, ranges, run.overwrite, run.settings)
         try:
-            args = [(key, f, src, a, b, upload.ticket(k), threads, settings) for k, (f, a, b) in enumerate(ranges)]
-            done = _run(client, _seal_task, args, name, progress, stop=upload.abort)
+            args = [(key, f, src, a, b, upload.ticket(k), run.threads, run.settings)
+                    for k, (f, a, b) in enumerate(ranges)]
+            done = run.run(_seal_task, args, "seal-range", stop=upload.abort)
             digest, plain, stored, parts = upload.complete(
                 split, [d[0][0] for d in done], [d[0][1] for d in done]
             )
@@ -274,17 +330,9 @@ def encrypt(
             upload.abort()
             raise
     else:
-        digest, plain, stored, done = _encrypt_to_file(split, key, src, dst, ranges, client, overwrite,
-                                                       threads, token, progress, settings)
+        digest, plain, stored, done = _encrypt_to_file(split, key, src, dst, ranges, run)
         parts = len(ranges)
-    return Result(
-        plaintext_size=plain,
-        stored_size=stored,
-        blake3=digest,
-        tasks=len(ranges),
-        parts=parts,
-        workers=tuple(sorted({d[1] for d in done})),
-    )
+    return run.result(plain, stored, digest, ranges, parts, done)
 
 
 def _umask() -> int:
@@ -318,21 +366,19 @@ def _temporary(dst: str, token: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
 
 
-def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, client: Any, overwrite: bool,
-                     threads: int | None, token: str, progress: bool | None,
-                     settings: list[tuple[str, str]]) -> tuple:
+def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, run: _Run) -> tuple:
     """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
     temporary file that becomes ``dst`` (without overwrite, only if there is none)."""
     where = os.path.dirname(os.path.abspath(dst))
-    parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{token}")
+    parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{run.token}")
     os.mkdir(parts_dir, 0o700)
-    tmp = _temporary(dst, token)
+    tmp = _temporary(dst, run.token)
     args = [
-        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), threads, settings)
+        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), run.threads, run.settings)
         for k, (first, start, end) in enumerate(ranges)
     ]
     try:
-        done = _run(client, _seal_task, args, f"zseal-seal-range-{token}", progress)
+        done = run.run(_seal_task, args, "seal-range")
         results = [d[0] for d in done]
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
@@ -345,7 +391,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, c
             digest, plain = split.write_trailer(results, tmp)
             os.fsync(out.fileno())
         stored = os.path.getsize(tmp)
-        _publish(tmp, dst, overwrite)
+        _publish(tmp, dst, run.overwrite)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
         if os.path.exists(tmp):
@@ -378,39 +424,24 @@ def verify(
     identity: Any = None,
     passphrase: str | None = None,
     key_passphrase: Any = None,
-    client: Any = None,
-    tasks: int | None = None,
-    threads: int | None = None,
-    progress: bool | None = None,
-    storage_options: dict | None = None,
+    **job: Unpack[Job],
 ) -> Result:
     """Checks the whole container ``src`` (a path on a shared filesystem or an object's URL)
-    with the Dask cluster of ``client``: each task authenticates its range of frames, the last
-    one the trailer, and this process merges their BLAKE3 chaining values and compares the
-    digest with the container's (FORMAT.md §11.4). Any damage raises (IntegrityError); a wrong
-    key raises before any task runs. ``Result.blake3`` is the verified digest (None for a
-    container whose digest is not BLAKE3: its frames are all authenticated, the digest is not
-    recomputed)."""
-    src = os.fspath(src)
-    if not _is_url(src):
-        src = os.path.abspath(src)
-    settings = _job_settings([src], storage_options)
-    opener = _opener(src, identity, passphrase, key_passphrase, settings)
-    client = _client(client)
-    ranges = opener.ranges(_tasks(client, tasks))
+    with a Dask cluster (``job``: see :class:`Job`): each task authenticates its range of
+    frames, the last one the trailer, and this process merges their BLAKE3 chaining values and
+    compares the digest with the container's (FORMAT.md §11.4). Any damage raises
+    (IntegrityError); a wrong key raises before any task runs. ``Result.blake3`` is the verified
+    digest (None for a container whose digest is not BLAKE3: its frames are all authenticated,
+    the digest is not recomputed)."""
+    src = _absolute(src)
+    run = _Run.of("verify", job, [src], writes=False)
+    opener = _opener(src, identity, passphrase, key_passphrase, run.settings)
+    ranges = opener.ranges(run.tasks)
     key = opener.open_key()
-    token = secrets.token_hex(8)
-    args = [(key, src, a, b, None, threads, settings) for a, b in ranges]
-    done = _run(client, _open_task, args, f"zseal-verify-range-{token}", progress)
+    args = [(key, src, a, b, None, run.threads, run.settings) for a, b in ranges]
+    done = run.run(_open_task, args, "verify-range")
     digest = opener.check([d[0] for d in done])
-    return Result(
-        plaintext_size=opener.plaintext_size,
-        stored_size=_source_size(src, settings),
-        blake3=digest,
-        tasks=len(ranges),
-        parts=0,
-        workers=tuple(sorted({d[1] for d in done})),
-    )
+    return run.result(opener.plaintext_size, _source_size(src, run.settings), digest, ranges, 0, done)
 
 
 def decrypt(
@@ -420,68 +451,55 @@ def decrypt(
     identity: Any = None,
     passphrase: str | None = None,
     key_passphrase: Any = None,
-    client: Any = None,
-    overwrite: bool = False,
-    tasks: int | None = None,
-    threads: int | None = None,
-    progress: bool | None = None,
-    storage_options: dict | None = None,
+    **job: Unpack[WriteJob],
 ) -> Result:
-    """Decrypts the container ``src`` into ``dst`` with the Dask cluster of ``client``; each
-    may be a path on a shared filesystem or an object's URL. Each task opens its range of whole
-    chunks and writes it at its offset (a private temporary file beside ``dst``) or as the parts
-    of one multipart upload numbered by offset; ``dst`` appears only once every task succeeded
-    and the merged digest equals the container's (FORMAT.md §11.4). A damaged frame, a wrong
-    key or any failure leaves no ``dst`` (the upload is aborted); an existing ``dst`` is
-    replaced only with ``overwrite=True``."""
-    src, dst = os.fspath(src), os.fspath(dst)
-    if not _is_url(src):
-        src = os.path.abspath(src)
-    if not _is_url(dst) and os.path.lexists(dst) and not overwrite:
-        raise _exists(dst, "it exists (pass overwrite=True to replace it)")
-    settings = _job_settings([src, dst], storage_options)
-    opener = _opener(src, identity, passphrase, key_passphrase, settings)
-    client = _client(client)
-    n = _tasks(client, tasks)
+    """Decrypts the container ``src`` into ``dst`` with a Dask cluster (``job``: see
+    :class:`WriteJob`); each may be a path on a shared filesystem or an object's URL. Each task
+    opens its range of whole chunks and writes it at its offset (a private temporary file beside
+    ``dst``) or as the parts of one multipart upload numbered by offset; ``dst`` appears only
+    once every task succeeded and the merged digest equals the container's (FORMAT.md §11.4). A
+    damaged frame, a wrong key or any failure leaves no ``dst`` (the upload is aborted); an
+    existing ``dst`` is replaced only with ``overwrite=True``."""
+    src, dst = _absolute(src), os.fspath(dst)
+    run = _Run.of("decrypt", job, [src, dst], writes=True)
+    opener = _opener(src, identity, passphrase, key_passphrase, run.settings)
     key = opener.open_key()
-    token = secrets.token_hex(8)
-    name = f"zseal-open-range-{token}"
     if _is_url(dst):
-        upload, ranges = opener.upload(dst, n, overwrite)
+        upload, ranges = opener.upload(dst, run.tasks, run.overwrite)
         try:
-            args = [(key, src, a, b, upload.ticket(k, a), threads, settings) for k, (a, b) in enumerate(ranges)]
-            done = _run(client, _open_task, args, name, progress, stop=upload.abort)
+            args = [(key, src, a, b, upload.ticket(k, a), run.threads, run.settings)
+                    for k, (a, b) in enumerate(ranges)]
+            done = run.run(_open_task, args, "open-range", stop=upload.abort)
             digest = opener.check([d[0][0] for d in done])
             parts = upload.complete_aligned([d[0][1] for d in done])
         except BaseException:
             upload.abort()
             raise
     else:
-        ranges = opener.ranges(n)
-        tmp = _temporary(dst, token)
+        ranges = opener.ranges(run.tasks)
+        tmp = _temporary(dst, run.token)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.ftruncate(fd, opener.plaintext_size)
             os.close(fd)
             fd = -1
-            args = [(key, src, a, b, tmp, threads, settings) for a, b in ranges]
-            done = _run(client, _open_task, args, name, progress)
+            args = [(key, src, a, b, tmp, run.threads, run.settings) for a, b in ranges]
+            done = run.run(_open_task, args, "open-range")
             digest = opener.check([d[0] for d in done])
-            _publish(tmp, dst, overwrite)
+            _publish(tmp, dst, run.overwrite)
         finally:
             if fd >= 0:
                 os.close(fd)
             if os.path.exists(tmp):
                 os.unlink(tmp)
         parts = 0
-    return Result(
-        plaintext_size=opener.plaintext_size,
-        stored_size=_source_size(src, settings),
-        blake3=digest,
-        tasks=len(ranges),
-        parts=parts,
-        workers=tuple(sorted({d[1] for d in done})),
-    )
+    return run.result(opener.plaintext_size, _source_size(src, run.settings), digest, ranges, parts, done)
+
+
+def _absolute(p: Any) -> str:
+    """A URL as it is; a path made absolute (the workers may run elsewhere)."""
+    p = os.fspath(p)
+    return p if _is_url(p) else os.path.abspath(p)
 
 
 def _tasks(client: Any, tasks: int | None) -> int:

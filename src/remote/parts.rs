@@ -516,23 +516,21 @@ impl SharedUpload {
     where
         F: FnOnce(&mut dyn Write) -> io::Result<()>,
     {
-        let r = self.seams_and_complete(header, tasks, trailer_bound, trailer);
+        let seams = |trailer: F| self.seams_and_complete(header, tasks, trailer_bound, trailer);
+        let r = seams(trailer);
         if r.is_err() {
             self.abort();
         }
         r
     }
 
-    fn seams_and_complete<F>(
+    fn seams_and_complete(
         &self,
         header: &[u8],
         tasks: &[TaskParts],
         trailer_bound: u64,
-        trailer: F,
-    ) -> io::Result<(u64, usize)>
-    where
-        F: FnOnce(&mut dyn Write) -> io::Result<()>,
-    {
+        trailer: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<(u64, usize)> {
         let plan = self.plan;
         if tasks.len() != plan.tasks as usize
             || tasks.iter().enumerate().any(|(k, t)| t.task as usize != k)
