@@ -76,39 +76,24 @@ pub(crate) fn is_output_error(e: &Error) -> bool {
 
 /// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                    hash=None, chunk_size=None, threads=None, overwrite=false, pad=false,
-                    format=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (src, dst, *, threads=None, overwrite=false, format=None, **seal))]
 pub(crate) fn encrypt_file(
     py: Python<'_>,
     src: PathBuf,
     dst: PathBuf,
-    recipients: Option<Vec<String>>,
-    passphrase: Option<String>,
-    compress: Option<&str>,
-    cipher: Option<&str>,
-    hash: Option<&str>,
-    chunk_size: Option<usize>,
     threads: Option<usize>,
     overwrite: bool,
-    pad: bool,
-    format: Option<&str>,
+    format: Option<String>,
+    seal: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     let args = EncryptArgs {
-        recipients,
-        passphrase,
-        compress,
-        cipher,
-        hash,
-        chunk_size,
         threads,
-        pad,
         format,
+        ..EncryptArgs::from_kwargs("encrypt_file", seal)?
     };
     // The transfer layer chooses how: the workers read the file by offset, and write into the
     // output file by offset when it is a regular file.

@@ -84,13 +84,9 @@ impl RecordKey {
         let args = EncryptArgs {
             recipients,
             passphrase,
-            compress: Some("none"),
-            cipher: None,
-            hash: None,
-            chunk_size: None,
+            compress: Some("none".into()),
             threads: Some(1),
-            pad: false,
-            format: None,
+            ..EncryptArgs::default()
         };
         let text = self.0.to_text();
         let r = py.detach(|| -> zseal::Result<()> {

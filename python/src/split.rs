@@ -27,30 +27,9 @@ pub(crate) struct SplitSeal {
 #[pymethods]
 impl SplitSeal {
     #[new]
-    #[pyo3(signature = (*, recipients=None, passphrase=None, compress=None, cipher=None,
-                        hash=None, chunk_size=None, pad=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        recipients: Option<Vec<String>>,
-        passphrase: Option<String>,
-        compress: Option<&str>,
-        cipher: Option<&str>,
-        hash: Option<&str>,
-        chunk_size: Option<usize>,
-        pad: bool,
-    ) -> PyResult<Self> {
-        let args = EncryptArgs {
-            recipients,
-            passphrase,
-            compress,
-            cipher,
-            hash,
-            chunk_size,
-            threads: None,
-            pad,
-            format: None,
-        };
+    #[pyo3(signature = (**seal))]
+    fn new(py: Python<'_>, seal: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let args = EncryptArgs::from_kwargs("SplitSeal", seal)?;
         let (keys, opts) = args.parse().map_err(|e| to_py(py, "", e))?;
         let (inner, header) = py
             .detach(|| {

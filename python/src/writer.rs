@@ -85,23 +85,56 @@ pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
 }
 
 /// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`).
-pub(crate) struct EncryptArgs<'a> {
+#[derive(Default)]
+pub(crate) struct EncryptArgs {
     pub(crate) recipients: Option<Vec<String>>,
     pub(crate) passphrase: Option<String>,
-    pub(crate) compress: Option<&'a str>,
-    pub(crate) cipher: Option<&'a str>,
-    pub(crate) hash: Option<&'a str>,
+    pub(crate) compress: Option<String>,
+    pub(crate) cipher: Option<String>,
+    pub(crate) hash: Option<String>,
     pub(crate) chunk_size: Option<usize>,
     pub(crate) threads: Option<usize>,
     pub(crate) pad: bool,
     /// `zseal` (default) or `age`.
-    pub(crate) format: Option<&'a str>,
+    pub(crate) format: Option<String>,
 }
 
 /// Recipients parsed from a caller's arguments.
 pub(crate) type Recipients = Vec<Box<dyn Recipient + Send + Sync>>;
 
-impl EncryptArgs<'_> {
+impl EncryptArgs {
+    /// The sealing options of a call's keyword arguments (`zseal.SealOptions`: `recipients`,
+    /// `passphrase`, `compress`, `cipher`, `hash`, `chunk_size`, `pad`), read once for every
+    /// function that seals; any other name is a TypeError, as Python reports one.
+    pub(crate) fn from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut a = EncryptArgs::default();
+        for (k, v) in kwargs.into_iter().flatten() {
+            let name: String = k.extract()?;
+            if v.is_none() {
+                continue;
+            }
+            match name.as_str() {
+                // Any iterable of strings (a list, a tuple, a generator).
+                "recipients" => {
+                    let all = v.try_iter()?.map(|r| r?.extract::<String>());
+                    a.recipients = Some(all.collect::<PyResult<_>>()?);
+                }
+                "passphrase" => a.passphrase = Some(v.extract()?),
+                "compress" => a.compress = Some(v.extract()?),
+                "cipher" => a.cipher = Some(v.extract()?),
+                "hash" => a.hash = Some(v.extract()?),
+                "chunk_size" => a.chunk_size = Some(v.extract()?),
+                "pad" => a.pad = v.extract()?,
+                _ => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "{what}() got an unexpected keyword argument '{name}'"
+                    )))
+                }
+            }
+        }
+        Ok(a)
+    }
+
     /// Parses the keys and options and writes the header to `sink`: a container's, or an age
     /// file's.
     pub(crate) fn start<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
@@ -127,19 +160,19 @@ impl EncryptArgs<'_> {
         let mut o = EncryptOptions::default()
             .threads(threads_of(self.threads))
             .pad(self.pad);
-        if let Some(c) = self.compress {
+        if let Some(c) = &self.compress {
             o = o.codec(c.parse::<Codec>()?);
         }
-        if let Some(c) = self.cipher {
+        if let Some(c) = &self.cipher {
             o = o.cipher(c.parse()?);
         }
-        if let Some(h) = self.hash {
+        if let Some(h) = &self.hash {
             o = o.hash(h.parse::<HashAlg>()?);
         }
         if let Some(c) = self.chunk_size {
             o = o.chunk_size(c);
         }
-        if let Some(f) = self.format {
+        if let Some(f) = &self.format {
             o = o.format(f.parse()?);
         }
         Ok((keys, o))
@@ -164,23 +197,14 @@ impl Writer {
 #[pymethods]
 impl Writer {
     #[new]
-    #[pyo3(signature = (file, *, recipients=None, passphrase=None, compress=None, cipher=None,
-                        hash=None, chunk_size=None, threads=None, exclusive=false, pad=false,
-                        format=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (file, *, threads=None, exclusive=false, format=None, **seal))]
     fn new(
         py: Python<'_>,
         file: &Bound<'_, PyAny>,
-        recipients: Option<Vec<String>>,
-        passphrase: Option<String>,
-        compress: Option<&str>,
-        cipher: Option<&str>,
-        hash: Option<&str>,
-        chunk_size: Option<usize>,
         threads: Option<usize>,
         exclusive: bool,
-        pad: bool,
-        format: Option<&str>,
+        format: Option<String>,
+        seal: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (sink, name) = if let Some(url) = as_url(file)? {
             let w = py
@@ -211,15 +235,9 @@ impl Writer {
             ));
         };
         let args = EncryptArgs {
-            recipients,
-            passphrase,
-            compress,
-            cipher,
-            hash,
-            chunk_size,
             threads,
-            pad,
             format,
+            ..EncryptArgs::from_kwargs("Writer", seal)?
         };
         let enc = py
             .detach(|| args.start(sink))

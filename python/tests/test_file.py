@@ -666,3 +666,27 @@ def test_a_passphrase_protected_ssh_key_opens_with_key_passphrase(tmp_path):
         zseal.verify(path, identity=key, key_passphrase=42)
     with pytest.raises(zseal.OptionError, match="identity is for reading"):
         zseal.open(tmp_path / "w.zseal", "wb", recipients=[recipient], key_passphrase="x")
+
+
+def test_sealing_options_are_one_set_and_misspellings_are_refused(tmp_path, keys):
+    """zseal.SealOptions is what every sealing call takes (open "wb", encrypt_file, ZsealWriter,
+    zseal.dask.encrypt): a misspelled name is a TypeError naming it, a writing option given to
+    a reader an OptionError, and nothing is written."""
+    import zseal.dask
+
+    identity, recipient = keys
+    (tmp_path / "p").write_bytes(b"x" * 1000)
+    with pytest.raises(TypeError, match="'recipents'"):
+        zseal.open(tmp_path / "a.zseal", "wb", recipents=[recipient])
+    with pytest.raises(TypeError, match="'compres'"):
+        zseal.encrypt_file(tmp_path / "p", tmp_path / "b.zseal", recipients=[recipient], compres="lz4")
+    with pytest.raises(TypeError, match="'chunksize'"):
+        zseal.dask.encrypt(tmp_path / "p", tmp_path / "c.zseal", recipients=[recipient], chunksize=4096)
+    assert not [p.name for p in tmp_path.iterdir() if p.name != "p"]
+    zseal.encrypt_file(tmp_path / "p", tmp_path / "d.zseal", recipients=(r for r in [recipient]), compress="lz4",
+                       chunk_size=4096, pad=True)
+    with pytest.raises(zseal.OptionError, match="compress"):
+        zseal.open(tmp_path / "d.zseal", "rb", identity=identity, compress="lz4")
+    with zseal.open(tmp_path / "d.zseal", identity=identity) as f:
+        assert f.read() == b"x" * 1000
+    assert set(zseal.SealOptions.__annotations__) == {"recipients", "compress", "cipher", "hash", "chunk_size", "pad"}

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Any, Callable, Iterable, Sequence, Union
+from typing import IO, Any, Callable, Sequence, Union, Unpack
 
 from . import _zseal, errors
+from .options import SealOptions, take_seal
 from ._zseal import (
     Dictionary,
     RecordKey,
@@ -51,6 +52,7 @@ __all__ = [
     "ZsealReader",
     "ZsealWriter",
     "encrypt_file",
+    "SealOptions",
     "decrypt_file",
     "verify",
     "inspect",
@@ -210,20 +212,23 @@ class ZsealWriter(io.BufferedIOBase):
         self,
         file: PathLike | IO[bytes],
         *,
-        recipients: Iterable[str] | None = None,
+        passphrase: str | None = None,
+        threads: int | None = None,
+        format: str | None = None,
         exclusive: bool = False,
         _owned: Any = None,
-        **options: Any,
+        **seal: Unpack[SealOptions],
     ) -> None:
-        """``options``: ``passphrase``, ``compress``, ``cipher``, ``hash``, ``chunk_size``,
-        ``threads``, ``pad``, ``format``, as :func:`open` describes them."""
+        """``seal``: :class:`SealOptions`; the rest as :func:`open` describes them."""
         super().__init__()
         self._owned = _owned
         self._w = _zseal.Writer(
             file,
-            recipients=None if recipients is None else list(recipients),
+            passphrase=passphrase,
+            threads=threads,
+            format=format,
             exclusive=exclusive,
-            **options,
+            **take_seal("ZsealWriter", seal),
         )
 
     @property
@@ -274,19 +279,14 @@ def open(
     *,
     identity: PathLike | Sequence[PathLike] | None = None,
     passphrase: str | None = None,
-    recipients: Iterable[str] | None = None,
-    compress: str | None = None,
-    cipher: str | None = None,
-    hash: str | None = None,
-    chunk_size: int | None = None,
     threads: int | None = None,
-    pad: bool = False,
     encoding: str | None = None,
     errors: str | None = None,
     newline: str | None = None,
     max_work_factor: int | None = None,
     format: str | None = None,
     key_passphrase: str | Callable[[str], str | None] | None = None,
+    **seal: Unpack[SealOptions],
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
     to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
@@ -295,11 +295,12 @@ def open(
 
     Reading needs ``identity`` (a path, or a list of paths, of age identity files or OpenSSH
     private keys; an ``AGE-SECRET-KEY-1…`` string also works) or ``passphrase``. Writing needs
-    ``recipients`` (``age1…``/``ssh-…`` strings) or ``passphrase``, and takes ``compress``
-    (``"zstd:3"``, ``"lz4"``, ``"gzip:6"``, ``"none"``), ``cipher`` (``"aes-256-gcm"``,
-    ``"chacha20-poly1305"``), ``hash`` (``"blake3"``, ``"xxh3"``, ``"none"``) and
-    ``chunk_size`` (bytes, a power of two); ``pad=True`` rounds chunk and file lengths up to
-    size classes (see FORMAT.md §3.3). ``threads``: worker threads (default: one per core).
+    ``recipients`` (``age1…``/``ssh-…`` strings) or ``passphrase``, and takes the rest of
+    :class:`SealOptions`: ``compress`` (``"zstd:3"``, ``"lz4"``, ``"gzip:6"``, ``"none"``),
+    ``cipher`` (``"aes-256-gcm"``, ``"chacha20-poly1305"``), ``hash`` (``"blake3"``, ``"xxh3"``,
+    ``"none"``) and ``chunk_size`` (bytes, a power of two); ``pad=True`` rounds chunk and file
+    lengths up to size classes (see FORMAT.md §3.3). ``threads``: worker threads (default: one
+    per core).
     A ``"t"`` mode (``"rt"``, ``"wt"``) wraps the file in :class:`io.TextIOWrapper`.
     ``format="age"`` writes a standard age v1 file instead of a container (``age -d`` reads it;
     with ``compress="zstd"``, the default, its plaintext is a seekable zstd stream, which
@@ -320,9 +321,12 @@ def open(
     if not text and (encoding is not None or errors is not None or newline is not None):
         raise OptionError("encoding, errors and newline apply to text modes only")
     f: io.BufferedIOBase
+    seal = take_seal("open", seal)
     if base == "r":
-        if recipients is not None:
+        if seal.get("recipients") is not None:
             raise OptionError("recipients are for writing; to read, pass identity= or passphrase=")
+        if any(v not in (None, False) for v in seal.values()):
+            raise OptionError(f"{', '.join(seal)}: options for writing, not for reading")
         if format is not None:
             raise OptionError("format is for writing: reading tells a container from an age file itself")
         f = ZsealReader(
@@ -340,19 +344,7 @@ def open(
             raise OptionError("max_work_factor is for reading age files")
         if format is not None and format not in ("zseal", "age"):
             raise OptionError(f"format {format!r}: use 'zseal' or 'age'")
-        f = ZsealWriter(
-            file,
-            recipients=recipients,
-            passphrase=passphrase,
-            compress=compress,
-            cipher=cipher,
-            hash=hash,
-            chunk_size=chunk_size,
-            threads=threads,
-            exclusive=base == "x",
-            pad=pad,
-            format=format,
-        )
+        f = ZsealWriter(file, passphrase=passphrase, threads=threads, format=format, exclusive=base == "x", **seal)
     if text:
         wrap = io.TextIOWrapper if base == "r" else _TextWriter
         return wrap(f, encoding=encoding, errors=errors, newline=newline)

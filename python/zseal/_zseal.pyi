@@ -1,7 +1,9 @@
 """Types of the Rust extension (python/src/lib.rs); the public API is in zseal/__init__.py."""
 
 import os
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Callable, Sequence, Unpack
+
+from .options import SealOptions
 
 _Path = str | os.PathLike[str]
 _Identity = _Path | Sequence[_Path] | None
@@ -41,16 +43,11 @@ class Writer:
         self,
         file: _Path | IO[bytes],
         *,
-        recipients: Sequence[str] | None = None,
         passphrase: str | None = None,
-        compress: str | None = None,
-        cipher: str | None = None,
-        hash: str | None = None,
-        chunk_size: int | None = None,
         threads: int | None = None,
         exclusive: bool = False,
-        pad: bool = False,
         format: str | None = None,
+        **seal: Unpack[SealOptions],
     ) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -62,16 +59,11 @@ def encrypt_file(
     src: _Path,
     dst: _Path,
     *,
-    recipients: Sequence[str] | None = None,
     passphrase: str | None = None,
-    compress: str | None = None,
-    cipher: str | None = None,
-    hash: str | None = None,
-    chunk_size: int | None = None,
     threads: int | None = None,
     overwrite: bool = False,
-    pad: bool = False,
     format: str | None = None,
+    **seal: Unpack[SealOptions],
 ) -> None:
     """Encrypts the file src into dst (a container, or with format="age" an age v1 file), which
     appears (atomically) only when complete."""
@@ -171,17 +163,7 @@ class RecordOpener:
 
 class SplitSeal:
     """The coordinator of a container sealed in pieces (FORMAT.md §11; see zseal.dask)."""
-    def __init__(
-        self,
-        *,
-        recipients: Sequence[str] | None = None,
-        passphrase: str | None = None,
-        compress: str | None = None,
-        cipher: str | None = None,
-        hash: str | None = None,
-        chunk_size: int | None = None,
-        pad: bool = False,
-    ) -> None: ...
+    def __init__(self, *, passphrase: str | None = None, **seal: Unpack[SealOptions]) -> None: ...
     @property
     def header(self) -> bytes: ...
     def task_key(self) -> bytes: ...

@@ -35,6 +35,7 @@ from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
 from .errors import OptionError, ZsealFileExistsError
+from .options import SealOptions, take_seal
 
 
 @dataclasses.dataclass(frozen=True)
@@ -281,38 +282,23 @@ class _Run:
         )
 
 
-def encrypt(
-    src: Any,
-    dst: Any,
-    *,
-    recipients: Sequence[str] | None = None,
-    passphrase: str | None = None,
-    compress: str | None = None,
-    cipher: str | None = None,
-    hash: str | None = None,
-    chunk_size: int | None = None,
-    pad: bool = False,
-    **job: Unpack[WriteJob],
-) -> Result:
+class EncryptJob(WriteJob, SealOptions, total=False):
+    """What :func:`encrypt` takes: the job's options and the sealing options."""
+
+
+def encrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[EncryptJob]) -> Result:
     """Seals ``src`` into the container ``dst`` with a Dask cluster (``job``: see
-    :class:`WriteJob`). Each may be a local path (on a filesystem every worker shares) or an
+    :class:`WriteJob` and :class:`zseal.SealOptions`). Each may be a local path (on a filesystem every worker shares) or an
     object's URL (``s3://``, ``gs://``, ``az://``; credentials from the environment, as for the
     command line, and ``storage_options``): an object destination is one multipart upload,
     which every task adds its parts to (FORMAT.md §11.3). ``dst`` appears only when every task
     succeeded (a failure or an interrupt aborts the upload: no object, no parts); an existing
     ``dst`` is replaced only with ``overwrite=True``."""
     src, dst = os.fspath(src), os.fspath(dst)
-    run = _Run.of("encrypt", job, [src, dst], writes=True)
+    seal = take_seal("zseal.dask.encrypt", job, allowed=WriteJob.__annotations__)
+    run = _Run.of("encrypt", {k: v for k, v in job.items() if k not in seal}, [src, dst], writes=True)
     size = _source_size(src, run.settings)
-    split = _zseal.SplitSeal(
-        recipients=list(recipients) if recipients is not None else None,
-        passphrase=passphrase,
-        compress=compress,
-        cipher=cipher,
-        hash=hash,
-        chunk_size=chunk_size,
-        pad=pad,
-    )
+    split = _zseal.SplitSeal(passphrase=passphrase, **seal)
     ranges = split.ranges(size, run.tasks)
     if not _is_url(src):
         src = os.path.abspath(src)

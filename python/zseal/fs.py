@@ -33,6 +33,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from . import ZsealReader, ZsealWriter
 from .errors import ZsealError
+from .options import SealOptions
 
 __all__ = ["ZsealFileSystem"]
 
@@ -50,19 +51,15 @@ class ZsealFileSystem(ChainedFileSystem):
         fs: fsspec.AbstractFileSystem | None = None,
         identity: Any = None,
         passphrase: str | None = None,
-        recipients: list[str] | None = None,
-        compress: str | None = None,
-        cipher: str | None = None,
-        hash: str | None = None,
-        chunk_size: int | None = None,
         threads: int | None = None,
-        pad: bool = False,
         fo: str | None = None,
         max_work_factor: int | None = None,
         format: str | None = None,
         key_passphrase: Any = None,
         **kwargs: Any,
     ) -> None:
+        # The sealing options (zseal.SealOptions) are this filesystem's; the rest are fsspec's.
+        seal = {k: kwargs.pop(k) for k in list(kwargs) if k in SealOptions.__annotations__}
         super().__init__(**kwargs)
         if fs is None:
             fs = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
@@ -74,17 +71,7 @@ class ZsealFileSystem(ChainedFileSystem):
             "max_work_factor": max_work_factor,
             "key_passphrase": key_passphrase,
         }
-        self._write = {
-            "recipients": recipients,
-            "passphrase": passphrase,
-            "compress": compress,
-            "cipher": cipher,
-            "hash": hash,
-            "chunk_size": chunk_size,
-            "threads": threads,
-            "pad": pad,
-            "format": format,
-        }
+        self._write = {"passphrase": passphrase, "threads": threads, "format": format, **seal}
         self._sizes: dict[tuple[Any, ...], int] = {}
 
     @classmethod
