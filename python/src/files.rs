@@ -4,22 +4,17 @@ use crate::*;
 
 /// Decrypts `src` (a path) and verifies it; `dst` (a path) appears only when all of it verified.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, identity=None, passphrase=None, threads=None, overwrite=false,
-                    max_work_factor=None, key_passphrase=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (src, dst, *, threads=None, overwrite=false, **keys))]
 pub(crate) fn decrypt_file(
     py: Python<'_>,
     src: PathBuf,
     dst: PathBuf,
-    identity: Option<&Bound<'_, PyAny>>,
-    passphrase: Option<String>,
     threads: Option<usize>,
     overwrite: bool,
-    max_work_factor: Option<u8>,
-    key_passphrase: Option<&Bound<'_, PyAny>>,
+    keys: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Option<String>> {
     let name = src.display().to_string();
-    let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
+    let keys = keys_from_kwargs("decrypt_file", keys)?;
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let source = Source::file(f, name.clone());
     // The transfer layer chooses how (the workers read long frame bodies by offset).
@@ -110,18 +105,14 @@ pub(crate) fn encrypt_file(
 /// Reads and checks the whole container; returns the whole-plaintext digest in hex (the form
 /// of `b3sum` or `xxhsum -H3`), or None when the file was written without one.
 #[pyfunction]
-#[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None,
-                    key_passphrase=None))]
+#[pyo3(signature = (file, *, threads=None, **keys))]
 pub(crate) fn verify(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
-    identity: Option<&Bound<'_, PyAny>>,
-    passphrase: Option<String>,
     threads: Option<usize>,
-    max_work_factor: Option<u8>,
-    key_passphrase: Option<&Bound<'_, PyAny>>,
+    keys: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Option<String>> {
-    let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
+    let keys = keys_from_kwargs("verify", keys)?;
     let (mut dec, name, plan) = open_decryptor(file, &keys, threads)?;
     py.detach(|| plan.copy(&mut dec, None, io::sink()))
         .map_err(|e| to_py(py, &name, e))?;

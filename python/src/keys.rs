@@ -308,6 +308,34 @@ pub(crate) fn open_decryptor(
     Ok((dec, name, plan))
 }
 
+/// The opening keys of a call's keyword arguments (`zseal.OpenOptions`: `identity`,
+/// `passphrase`, `max_work_factor`, `key_passphrase`), read once for every function that opens;
+/// any other name is a TypeError, as Python reports one.
+pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Keys> {
+    let (mut identity, mut passphrase, mut max_work_factor, mut key_passphrase) =
+        (None, None, None, None);
+    for (k, v) in kwargs.into_iter().flatten() {
+        let name: String = k.extract()?;
+        match name.as_str() {
+            "identity" => identity = Some(v),
+            "passphrase" => passphrase = v.extract()?,
+            "max_work_factor" => max_work_factor = v.extract()?,
+            "key_passphrase" => key_passphrase = Some(v),
+            _ => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{what}() got an unexpected keyword argument '{name}'"
+                )))
+            }
+        }
+    }
+    keys_of(
+        identity.as_ref(),
+        passphrase,
+        max_work_factor,
+        key_passphrase.as_ref(),
+    )
+}
+
 pub(crate) fn keys_of(
     identity: Option<&Bound<'_, PyAny>>,
     passphrase: Option<String>,

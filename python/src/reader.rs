@@ -196,18 +196,14 @@ impl Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (file, *, identity=None, passphrase=None, threads=None, max_work_factor=None,
-                        key_passphrase=None))]
+    #[pyo3(signature = (file, *, threads=None, **keys))]
     fn new(
         py: Python<'_>,
         file: &Bound<'_, PyAny>,
-        identity: Option<&Bound<'_, PyAny>>,
-        passphrase: Option<String>,
         threads: Option<usize>,
-        max_work_factor: Option<u8>,
-        key_passphrase: Option<&Bound<'_, PyAny>>,
+        keys: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
+        let keys = keys_from_kwargs("Reader", keys)?;
         let (mut dec, name, plan) = open_decryptor(file, &keys, threads)?;
         let seekable = plan.is_seekable();
         let size = if seekable {

@@ -63,18 +63,14 @@ pub(crate) struct SplitOpen {
 #[pymethods]
 impl SplitOpen {
     #[new]
-    #[pyo3(signature = (src, *, identity=None, passphrase=None, max_work_factor=None,
-                        key_passphrase=None, settings=split::Settings::new()))]
+    #[pyo3(signature = (src, *, settings=split::Settings::new(), **keys))]
     fn new(
         py: Python<'_>,
         src: String,
-        identity: Option<&Bound<'_, PyAny>>,
-        passphrase: Option<String>,
-        max_work_factor: Option<u8>,
-        key_passphrase: Option<&Bound<'_, PyAny>>,
         settings: split::Settings,
+        keys: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let keys = keys_of(identity, passphrase, max_work_factor, key_passphrase)?;
+        let keys = keys_from_kwargs("SplitOpen", keys)?;
         let locked = py
             .detach(|| zseal::Locked::read(Container::open(&src, &settings)?))
             .map_err(|e| to_py(py, &src, e))?;

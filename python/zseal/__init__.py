@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Any, Callable, Sequence, Union, Unpack
+from typing import IO, Any, Union, Unpack
 
 from . import _zseal, errors
-from .options import SealOptions, take_seal
+from .options import OpenOptions, SealOptions, take_keys, take_seal
+
+
+class OpenOrSeal(OpenOptions, SealOptions, total=False):
+    """What :func:`open` takes besides its own parameters: the keys to read with
+    (:class:`OpenOptions`) or the options to write with (:class:`SealOptions`)."""
 from ._zseal import (
     Dictionary,
     RecordKey,
@@ -53,6 +58,7 @@ __all__ = [
     "ZsealWriter",
     "encrypt_file",
     "SealOptions",
+    "OpenOptions",
     "decrypt_file",
     "verify",
     "inspect",
@@ -128,23 +134,15 @@ class ZsealReader(io.BufferedIOBase):
         self,
         file: PathLike | IO[bytes],
         *,
-        identity: PathLike | Sequence[PathLike] | None = None,
         passphrase: str | None = None,
         threads: int | None = None,
-        max_work_factor: int | None = None,
-        key_passphrase: str | Callable[[str], str | None] | None = None,
         _owned: Any = None,
+        **keys: Unpack[OpenOptions],
     ) -> None:
+        """``keys``: :class:`OpenOptions`; the rest as :func:`open` describes them."""
         super().__init__()
         self._owned = _owned
-        self._r = _zseal.Reader(
-            file,
-            identity=identity,
-            passphrase=passphrase,
-            threads=threads,
-            max_work_factor=max_work_factor,
-            key_passphrase=key_passphrase,
-        )
+        self._r = _zseal.Reader(file, passphrase=passphrase, threads=threads, **keys)
 
     @property
     def name(self) -> str:
@@ -277,16 +275,13 @@ def open(
     file: PathLike | IO[bytes],
     mode: str = "rb",
     *,
-    identity: PathLike | Sequence[PathLike] | None = None,
     passphrase: str | None = None,
     threads: int | None = None,
     encoding: str | None = None,
     errors: str | None = None,
     newline: str | None = None,
-    max_work_factor: int | None = None,
     format: str | None = None,
-    key_passphrase: str | Callable[[str], str | None] | None = None,
-    **seal: Unpack[SealOptions],
+    **options: Unpack[OpenOrSeal],
 ) -> Any:
     """Opens a zseal container for reading (``"rb"``) or writing (``"wb"``; ``"xb"`` refuses
     to replace a file). ``file`` is a path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
@@ -321,7 +316,8 @@ def open(
     if not text and (encoding is not None or errors is not None or newline is not None):
         raise OptionError("encoding, errors and newline apply to text modes only")
     f: io.BufferedIOBase
-    seal = take_seal("open", seal)
+    keys = take_keys(options)
+    seal = take_seal("open", options, allowed=keys)
     if base == "r":
         if seal.get("recipients") is not None:
             raise OptionError("recipients are for writing; to read, pass identity= or passphrase=")
@@ -329,18 +325,11 @@ def open(
             raise OptionError(f"{', '.join(seal)}: options for writing, not for reading")
         if format is not None:
             raise OptionError("format is for writing: reading tells a container from an age file itself")
-        f = ZsealReader(
-            file,
-            identity=identity,
-            passphrase=passphrase,
-            threads=threads,
-            max_work_factor=max_work_factor,
-            key_passphrase=key_passphrase,
-        )
+        f = ZsealReader(file, passphrase=passphrase, threads=threads, **keys)
     else:
-        if identity is not None or key_passphrase is not None:
+        if keys.get("identity") is not None or keys.get("key_passphrase") is not None:
             raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
-        if max_work_factor is not None:
+        if keys.get("max_work_factor") is not None:
             raise OptionError("max_work_factor is for reading age files")
         if format is not None and format not in ("zseal", "age"):
             raise OptionError(f"format {format!r}: use 'zseal' or 'age'")

@@ -3,11 +3,10 @@
 import os
 from typing import IO, Any, Callable, Sequence, Unpack
 
-from .options import SealOptions
+from .options import OpenOptions, SealOptions
 
 _Path = str | os.PathLike[str]
 _Identity = _Path | Sequence[_Path] | None
-_KeyPassphrase = str | Callable[[str], str | None] | None
 
 __version__: str
 
@@ -18,11 +17,9 @@ class Reader:
         self,
         file: _Path | IO[bytes],
         *,
-        identity: _Identity = None,
         passphrase: str | None = None,
         threads: int | None = None,
-        max_work_factor: int | None = None,
-        key_passphrase: _KeyPassphrase = None,
+        **keys: Unpack[OpenOptions],
     ) -> None: ...
     @property
     def size(self) -> int | None: ...
@@ -72,12 +69,10 @@ def decrypt_file(
     src: _Path,
     dst: _Path,
     *,
-    identity: _Identity = None,
     passphrase: str | None = None,
     threads: int | None = None,
     overwrite: bool = False,
-    max_work_factor: int | None = None,
-    key_passphrase: _KeyPassphrase = None,
+    **keys: Unpack[OpenOptions],
 ) -> str | None:
     """Decrypts src into dst, which appears only when every byte verified; returns the
     whole-plaintext digest (hex), or None for a file written without one."""
@@ -85,11 +80,9 @@ def decrypt_file(
 def verify(
     file: _Path | IO[bytes],
     *,
-    identity: _Identity = None,
     passphrase: str | None = None,
     threads: int | None = None,
-    max_work_factor: int | None = None,
-    key_passphrase: _KeyPassphrase = None,
+    **keys: Unpack[OpenOptions],
 ) -> str | None:
     """Reads and checks the whole container; returns the whole-plaintext digest (hex, as b3sum
     or xxhsum -H3 print it), or None for a file written without one."""
@@ -206,11 +199,9 @@ class SplitOpen:
         self,
         src: str,
         *,
-        identity: _Path | Sequence[_Path] | None = None,
         passphrase: str | None = None,
-        max_work_factor: int | None = None,
-        key_passphrase: _KeyPassphrase = None,
         settings: Sequence[tuple[str, str]] = ...,
+        **keys: Unpack[OpenOptions],
     ) -> None: ...
     def open_key(self) -> bytes: ...
     @property

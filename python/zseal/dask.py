@@ -35,7 +35,7 @@ from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
 from .errors import OptionError, ZsealFileExistsError
-from .options import SealOptions, take_seal
+from .options import OpenOptions, SealOptions, take_keys, take_seal
 
 
 @dataclasses.dataclass(frozen=True)
@@ -398,30 +398,32 @@ def _open_task(open_key: bytes, src: str, start: int, end: int, out: str | bytes
     return _zseal.open_range(open_key, src, start, end, out, threads, settings), where
 
 
-def _opener(src: str, identity: Any, passphrase: str | None, key_passphrase: Any,
-            settings: list[tuple[str, str]]) -> Any:
-    return _zseal.SplitOpen(src, identity=identity, passphrase=passphrase, key_passphrase=key_passphrase,
-                            settings=settings)
+def _opener(what: str, src: str, passphrase: str | None, job: dict, writes: bool,
+            urls: list[str]) -> tuple[Any, _Run]:
+    """The job's run and the coordinator's opener of ``src``, with the keys among ``job``."""
+    keys = take_keys(job)
+    run = _Run.of(what, {k: v for k, v in job.items() if k not in keys}, urls, writes)
+    return _zseal.SplitOpen(src, passphrase=passphrase, settings=run.settings, **keys), run
 
 
-def verify(
-    src: Any,
-    *,
-    identity: Any = None,
-    passphrase: str | None = None,
-    key_passphrase: Any = None,
-    **job: Unpack[Job],
-) -> Result:
+class OpenJob(Job, OpenOptions, total=False):
+    """What :func:`verify` takes: the job's options and the keys (``identity``, …)."""
+
+
+class DecryptJob(WriteJob, OpenOptions, total=False):
+    """What :func:`decrypt` takes: the job's options and the keys (``identity``, …)."""
+
+
+def verify(src: Any, *, passphrase: str | None = None, **job: Unpack[OpenJob]) -> Result:
     """Checks the whole container ``src`` (a path on a shared filesystem or an object's URL)
-    with a Dask cluster (``job``: see :class:`Job`): each task authenticates its range of
+    with a Dask cluster (``job``: see :class:`Job` and :class:`zseal.OpenOptions`): each task authenticates its range of
     frames, the last one the trailer, and this process merges their BLAKE3 chaining values and
     compares the digest with the container's (FORMAT.md §11.4). Any damage raises
     (IntegrityError); a wrong key raises before any task runs. ``Result.blake3`` is the verified
     digest (None for a container whose digest is not BLAKE3: its frames are all authenticated,
     the digest is not recomputed)."""
     src = _absolute(src)
-    run = _Run.of("verify", job, [src], writes=False)
-    opener = _opener(src, identity, passphrase, key_passphrase, run.settings)
+    opener, run = _opener("verify", src, passphrase, job, False, [src])
     ranges = opener.ranges(run.tasks)
     key = opener.open_key()
     args = [(key, src, a, b, None, run.threads, run.settings) for a, b in ranges]
@@ -430,25 +432,16 @@ def verify(
     return run.result(opener.plaintext_size, _source_size(src, run.settings), digest, ranges, 0, done)
 
 
-def decrypt(
-    src: Any,
-    dst: Any,
-    *,
-    identity: Any = None,
-    passphrase: str | None = None,
-    key_passphrase: Any = None,
-    **job: Unpack[WriteJob],
-) -> Result:
+def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[DecryptJob]) -> Result:
     """Decrypts the container ``src`` into ``dst`` with a Dask cluster (``job``: see
-    :class:`WriteJob`); each may be a path on a shared filesystem or an object's URL. Each task
+    :class:`WriteJob` and :class:`zseal.OpenOptions`); each may be a path on a shared filesystem or an object's URL. Each task
     opens its range of whole chunks and writes it at its offset (a private temporary file beside
     ``dst``) or as the parts of one multipart upload numbered by offset; ``dst`` appears only
     once every task succeeded and the merged digest equals the container's (FORMAT.md §11.4). A
     damaged frame, a wrong key or any failure leaves no ``dst`` (the upload is aborted); an
     existing ``dst`` is replaced only with ``overwrite=True``."""
     src, dst = _absolute(src), os.fspath(dst)
-    run = _Run.of("decrypt", job, [src, dst], writes=True)
-    opener = _opener(src, identity, passphrase, key_passphrase, run.settings)
+    opener, run = _opener("decrypt", src, passphrase, job, True, [src, dst])
     key = opener.open_key()
     if _is_url(dst):
         upload, ranges = opener.upload(dst, run.tasks, run.overwrite)

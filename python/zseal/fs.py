@@ -33,7 +33,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from . import ZsealReader, ZsealWriter
 from .errors import ZsealError
-from .options import SealOptions
+from .options import OpenOptions, SealOptions
 
 __all__ = ["ZsealFileSystem"]
 
@@ -49,28 +49,21 @@ class ZsealFileSystem(ChainedFileSystem):
         target_protocol: str | None = None,
         target_options: dict[str, Any] | None = None,
         fs: fsspec.AbstractFileSystem | None = None,
-        identity: Any = None,
         passphrase: str | None = None,
         threads: int | None = None,
         fo: str | None = None,
-        max_work_factor: int | None = None,
         format: str | None = None,
-        key_passphrase: Any = None,
         **kwargs: Any,
     ) -> None:
-        # The sealing options (zseal.SealOptions) are this filesystem's; the rest are fsspec's.
+        # The keys (zseal.OpenOptions) and the sealing options (zseal.SealOptions) are this
+        # filesystem's; the rest are fsspec's.
+        keys = {k: kwargs.pop(k) for k in list(kwargs) if k in OpenOptions.__annotations__}
         seal = {k: kwargs.pop(k) for k in list(kwargs) if k in SealOptions.__annotations__}
         super().__init__(**kwargs)
         if fs is None:
             fs = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
         self.fs = fs
-        self._read = {
-            "identity": identity,
-            "passphrase": passphrase,
-            "threads": threads,
-            "max_work_factor": max_work_factor,
-            "key_passphrase": key_passphrase,
-        }
+        self._read = {"passphrase": passphrase, "threads": threads, **keys}
         self._write = {"passphrase": passphrase, "threads": threads, "format": format, **seal}
         self._sizes: dict[tuple[Any, ...], int] = {}
 

@@ -1,9 +1,11 @@
-"""The options every call that seals takes, once (``**seal``: ``zseal.open(..., "wb")``,
-``encrypt_file``, the fsspec filesystem, ``zseal.dask.encrypt``)."""
+"""The options every call that seals, and every call that opens, takes, once (``**seal``:
+``zseal.open(..., "wb")``, ``encrypt_file``, the fsspec filesystem, ``zseal.dask.encrypt``;
+``**keys``: ``zseal.open(..., "rb")``, ``decrypt_file``, ``verify``, the fsspec filesystem,
+``zseal.dask.verify`` and ``decrypt``)."""
 
 from __future__ import annotations
 
-from typing import Iterable, TypedDict
+from typing import Any, Callable, Iterable, Sequence, TypedDict
 
 
 class SealOptions(TypedDict, total=False):
@@ -19,6 +21,23 @@ class SealOptions(TypedDict, total=False):
     hash: str | None
     chunk_size: int | None
     pad: bool
+
+
+class OpenOptions(TypedDict, total=False):
+    """The keys that open a file, besides a passphrase: ``identity`` (a path, or a list of
+    paths, of age identity files or OpenSSH private keys; an ``AGE-SECRET-KEY-1…`` string also
+    works), ``max_work_factor`` (1 to 22: an age passphrase file whose scrypt work factor is
+    higher is refused before any work), ``key_passphrase`` (unlocks a passphrase-protected
+    OpenSSH identity: the passphrase, or a callable given the key's description)."""
+
+    identity: Any
+    max_work_factor: int | None
+    key_passphrase: str | Callable[[str], str | None] | None
+
+
+def take_keys(options: dict) -> dict:
+    """The opening keys among a call's keyword arguments."""
+    return {k: v for k, v in options.items() if k in OpenOptions.__annotations__}
 
 
 def take_seal(what: str, options: dict, allowed: Iterable[str] = ()) -> dict:
