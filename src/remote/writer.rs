@@ -261,8 +261,11 @@ impl RemoteWriter {
 
     /// Aborts the upload (nothing appears; the store drops the parts).
     fn abort(&mut self) {
+        // A part already on the wire may land after the abort, and some stores then keep (or
+        // re-create) the upload: let the parts in flight end (each within the request
+        // timeout), then abort.
         for h in self.in_flight.drain(..) {
-            h.abort();
+            let _ = block_on(h);
         }
         if let Some(up) = self.upload.take() {
             up.abort();
