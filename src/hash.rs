@@ -245,6 +245,22 @@ pub fn to_hex(alg: HashAlg, digest: &[u8; 32]) -> String {
         .collect()
 }
 
+/// Feeds everything `r` yields to `f`, a MiB at a time (what a streaming hash reads through).
+pub(crate) fn read_blocks(
+    mut r: impl std::io::Read,
+    mut f: impl FnMut(&[u8]),
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => f(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Hashes everything `r` yields and returns the hex digest as `b3sum` or `xxhsum -H3` prints it.
 pub fn hash_reader(alg: HashAlg, mut r: impl std::io::Read) -> std::io::Result<String> {
     match alg {
@@ -255,15 +271,7 @@ pub fn hash_reader(alg: HashAlg, mut r: impl std::io::Read) -> std::io::Result<S
         }
         HashAlg::Xxh3 => {
             let mut h = Xxh3::new();
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                match r.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => h.update(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
+            read_blocks(&mut r, |b| h.update(b))?;
             Ok(format!("{:016x}", h.digest()))
         }
         HashAlg::None => Err(no_digest()),

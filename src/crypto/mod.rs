@@ -4,6 +4,7 @@
 pub mod aead;
 pub mod passphrase;
 pub mod recipients;
+pub mod sign;
 
 /// A stanza of an age header (what [`Identity::unwrap_age_stanzas`] takes), as `age-core` parses it.
 pub use age_core::format::Stanza as AgeStanza;

@@ -6,4 +6,5 @@ mod common;
 
 mod cctv;
 mod interop;
+mod sign;
 mod write;

@@ -112,7 +112,7 @@ pub fn keys_for(
 
 /// Asks on the terminal for the passphrase of an encrypted SSH key.
 #[derive(Clone)]
-struct TerminalPrompt;
+pub(crate) struct TerminalPrompt;
 
 impl KeyPassphrase for TerminalPrompt {
     fn passphrase(&self, description: &str) -> Option<String> {

@@ -22,6 +22,7 @@ mod keys;
 mod progress;
 mod rekey;
 mod report;
+mod sign;
 mod verify;
 
 use std::process::ExitCode;

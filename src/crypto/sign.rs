@@ -1,0 +1,161 @@
+//! SSH signatures (FORMAT.md §12, issue 36): an OpenSSH private key signs in OpenSSH's SSHSIG
+//! format (`PROTOCOL.sshsig`, what `ssh-keygen -Y sign` writes), namespace `zseal`, SHA-512,
+//! through RustCrypto's `ssh-key`. The message is given by its SHA-512, computed as the bytes
+//! went by, so that a large file is never held in memory: this module only lays out the bytes
+//! SSHSIG signs (its "signed data") around that hash, and `ssh-key` does the signing.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use sha2::{Digest as _, Sha512};
+use signature::Signer as _;
+use ssh_key::{HashAlg, LineEnding, PrivateKey, SshSig};
+
+use super::recipients::KeyPassphrase;
+use crate::error::{Error, Result};
+
+/// The SSHSIG namespace of every zseal signature: `ssh-keygen -Y verify -n zseal` checks one.
+pub const NAMESPACE: &str = "zseal";
+
+/// An OpenSSH private key that signs (ed25519, ecdsa, rsa; unlocked if it was encrypted).
+pub struct SigningKey {
+    key: PrivateKey,
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("fingerprint", &self.fingerprint())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// Reads the OpenSSH private key at `path`; an encrypted one asks `ask` for its passphrase
+    /// (a wrong one, or none, is an error naming the key).
+    pub fn read(path: &Path, ask: &impl KeyPassphrase) -> Result<SigningKey> {
+        let name = path.display();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        SigningKey::parse(&text, &name.to_string(), ask)
+    }
+
+    /// A key from the text of an OpenSSH private key file, `name` saying where it came from.
+    pub fn parse(text: &str, name: &str, ask: &impl KeyPassphrase) -> Result<SigningKey> {
+        let key = PrivateKey::from_openssh(text).map_err(|e| {
+            Error::InvalidOption(format!(
+                "{name}: not an OpenSSH private key ({e}): --sign takes a key ssh-keygen wrote \
+                 (-----BEGIN OPENSSH PRIVATE KEY-----)"
+            ))
+        })?;
+        let key = if key.is_encrypted() {
+            if let Some(advice) = ask.refusal() {
+                return Err(Error::InvalidOption(format!(
+                    "{name} is passphrase-protected: {advice}"
+                )));
+            }
+            let description = format!("passphrase for the SSH key {name}");
+            let pass = ask.passphrase(&description).ok_or_else(|| {
+                Error::InvalidOption(format!(
+                    "{name} is passphrase-protected and no passphrase was given"
+                ))
+            })?;
+            key.decrypt(pass.as_bytes())
+                .map_err(|_| Error::InvalidOption(format!("{name}: wrong passphrase")))?
+        } else {
+            key
+        };
+        Ok(SigningKey { key })
+    }
+
+    /// The public key's SHA-256 fingerprint, as `ssh-keygen -l` prints it (`SHA256:…`).
+    pub fn fingerprint(&self) -> String {
+        self.key.fingerprint(HashAlg::Sha256).to_string()
+    }
+
+    /// The public key in OpenSSH's one-line form (for an allowed_signers line).
+    pub fn public_key(&self) -> String {
+        self.key.public_key().to_openssh().unwrap_or_default()
+    }
+
+    /// Signs the message whose SHA-512 is `digest`: the SSHSIG, armored as `ssh-keygen -Y sign`
+    /// writes it (`-----BEGIN SSH SIGNATURE-----`).
+    pub fn sign_sha512(&self, digest: &[u8; 64]) -> Result<String> {
+        let data = signed_data(digest);
+        let signature = match self.key.key_data().rsa() {
+            Some(rsa) => sign_rsa(rsa, &data),
+            None => self.key.try_sign(&data),
+        }
+        .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
+        let sig = SshSig::new(
+            self.key.public_key().key_data().clone(),
+            NAMESPACE,
+            HashAlg::Sha512,
+            signature,
+        )
+        .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
+        sig.to_pem(LineEnding::LF)
+            .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))
+    }
+}
+
+/// An RSA signature as OpenSSH's `rsa-sha2-512` (PKCS #1 v1.5 with SHA-512), by the `rsa`
+/// crate from the key's components. `ssh-key` 0.6.7 builds its RSA key from the prime `p` twice
+/// instead of `p` and `q`, which the `rsa` crate rejects, so every RSA key failed to sign.
+fn sign_rsa(
+    key: &ssh_key::private::RsaKeypair,
+    data: &[u8],
+) -> signature::Result<ssh_key::Signature> {
+    let int = |m: &ssh_key::Mpint| {
+        m.as_positive_bytes()
+            .map(rsa::BigUint::from_bytes_be)
+            .ok_or_else(signature::Error::new)
+    };
+    let private = rsa::RsaPrivateKey::from_components(
+        int(&key.public.n)?,
+        int(&key.public.e)?,
+        int(&key.private.d)?,
+        vec![int(&key.private.p)?, int(&key.private.q)?],
+    )
+    .map_err(|_| signature::Error::new())?;
+    let sig = rsa::pkcs1v15::SigningKey::<Sha512>::new(private).try_sign(data)?;
+    let algorithm = ssh_key::Algorithm::Rsa {
+        hash: Some(HashAlg::Sha512),
+    };
+    ssh_key::Signature::new(algorithm, signature::SignatureEncoding::to_vec(&sig))
+        .map_err(|_| signature::Error::new())
+}
+
+/// What SSHSIG signs for a message of SHA-512 `digest` (PROTOCOL.sshsig): the magic `SSHSIG`,
+/// then as SSH strings (a 32-bit big-endian length, then the bytes) the namespace, the reserved
+/// field (empty), the hash algorithm's name and the message's hash.
+fn signed_data(digest: &[u8; 64]) -> Vec<u8> {
+    let mut b = b"SSHSIG".to_vec();
+    for field in [NAMESPACE.as_bytes(), b"", b"sha512", digest] {
+        b.extend_from_slice(&(field.len() as u32).to_be_bytes());
+        b.extend_from_slice(field);
+    }
+    b
+}
+
+/// The SHA-512 of everything `r` yields.
+pub fn sha512_of(r: impl Read) -> io::Result<[u8; 64]> {
+    let mut h = Sha512::new();
+    crate::hash::read_blocks(r, |b| h.update(b))?;
+    Ok(h.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The signed data of a message is what `ssh-key` itself lays out around its hash, so a
+    /// signature over the hash is one over the message.
+    #[test]
+    fn the_signed_data_is_sshsigs() {
+        let msg = b"zseal signed plaintext v1\n";
+        let digest = sha512_of(&msg[..]).unwrap();
+        let theirs = SshSig::signed_data(NAMESPACE, HashAlg::Sha512, msg).unwrap();
+        assert_eq!(signed_data(&digest), theirs);
+    }
+}

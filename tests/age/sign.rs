@@ -1,0 +1,231 @@
+//! `encrypt --format age --sign KEY` (FORMAT.md §12.4): a detached OUT.sig, an SSHSIG over the
+//! age file (namespace zseal), that the real `ssh-keygen -Y verify` checks as is; for an Ed25519
+//! key, the very signature `ssh-keygen -Y sign` makes of the same file (Ed25519 is
+//! deterministic). What cannot be signed, or where, is refused before anything is written.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use assert_cmd::Command as Cmd;
+use base64::Engine;
+use predicates::str::contains;
+
+fn zseal() -> Cmd {
+    Cmd::cargo_bin("zseal").unwrap()
+}
+
+/// A new unencrypted OpenSSH key of `kind` (`ed25519`, `ecdsa`, `rsa`) in `dir`.
+fn ssh_key(ssh_keygen: &Path, dir: &Path, kind: &str) -> PathBuf {
+    let key = dir.join(format!("id_{kind}"));
+    let mut c = Command::new(ssh_keygen);
+    c.args(["-q", "-t", kind, "-N", "", "-C", "alice@example", "-f"])
+        .arg(&key);
+    if kind == "rsa" {
+        c.args(["-b", "2048"]);
+    }
+    assert!(c.status().unwrap().success());
+    key
+}
+
+/// `ssh-keygen -Y verify` of `file` against `sig`, with `key` as alice's allowed signer.
+fn ssh_verifies(ssh_keygen: &Path, key: &Path, file: &Path, sig: &Path, namespace: &str) -> bool {
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let allowed = key.with_extension("allowed");
+    std::fs::write(&allowed, format!("alice@example {public}")).unwrap();
+    Command::new(ssh_keygen)
+        .args(["-Y", "verify", "-f"])
+        .arg(&allowed)
+        .args(["-I", "alice@example", "-n", namespace, "-s"])
+        .arg(sig)
+        .stdin(std::fs::File::open(file).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// The SSHSIG blob inside an armored signature.
+fn blob(armored: &str) -> Vec<u8> {
+    let body: String = armored
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap()
+}
+
+#[test]
+fn ssh_keygen_checks_the_signature_of_an_age_file() {
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (id, public) = common::keygen_file(dir.path(), "me.key");
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, common::data(300_000)).unwrap();
+    for kind in ["ed25519", "ecdsa", "rsa"] {
+        let key = ssh_key(&ssh_keygen, dir.path(), kind);
+        let out = dir.path().join(format!("{kind}.age"));
+        let sig = dir.path().join(format!("{kind}.age.sig"));
+        zseal()
+            .args(["encrypt", "--format", "age", "-q", "-r", &public, "--sign"])
+            .arg(&key)
+            .arg("-o")
+            .arg(&out)
+            .arg(&input)
+            .assert()
+            .success();
+        let armored = std::fs::read_to_string(&sig).unwrap();
+        assert!(
+            armored.starts_with("-----BEGIN SSH SIGNATURE-----\n"),
+            "{kind}"
+        );
+        assert!(
+            ssh_verifies(&ssh_keygen, &key, &out, &sig, "zseal"),
+            "{kind}"
+        );
+        // Another namespace, or one changed byte of the file, and ssh-keygen refuses it.
+        assert!(
+            !ssh_verifies(&ssh_keygen, &key, &out, &sig, "file"),
+            "{kind}"
+        );
+        let mut bytes = std::fs::read(&out).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        let changed = dir.path().join("changed.age");
+        std::fs::write(&changed, &bytes).unwrap();
+        assert!(
+            !ssh_verifies(&ssh_keygen, &key, &changed, &sig, "zseal"),
+            "{kind}"
+        );
+        // The age file itself is unchanged by signing: it decrypts as ever.
+        zseal()
+            .args(["decrypt", "-i"])
+            .arg(&id)
+            .arg(&out)
+            .assert()
+            .success()
+            .stdout(common::data(300_000));
+        if kind == "ed25519" {
+            // Ed25519 signs deterministically: ssh-keygen -Y sign of the same file gives the
+            // same SSHSIG.
+            let copy = dir.path().join("copy.age");
+            std::fs::copy(&out, &copy).unwrap();
+            let status = Command::new(&ssh_keygen)
+                .args(["-Y", "sign", "-n", "zseal", "-f"])
+                .arg(&key)
+                .arg(&copy)
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let theirs = std::fs::read_to_string(dir.path().join("copy.age.sig")).unwrap();
+            assert_eq!(blob(&armored), blob(&theirs));
+        }
+    }
+}
+
+#[test]
+fn what_cannot_be_signed_is_refused_before_anything_is_written() {
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_, public) = common::keygen_file(dir.path(), "me.key");
+    let key = ssh_key(&ssh_keygen, dir.path(), "ed25519");
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, b"signed bytes").unwrap();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut c = zseal();
+        c.args(["encrypt", "-q", "-r", &public, "--sign"]).arg(&key);
+        c.args(extra).arg(&input);
+        c.assert().failure()
+    };
+    // A container: designed, not built yet, and said so.
+    run(&["-o", out.to_str().unwrap()]).stderr(contains("FORMAT.md §12"));
+    // An age file to standard output: the signature has nowhere to go.
+    run(&["--format", "age"]).stderr(contains("give -o FILE"));
+    // Two keys for one detached signature file.
+    run(&[
+        "--format",
+        "age",
+        "--sign",
+        key.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .stderr(contains("one key"));
+    // An existing OUT.sig is kept without --force, and no OUT appears.
+    std::fs::write(dir.path().join("out.sig"), b"keep").unwrap();
+    run(&["--format", "age", "-o", out.to_str().unwrap()]).stderr(contains("out.sig"));
+    assert_eq!(std::fs::read(dir.path().join("out.sig")).unwrap(), b"keep");
+    assert!(!out.exists());
+    // Not a private key: named.
+    let mut c = zseal();
+    c.args(["encrypt", "--format", "age", "-q", "-r", &public, "--sign"])
+        .arg(key.with_extension("pub"))
+        .arg("-o")
+        .arg(dir.path().join("other"))
+        .arg(&input);
+    c.assert()
+        .failure()
+        .stderr(contains("not an OpenSSH private key"));
+    assert!(!dir.path().join("other").exists());
+}
+
+/// The passphrase a test gives, or none.
+#[derive(Clone)]
+struct Given(Option<&'static str>);
+
+impl zseal::crypto::recipients::KeyPassphrase for Given {
+    fn passphrase(&self, _: &str) -> Option<String> {
+        self.0.map(str::to_string)
+    }
+}
+
+#[test]
+fn an_encrypted_key_signs_once_its_passphrase_unlocks_it() {
+    use zseal::crypto::sign::{sha512_of, SigningKey};
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("id_locked");
+    let status = Command::new(&ssh_keygen)
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "open sesame",
+            "-C",
+            "alice@example",
+            "-f",
+        ])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for (given, why) in [(None, "no passphrase"), (Some("wrong"), "wrong passphrase")] {
+        let e = SigningKey::read(&key, &Given(given))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why) && e.contains("id_locked"), "{e}");
+    }
+    let signer = SigningKey::read(&key, &Given(Some("open sesame"))).unwrap();
+    assert!(signer.fingerprint().starts_with("SHA256:"));
+    assert!(format!("{signer:?}").contains(&signer.fingerprint()));
+    // A message signed by its SHA-512 alone, checked by ssh-keygen over the message itself.
+    let message = dir.path().join("message");
+    std::fs::write(&message, common::noise(1 << 20, 9)).unwrap();
+    let digest = sha512_of(std::fs::File::open(&message).unwrap()).unwrap();
+    let sig = dir.path().join("message.sig");
+    std::fs::write(&sig, signer.sign_sha512(&digest).unwrap()).unwrap();
+    assert!(ssh_verifies(&ssh_keygen, &key, &message, &sig, "zseal"));
+    assert!(signer.public_key().starts_with("ssh-ed25519 "));
+}
