@@ -9,7 +9,7 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha512};
 use signature::Signer as _;
-use ssh_key::{HashAlg, LineEnding, PrivateKey, SshSig};
+use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 use super::recipients::KeyPassphrase;
 use crate::error::{Error, Result};
@@ -99,6 +99,170 @@ impl SigningKey {
     }
 }
 
+/// The statement a signed container's signature is made over (FORMAT.md §12.1): the plaintext's
+/// length and whole-file BLAKE3 (hex, as `b3sum` prints it), one per line, each ending in `\n`.
+pub fn statement(plaintext_len: u64, blake3_hex: &str) -> String {
+    format!("zseal signed plaintext v1\nlength {plaintext_len}\nblake3 {blake3_hex}\n")
+}
+
+/// Who may have signed: public keys given one by one (`--signer`), and the entries of an
+/// OpenSSH `allowed_signers` file (`--allowed-signers`) that allow the namespace `zseal`.
+#[derive(Debug, Default)]
+pub struct Signers {
+    /// Each allowed key, with a name for messages (its principals, or where it came from).
+    keys: Vec<(String, PublicKey)>,
+}
+
+impl Signers {
+    /// Adds a public key: an OpenSSH one-line key (`ssh-ed25519 AAAA… comment`), or a file that
+    /// holds one (`id_ed25519.pub`).
+    pub fn add_key(&mut self, key_or_file: &str) -> Result<()> {
+        let text = match std::fs::read_to_string(key_or_file) {
+            Ok(t) => t,
+            Err(_) => key_or_file.to_string(),
+        };
+        let key = PublicKey::from_openssh(text.trim()).map_err(|e| {
+            Error::InvalidOption(format!(
+                "{key_or_file}: not an OpenSSH public key or a file holding one ({e})"
+            ))
+        })?;
+        self.keys.push((key_or_file.to_string(), key));
+        Ok(())
+    }
+
+    /// Adds the entries of an OpenSSH `allowed_signers` file (`ssh-keygen(1)`, ALLOWED SIGNERS):
+    /// `principals [options] key`, one a line, `#` comments. An entry whose `namespaces="…"`
+    /// does not match `zseal` is left out; `cert-authority` entries and validity times are
+    /// refused, naming the line (zseal does not check certificates or clocks).
+    pub fn add_allowed_signers(&mut self, path: &Path) -> Result<()> {
+        let name = path.display();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = |why: &str| Error::InvalidOption(format!("{name}:{}: {why}", n + 1));
+            let (principals, rest) = split_field(line);
+            let rest = rest.trim_start();
+            // The options, when the next field is not the key itself.
+            let (options, key) = match PublicKey::from_openssh(rest) {
+                Ok(k) => ("", k),
+                Err(_) => {
+                    let (options, key) = split_field(rest);
+                    let key = PublicKey::from_openssh(key.trim_start())
+                        .map_err(|e| bad(&format!("no public key ({e})")))?;
+                    (options, key)
+                }
+            };
+            let mut allowed = true;
+            for option in split_options(options) {
+                let (k, v) = option.split_once('=').unwrap_or((option, ""));
+                match k.to_ascii_lowercase().as_str() {
+                    "namespaces" => {
+                        let v = v.trim_matches('"');
+                        allowed = v.split(',').any(|p| glob(p.trim(), NAMESPACE));
+                    }
+                    "cert-authority" | "valid-after" | "valid-before" => {
+                        return Err(bad(&format!(
+                            "the option {k} is not supported: list the signers' own keys"
+                        )))
+                    }
+                    _ => return Err(bad(&format!("unknown option {k}"))),
+                }
+            }
+            if allowed {
+                self.keys.push((principals.to_string(), key));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when no signer was given.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Checks `armored`, an SSHSIG, over `message`: it must be a `zseal` signature by one of
+    /// these keys. Returns that key's name and fingerprint; otherwise the reason.
+    pub fn check(&self, message: &[u8], armored: &str) -> Result<String> {
+        let sig = SshSig::from_pem(armored.trim()).map_err(|e| {
+            Error::Damaged(format!("the signature does not parse as an SSHSIG ({e})"))
+        })?;
+        if sig.namespace() != NAMESPACE {
+            return Err(Error::Damaged(format!(
+                "the signature is for the namespace '{}', not '{NAMESPACE}'",
+                sig.namespace()
+            )));
+        }
+        let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256);
+        let Some((name, key)) = self
+            .keys
+            .iter()
+            .find(|(_, k)| k.key_data() == sig.public_key())
+        else {
+            return Err(Error::Damaged(format!(
+                "signed by {fingerprint}, which is none of the signers given"
+            )));
+        };
+        key.verify(NAMESPACE, message, &sig).map_err(|_| {
+            Error::Damaged(format!(
+                "the signature by {fingerprint} ({name}) is not over this content"
+            ))
+        })?;
+        Ok(format!("{name} ({fingerprint})"))
+    }
+}
+
+/// The first whitespace-separated field of `s` (quotes keep spaces) and the rest.
+fn split_field(s: &str) -> (&str, &str) {
+    let mut quoted = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => return (&s[..i], &s[i..]),
+            _ => {}
+        }
+    }
+    (s, "")
+}
+
+/// The comma-separated options of an allowed_signers entry (quotes keep commas).
+fn split_options(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// OpenSSH's pattern match: `*` any run, `?` any one character.
+fn glob(pattern: &str, s: &str) -> bool {
+    match (pattern.chars().next(), s.chars().next()) {
+        (None, None) => true,
+        (Some('*'), _) => {
+            glob(&pattern[1..], s)
+                || (!s.is_empty()
+                    && glob(pattern, &s[s.chars().next().map_or(0, char::len_utf8)..]))
+        }
+        (Some('?'), Some(c)) => glob(&pattern[1..], &s[c.len_utf8()..]),
+        (Some(p), Some(c)) if p == c => glob(&pattern[p.len_utf8()..], &s[c.len_utf8()..]),
+        _ => false,
+    }
+}
+
 /// An RSA signature as OpenSSH's `rsa-sha2-512` (PKCS #1 v1.5 with SHA-512), by the `rsa`
 /// crate from the key's components. `ssh-key` 0.6.7 builds its RSA key from the prime `p` twice
 /// instead of `p` and `q`, which the `rsa` crate rejects, so every RSA key failed to sign.
@@ -151,6 +315,35 @@ mod tests {
 
     /// The signed data of a message is what `ssh-key` itself lays out around its hash, so a
     /// signature over the hash is one over the message.
+    #[test]
+    fn the_statement_is_three_lines() {
+        let hex = "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262";
+        assert_eq!(
+            statement(0, hex),
+            format!("zseal signed plaintext v1\nlength 0\nblake3 {hex}\n")
+        );
+    }
+
+    #[test]
+    fn namespaces_match_as_openssh_patterns() {
+        for (p, ok) in [
+            ("zseal", true),
+            ("z*", true),
+            ("*", true),
+            ("zs?al", true),
+            ("file", false),
+            ("zseal*x", false),
+            ("", false),
+        ] {
+            assert_eq!(glob(p, NAMESPACE), ok, "{p}");
+        }
+        assert_eq!(
+            split_options(r#"namespaces="a,b",cert-authority"#),
+            vec![r#"namespaces="a,b""#, "cert-authority"]
+        );
+        assert_eq!(split_field(r#"a@b,"c d" key"#), (r#"a@b,"c d""#, " key"));
+    }
+
     #[test]
     fn the_signed_data_is_sshsigs() {
         let msg = b"zseal signed plaintext v1\n";

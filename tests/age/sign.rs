@@ -229,3 +229,99 @@ fn an_encrypted_key_signs_once_its_passphrase_unlocks_it() {
     assert!(ssh_verifies(&ssh_keygen, &key, &message, &sig, "zseal"));
     assert!(signer.public_key().starts_with("ssh-ed25519 "));
 }
+
+#[test]
+fn a_statement_ssh_keygen_signed_is_checked_against_keys_and_allowed_signers() {
+    use zseal::crypto::sign::{statement, Signers};
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let alice = ssh_key(&ssh_keygen, dir.path(), "ed25519");
+    let bob = ssh_key(&ssh_keygen, dir.path(), "ecdsa");
+    let text = statement(1 << 30, &blake3::hash(b"the plaintext").to_hex());
+    let stmt = dir.path().join("stmt");
+    std::fs::write(&stmt, &text).unwrap();
+    let sign = |key: &Path, namespace: &str| {
+        let _ = std::fs::remove_file(dir.path().join("stmt.sig"));
+        let ok = Command::new(&ssh_keygen)
+            .args(["-Y", "sign", "-n", namespace, "-f"])
+            .arg(key)
+            .arg(&stmt)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        std::fs::read_to_string(dir.path().join("stmt.sig")).unwrap()
+    };
+    let by_alice = sign(&alice, "zseal");
+    let alice_pub = std::fs::read_to_string(alice.with_extension("pub")).unwrap();
+    // By key file, by key text, and by an allowed_signers entry for the namespace.
+    let mut s = Signers::default();
+    s.add_key(alice.with_extension("pub").to_str().unwrap())
+        .unwrap();
+    assert!(s
+        .check(text.as_bytes(), &by_alice)
+        .unwrap()
+        .contains("SHA256:"));
+    let mut s = Signers::default();
+    s.add_key(alice_pub.trim()).unwrap();
+    s.check(text.as_bytes(), &by_alice).unwrap();
+    let allowed = dir.path().join("allowed_signers");
+    let bob_pub = std::fs::read_to_string(bob.with_extension("pub")).unwrap();
+    std::fs::write(
+        &allowed,
+        format!(
+            "# who may sign\nalice@example namespaces=\"git,zs*\" {alice_pub}\nbob@example {bob_pub}"
+        ),
+    )
+    .unwrap();
+    let mut s = Signers::default();
+    s.add_allowed_signers(&allowed).unwrap();
+    assert!(s
+        .check(text.as_bytes(), &by_alice)
+        .unwrap()
+        .starts_with("alice@example"));
+    // Other content, another namespace, a key not allowed for zseal, a key not listed.
+    let other = statement(1 << 30, &blake3::hash(b"other bytes").to_hex());
+    let e = s
+        .check(other.as_bytes(), &by_alice)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not over this content"), "{e}");
+    let e = s
+        .check(text.as_bytes(), &sign(&alice, "file"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("namespace 'file'"), "{e}");
+    std::fs::write(
+        &allowed,
+        format!("alice@example namespaces=\"git\" {alice_pub}"),
+    )
+    .unwrap();
+    let mut s = Signers::default();
+    s.add_allowed_signers(&allowed).unwrap();
+    assert!(s.is_empty());
+    let mut s = Signers::default();
+    s.add_key(bob_pub.trim()).unwrap();
+    let e = s.check(text.as_bytes(), &by_alice).unwrap_err().to_string();
+    assert!(e.contains("none of the signers"), "{e}");
+    // What zseal does not check is refused, naming the line.
+    std::fs::write(&allowed, format!("\nca@example cert-authority {alice_pub}")).unwrap();
+    let e = Signers::default()
+        .add_allowed_signers(&allowed)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("allowed_signers:2") && e.contains("cert-authority"),
+        "{e}"
+    );
+    // zseal's own signature of the statement checks the same way.
+    let key = zseal::crypto::sign::SigningKey::read(&bob, &Given(None)).unwrap();
+    let digest = zseal::crypto::sign::sha512_of(text.as_bytes()).unwrap();
+    let mut s = Signers::default();
+    s.add_key(bob_pub.trim()).unwrap();
+    s.check(text.as_bytes(), &key.sign_sha512(&digest).unwrap())
+        .unwrap();
+}
