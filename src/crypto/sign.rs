@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// The SSHSIG namespace of every zseal signature: `ssh-keygen -Y verify -n zseal` checks one.
 pub const NAMESPACE: &str = "zseal";
 
-/// An OpenSSH private key that signs (ed25519, ecdsa, rsa; unlocked if it was encrypted).
+/// An OpenSSH private key that signs (ed25519, ecdsa P-256, rsa; unlocked if it was encrypted).
 pub struct SigningKey {
     key: PrivateKey,
 }

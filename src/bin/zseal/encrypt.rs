@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, value_name = "MIN..MAX", num_args = 0..=1, require_equals = true,
           default_missing_value = "1..19", value_parser = parse_adapt)]
     adapt: Option<(i32, i32)>,
-    /// Sign with this OpenSSH private key (ed25519, ecdsa, rsa; an encrypted one asks for its
+    /// Sign with this OpenSSH private key (ed25519, ecdsa P-256, rsa; an encrypted one asks for its
     /// passphrase); repeatable. With --format age, writes OUT.sig beside -o OUT: an SSHSIG
     /// (namespace zseal) of the age file that `ssh-keygen -Y verify -n zseal` checks. Signing a
     /// container is designed (FORMAT.md §12) but not built yet
