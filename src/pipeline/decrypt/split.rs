@@ -6,7 +6,7 @@
 //! the coordinator merges those into the whole-plaintext digest and compares it with the final
 //! frame's ([`merged_digest`]).
 
-use std::io::{self, Read, Seek, Write};
+use std::io::{Read, Seek, Write};
 
 use zeroize::Zeroizing;
 
@@ -14,7 +14,7 @@ use super::{DecryptOptions, Decryptor, Locked};
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::FinalFrame;
-use crate::hash::{self, ChunkHash, ChunkHasher, Digest, HashAlg};
+use crate::hash::{self, ChunkHash, Digest, HashAlg};
 
 /// What a task needs to open one container's frames: the payload key, and a digest of the
 /// header it was derived under (the task reads the header again and must find the same bytes).
@@ -144,52 +144,6 @@ impl OpenedRange {
     }
 }
 
-/// A sink that hashes what passes through it a chunk at a time (the chunks start at
-/// `first_chunk`), for the coordinator's merge.
-struct Hashing<W> {
-    inner: W,
-    alg: HashAlg,
-    chunk_size: usize,
-    next: u64,
-    filled: usize,
-    hasher: Option<ChunkHasher>,
-    done: Vec<ChunkHash>,
-}
-
-impl<W: Write> Hashing<W> {
-    fn end_chunk(&mut self) {
-        if let Some(h) = self.hasher.take() {
-            self.done.push(h.finish());
-            self.next += 1;
-            self.filled = 0;
-        }
-    }
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        let mut rest = &buf[..n];
-        while !rest.is_empty() {
-            let h = self
-                .hasher
-                .get_or_insert_with(|| ChunkHasher::new(self.alg, self.next, self.chunk_size));
-            let take = rest.len().min(self.chunk_size - self.filled);
-            h.update(&rest[..take]);
-            self.filled += take;
-            rest = &rest[take..];
-            if self.filled == self.chunk_size {
-                self.end_chunk();
-            }
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
 /// Opens plaintext bytes `start..end` of the container `dec` was opened on into `w` (a task's
 /// work): `start` must be a multiple of the chunk size and `end` too unless it is the end of
 /// the plaintext. Every frame read is authenticated, and placed by the index the final frame
@@ -199,7 +153,7 @@ pub fn open_range<R: Read + Seek, W: Write>(
     dec: &mut Decryptor<R>,
     start: u64,
     end: u64,
-    w: W,
+    mut w: W,
 ) -> Result<(W, OpenedRange)> {
     let c = dec.header().chunk_size() as u64;
     let len = dec.plaintext_len()?;
@@ -209,38 +163,21 @@ pub fn open_range<R: Read + Seek, W: Write>(
              {len}"
         )));
     }
-    let alg = dec.header().hash;
-    let mut sink = Hashing {
-        inner: w,
-        alg: if alg == HashAlg::Blake3 {
-            alg
-        } else {
-            HashAlg::None
-        },
-        chunk_size: c as usize,
-        next: start / c,
-        filled: 0,
-        hasher: None,
-        done: Vec::new(),
-    };
+    // The workers hash each chunk as they open it; the verifier keeps the hashes in order.
+    dec.source.verifier.collect_hashes();
     let n = if start < end {
-        dec.copy_range_to(start, Some(end), &mut sink)?
+        dec.copy_range_to(start, Some(end), &mut w)?
     } else {
         0
     };
-    sink.end_chunk();
-    let blake3 = alg == HashAlg::Blake3;
+    let hashes = dec.source.verifier.take_hashes();
     Ok((
-        sink.inner,
+        w,
         OpenedRange {
             first_chunk: start / c,
             plaintext_len: n,
-            root_if_alone: sink.done.first().and_then(|h| h.root_if_alone()),
-            chaining_values: if blake3 {
-                sink.done.iter().filter_map(|h| h.cv()).collect()
-            } else {
-                Vec::new()
-            },
+            root_if_alone: hashes.first().and_then(|h| h.root_if_alone()),
+            chaining_values: hashes.iter().filter_map(|h| h.cv()).collect(),
         },
     ))
 }

@@ -21,6 +21,9 @@ pub(crate) struct Verifier {
     lengths: blake3::Hasher,
     /// The whole-plaintext digest, while every chunk from the first was accepted in order.
     digest: Option<Digest>,
+    /// The hash of each chunk accepted since the last restart, when a caller collects them (a
+    /// range opened in pieces, FORMAT.md §11.4): the workers compute them, as for the digest.
+    collected: Option<Vec<ChunkHash>>,
     alg: HashAlg,
 }
 
@@ -34,8 +37,19 @@ impl Verifier {
             padding: 0,
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
+            collected: None,
             alg,
         }
+    }
+
+    /// From now on, keeps each accepted chunk's hash (cleared at every restart).
+    pub(crate) fn collect_hashes(&mut self) {
+        self.collected = Some(Vec::new());
+    }
+
+    /// The hashes kept since the last restart.
+    pub(crate) fn take_hashes(&mut self) -> Vec<ChunkHash> {
+        self.collected.take().unwrap_or_default()
     }
 
     /// Starts over at chunk `chunk` (after a seek); the digest is kept only from the first.
@@ -46,6 +60,9 @@ impl Verifier {
         self.padding = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
+        if let Some(c) = self.collected.as_mut() {
+            c.clear();
+        }
     }
 
     /// Every chunk from the first went through (the digest is being computed).
@@ -58,9 +75,10 @@ impl Verifier {
         self.digest = None;
     }
 
-    /// The hash the workers must compute for each chunk: none once the digest is not checked.
+    /// The hash the workers must compute for each chunk: none once the digest is not checked
+    /// and no one collects the chunks' hashes.
     pub(crate) fn chunk_hash(&self) -> HashAlg {
-        if self.digest.is_some() {
+        if self.digest.is_some() || self.collected.is_some() {
             self.alg
         } else {
             HashAlg::None
@@ -122,6 +140,9 @@ impl Verifier {
         }
         if let Some(d) = self.digest.as_mut() {
             d.push(bytes, hash);
+        }
+        if let Some(c) = self.collected.as_mut() {
+            c.push(*hash);
         }
         self.chunks += 1;
         self.plaintext += len;
