@@ -180,19 +180,16 @@ impl RemoteReader {
             self.run = 0;
         }
         let part = self.obj.opts.part_size as u64;
-        if let Some(span) = self.in_span() {
-            let end = span.end.min(self.pos + part.max(want as u64));
-            let p = self.start(self.pos..end);
-            let bytes = self.wait(p)?;
-            self.cur = Some((self.pos, bytes));
-            return Ok(());
-        }
-        let (start, end) = match self.mode {
-            ReadMode::Sequential => (self.pos, self.len.min(self.pos + part.max(want as u64))),
-            ReadMode::Random if self.len - self.pos <= MIN_FETCH => {
+        // Within a planned span, a part as a sequential reader fetches, up to the span's end.
+        let span = self.in_span();
+        let end_of = |limit: u64| limit.min(self.pos + part.max(want as u64));
+        let (start, end) = match (self.mode, span) {
+            (ReadMode::Sequential, None) => (self.pos, end_of(self.len)),
+            (_, Some(span)) => (self.pos, end_of(span.end)),
+            (ReadMode::Random, None) if self.len - self.pos <= MIN_FETCH => {
                 (self.len.saturating_sub(MIN_FETCH).min(self.pos), self.len)
             }
-            ReadMode::Random => {
+            (ReadMode::Random, None) => {
                 let size = (want as u64).max(MIN_FETCH);
                 (self.pos, self.len.min(self.pos + size))
             }
