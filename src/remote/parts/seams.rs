@@ -222,34 +222,41 @@ impl Seam {
         }
     }
 
-    fn send(&mut self, data: Vec<u8>, last: usize) -> io::Result<()> {
-        if self.next > last {
-            return Err(invalid(format!(
-                "a seam of {} outran its part numbers (to {last}): the part plan is wrong",
-                self.parts.obj.url
-            )));
+    fn overran(&self, last: usize) -> io::Error {
+        invalid(format!(
+            "a seam of {} outran its part numbers (to {last}): the part plan is wrong",
+            self.parts.obj.url
+        ))
+    }
+
+    /// Sends a piece of `piece` bytes while `piece + 5 MiB` have gathered, so that what stays
+    /// is at least 5 MiB or the seam's end; numbers past `last` are an error.
+    fn send_full_pieces(&mut self, last: usize) -> io::Result<()> {
+        while self.buf.len() as u64 >= self.piece + HEAD_LEN {
+            if self.next > last {
+                return Err(self.overran(last));
+            }
+            let rest = self.buf.split_off(self.piece as usize);
+            let full = std::mem::replace(&mut self.buf, rest);
+            self.parts.send(self.next as u32, full)?;
+            self.next += 1;
         }
-        self.parts.send(self.next as u32, data)?;
-        self.next += 1;
         Ok(())
     }
 
     /// Sends what is left as the seam's last piece (numbered at most `last`).
     fn close(mut self, last: usize) -> io::Result<Parts> {
-        if self.next > last + 1 {
-            return Err(invalid(format!(
-                "a seam of {} outran its part numbers (to {last}): the part plan is wrong",
-                self.parts.obj.url
-            )));
-        }
-        while self.buf.len() as u64 >= self.piece + HEAD_LEN {
-            let rest = self.buf.split_off(self.piece as usize);
-            let full = std::mem::replace(&mut self.buf, rest);
-            self.send(full, last)?;
-        }
+        self.send_full_pieces(last)?;
         if !self.buf.is_empty() {
+            if self.next > last {
+                return Err(self.overran(last));
+            }
             let rest = std::mem::take(&mut self.buf);
-            self.send(rest, last)?;
+            self.parts.send(self.next as u32, rest)?;
+            self.next += 1;
+        }
+        if self.next > last + 1 {
+            return Err(self.overran(last));
         }
         self.parts.wait()?;
         Ok(self.parts)
@@ -260,12 +267,8 @@ impl Write for Seam {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(data);
         self.gathered += data.len() as u64;
-        if self.buf.len() as u64 >= self.piece + HEAD_LEN {
-            let rest = self.buf.split_off(self.piece as usize);
-            let full = std::mem::replace(&mut self.buf, rest);
-            // The last number is checked at close; a seam's numbers end at 10,000 at most.
-            self.send(full, MAX_NUMBER as usize)?;
-        }
+        // The seam's own last number is checked at close; none goes past 10,000.
+        self.send_full_pieces(MAX_NUMBER as usize)?;
         Ok(data.len())
     }
 
