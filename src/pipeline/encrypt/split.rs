@@ -283,9 +283,9 @@ impl SplitSeal {
 
     /// An upper bound of the length of the trailer [`SplitSeal::write_trailer`] writes after
     /// these results (FORMAT.md §11.3): the final frame, the index and the footer, and with
-    /// padding at most a quarter of the unpadded container plus a frame (Padmé adds at most 12 %,
-    /// and a class that a padding frame cannot reach moves one class up). What an upload plans
-    /// its last parts by before the trailer is sealed.
+    /// padding at most a quarter of the unpadded container plus a frame (above Padmé's overhead,
+    /// FORMAT.md §3.3, even when a class a padding frame cannot reach moves one class up). What
+    /// an upload plans its last parts by before the trailer is sealed.
     pub fn trailer_bound(&self, results: &[RangeResult]) -> u64 {
         let chunks: u64 = results.iter().map(|r| r.body_lens.len() as u64).sum();
         let frames: u64 = results
