@@ -75,6 +75,10 @@ pub enum Error {
     /// The whole-plaintext digest does not match.
     #[error("whole-file digest mismatch: the decrypted data does not match what was encrypted")]
     DigestMismatch,
+    /// A signer was required (FORMAT.md §12.4) and no signature of the file is a good one by
+    /// any of them: the reasons, one per signature found.
+    #[error("signature check failed: {0}")]
+    Signature(String),
     /// A requested range reaches past the end of the plaintext.
     #[error("the range {what} at byte {at}, past the end of the plaintext ({len} bytes)")]
     RangePastEnd {
@@ -172,6 +176,8 @@ pub enum ErrorKind {
     TrailingData,
     /// [`Error::DigestMismatch`].
     DigestMismatch,
+    /// [`Error::Signature`].
+    Signature,
     /// [`Error::RangePastEnd`].
     RangePastEnd,
     /// [`Error::InvalidOption`].
@@ -212,6 +218,7 @@ impl ErrorKind {
             ErrorKind::Damaged => "damaged",
             ErrorKind::TrailingData => "trailing data",
             ErrorKind::DigestMismatch => "digest mismatch",
+            ErrorKind::Signature => "signature",
             ErrorKind::RangePastEnd => "range past end",
             ErrorKind::InvalidOption => "invalid option",
             ErrorKind::Codec => "codec",
@@ -239,6 +246,7 @@ impl ErrorKind {
                 | ErrorKind::Damaged
                 | ErrorKind::TrailingData
                 | ErrorKind::DigestMismatch
+                | ErrorKind::Signature
                 | ErrorKind::RecordAuth
                 | ErrorKind::RecordInvalid
         )
@@ -271,6 +279,7 @@ impl Error {
             Error::Damaged(_) => ErrorKind::Damaged,
             Error::TrailingData => ErrorKind::TrailingData,
             Error::DigestMismatch => ErrorKind::DigestMismatch,
+            Error::Signature(_) => ErrorKind::Signature,
             Error::RangePastEnd { .. } => ErrorKind::RangePastEnd,
             Error::InvalidOption(_) => ErrorKind::InvalidOption,
             Error::Codec(_) => ErrorKind::Codec,

@@ -146,12 +146,14 @@ pub fn inspect_file(mut f: impl Read + Seek) -> Result<Info> {
 
 impl Info {
     /// Lowest and highest plaintext size the chunk count allows (in a padded file the count
-    /// includes the padding frames, so any size up to the highest).
+    /// includes the padding frames, so any size up to the highest; in a signed file one frame
+    /// at least is a signature, FORMAT.md §12.2).
     pub fn plaintext_bounds(&self) -> Option<(u64, u64)> {
         let c = self.header.chunk_size() as u64;
         self.chunks.map(|n| {
-            if self.header.padded {
-                (0, n * c)
+            if self.header.padded || self.header.signed {
+                let signatures = u64::from(self.header.signed);
+                (0, n.saturating_sub(signatures) * c)
             } else if n == 0 {
                 (0, 0)
             } else {
@@ -173,6 +175,7 @@ impl Info {
             "digest": h.hash.name(),
             "chunk_size": h.chunk_size(),
             "padded": h.padded,
+            "signed": h.signed,
             "recipients": h.stanzas.len(),
             "recipient_kinds": self.recipient_kinds(),
             "header_len": self.header_len,

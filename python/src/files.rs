@@ -19,7 +19,9 @@ pub(crate) fn decrypt_file(
     let source = Source::file(f, name.clone());
     // The transfer layer chooses how (the workers read long frame bodies by offset).
     let plan = source.read_plan();
-    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let opts = DecryptOptions::default()
+        .threads(threads_of(threads))
+        .signers(keys.signers.clone());
     let mut dec = unlock(py, source, &name, &keys, &opts)?;
     let out_name = dst.display().to_string();
     let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;

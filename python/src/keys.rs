@@ -204,6 +204,8 @@ pub(crate) struct Keys {
     passphrase: Option<Zeroizing<String>>,
     /// The largest scrypt work factor of an age file a passphrase is tried on.
     max_work_factor: Option<u8>,
+    /// Who must have signed (`signers=`, `allowed_signers=`; none: nothing is required).
+    pub(crate) signers: zseal::crypto::sign::Signers,
 }
 
 /// Reads the header and unlocks it with the key it needs; a key the caller did not pass is a
@@ -303,7 +305,9 @@ pub(crate) fn open_decryptor(
 ) -> PyResult<(SourceDecryptor, String, ReadPlan)> {
     let (src, name) = open_source(file)?;
     let plan = src.read_plan();
-    let opts = DecryptOptions::default().threads(threads_of(threads));
+    let opts = DecryptOptions::default()
+        .threads(threads_of(threads))
+        .signers(keys.signers.clone());
     let dec = unlock(file.py(), src, &name, keys, &opts)?;
     Ok((dec, name, plan))
 }
@@ -314,6 +318,7 @@ pub(crate) fn open_decryptor(
 pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Keys> {
     let (mut identity, mut passphrase, mut max_work_factor, mut key_passphrase) =
         (None, None, None, None);
+    let mut signers = zseal::crypto::sign::Signers::default();
     for (k, v) in kwargs.into_iter().flatten() {
         let name: String = k.extract()?;
         match name.as_str() {
@@ -321,6 +326,18 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
             "passphrase" => passphrase = v.extract()?,
             "max_work_factor" => max_work_factor = v.extract()?,
             "key_passphrase" => key_passphrase = Some(v),
+            "signers" => add_signers(&mut signers, &v)?,
+            "allowed_signers" if !v.is_none() => {
+                let path = as_path(&v)?.ok_or_else(|| {
+                    PyValueError::new_err(
+                        "allowed_signers must be the path of an allowed_signers file",
+                    )
+                })?;
+                signers
+                    .add_allowed_signers(&path)
+                    .map_err(|e| to_py(v.py(), "allowed_signers", e))?;
+            }
+            "allowed_signers" => {}
             _ => {
                 return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                     "{what}() got an unexpected keyword argument '{name}'"
@@ -328,12 +345,41 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
             }
         }
     }
-    keys_of(
+    let mut keys = keys_of(
         identity.as_ref(),
         passphrase,
         max_work_factor,
         key_passphrase.as_ref(),
-    )
+    )?;
+    keys.signers = signers;
+    Ok(keys)
+}
+
+/// `signers=`: one public key or a list of them, each an OpenSSH public key (`"ssh-ed25519
+/// AAAA…"`) or the path of a file holding one.
+fn add_signers(signers: &mut zseal::crypto::sign::Signers, v: &Bound<'_, PyAny>) -> PyResult<()> {
+    if v.is_none() {
+        return Ok(());
+    }
+    let one = |item: &Bound<'_, PyAny>| -> PyResult<String> {
+        match as_path(item)? {
+            Some(p) => Ok(p.display().to_string()),
+            None => item.extract::<String>().map_err(|_| {
+                PyValueError::new_err("signers must be public keys, paths, or a list of them")
+            }),
+        }
+    };
+    let items: Vec<String> = match v.extract::<String>() {
+        Ok(s) => vec![s],
+        Err(_) if as_path(v)?.is_some() => vec![one(v)?],
+        Err(_) => v.try_iter()?.map(|i| one(&i?)).collect::<PyResult<_>>()?,
+    };
+    for s in items {
+        signers
+            .add_key(&s)
+            .map_err(|e| to_py(v.py(), "signers", e))?;
+    }
+    Ok(())
 }
 
 pub(crate) fn keys_of(
@@ -366,5 +412,6 @@ pub(crate) fn keys_of(
         ask,
         passphrase: passphrase.map(Zeroizing::new),
         max_work_factor,
+        signers: Default::default(),
     })
 }

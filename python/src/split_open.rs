@@ -71,6 +71,12 @@ impl SplitOpen {
         keys: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let keys = keys_from_kwargs("SplitOpen", keys)?;
+        if !keys.signers.is_empty() {
+            return Err(PyValueError::new_err(
+                "signers: a signer check reads the whole file in order, in one process \
+                 (zseal.verify(..., signers=...)), not split across tasks",
+            ));
+        }
         let locked = py
             .detach(|| zseal::Locked::read(Container::open(&src, &settings)?))
             .map_err(|e| to_py(py, &src, e))?;

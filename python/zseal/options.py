@@ -28,11 +28,17 @@ class OpenOptions(TypedDict, total=False):
     paths, of age identity files or OpenSSH private keys; an ``AGE-SECRET-KEY-1…`` string also
     works), ``max_work_factor`` (1 to 22: an age passphrase file whose scrypt work factor is
     higher is refused before any work), ``key_passphrase`` (unlocks a passphrase-protected
-    OpenSSH identity: the passphrase, or a callable given the key's description)."""
+    OpenSSH identity: the passphrase, or a callable given the key's description), ``signers``
+    (an OpenSSH public key, the path of a ``.pub`` file, or a list of them) and
+    ``allowed_signers`` (the path of an OpenSSH allowed_signers file): with either, reading a
+    zseal container succeeds only with a good signature by one of them (docs/FORMAT.md §12),
+    reading it whole and in order."""
 
     identity: Any
     max_work_factor: int | None
     key_passphrase: str | Callable[[str], str | None] | None
+    signers: Any
+    allowed_signers: Any
 
 
 def take_keys(options: dict) -> dict:

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha512};
 use signature::Signer as _;
+use ssh_encoding::{Decode as _, Encode as _};
 use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 use super::recipients::KeyPassphrase;
@@ -18,9 +19,19 @@ use crate::error::{Error, Result};
 pub const NAMESPACE: &str = "zseal";
 
 /// An OpenSSH private key that signs (ed25519, ecdsa P-256, rsa; unlocked if it was encrypted).
+/// Two are equal when their public keys are.
+#[derive(Clone)]
 pub struct SigningKey {
     key: PrivateKey,
 }
+
+impl PartialEq for SigningKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key.public_key().key_data() == other.key.public_key().key_data()
+    }
+}
+
+impl Eq for SigningKey {}
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -81,21 +92,35 @@ impl SigningKey {
     /// Signs the message whose SHA-512 is `digest`: the SSHSIG, armored as `ssh-keygen -Y sign`
     /// writes it (`-----BEGIN SSH SIGNATURE-----`).
     pub fn sign_sha512(&self, digest: &[u8; 64]) -> Result<String> {
+        self.sshsig(digest)?
+            .to_pem(LineEnding::LF)
+            .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))
+    }
+
+    /// As [`SigningKey::sign_sha512`], the SSHSIG as its binary blob (what a signature frame
+    /// holds, FORMAT.md §12.2).
+    pub fn sign_blob(&self, digest: &[u8; 64]) -> Result<Vec<u8>> {
+        let mut blob = Vec::new();
+        self.sshsig(digest)?
+            .encode(&mut blob)
+            .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
+        Ok(blob)
+    }
+
+    fn sshsig(&self, digest: &[u8; 64]) -> Result<SshSig> {
         let data = signed_data(digest);
         let signature = match self.key.key_data().rsa() {
             Some(rsa) => sign_rsa(rsa, &data),
             None => self.key.try_sign(&data),
         }
         .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
-        let sig = SshSig::new(
+        SshSig::new(
             self.key.public_key().key_data().clone(),
             NAMESPACE,
             HashAlg::Sha512,
             signature,
         )
-        .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
-        sig.to_pem(LineEnding::LF)
-            .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))
+        .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))
     }
 }
 
@@ -105,9 +130,72 @@ pub fn statement(plaintext_len: u64, blake3_hex: &str) -> String {
     format!("zseal signed plaintext v1\nlength {plaintext_len}\nblake3 {blake3_hex}\n")
 }
 
+/// A signature found in a container (FORMAT.md §12.2): an SSHSIG in the namespace `zseal`,
+/// not yet checked against anyone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    sig: SshSig,
+}
+
+impl Signature {
+    /// Parses the binary SSHSIG blob of a signature frame; it must be in the namespace `zseal`.
+    pub fn from_blob(blob: &[u8]) -> Result<Signature> {
+        let sig = SshSig::decode(&mut &blob[..])
+            .map_err(|e| Error::Damaged(format!("a signature frame holds no SSHSIG ({e})")))?;
+        Signature::checked(sig)
+    }
+
+    /// Parses an armored SSHSIG (`-----BEGIN SSH SIGNATURE-----`, what `ssh-keygen -Y sign`
+    /// writes); it must be in the namespace `zseal`.
+    pub fn from_pem(armored: &str) -> Result<Signature> {
+        let sig = SshSig::from_pem(armored.trim()).map_err(|e| {
+            Error::InvalidOption(format!("the signature does not parse as an SSHSIG ({e})"))
+        })?;
+        Signature::checked(sig)
+    }
+
+    fn checked(sig: SshSig) -> Result<Signature> {
+        if sig.namespace() != NAMESPACE {
+            return Err(Error::Damaged(format!(
+                "the signature is for the namespace '{}', not '{NAMESPACE}'",
+                sig.namespace()
+            )));
+        }
+        Ok(Signature { sig })
+    }
+
+    /// The signer's public key's SHA-256 fingerprint (`SHA256:…`, as `ssh-keygen -l` prints).
+    pub fn fingerprint(&self) -> String {
+        self.sig
+            .public_key()
+            .fingerprint(HashAlg::Sha256)
+            .to_string()
+    }
+
+    /// The signer's public key in OpenSSH's one-line form.
+    pub fn public_key(&self) -> String {
+        PublicKey::from(self.sig.public_key().clone())
+            .to_openssh()
+            .unwrap_or_default()
+    }
+
+    /// The binary SSHSIG blob.
+    pub fn to_blob(&self) -> Vec<u8> {
+        let mut blob = Vec::new();
+        // Encoding into a Vec cannot fail for a signature that was decoded or made.
+        let _ = self.sig.encode(&mut blob);
+        blob
+    }
+
+    /// Armored as `ssh-keygen -Y sign` writes it, for `ssh-keygen -Y verify -s`.
+    pub fn to_pem(&self) -> String {
+        self.sig.to_pem(LineEnding::LF).unwrap_or_default()
+    }
+}
+
 /// Who may have signed: public keys given one by one (`--signer`), and the entries of an
 /// OpenSSH `allowed_signers` file (`--allowed-signers`) that allow the namespace `zseal`.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Signers {
     /// Each allowed key, with a name for messages (its principals, or where it came from).
     keys: Vec<(String, PublicKey)>,
@@ -187,29 +275,53 @@ impl Signers {
     /// Checks `armored`, an SSHSIG, over `message`: it must be a `zseal` signature by one of
     /// these keys. Returns that key's name and fingerprint; otherwise the reason.
     pub fn check(&self, message: &[u8], armored: &str) -> Result<String> {
-        let sig = SshSig::from_pem(armored.trim()).map_err(|e| {
-            Error::Damaged(format!("the signature does not parse as an SSHSIG ({e})"))
-        })?;
-        if sig.namespace() != NAMESPACE {
-            return Err(Error::Damaged(format!(
-                "the signature is for the namespace '{}', not '{NAMESPACE}'",
-                sig.namespace()
-            )));
+        self.check_signature(message, &Signature::from_pem(armored)?)
+    }
+
+    /// Checks the statement of a plaintext of `len` bytes whose BLAKE3 is `blake3_hex`
+    /// (FORMAT.md §12.1) against `found`, the signatures of its container: one of them must be
+    /// by one of these keys and good. Returns which one and who signed it; otherwise every
+    /// reason, one per signature (or that there is none).
+    pub fn check_statement(
+        &self,
+        len: u64,
+        blake3_hex: &str,
+        found: &[Signature],
+    ) -> Result<(usize, String)> {
+        let text = statement(len, blake3_hex);
+        let mut why = Vec::new();
+        for (i, sig) in found.iter().enumerate() {
+            match self.judge(text.as_bytes(), sig) {
+                Ok(who) => return Ok((i, who)),
+                Err(reason) => why.push(reason),
+            }
         }
+        Err(Error::Signature(match why.is_empty() {
+            true => "the file is not signed, and a signer was required".into(),
+            false => why.join("; "),
+        }))
+    }
+
+    /// Checks `signature` over `message`: it must be by one of these keys.
+    pub fn check_signature(&self, message: &[u8], signature: &Signature) -> Result<String> {
+        self.judge(message, signature).map_err(Error::Signature)
+    }
+
+    /// Who made `signature` over `message`, when one of these keys did; otherwise why not.
+    fn judge(&self, message: &[u8], signature: &Signature) -> std::result::Result<String, String> {
+        let sig = &signature.sig;
         let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256);
         let Some((name, key)) = self
             .keys
             .iter()
             .find(|(_, k)| k.key_data() == sig.public_key())
         else {
-            return Err(Error::Damaged(format!(
+            return Err(format!(
                 "signed by {fingerprint}, which is none of the signers given"
-            )));
+            ));
         };
-        key.verify(NAMESPACE, message, &sig).map_err(|_| {
-            Error::Damaged(format!(
-                "the signature by {fingerprint} ({name}) is not over this content"
-            ))
+        key.verify(NAMESPACE, message, sig).map_err(|_| {
+            format!("the signature by {fingerprint} ({name}) is not over this content")
         })?;
         Ok(format!("{name} ({fingerprint})"))
     }

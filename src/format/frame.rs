@@ -27,6 +27,8 @@ pub enum FrameKind {
     Padded,
     /// Zeros that bring a padded file to its size class.
     Padding,
+    /// An SSH signature of the plaintext (FORMAT.md §12.2).
+    Signature,
 }
 
 impl FrameKind {
@@ -38,6 +40,7 @@ impl FrameKind {
             FrameKind::Final => 2,
             FrameKind::Padded => 3,
             FrameKind::Padding => 4,
+            FrameKind::Signature => 5,
         }
     }
 
@@ -49,19 +52,31 @@ impl FrameKind {
             2 => Some(FrameKind::Final),
             3 => Some(FrameKind::Padded),
             4 => Some(FrameKind::Padding),
+            5 => Some(FrameKind::Signature),
             _ => None,
         }
     }
 }
 
 impl FrameKind {
-    /// True for the kinds a file with (`padded`) or without padding may hold (§3.3).
-    pub fn allowed(self, padded: bool) -> bool {
+    /// True for the kinds a file with (`padded`) or without padding, signed or not, may hold
+    /// (§3.3, §12.2).
+    pub fn allowed(self, padded: bool, signed: bool) -> bool {
         match self {
             FrameKind::Final => true,
             FrameKind::Compressed | FrameKind::Raw => !padded,
             FrameKind::Padded | FrameKind::Padding => padded,
+            FrameKind::Signature => signed,
         }
+    }
+
+    /// True for the frames that hold plaintext: not the signature and padding frames after
+    /// them, nor the final frame.
+    pub fn is_data(self) -> bool {
+        matches!(
+            self,
+            FrameKind::Compressed | FrameKind::Raw | FrameKind::Padded
+        )
     }
 }
 
@@ -75,7 +90,39 @@ pub fn body_len_bounds(kind: FrameKind, chunk_size: usize) -> std::ops::RangeInc
         FrameKind::Compressed | FrameKind::Raw => TAG_LEN + 1..=chunk_size + TAG_LEN,
         FrameKind::Padded => TAG_LEN + PAD_HEADER_LEN + 1..=chunk_size + PAD_HEADER_LEN + TAG_LEN,
         FrameKind::Padding => TAG_LEN + 1..=chunk_size + PAD_HEADER_LEN + TAG_LEN,
+        FrameKind::Signature => {
+            TAG_LEN + SIG_HEADER_LEN + 1..=TAG_LEN + SIG_HEADER_LEN + MAX_SIG_LEN
+        }
     }
+}
+
+/// `sig_len` before the SSHSIG blob of a signature frame (§12.2).
+pub const SIG_HEADER_LEN: usize = 4;
+/// The longest SSHSIG blob a signature frame holds (an RSA key of 16,384 bits signs in 2 KiB).
+pub const MAX_SIG_LEN: usize = 16384;
+
+/// The AEAD plaintext of a signature frame: `sig_len || sshsig` (§12.2).
+pub fn signature_plaintext(blob: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(SIG_HEADER_LEN + blob.len());
+    p.extend_from_slice(&(blob.len() as u32).to_le_bytes());
+    p.extend_from_slice(blob);
+    p
+}
+
+/// The SSHSIG blob of a signature frame's plaintext, whose `sig_len` must account for every
+/// byte after it (§12.2).
+pub fn signature_blob(plain: &[u8]) -> Result<&[u8]> {
+    let (len, blob) = plain
+        .split_first_chunk::<SIG_HEADER_LEN>()
+        .ok_or_else(|| Error::Damaged("a signature frame too short for its length".into()))?;
+    if u32::from_le_bytes(*len) as usize != blob.len() || blob.is_empty() {
+        return Err(Error::Damaged(format!(
+            "a signature frame's length field says {} bytes, its frame holds {}",
+            u32::from_le_bytes(*len),
+            blob.len()
+        )));
+    }
+    Ok(blob)
 }
 
 /// `stored || content_len` before the content of a padded chunk (§3.3).

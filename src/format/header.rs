@@ -17,6 +17,8 @@ pub const MAC_LEN: usize = 32;
 pub const SALT_LEN: usize = 32;
 /// Flag bit of a padded file (FORMAT.md §1, §3.3).
 pub const FLAG_PADDED: u8 = 0x01;
+/// Flag bit of a signed file: signature frames follow the data (FORMAT.md §1, §12.2).
+pub const FLAG_SIGNED: u8 = 0x02;
 
 /// Every header field but the MAC.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +33,8 @@ pub struct Header {
     pub chunk_log2: u8,
     /// Padded file (FORMAT.md §3.3): chunk and file lengths fall into size classes.
     pub padded: bool,
+    /// Signed file (FORMAT.md §12.2): signature frames follow the data frames.
+    pub signed: bool,
     /// Random salt of the payload key.
     pub payload_salt: [u8; SALT_LEN],
     /// Key stanzas.
@@ -60,7 +64,8 @@ impl Header {
         b.push(self.codec.level_byte() as u8);
         b.push(self.hash.id());
         b.push(self.chunk_log2);
-        let flags = if self.padded { FLAG_PADDED } else { 0 };
+        let flags =
+            if self.padded { FLAG_PADDED } else { 0 } | if self.signed { FLAG_SIGNED } else { 0 };
         b.extend_from_slice(&[flags, 0]);
         b.extend_from_slice(&self.payload_salt);
         b.extend_from_slice(&(self.stanzas.len() as u16).to_le_bytes());
@@ -106,7 +111,7 @@ impl Header {
         let hash = HashAlg::from_id(raw[12])?;
         let chunk_log2 = raw[13];
         check_chunk_log2(chunk_log2)?;
-        if raw[14] & !FLAG_PADDED != 0 {
+        if raw[14] & !(FLAG_PADDED | FLAG_SIGNED) != 0 {
             return Err(Error::InvalidHeader(format!(
                 "unknown flags {:#04x} (a newer zseal's file?)",
                 raw[14]
@@ -116,6 +121,7 @@ impl Header {
             return Err(Error::InvalidHeader("the reserved byte is not zero".into()));
         }
         let padded = raw[14] & FLAG_PADDED != 0;
+        let signed = raw[14] & FLAG_SIGNED != 0;
         let mut payload_salt = [0u8; SALT_LEN];
         payload_salt.copy_from_slice(&raw[16..48]);
         let count = u16::from_le_bytes([raw[48], raw[49]]) as usize;
@@ -150,6 +156,7 @@ impl Header {
             hash,
             chunk_log2,
             padded,
+            signed,
             payload_salt,
             stanzas,
         };
@@ -194,6 +201,7 @@ mod tests {
             hash: HashAlg::Blake3,
             chunk_log2: 20,
             padded: true,
+            signed: false,
             payload_salt: [7; SALT_LEN],
             stanzas,
         }

@@ -202,8 +202,7 @@ impl<R: Read + Seek> Prepared<R> {
             self.old.cipher,
             &self.file_key.payload_key(&self.old.payload_salt).0,
         );
-        let chunk = self.old.chunk_size();
-        let mut frames = Frames::new(&mut self.input, self.old_header_len, chunk, self.old.padded);
+        let mut frames = Frames::new(&mut self.input, self.old_header_len, &self.old);
         read_trailer(&mut frames, &opener)?;
         self.input.seek(SeekFrom::Start(self.old_header_len))?;
         Ok(())
@@ -279,9 +278,11 @@ fn rotate(
         new.hash,
         new.chunk_log2,
     );
-    let mut frames = Frames::new(input, old_header_len, chunk, old.padded);
-    // Room for any frame of the file: a padded chunk is up to C + 5 bytes before its tag.
-    let mut buf = vec![0u8; FRAME_HEADER_LEN + opener.buffer_len()];
+    let mut frames = Frames::new(input, old_header_len, old);
+    // Room for any frame of the file: a padded chunk is up to C + 5 bytes before its tag, a
+    // signature frame up to its bound (FORMAT.md §12.2).
+    let sig = *crate::format::frame::body_len_bounds(FrameKind::Signature, chunk).end();
+    let mut buf = vec![0u8; FRAME_HEADER_LEN + opener.buffer_len().max(sig)];
     let mut written = 0u64;
     let fin = loop {
         let index = frames.next;

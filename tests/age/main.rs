@@ -7,4 +7,5 @@ mod common;
 mod cctv;
 mod interop;
 mod sign;
+mod signed;
 mod write;

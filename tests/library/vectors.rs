@@ -676,8 +676,14 @@ fn scenarios() -> Vec<Vector> {
     );
     add(
         "bad-header-flags",
-        "unknown flag bit 1 set",
+        "unknown flag bit 2 set (bit 1 is the signed flag, FORMAT.md §12.2)",
         "invalid header",
+        set(14, 4),
+    );
+    add(
+        "bad-header-signed-flag",
+        "signed flag set on an unsigned file: the flag is covered by the header MAC",
+        "wrong passphrase",
         set(14, 2),
     );
     add(
@@ -873,7 +879,145 @@ fn scenarios() -> Vec<Vector> {
     wrong.passphrase = Some("not the passphrase".into());
     v.push(wrong);
     v.extend(key_holder_scenarios());
+    v.extend(signed_scenarios());
     v
+}
+
+/// The fixture key signed vectors are signed with (Ed25519 signs deterministically).
+fn signing_key() -> zseal::crypto::sign::SigningKey {
+    zseal::crypto::sign::SigningKey::read(&common::keys().join("ed25519"), &common::Fixed(None))
+        .unwrap()
+}
+
+/// `plain` sealed with `opts` under the vectors' passphrase by the key holder, who keeps the
+/// payload key: the container as a [`Forge`], and its header's length.
+fn forge_of(plain: &[u8], opts: &EncryptOptions, seed: u64) -> (Forge, usize) {
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let holder = KeyHolder {
+        inner: &pw,
+        key: Default::default(),
+    };
+    let c = seal(plain, opts, &[&holder], seed);
+    let mut key = [0u8; 32];
+    hkdf::Hkdf::<sha2::Sha256>::new(Some(&c[16..48]), &holder.key.lock().unwrap().unwrap())
+        .expand(b"zseal v1 payload", &mut key)
+        .unwrap();
+    let header_len = 50 + 3 + 60 + 32;
+    let f = common::frames(&c, header_len);
+    let (n, fin_at) = (f.len() - 1, f[f.len() - 1].0);
+    (Forge { c, key, fin_at, n }, header_len)
+}
+
+/// Signed containers (FORMAT.md §12.2): two good ones, and what a key holder (or a writer bug)
+/// could make of a signed file's frames.
+fn signed_scenarios() -> Vec<Vector> {
+    use zseal::format::frame::signature_plaintext;
+    let opts = options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3).sign(signing_key());
+    let plain = compressible(2 * C + 10);
+    let padded_plain = compressible(C / 2);
+    let good = ok(
+        "signed-ed25519",
+        "signed by fixtures/keys/ed25519: three data frames, a signature frame, the final frame",
+        plain.clone(),
+        opts.clone(),
+        400,
+    );
+    let padded = ok(
+        "signed-padded",
+        "padded and signed: a data frame, a signature frame, padding frames, the final frame",
+        padded_plain.clone(),
+        opts.clone().pad(true),
+        401,
+    );
+    let (forge, hl) = forge_of(&plain, &opts, 402);
+    let at = common::frames(&forge.c, hl);
+    let frames: Vec<(u8, Vec<u8>)> = (0..forge.n)
+        .map(|i| forge.open_frame(at[i].0, i as u64))
+        .collect();
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), [0, 0, 1, 5]);
+    let (data, sig) = (&frames[..3], frames[3].clone());
+    let digest = *blake3::hash(&plain).as_bytes();
+    let with = |f: &Forge, hl, frames: &[(u8, Vec<u8>)]| {
+        f.assemble(hl, frames, plain.len() as u64, digest)
+    };
+    let then = |extra: Vec<(u8, Vec<u8>)>| [data.to_vec(), extra].concat();
+    let mut long_len = sig.1.clone();
+    long_len[0] += 1;
+    // A good SSHSIG by the same key in another namespace.
+    let key = ssh_key::PrivateKey::read_openssh_file(&common::keys().join("ed25519")).unwrap();
+    let git = ssh_key::SshSig::sign(&key, "git", ssh_key::HashAlg::Sha512, b"anything").unwrap();
+    let mut git_blob = Vec::new();
+    ssh_encoding::Encode::encode(&git, &mut git_blob).unwrap();
+    let unsigned = options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3);
+    let (plain_forge, plain_hl) = forge_of(&plain, &unsigned, 403);
+    let (pad_forge, pad_hl) = forge_of(&padded_plain, &opts.clone().pad(true), 404);
+    let pat = common::frames(&pad_forge.c, pad_hl);
+    let mut pad_frames: Vec<(u8, Vec<u8>)> = (0..pad_forge.n)
+        .map(|i| pad_forge.open_frame(pat[i].0, i as u64))
+        .collect();
+    assert_eq!(
+        &pad_frames[..3].iter().map(|f| f.0).collect::<Vec<_>>(),
+        &[3, 5, 4]
+    );
+    let moved = pad_frames.remove(1);
+    pad_frames.push(moved);
+    let base = bad(&good, "", "", "", Vec::new());
+    let kh = |name: &str, comment: &str, expect: &str, c| bad(&base, name, comment, expect, c);
+    vec![
+        good,
+        padded,
+        kh(
+            "kh-signed-without-signature",
+            "the header says signed; the signature frame was stripped, index and final frame agree",
+            "damaged",
+            with(&forge, hl, data),
+        ),
+        kh(
+            "kh-signature-before-data",
+            "the signature frame first, then the three data frames",
+            "chunk invalid",
+            with(&forge, hl, &[vec![sig.clone()], data.to_vec()].concat()),
+        ),
+        kh(
+            "kh-signature-length-field",
+            "a signature frame whose sig_len counts one byte more than its blob",
+            "damaged",
+            with(&forge, hl, &then(vec![(5, long_len)])),
+        ),
+        kh(
+            "kh-signature-not-sshsig",
+            "a signature frame holding bytes that are not an SSHSIG",
+            "damaged",
+            with(
+                &forge,
+                hl,
+                &then(vec![(5, signature_plaintext(b"not an SSHSIG"))]),
+            ),
+        ),
+        kh(
+            "kh-signature-other-namespace",
+            "a signature frame holding a good SSHSIG in the namespace git, not zseal",
+            "damaged",
+            with(&forge, hl, &then(vec![(5, signature_plaintext(&git_blob))])),
+        ),
+        kh(
+            "kh-signature-in-unsigned-file",
+            "a signature frame in a file whose header does not say signed",
+            "damaged",
+            plain_forge.assemble(plain_hl, &then(vec![sig]), plain.len() as u64, digest),
+        ),
+        kh(
+            "kh-signature-after-padding",
+            "padded and signed: the signature frame after the padding frames",
+            "chunk invalid",
+            pad_forge.assemble(
+                pad_hl,
+                &pad_frames,
+                padded_plain.len() as u64,
+                *blake3::hash(&padded_plain).as_bytes(),
+            ),
+        ),
+    ]
 }
 
 #[derive(Clone)]

@@ -27,6 +27,8 @@ pub struct Args {
     /// zstd stream, what `age -d` gives) instead of decompressing it
     #[arg(long)]
     raw: bool,
+    #[command(flatten)]
+    signers: crate::sign::SignerArgs,
 }
 
 /// Parses `START..END` (END exclusive), `START..`, `START..+LEN` or `START..START+LEN`; every
@@ -57,10 +59,12 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead.
+    let signers = a.signers.signers()?;
+    // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
+    // (and a signer check reads the whole file, a range too).
     let mode = match a.range {
-        Some(_) => ReadMode::Random,
-        None => ReadMode::Sequential,
+        Some(_) if signers.is_empty() => ReadMode::Random,
+        _ => ReadMode::Sequential,
     };
     let counters = Counters::default();
     let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
@@ -81,13 +85,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ids: &a.ids,
         threads: c.threads,
         raw_age: a.raw,
+        signers,
     };
     // The transfer layer chooses how: a range from the index or by reading through, a whole
     // file with its frame bodies read by the workers.
     let plan = input.read_plan();
-    let (_, stats, clock) = job
-        .run(keys.open(input)?, |d| plan.copy(d, a.range, &mut output))
+    let (signer, stats, clock) = job
+        .run(keys.open(input)?, |d| {
+            plan.copy(d, a.range, &mut output)?;
+            Ok(d.as_zseal().and_then(|z| z.signer().map(str::to_string)))
+        })
         .with_context(|| format!("decrypting {what}"))?;
+    if let Some(who) = signer.filter(|_| !c.report.quiet) {
+        eprintln!("zseal: {what}: good signature by {who}");
+    }
     output.into_inner().commit(!c.no_fsync)?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Decrypt, bytes, stats);

@@ -53,9 +53,10 @@ pub struct Args {
           default_missing_value = "1..19", value_parser = parse_adapt)]
     adapt: Option<(i32, i32)>,
     /// Sign with this OpenSSH private key (ed25519, ecdsa P-256, rsa; an encrypted one asks for its
-    /// passphrase); repeatable. With --format age, writes OUT.sig beside -o OUT: an SSHSIG
-    /// (namespace zseal) of the age file that `ssh-keygen -Y verify -n zseal` checks. Signing a
-    /// container is designed (FORMAT.md §12) but not built yet
+    /// passphrase); repeatable. A container holds the signature (an SSHSIG, namespace zseal, over
+    /// the plaintext's length and BLAKE3), checked by `decrypt`/`verify --signer`. With --format
+    /// age, writes OUT.sig beside -o OUT: an SSHSIG of the age file that `ssh-keygen -Y verify
+    /// -n zseal` checks (FORMAT.md §12)
     #[arg(long = "sign", value_name = "KEY")]
     sign: Vec<PathBuf>,
 }
@@ -112,6 +113,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
     let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;
+    if a.format != Format::Age {
+        for key in crate::sign::read_keys(&a.sign)? {
+            opts = opts.sign(key);
+        }
+    }
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     let what = display_name(c.input.as_deref(), "standard input");
     let counters = Counters::default();

@@ -56,6 +56,9 @@ fn to_text(info: &Info, name: &str) -> String {
     if h.padded {
         t += "  padded:      yes (chunk and file lengths are size classes)\n";
     }
+    if h.signed {
+        t += "  signed:      yes (the signers are inside, for a recipient: zseal verify names them)\n";
+    }
     t += &format!(
         "  recipients:  {} ({})\n",
         h.stanzas.len(),

@@ -33,6 +33,8 @@ pub struct Unlock<'a> {
     pub threads: usize,
     /// An age file's plaintext as it is, not decompressed (`decrypt --raw`).
     pub raw_age: bool,
+    /// Who must have signed (`--signer`, `--allowed-signers`; none: nothing is required).
+    pub signers: zseal::crypto::sign::Signers,
 }
 
 impl Unlock<'_> {
@@ -45,7 +47,8 @@ impl Unlock<'_> {
         let keys = keys_for(locked.needs(), what, self.passphrase_file, self.ids)?;
         let opts = DecryptOptions::default()
             .threads(self.threads)
-            .raw_age(self.raw_age);
+            .raw_age(self.raw_age)
+            .signers(self.signers.clone());
         locked
             .unlock(&keys.refs(), &opts)
             .with_context(|| format!("opening {what}"))

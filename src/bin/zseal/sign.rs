@@ -1,5 +1,6 @@
-//! `encrypt --sign` (FORMAT.md §12.4): the signing keys, read and unlocked before anything is
-//! written, and the detached signature beside an age file.
+//! `encrypt --sign` (FORMAT.md §12): the signing keys, read and unlocked before anything is
+//! written, and the detached signature beside an age file; `--signer` and `--allowed-signers`
+//! of `decrypt` and `verify`.
 
 use std::path::PathBuf;
 
@@ -15,8 +16,9 @@ pub struct Signing {
 }
 
 impl Signing {
-    /// `None` without `--sign`; refuses what cannot be signed yet (a container) or where (the
-    /// signature goes beside a local output file), and an existing OUT.sig without --force.
+    /// `None` without `--sign`, and for a container (its signatures are frames of its own, made
+    /// by the library); for an age file, refuses where a signature cannot go (it goes beside a
+    /// local output file), and an existing OUT.sig without --force.
     pub fn prepare(
         keys: &[PathBuf],
         format: zseal::Format,
@@ -27,10 +29,7 @@ impl Signing {
             return Ok(None);
         }
         if format != zseal::Format::Age {
-            bail!(
-                "--sign: signing a zseal container is designed (FORMAT.md §12) but not built yet; \
-                 with --format age, --sign writes a detached signature (OUT.sig) beside the age file"
-            );
+            return Ok(None);
         }
         if keys.len() > 1 {
             bail!(
@@ -50,10 +49,7 @@ impl Signing {
         let mut sig_path = out.as_os_str().to_owned();
         sig_path.push(".sig");
         let sig_path = PathBuf::from(sig_path);
-        let keys = keys
-            .iter()
-            .map(|k| zseal::crypto::sign::SigningKey::read(k, &TerminalPrompt))
-            .collect::<zseal::Result<Vec<_>>>()?;
+        let keys = read_keys(keys)?;
         let name = sig_path.display().to_string();
         let out = crate::files::Output::create(Some(&sig_path), force, None)?;
         Ok(Some(Signing { keys, out, name }))
@@ -76,5 +72,41 @@ impl Signing {
                 .with_context(|| format!("writing {}", self.name))?;
         }
         Ok(self.out)
+    }
+}
+
+/// The signing keys of `--sign`, unlocked (an encrypted key asks for its passphrase).
+pub fn read_keys(keys: &[PathBuf]) -> anyhow::Result<Vec<zseal::crypto::sign::SigningKey>> {
+    Ok(keys
+        .iter()
+        .map(|k| zseal::crypto::sign::SigningKey::read(k, &TerminalPrompt))
+        .collect::<zseal::Result<Vec<_>>>()?)
+}
+
+/// `--signer` and `--allowed-signers` of `decrypt` and `verify`: who must have signed.
+#[derive(clap::Args, Debug, Default)]
+pub struct SignerArgs {
+    /// Require a good signature by this SSH public key (a file such as id_ed25519.pub, or the
+    /// key itself: "ssh-ed25519 AAAA…"); repeatable. Reads the whole file: an unsigned file, a
+    /// signature by another key or over other content fails, and no output is kept
+    #[arg(long = "signer", value_name = "KEY")]
+    pub signer: Vec<String>,
+    /// Require a good signature by a key of this OpenSSH allowed_signers file (`ssh-keygen -Y
+    /// verify`'s format; entries whose namespaces= leave out zseal do not count)
+    #[arg(long = "allowed-signers", value_name = "FILE")]
+    pub allowed_signers: Vec<PathBuf>,
+}
+
+impl SignerArgs {
+    /// The signers given (none: nothing is required).
+    pub fn signers(&self) -> anyhow::Result<zseal::crypto::sign::Signers> {
+        let mut s = zseal::crypto::sign::Signers::default();
+        for k in &self.signer {
+            s.add_key(k).context("--signer")?;
+        }
+        for f in &self.allowed_signers {
+            s.add_allowed_signers(f).context("--allowed-signers")?;
+        }
+        Ok(s)
     }
 }

@@ -26,6 +26,25 @@ pub struct Args {
     ids: Identities,
     #[command(flatten)]
     report: Reporting,
+    #[command(flatten)]
+    signers: crate::sign::SignerArgs,
+    /// Write the signed statement to PREFIX and its signature to PREFIX.sig, for `ssh-keygen -Y
+    /// verify -f allowed_signers -I ID -n zseal -s PREFIX.sig < PREFIX` (the signature of the
+    /// required signer, or else the first); neither file may exist
+    #[arg(long, value_name = "PREFIX")]
+    export_signature: Option<PathBuf>,
+    /// Check this detached signature (`ssh-keygen -Y sign -n zseal` over the statement that
+    /// --export-signature writes) instead of the signatures inside the file; needs --signer or
+    /// --allowed-signers
+    #[arg(long, value_name = "FILE")]
+    signature: Option<PathBuf>,
+}
+
+/// What a verified container says of its signatures: those found, and the good one by a
+/// required signer with who made it.
+struct Signed {
+    found: Vec<zseal::crypto::sign::Signature>,
+    by: Option<(zseal::crypto::sign::Signature, String)>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -44,12 +63,38 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ids: &a.ids,
         threads: a.threads,
         raw_age: false,
+        signers: zseal::crypto::sign::Signers::default(),
     };
+    // The signers check the file's own signatures in the library, or a detached one here.
+    let signers = a.signers.signers()?;
+    let detached = match &a.signature {
+        Some(path) if signers.is_empty() => anyhow::bail!(
+            "--signature {}: give --signer or --allowed-signers to check it against",
+            path.display()
+        ),
+        Some(path) => Some((
+            path,
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let keys = Unlock {
+        signers: match detached {
+            Some(_) => zseal::crypto::sign::Signers::default(),
+            None => signers.clone(),
+        },
+        ..keys
+    };
+    let exports = a
+        .export_signature
+        .as_deref()
+        .map(Export::create)
+        .transpose()?;
     let plan = input.read_plan();
     let dec = keys.open(input)?;
     let format = dec.format();
     let alg = dec.as_zseal().map(|d| d.header().hash);
-    let ((len, hex, chunks), stats, clock) = job
+    let ((len, hex, chunks, signed), stats, clock) = job
         .run(dec, |d| {
             let len = plan.copy(d, None, std::io::sink())?;
             Ok(match d.as_zseal() {
@@ -57,11 +102,51 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     len,
                     z.digest_hex(),
                     z.verified().map_or(0, |f| f.chunk_count),
+                    Signed {
+                        found: z.signatures().to_vec(),
+                        by: z
+                            .good_signature()
+                            .cloned()
+                            .zip(z.signer().map(str::to_string)),
+                    },
                 ),
-                None => (len, None, d.stats().chunks),
+                None => (
+                    len,
+                    None,
+                    d.stats().chunks,
+                    Signed {
+                        found: Vec::new(),
+                        by: None,
+                    },
+                ),
             })
         })
         .with_context(|| format!("verifying {what}"))?;
+    let signed = match detached {
+        Some((path, pem)) => {
+            let Some(hex) = hex
+                .as_deref()
+                .filter(|_| alg == Some(zseal::HashAlg::Blake3))
+            else {
+                anyhow::bail!(
+                    "--signature: {what} records no BLAKE3 digest, which a statement needs"
+                );
+            };
+            let statement = zseal::crypto::sign::statement(len, hex);
+            let who = signers
+                .check(statement.as_bytes(), &pem)
+                .with_context(|| format!("checking {}", path.display()))?;
+            let sig = zseal::crypto::sign::Signature::from_pem(&pem)?;
+            Signed {
+                found: vec![sig.clone()],
+                by: Some((sig, who)),
+            }
+        }
+        None => signed,
+    };
+    if let Some(export) = exports {
+        export.write(&what, len, hex.as_deref(), &signed)?;
+    }
     // The line names the plaintext (the container's name without .zseal), so that after
     // decrypting, `b3sum -c` or `xxhsum -c` can check the result against it.
     let plain_name = match a.input.as_deref() {
@@ -84,7 +169,68 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunks",
             zseal::units::human_bytes(len)
         );
+        match &signed.by {
+            Some((_, who)) => eprintln!("zseal: {what}: good signature by {who}"),
+            None => {
+                for s in &signed.found {
+                    eprintln!(
+                        "zseal: {what}: signed by {} (unverified: give --signer or \
+                         --allowed-signers to check it)",
+                        s.fingerprint()
+                    );
+                }
+            }
+        }
     }
     clock.report(&a.report, Direction::Verify, (counters.input(), len), stats);
     Ok(())
+}
+
+/// `--export-signature PREFIX`: the statement and its signature, created before the check runs
+/// (so that an existing file fails first) and written only after it succeeded.
+struct Export {
+    statement: (PathBuf, crate::files::Output),
+    signature: (PathBuf, crate::files::Output),
+}
+
+impl Export {
+    fn create(prefix: &Path) -> anyhow::Result<Export> {
+        let mut sig = prefix.as_os_str().to_owned();
+        sig.push(".sig");
+        let sig = PathBuf::from(sig);
+        let open = |p: &Path| -> anyhow::Result<(PathBuf, crate::files::Output)> {
+            Ok((
+                p.to_path_buf(),
+                crate::files::Output::create(Some(p), false, None)?,
+            ))
+        };
+        Ok(Export {
+            statement: open(prefix)?,
+            signature: open(&sig)?,
+        })
+    }
+
+    /// Writes the statement of the verified plaintext (`len` bytes, BLAKE3 `hex`) and the
+    /// signature of the required signer, or else the first; an unsigned file writes nothing.
+    fn write(self, what: &str, len: u64, hex: Option<&str>, signed: &Signed) -> anyhow::Result<()> {
+        use std::io::Write;
+        let chosen = match &signed.by {
+            Some((good, _)) => Some(good),
+            None => signed.found.first(),
+        };
+        let (Some(sig), Some(hex)) = (chosen, hex) else {
+            anyhow::bail!(
+                "--export-signature: {what} is not signed: there is no signature to export"
+            );
+        };
+        let (spath, mut sout) = self.statement;
+        let (gpath, mut gout) = self.signature;
+        sout.write_all(zseal::crypto::sign::statement(len, hex).as_bytes())
+            .with_context(|| format!("writing {}", spath.display()))?;
+        gout.write_all(sig.to_pem().as_bytes())
+            .with_context(|| format!("writing {}", gpath.display()))?;
+        sout.commit(true)?;
+        gout.commit(true)?;
+        Ok(())
+    }
 }

@@ -22,7 +22,6 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use super::opener::{DataFrame, Landed, Opened, Opener};
 use super::ContainerChunks;
 use crate::error::{Error, Result};
-use crate::format::FrameKind;
 use crate::hash::{ChunkHash, HashAlg};
 use crate::pipeline::chunks::{Chunk, Cursor};
 use crate::pipeline::window::{guarded, lost};
@@ -211,7 +210,7 @@ impl<R: Read> ContainerChunks<R> {
                 continue;
             }
             match self.frames.peek_kind() {
-                Ok(FrameKind::Final | FrameKind::Padding) => break,
+                Ok(kind) if !kind.is_data() => break,
                 Ok(_) => {}
                 Err(e) => {
                     stopped = Some(e);
@@ -282,7 +281,7 @@ impl<R: Read> ContainerChunks<R> {
     fn skip_to_kept(&mut self, k: Chunk, skip: usize, dest: &mut [u8]) -> Result<Outcome> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
-        if kind == FrameKind::Final || kind == FrameKind::Padding {
+        if !kind.is_data() {
             return Err(Error::Bug(format!(
                 "chunk {index} was kept, but frame {index} holds none"
             )));

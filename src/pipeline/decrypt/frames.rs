@@ -18,8 +18,9 @@ pub(crate) struct Frames<R> {
     /// Container offset of frame 0 (the header's length).
     pub(crate) first_at: u64,
     chunk_size: usize,
-    /// A padded file (FORMAT.md §3.3): which frame kinds may occur.
+    /// A padded file (FORMAT.md §3.3), a signed file (§12.2): which frame kinds may occur.
     padded: bool,
+    signed: bool,
     /// Number of the next frame to read.
     pub(crate) next: u64,
     /// Frames from this number on are not read (the end of a range, or of an indexed read).
@@ -39,12 +40,14 @@ pub(crate) struct Frames<R> {
 }
 
 impl<R: Read> Frames<R> {
-    pub(crate) fn new(inner: R, first_at: u64, chunk_size: usize, padded: bool) -> Self {
+    /// The frames of a container whose header, `first_at` bytes long, is `header`.
+    pub(crate) fn new(inner: R, first_at: u64, header: &crate::format::Header) -> Self {
         Frames {
             inner,
             first_at,
-            chunk_size,
-            padded,
+            chunk_size: header.chunk_size(),
+            padded: header.padded,
+            signed: header.signed,
             next: 0,
             stop_at: None,
             ended: false,
@@ -85,17 +88,19 @@ impl<R: Read> Frames<R> {
             )));
         }
         let (kind, body_len) = parse_frame_header(&fh);
-        let kind = kind.filter(|k| k.allowed(self.padded)).ok_or_else(|| {
-            let file = if self.padded {
-                "a padded"
-            } else {
-                "an unpadded"
-            };
-            Error::Damaged(format!(
-                "frame {index} has a kind byte {:#04x} that {file} file does not use",
-                fh[0]
-            ))
-        })?;
+        let kind = kind
+            .filter(|k| k.allowed(self.padded, self.signed))
+            .ok_or_else(|| {
+                let file = match kind {
+                    Some(FrameKind::Signature) => "an unsigned",
+                    _ if self.padded => "a padded",
+                    _ => "an unpadded",
+                };
+                Error::Damaged(format!(
+                    "frame {index} has a kind byte {:#04x} that {file} file does not use",
+                    fh[0]
+                ))
+            })?;
         let bounds = body_len_bounds(kind, self.chunk_size);
         let body_len = body_len as usize;
         if let Some((at, listed)) = self.listed.filter(|&(at, _)| at == index) {
@@ -246,7 +251,17 @@ mod tests {
     fn frame_numbers_stop_at_the_chunk_limit_but_the_final_frame_may_carry_it() {
         let header_at = |kind, body_len, next| {
             let fh = frame_header(kind, body_len);
-            let mut f = Frames::new(&fh[..], 0, 1024, false);
+            let header = crate::format::Header {
+                cipher: crate::crypto::aead::Cipher::Aes256Gcm,
+                codec: crate::codec::Codec::None,
+                hash: crate::hash::HashAlg::None,
+                chunk_log2: 10,
+                padded: false,
+                signed: false,
+                payload_salt: [0; 32],
+                stanzas: Vec::new(),
+            };
+            let mut f = Frames::new(&fh[..], 0, &header);
             f.next = next;
             f.read_header()
         };

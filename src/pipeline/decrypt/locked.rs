@@ -162,7 +162,7 @@ impl<R: Read> Locked<R> {
         let chunk_size = header.chunk_size();
         let hash = header.hash;
         ChunkReader::from_source(ContainerChunks {
-            frames: Frames::new(self.inner, header_len, chunk_size, header.padded),
+            frames: Frames::new(self.inner, header_len, &header),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, payload_key)),
             window: Window::new(&opts.threads, chunk_size),
             verifier: Verifier::new(chunk_size, hash),
@@ -172,6 +172,7 @@ impl<R: Read> Locked<R> {
             spares: Vec::new(),
             counts: Counts::default(),
             bodies: None,
+            signed: super::Signed::requiring(opts.signers.clone()),
         })
     }
 }

@@ -46,6 +46,9 @@ pub struct DecryptOptions {
     /// For an age file whose plaintext is zseal's seekable zstd stream (FORMAT.md §10.3): give
     /// that plaintext as `age -d` does instead of its decompressed bytes (default false).
     pub raw_age: bool,
+    /// Require a good signature by one of these (FORMAT.md §12.4; default none): the read
+    /// fails at its end otherwise, and must be of the whole file, in order (no seek, no range).
+    pub signers: crate::crypto::sign::Signers,
 }
 
 impl DecryptOptions {
@@ -61,6 +64,12 @@ impl DecryptOptions {
         self.raw_age = raw;
         self
     }
+
+    /// See [`DecryptOptions::signers`].
+    pub fn signers(mut self, signers: crate::crypto::sign::Signers) -> Self {
+        self.signers = signers;
+        self
+    }
 }
 
 /// What comes back from the window, in stream order.
@@ -68,6 +77,8 @@ enum Item {
     Chunk(Opened),
     /// A padding frame of a padded file, authenticated and all zeros; its buffer for reuse.
     Padding(Vec<u8>),
+    /// A signature frame's SSHSIG, authenticated and parsed; the frame's buffer for reuse.
+    Signature(crate::crypto::sign::Signature, Vec<u8>),
     /// The final frame's body: every data frame is before it.
     End(Vec<u8>),
 }
@@ -94,6 +105,27 @@ pub struct ContainerChunks<R: Read> {
     /// The regular file the container is read from, when the workers read long frame bodies
     /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
     bodies: Option<Arc<BodyFile>>,
+    signed: Signed,
+}
+
+/// A signed file's signatures (FORMAT.md §12) and the signers a caller requires.
+#[derive(Default)]
+pub(crate) struct Signed {
+    /// The signature frames read, authenticated, in order.
+    found: Vec<crate::crypto::sign::Signature>,
+    /// Who must have signed (none: nothing is required).
+    required: crate::crypto::sign::Signers,
+    /// Which of `found` is good, and who made it, once checked.
+    by: Option<(usize, String)>,
+}
+
+impl Signed {
+    pub(crate) fn requiring(required: crate::crypto::sign::Signers) -> Self {
+        Signed {
+            required,
+            ..Signed::default()
+        }
+    }
 }
 
 /// The stream's counters.
@@ -177,6 +209,34 @@ impl<R: Read> ContainerChunks<R> {
             .map(|f| crate::hash::to_hex(alg, &f.digest))
     }
 
+    /// The signatures of a signed file (FORMAT.md §12.2), authenticated as frames of the file,
+    /// once the whole container was read and verified; empty before, and for an unsigned file.
+    /// Whether one is good is only known against a signer ([`DecryptOptions::signers`]).
+    pub fn signatures(&self) -> &[crate::crypto::sign::Signature] {
+        match self.verified {
+            Some(_) => &self.signed.found,
+            None => &[],
+        }
+    }
+
+    /// True when signers are required ([`DecryptOptions::signers`]): the file must be read
+    /// whole, in order.
+    pub fn requires_signer(&self) -> bool {
+        !self.signed.required.is_empty()
+    }
+
+    /// Who signed, when signers were required and the read ended with a good signature by one
+    /// of them: the signer's name and fingerprint.
+    pub fn signer(&self) -> Option<&str> {
+        self.signed.by.as_ref().map(|(_, who)| who.as_str())
+    }
+
+    /// The good signature by a required signer, once checked ([`Self::signer`]).
+    pub fn good_signature(&self) -> Option<&crate::crypto::sign::Signature> {
+        let (i, _) = self.signed.by.as_ref()?;
+        self.signed.found.get(*i)
+    }
+
     /// The underlying reader (its position is the decryptor's business: read, do not move it).
     pub fn get_ref(&self) -> &R {
         &self.frames.inner
@@ -222,6 +282,14 @@ impl<R: Read> ContainerChunks<R> {
             });
             return Ok(());
         }
+        if kind == FrameKind::Signature {
+            self.window.push(move || {
+                opener
+                    .open_signature(index, &mut body[..body_len])
+                    .map(|s| Item::Signature(s, body))
+            });
+            return Ok(());
+        }
         let spare = self.chunk_spare();
         let hash = self.verifier.chunk_hash();
         let mut frame = DataFrame {
@@ -253,14 +321,10 @@ impl<R: Read> ContainerChunks<R> {
         kind: FrameKind,
         body_len: usize,
     ) -> Result<Option<(Arc<BodyFile>, u64)>> {
-        let data = matches!(
-            kind,
-            FrameKind::Compressed | FrameKind::Raw | FrameKind::Padded
-        );
         let Some(file) = self
             .bodies
             .clone()
-            .filter(|_| data && body_len >= WORKER_READ_MIN)
+            .filter(|_| kind.is_data() && body_len >= WORKER_READ_MIN)
         else {
             return Ok(None);
         };
@@ -374,8 +438,37 @@ impl<R: Read> ContainerChunks<R> {
         self.frames
             .read_trailer(fin.chunk_count, &fin.index_digest)?;
         if self.verifier.check_digest(&fin)? {
+            self.check_signed(&fin)?;
             self.verified = Some(fin);
+        } else if !self.signed.required.is_empty() {
+            return Err(not_whole());
         }
+        Ok(())
+    }
+
+    /// After the digest of the whole plaintext was checked against the final frame: a signed
+    /// file holds a signature frame, and a required signer signed (FORMAT.md §12.4).
+    fn check_signed(&mut self, fin: &FinalFrame) -> Result<()> {
+        let header = &self.opener.header;
+        if header.signed && self.signed.found.is_empty() {
+            return Err(Error::Damaged(
+                "the header says the file is signed, but it holds no signature frame".into(),
+            ));
+        }
+        if self.signed.required.is_empty() {
+            return Ok(());
+        }
+        if header.hash != crate::hash::HashAlg::Blake3 {
+            return Err(Error::Signature(format!(
+                "the file is not signed (its hash is {}, and a signature needs blake3), and a \
+                 signer was required",
+                header.hash
+            )));
+        }
+        let hex = crate::hash::to_hex(header.hash, &fin.digest);
+        let by =
+            (self.signed.required).check_statement(fin.plaintext_len, &hex, &self.signed.found)?;
+        self.signed.by = Some(by);
         Ok(())
     }
 
@@ -401,11 +494,24 @@ impl<R: Read> ContainerChunks<R> {
         if self.verifier.has_digest() && self.verifier.frames() == fin.chunk_count {
             self.verifier.check_end(&fin)?;
         }
+        if !self.signed.required.is_empty() {
+            // The signature frames after the data were not read (FORMAT.md §12.4).
+            return Err(not_whole());
+        }
         if self.verifier.check_digest(&fin)? {
             self.verified = Some(fin);
         }
         Ok(())
     }
+}
+
+/// A required signer asks for the whole file read in order (FORMAT.md §12.4).
+pub(crate) fn not_whole() -> Error {
+    Error::InvalidOption(
+        "a signer check reads the whole file from its first byte to its end, in order: read \
+         it whole (a range is then written from the whole read)"
+            .into(),
+    )
 }
 
 /// Takes from `spares` the buffer that best holds `len` bytes, where `room` is a chunk's size.
@@ -504,6 +610,12 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
             Some(Ok(Item::Padding(spare))) => {
                 self.recycle(spare);
                 self.verifier.padding();
+                Ok(true)
+            }
+            Some(Ok(Item::Signature(sig, spare))) => {
+                self.recycle(spare);
+                self.verifier.signature()?;
+                self.signed.found.push(sig);
                 Ok(true)
             }
             Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),

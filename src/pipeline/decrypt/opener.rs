@@ -143,6 +143,17 @@ impl Opener {
         Ok(())
     }
 
+    /// Authenticates signature frame `index` (FORMAT.md §12.2) and parses its SSHSIG.
+    pub(crate) fn open_signature(
+        &self,
+        index: u64,
+        body: &mut [u8],
+    ) -> Result<crate::crypto::sign::Signature> {
+        let len = self.open_body(index, false, FrameKind::Signature, body)?;
+        let blob = crate::format::frame::signature_blob(&body[..len])?;
+        crate::crypto::sign::Signature::from_blob(blob)
+    }
+
     /// Authenticates and decrypts a data frame in place: how its chunk is stored (raw or
     /// compressed) and where in `body` that content is.
     fn open_content(
@@ -292,6 +303,7 @@ mod tests {
             hash: HashAlg::Blake3,
             chunk_log2: 10,
             padded: false,
+            signed: false,
             payload_salt: [0; 32],
             stanzas: Vec::new(),
         };
@@ -338,6 +350,7 @@ mod tests {
             hash: HashAlg::Blake3,
             chunk_log2: 10,
             padded: true,
+            signed: false,
             payload_salt: [0; 32],
             stanzas: Vec::new(),
         };

@@ -198,10 +198,12 @@ pub(crate) fn read_trailer<R: Read + Seek>(
         ));
     }
     let fin = opener.open_final(n, body)?;
-    // Data frames: all `n` frames, or in a padded file the first `d`, padding after them.
+    // Data frames: all `n` frames, or in a padded or signed file the first `d`, signature and
+    // padding frames after them.
     let d = fin.plaintext_len.div_ceil(c as u64);
-    let padded = opener.header.padded;
-    if fin.chunk_count != n || d > n || (d < n && !padded) || fin.plaintext_len > MAX_PLAINTEXT {
+    let (padded, signed) = (opener.header.padded, opener.header.signed);
+    let trailing = padded || signed;
+    if fin.chunk_count != n || d > n || (d < n && !trailing) || fin.plaintext_len > MAX_PLAINTEXT {
         return Err(Error::Damaged(format!(
             "the final frame records {} bytes in {} chunks; the footer says {n} chunks",
             fin.plaintext_len, fin.chunk_count
@@ -216,6 +218,16 @@ pub(crate) fn read_trailer<R: Read + Seek>(
         },
         c,
     );
+    // A signature frame may be longer than a chunk of a file of small chunks.
+    let data = match signed {
+        true => {
+            *data.start()
+                ..=*data
+                    .end()
+                    .max(body_len_bounds(FrameKind::Signature, c).end())
+        }
+        false => data,
+    };
     let mut built = IndexBuilder::new(n, frames.first_at);
     let inner = &mut frames.inner;
     let index_at = fin_at + FINAL_FRAME_LEN as u64;
@@ -287,7 +299,15 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// ahead stay; the checks are unchanged. Reads the index once.
     fn limit_read_ahead(&mut self, _: &mut Cursor, end: Option<u64>) -> Result<()> {
         let c = self.opener.chunk_size();
-        let d = self.load_index()?.data_frames(c);
+        let ix = self.load_index()?;
+        let (d, len) = (ix.data_frames(c), ix.fin.plaintext_len);
+        let signed = self.opener.header.signed || !self.signed.required.is_empty();
+        if signed && self.verifier.has_digest() && end.is_none_or(|e| e >= len) {
+            // A whole read of a signed file, or one a signer is required of, reads the frames
+            // after the data too, and the trailer (FORMAT.md §12.4).
+            self.frames.stop_at = None;
+            return Ok(());
+        }
         self.frames.stop_at = Some(end.map_or(d, |e| e.div_ceil(c as u64).min(d)));
         Ok(())
     }
@@ -295,6 +315,12 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// In-flight chunks are dropped and the next read starts with the chunk that holds `pos`. A
     /// position at or past the end reads nothing.
     fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
+        if !self.signed.required.is_empty() {
+            if pos == 0 && self.frames.next == 0 && self.window.is_empty() {
+                return Ok(());
+            }
+            return Err(super::not_whole());
+        }
         let c = self.opener.chunk_size() as u64;
         self.load_index()?;
         let ix = self.index.as_mut().expect("just loaded");
@@ -337,6 +363,9 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
 
     /// Only the whole file claims the whole-file digest, as with a streamed range.
     fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
+        if !self.signed.required.is_empty() {
+            return Err(super::not_whole());
+        }
         if start > 0 {
             self.verifier.drop_digest();
         }
@@ -365,6 +394,9 @@ impl<R: Read> ContainerChunks<R> {
             return Err(Error::InvalidOption(
                 "a streamed range must start on a fresh decryptor".into(),
             ));
+        }
+        if !self.signed.required.is_empty() {
+            return Err(super::not_whole());
         }
         let (start, end) = (range.start, range.end);
         let c = self.opener.chunk_size() as u64;
@@ -404,10 +436,7 @@ impl<R: Read> ContainerChunks<R> {
         {
             return Ok(());
         }
-        if !matches!(
-            self.frames.peek_kind()?,
-            FrameKind::Final | FrameKind::Padding
-        ) {
+        if self.frames.peek_kind()?.is_data() {
             return Ok(());
         }
         self.frames.stop_at = None;
@@ -432,6 +461,11 @@ impl<R: Read> ContainerChunks<R> {
                     self.frames.skip_body(body_len)?;
                     self.verifier.frame_read(body_len);
                     self.verifier.padding();
+                }
+                FrameKind::Signature => {
+                    self.frames.skip_body(body_len)?;
+                    self.verifier.frame_read(body_len);
+                    self.verifier.signature()?;
                 }
                 _ => {
                     self.frames.skip_body(body_len)?;

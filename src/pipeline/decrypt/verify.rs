@@ -17,6 +17,8 @@ pub(crate) struct Verifier {
     last_skipped: bool,
     /// Padding frames accepted (after every data frame, FORMAT.md §3.3).
     padding: u64,
+    /// Signature frames accepted (after every data frame, before any padding, §12.2).
+    signatures: u64,
     /// The frame lengths read in sequence, for the index digest.
     lengths: blake3::Hasher,
     /// The whole-plaintext digest, while every chunk from the first was accepted in order.
@@ -35,6 +37,7 @@ impl Verifier {
             plaintext: 0,
             last_skipped: false,
             padding: 0,
+            signatures: 0,
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
             collected: None,
@@ -58,6 +61,7 @@ impl Verifier {
         self.plaintext = chunk * self.chunk_size;
         self.last_skipped = false;
         self.padding = 0;
+        self.signatures = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
         if let Some(c) = self.collected.as_mut() {
@@ -90,9 +94,21 @@ impl Verifier {
         self.lengths.update(&(body_len as u32).to_le_bytes());
     }
 
-    /// Frames accepted so far, data and padding: the index of the next frame.
+    /// Frames accepted so far, data, signature and padding: the index of the next frame.
     pub(crate) fn frames(&self) -> u64 {
-        self.chunks + self.padding
+        self.chunks + self.signatures + self.padding
+    }
+
+    /// A signature frame was accepted: it must come before any padding frame.
+    pub(crate) fn signature(&mut self) -> Result<()> {
+        if self.padding > 0 {
+            return Err(Error::ChunkInvalid {
+                index: self.frames(),
+                what: "is a signature frame after a padding frame (signatures come first)".into(),
+            });
+        }
+        self.signatures += 1;
+        Ok(())
     }
 
     /// A padding frame was accepted.
@@ -122,6 +138,11 @@ impl Verifier {
         if self.padding > 0 {
             return Err(invalid(
                 "follows a padding frame (padding ends a file)".into(),
+            ));
+        }
+        if self.signatures > 0 {
+            return Err(invalid(
+                "follows a signature frame (signatures follow the data)".into(),
             ));
         }
         let len = bytes.len() as u64;

@@ -15,7 +15,7 @@ use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::TAG_LEN;
-use crate::crypto::{FileKey, Recipient};
+use crate::crypto::{sign, FileKey, Recipient};
 use crate::error::{Error, Result};
 use crate::format::frame::{footer, PAD_HEADER_LEN};
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
@@ -120,6 +120,8 @@ struct Tally {
     padded: bool,
     /// Data chunks written out so far.
     emitted: u64,
+    /// The keys that sign the plaintext at its end (FORMAT.md §12).
+    sign: Vec<crate::crypto::sign::SigningKey>,
 }
 
 impl<W: Write> ChunkWriter<ContainerSink<W>> {
@@ -167,6 +169,7 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
                 written: header_bytes.len() as u64,
                 padded: opts.pad,
                 emitted: 0,
+                sign: opts.sign.clone(),
             },
             adapt,
             range: None,
@@ -275,6 +278,35 @@ impl<W: Write> ContainerSink<W> {
         Ok(())
     }
 
+    /// A signature frame for each signing key after the last data frame (FORMAT.md §12.2), over
+    /// the statement of the plaintext's length and its BLAKE3 `digest` (§12.1).
+    fn write_signatures(&mut self, digest: &[u8; 32]) -> Result<()> {
+        let statement = sign::statement(
+            self.tally.plaintext_len,
+            &crate::hash::to_hex(HashAlg::Blake3, digest),
+        );
+        let sha = sign::sha512_of(statement.as_bytes())?;
+        for key in std::mem::take(&mut self.tally.sign) {
+            let plain = format::frame::signature_plaintext(&key.sign_blob(&sha)?);
+            let mut frame = vec![0u8; FRAME_HEADER_LEN + plain.len() + TAG_LEN];
+            frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + plain.len()].copy_from_slice(&plain);
+            self.write_trailing(&mut frame, FrameKind::Signature, plain.len())?;
+        }
+        Ok(())
+    }
+
+    /// Seals the `len` bytes after the frame header in `frame` as the next frame, of `kind`,
+    /// writes it out and lists it in the index: a signature or padding frame.
+    fn write_trailing(&mut self, frame: &mut [u8], kind: FrameKind, len: usize) -> Result<()> {
+        let index = self.tally.chunks;
+        let n = self.sealer.seal_into(frame, index, false, kind, len);
+        self.write_out(&frame[..n])?;
+        let body_len = (n - FRAME_HEADER_LEN) as u32;
+        self.tally.index.extend_from_slice(&body_len.to_le_bytes());
+        self.tally.chunks += 1;
+        Ok(())
+    }
+
     /// Padding frames after the last data frame, so that the whole file's length is its Padmé
     /// class (FORMAT.md §3.3). They count as frames: the final frame's index follows them.
     fn write_padding(&mut self) -> Result<()> {
@@ -289,14 +321,7 @@ impl<W: Write> ContainerSink<W> {
         let mut frame = vec![0u8; FRAME_HEADER_LEN + c + PAD_HEADER_LEN + TAG_LEN];
         for x in plan {
             frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + x].fill(0);
-            let index = self.tally.chunks;
-            let len = self
-                .sealer
-                .seal_into(&mut frame, index, false, FrameKind::Padding, x);
-            self.write_out(&frame[..len])?;
-            let body_len = (len - FRAME_HEADER_LEN) as u32;
-            self.tally.index.extend_from_slice(&body_len.to_le_bytes());
-            self.tally.chunks += 1;
+            self.write_trailing(&mut frame, FrameKind::Padding, x)?;
         }
         Ok(())
     }
@@ -491,6 +516,10 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             let inner = &mut self.state.inner;
             return Ok(timed(&mut self.state.stages.write, || inner.flush())?);
         }
+        let digest = std::mem::replace(&mut self.tally.digest, Digest::new(HashAlg::None)).finish();
+        if !self.tally.sign.is_empty() {
+            self.write_signatures(&digest)?;
+        }
         if self.tally.padded {
             self.write_padding()?;
         }
@@ -499,7 +528,7 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             plaintext_len: t.plaintext_len,
             chunk_count: t.chunks,
             index_digest: *blake3::hash(&t.index).as_bytes(),
-            digest: std::mem::replace(&mut t.digest, Digest::new(HashAlg::None)).finish(),
+            digest,
         };
         let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
         frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
@@ -555,6 +584,7 @@ fn new_header(
         hash: opts.hash,
         chunk_log2,
         padded: opts.pad,
+        signed: !opts.sign.is_empty(),
         payload_salt,
         stanzas: wrap_for(recipients, &file_key, rng)?,
     };

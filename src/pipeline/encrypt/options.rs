@@ -30,11 +30,17 @@ pub struct EncryptOptions {
     /// The file format [`super::Writer`] writes (default a zseal container; `Format::Age`: an
     /// age v1 file, FORMAT.md §10.3).
     pub format: super::super::Format,
+    /// Sign the plaintext with these SSH keys (FORMAT.md §12): one signature frame each, in
+    /// this order (default none). Needs the BLAKE3 hash; a zseal container only.
+    pub sign: Vec<crate::crypto::sign::SigningKey>,
     /// Which of the cipher and the hash were chosen by name ([`EncryptOptions::cipher`],
     /// [`EncryptOptions::hash`]), even when the default was named: an age file has neither
     /// choice, so naming one is refused for it.
     named: Named,
 }
+
+/// The most signing keys one file takes (each signs once, at the end of the stream).
+pub const MAX_SIGNERS: usize = 16;
 
 /// Options chosen by name, rather than left at their defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +60,7 @@ impl Default for EncryptOptions {
             pad: false,
             adapt: None,
             format: super::super::Format::Zseal,
+            sign: Vec::new(),
             named: Named::default(),
         }
     }
@@ -106,6 +113,13 @@ impl EncryptOptions {
         self
     }
 
+    /// Signs the plaintext with `key` too (FORMAT.md §12): a signature frame over its length
+    /// and BLAKE3 digest, made once the last chunk is hashed.
+    pub fn sign(mut self, key: crate::crypto::sign::SigningKey) -> Self {
+        self.sign.push(key);
+        self
+    }
+
     /// Lets the zstd level of each chunk follow what the output can absorb, between `min` and
     /// `max`: when writing the output is what holds the stream back (a slow pipe or network),
     /// the level goes up, spending idle CPU on a smaller output; when the workers are what holds
@@ -146,6 +160,19 @@ impl EncryptOptions {
         if format == super::super::Format::Age {
             self.check_age()?;
         }
+        if !self.sign.is_empty() && self.hash != HashAlg::Blake3 {
+            return Err(Error::InvalidOption(format!(
+                "a signature is made over the BLAKE3 digest of the plaintext (FORMAT.md §12.1): \
+                 the hash {} cannot carry one; keep the default hash, blake3",
+                self.hash
+            )));
+        }
+        if self.sign.len() > MAX_SIGNERS {
+            return Err(Error::Limit(format!(
+                "{} signing keys: a file holds at most {MAX_SIGNERS} signatures",
+                self.sign.len()
+            )));
+        }
         Ok(())
     }
 
@@ -158,6 +185,9 @@ impl EncryptOptions {
             _ if self.named.hash => Some("a hash (an age file records no whole-file digest)"),
             _ if self.pad => Some("padding"),
             _ if self.adapt.is_some() => Some("an adaptive level"),
+            _ if !self.sign.is_empty() => {
+                Some("a signature inside the file (sign the age file itself: a detached signature)")
+            }
             _ => None,
         };
         if let Some(what) = container_only {

@@ -230,6 +230,13 @@ impl SplitSeal {
                 "a container sealed in pieces is a zseal container, not an age file".into(),
             ));
         }
+        if !opts.sign.is_empty() {
+            return Err(Error::InvalidOption(
+                "a container sealed in pieces is not signed (its digest is merged only at the \
+                 end, by the coordinator): seal it whole to sign it"
+                    .into(),
+            ));
+        }
         if opts.hash == HashAlg::Xxh3 {
             return Err(Error::InvalidOption(
                 "XXH3 of the whole file cannot be merged from pieces sealed apart (FORMAT.md \
@@ -375,6 +382,7 @@ impl SplitSeal {
                 written,
                 padded: self.key.padded,
                 emitted: chunks,
+                sign: Vec::new(),
             },
             adapt: None,
             range: None,
@@ -417,6 +425,7 @@ pub fn seal_range<W: Write>(
             written: 0,
             padded: key.padded,
             emitted: first_chunk,
+            sign: Vec::new(),
         },
         adapt: None,
         range: None,

@@ -1,0 +1,79 @@
+"""Signed containers from Python (docs/FORMAT.md §12): ``signers=`` and ``allowed_signers=`` on
+``verify``, ``decrypt_file`` and ``open``; the container is sealed and signed by the command
+line with a key the real ``ssh-keygen`` made."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+import zseal
+from conftest import peer
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory, zseal_bin, keys):
+    ssh_keygen = peer("ssh-keygen")
+    if ssh_keygen is None:
+        pytest.skip("ssh-keygen is not installed")
+    d = tmp_path_factory.mktemp("signed")
+    for name in ("alice", "bob"):
+        subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(d / name)], check=True)
+    plain = bytes(range(256)) * 1000 + b"tail"
+    (d / "in.bin").write_bytes(plain)
+    identity, recipient = keys
+    subprocess.run([zseal_bin, "encrypt", "-q", "--chunk-size", "64K", "-r", recipient, "--sign", str(d / "alice"),
+                    str(d / "in.bin"), "-o", str(d / "s.zseal")], check=True)
+    subprocess.run([zseal_bin, "encrypt", "-q", "-r", recipient, str(d / "in.bin"), "-o", str(d / "u.zseal")], check=True)
+    return d, plain, identity
+
+
+def test_a_good_signature_by_a_required_signer(signed):
+    d, plain, identity = signed
+    digest = zseal.verify(str(d / "s.zseal"), identity=identity, signers=[str(d / "alice.pub")])
+    b3sum = peer("b3sum")
+    if b3sum is not None:
+        out = subprocess.run([b3sum, str(d / "in.bin")], check=True, capture_output=True, text=True)
+        assert digest == out.stdout.split()[0]
+
+
+def test_signers_in_every_form(signed):
+    d, plain, identity = signed
+    text = (d / "alice.pub").read_text().strip()
+    (d / "allowed").write_text(f"alice@example namespaces=\"zseal\" {text}\n")
+    for kwargs in ({"signers": text}, {"signers": d / "alice.pub"}, {"signers": [str(d / "bob.pub"), text]},
+                   {"allowed_signers": str(d / "allowed")}):
+        with zseal.open(str(d / "s.zseal"), identity=identity, **kwargs) as f:
+            assert f.read() == plain, kwargs
+        out = d / "out.bin"
+        out.unlink(missing_ok=True)
+        zseal.decrypt_file(str(d / "s.zseal"), str(out), identity=identity, **kwargs)
+        assert out.read_bytes() == plain
+
+
+def test_another_signer_or_no_signature_fails_and_writes_nothing(signed):
+    d, plain, identity = signed
+    bob = str(d / "bob.pub")
+    for name, why in (("s.zseal", "none of the signers given"), ("u.zseal", "not signed")):
+        with pytest.raises(zseal.ZsealError, match=why):
+            zseal.verify(str(d / name), identity=identity, signers=bob)
+        out = d / "never.bin"
+        with pytest.raises(zseal.ZsealError, match=why):
+            zseal.decrypt_file(str(d / name), str(out), identity=identity, signers=bob)
+        assert not out.exists()
+        with pytest.raises(zseal.ZsealError, match=why):
+            with zseal.open(str(d / name), identity=identity, signers=bob) as f:
+                f.read()
+
+
+def test_a_signer_check_reads_in_order(signed):
+    d, plain, identity = signed
+    with zseal.open(str(d / "s.zseal"), identity=identity, signers=str(d / "alice.pub")) as f:
+        f.seek(0)
+        assert f.read(10) == plain[:10]
+        f.seek(70000)
+        with pytest.raises(zseal.ZsealError, match="whole file"):
+            f.read(10)
+    with pytest.raises(zseal.ZsealError, match="not an OpenSSH public key"):
+        zseal.verify(str(d / "s.zseal"), identity=identity, signers="ssh-ed25519 cut")

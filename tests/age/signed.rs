@@ -1,0 +1,407 @@
+//! Signed containers (FORMAT.md §12): `encrypt --sign` with keys the real `ssh-keygen` made,
+//! `decrypt`/`verify --signer` and `--allowed-signers`, `verify --export-signature` checked by
+//! `ssh-keygen -Y verify`, a signature `ssh-keygen -Y sign` made accepted by `verify
+//! --signature`, and every way a signer check must fail: unsigned, another key, other content,
+//! a stripped signature; with nothing kept at the output.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use assert_cmd::Command as Cmd;
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+
+fn zseal() -> Cmd {
+    Cmd::cargo_bin("zseal").unwrap()
+}
+
+/// A new unencrypted OpenSSH key of `kind` named `name` in `dir`.
+fn ssh_key(ssh_keygen: &Path, dir: &Path, kind: &str, name: &str) -> PathBuf {
+    let key = dir.join(name);
+    let mut c = Command::new(ssh_keygen);
+    c.args(["-q", "-t", kind, "-N", "", "-C", name, "-f"])
+        .arg(&key);
+    if kind == "rsa" {
+        c.args(["-b", "2048"]);
+    }
+    assert!(c.status().unwrap().success());
+    key
+}
+
+fn pub_of(key: &Path) -> String {
+    key.with_extension("pub").to_str().unwrap().to_string()
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    ssh_keygen: PathBuf,
+    identity: PathBuf,
+    public: String,
+    input: PathBuf,
+    plain: Vec<u8>,
+}
+
+fn setup() -> Option<Setup> {
+    let ssh_keygen = common::peer_tool("ssh-keygen")?;
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, public) = common::keygen_file(dir.path(), "me.key");
+    // Three 64 KiB chunks and a short one.
+    let plain: Vec<u8> = (0..3 * 65536 + 777u32)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, &plain).unwrap();
+    Some(Setup {
+        dir,
+        ssh_keygen,
+        identity,
+        public,
+        input,
+        plain,
+    })
+}
+
+impl Setup {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `zseal encrypt --sign` with each of `keys` into `name`.
+    fn seal(&self, name: &str, keys: &[&Path], extra: &[&str]) -> PathBuf {
+        let out = self.path(name);
+        let mut c = zseal();
+        c.args(["encrypt", "-q", "--chunk-size", "64K", "-r", &self.public]);
+        for k in keys {
+            c.arg("--sign").arg(k);
+        }
+        c.args(extra).arg(&self.input).arg("-o").arg(&out);
+        c.assert().success();
+        out
+    }
+
+    fn open(&self, verb: &str, file: &Path, extra: &[&str]) -> Cmd {
+        let mut c = zseal();
+        c.args([verb, "-i"])
+            .arg(&self.identity)
+            .args(extra)
+            .arg(file);
+        c
+    }
+}
+
+#[test]
+fn every_key_kind_signs_and_a_required_signer_is_checked() {
+    let Some(s) = setup() else { return };
+    for kind in ["ed25519", "ecdsa", "rsa"] {
+        let key = ssh_key(&s.ssh_keygen, s.dir.path(), kind, &format!("alice-{kind}"));
+        let other = ssh_key(
+            &s.ssh_keygen,
+            s.dir.path(),
+            "ed25519",
+            &format!("bob-{kind}"),
+        );
+        for pad in [&[][..], &["--pad"][..]] {
+            let file = s.seal(&format!("{kind}{}.zseal", pad.len()), &[&key], pad);
+            zseal()
+                .args(["inspect"])
+                .arg(&file)
+                .assert()
+                .success()
+                .stdout(contains("signed:      yes"));
+            // Without a signer: verified, the signer named as unverified.
+            s.open("verify", &file, &[])
+                .assert()
+                .success()
+                .stderr(contains("signed by SHA256:").and(contains("unverified")));
+            // The signer's public key, as a file and as the key itself.
+            let text = std::fs::read_to_string(pub_of(&key)).unwrap();
+            for signer in [pub_of(&key), text.trim().to_string()] {
+                s.open("verify", &file, &["--signer", &signer])
+                    .assert()
+                    .success()
+                    .stderr(contains("good signature by"));
+            }
+            let out = s.path("out.bin");
+            s.open(
+                "decrypt",
+                &file,
+                &["--signer", &pub_of(&key), "-f", "-o", out.to_str().unwrap()],
+            )
+            .assert()
+            .success();
+            assert_eq!(std::fs::read(&out).unwrap(), s.plain, "{kind}");
+            // Another key: refused, and no output kept.
+            let gone = s.path("gone.bin");
+            s.open(
+                "decrypt",
+                &file,
+                &["--signer", &pub_of(&other), "-o", gone.to_str().unwrap()],
+            )
+            .assert()
+            .failure()
+            .stderr(contains("none of the signers given"));
+            assert!(!gone.exists());
+        }
+    }
+}
+
+#[test]
+fn an_unsigned_file_fails_a_signer_check_and_releases_nothing_it_should_not() {
+    let Some(s) = setup() else { return };
+    let key = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let plain_file = s.path("plain.zseal");
+    zseal()
+        .args(["encrypt", "-q", "--chunk-size", "64K", "-r", &s.public])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&plain_file)
+        .assert()
+        .success();
+    let out = s.path("out.bin");
+    s.open(
+        "decrypt",
+        &plain_file,
+        &["--signer", &pub_of(&key), "-o", out.to_str().unwrap()],
+    )
+    .assert()
+    .failure()
+    .stderr(contains("not signed"));
+    assert!(!out.exists());
+    // To standard output: the bytes go out as they authenticate and the failure comes at the
+    // end, as for a cut file: a non-zero exit.
+    s.open("decrypt", &plain_file, &["--signer", &pub_of(&key)])
+        .assert()
+        .failure()
+        .stderr(contains("not signed"));
+    // An age file holds no signature: said so.
+    let age_file = s.path("a.age");
+    zseal()
+        .args(["encrypt", "-q", "--format", "age", "-r", &s.public])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&age_file)
+        .assert()
+        .success();
+    s.open("verify", &age_file, &["--signer", &pub_of(&key)])
+        .assert()
+        .failure()
+        .stderr(contains("age file holds no signature"));
+    // A public key to --sign, a private key to --signer: named.
+    zseal()
+        .args(["encrypt", "-q", "-r", &s.public, "--sign", &pub_of(&key)])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(s.path("x.zseal"))
+        .assert()
+        .failure()
+        .stderr(contains("not an OpenSSH private key"));
+    assert!(!s.path("x.zseal").exists());
+    s.open("verify", &plain_file, &["--signer", key.to_str().unwrap()])
+        .assert()
+        .failure()
+        .stderr(contains("not an OpenSSH public key"));
+}
+
+#[test]
+fn a_range_with_a_signer_reads_the_whole_file_and_writes_the_range() {
+    let Some(s) = setup() else { return };
+    let key = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let file = s.seal("s.zseal", &[&key], &[]);
+    for (range, want) in [
+        ("70000..+100", &s.plain[70000..70100]),
+        ("0..+1", &s.plain[..1]),
+        ("196000..", &s.plain[196000..]),
+    ] {
+        let out = s
+            .open(
+                "decrypt",
+                &file,
+                &["--signer", &pub_of(&key), "--range", range],
+            )
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(&out[..], want, "{range}");
+    }
+    s.open(
+        "decrypt",
+        &file,
+        &["--signer", &pub_of(&key), "--range", "900000..+1"],
+    )
+    .assert()
+    .failure()
+    .stderr(contains("past the end"));
+}
+
+#[test]
+fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
+    let Some(s) = setup() else { return };
+    let alice = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let bob = ssh_key(&s.ssh_keygen, s.dir.path(), "rsa", "bob");
+    let file = s.seal("s.zseal", &[&alice, &bob], &[]);
+    let allowed = s.path("allowed_signers");
+    let line = |k: &Path, who: &str, opts: &str| {
+        format!(
+            "{who} {opts}{}",
+            std::fs::read_to_string(pub_of(k)).unwrap()
+        )
+    };
+    std::fs::write(
+        &allowed,
+        format!(
+            "# team\n{}{}",
+            line(&alice, "alice@example", "namespaces=\"git\" "),
+            line(&bob, "bob@example", "namespaces=\"zseal,file\" ")
+        ),
+    )
+    .unwrap();
+    // alice's key is allowed for git only: bob's signature is the good one, and exported.
+    let prefix = s.path("stmt");
+    s.open(
+        "verify",
+        &file,
+        &[
+            "--allowed-signers",
+            allowed.to_str().unwrap(),
+            "--export-signature",
+            prefix.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success()
+    .stderr(contains("good signature by bob@example"));
+    let statement = std::fs::read_to_string(&prefix).unwrap();
+    let b3 = blake3::hash(&s.plain).to_hex().to_string();
+    assert_eq!(
+        statement,
+        format!(
+            "zseal signed plaintext v1\nlength {}\nblake3 {b3}\n",
+            s.plain.len()
+        )
+    );
+    let ssh_verify = |id: &str, sig: &Path| {
+        Command::new(&s.ssh_keygen)
+            .args(["-Y", "verify", "-f"])
+            .arg(&allowed)
+            .args(["-I", id, "-n", "zseal", "-s"])
+            .arg(sig)
+            .stdin(std::fs::File::open(&prefix).unwrap())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(ssh_verify("bob@example", &s.path("stmt.sig")));
+    // An existing export is not replaced.
+    s.open(
+        "verify",
+        &file,
+        &["--export-signature", prefix.to_str().unwrap()],
+    )
+    .assert()
+    .failure();
+    // A signature ssh-keygen makes over the statement, for a container that holds none.
+    let carol = ssh_key(&s.ssh_keygen, s.dir.path(), "ecdsa", "carol");
+    let unsigned = s.path("u.zseal");
+    zseal()
+        .args(["encrypt", "-q", "--chunk-size", "64K", "-r", &s.public])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&unsigned)
+        .assert()
+        .success();
+    let theirs = s.path("theirs");
+    std::fs::copy(&prefix, &theirs).unwrap();
+    let status = Command::new(&s.ssh_keygen)
+        .args(["-Y", "sign", "-n", "zseal", "-f"])
+        .arg(&carol)
+        .arg(&theirs)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let sig = s.path("theirs.sig");
+    s.open(
+        "verify",
+        &unsigned,
+        &[
+            "--signer",
+            &pub_of(&carol),
+            "--signature",
+            sig.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success()
+    .stderr(contains("good signature by"));
+    s.open(
+        "verify",
+        &unsigned,
+        &[
+            "--signer",
+            &pub_of(&alice),
+            "--signature",
+            sig.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .failure()
+    .stderr(contains("none of the signers given"));
+    // Over other content: a file of other bytes.
+    std::fs::write(&s.input, b"other bytes").unwrap();
+    let other = s.path("o.zseal");
+    zseal()
+        .args(["encrypt", "-q", "-r", &s.public])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&other)
+        .assert()
+        .success();
+    s.open(
+        "verify",
+        &other,
+        &[
+            "--signer",
+            &pub_of(&carol),
+            "--signature",
+            sig.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .failure()
+    .stderr(contains("not over this content"));
+}
+
+#[test]
+fn rekey_and_rotation_keep_the_signature() {
+    let Some(s) = setup() else { return };
+    let key = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let file = s.seal("s.zseal", &[&key], &["--pad"]);
+    let (id2, pub2) = common::keygen_file(s.dir.path(), "two.key");
+    for (name, extra) in [("r.zseal", &[][..]), ("rot.zseal", &["--rotate"][..])] {
+        let out = s.path(name);
+        zseal()
+            .args(["rekey", "-i"])
+            .arg(&s.identity)
+            .args(["-r", &pub2])
+            .args(extra)
+            .arg("-o")
+            .arg(&out)
+            .arg(&file)
+            .assert()
+            .success();
+        zseal()
+            .args(["verify", "-i"])
+            .arg(&id2)
+            .args(["--signer", &pub_of(&key)])
+            .arg(&out)
+            .assert()
+            .success()
+            .stderr(contains("good signature by"));
+    }
+}
