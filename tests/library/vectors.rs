@@ -1332,3 +1332,78 @@ fn key_holder_vectors_fail_on_every_path() {
         assert_eq!(out, chunk1, "{name}: piped inside");
     }
 }
+
+/// A signer check (FORMAT.md §12.4) on what a key holder can seal: the signed vector passes
+/// with its signer and fails with another; a signature frame moved in from a file of other
+/// bytes (a good signature, over another statement) fails as "not over this content"; the
+/// stripped one as damaged; an unsigned file as "not signed". The check also needs the whole
+/// file: a seek or a range is refused.
+#[test]
+fn a_required_signer_is_checked_against_what_the_frames_hold() {
+    use zseal::crypto::sign::Signers;
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let public = std::fs::read_to_string(common::keys().join("ed25519.pub")).unwrap();
+    let mut alice = Signers::default();
+    alice.add_key(public.trim()).unwrap();
+    let mut other = Signers::default();
+    other
+        .add_key(&std::fs::read_to_string(common::keys().join("rsa.pub")).unwrap())
+        .unwrap();
+    let read = |c: &[u8], who: &Signers| -> std::result::Result<Vec<u8>, String> {
+        let opts = DecryptOptions::default().threads(2).signers(who.clone());
+        let mut out = Vec::new();
+        Decryptor::new(std::io::Cursor::new(c), &[&pw], &opts)
+            .and_then(|mut d| d.copy_to(&mut out).map(|_| out))
+            .map_err(|e| format!("{} {e}", e.kind()))
+    };
+    let opts = options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3).sign(signing_key());
+    let plain = compressible(2 * C + 10);
+    let (forge, hl) = forge_of(&plain, &opts, 410);
+    assert_eq!(read(&forge.c, &alice).unwrap(), plain);
+    let e = read(&forge.c, &other).unwrap_err();
+    assert!(
+        e.starts_with("signature ") && e.contains("none of the signers given"),
+        "{e}"
+    );
+    // The signature frame of a file of other bytes, sealed into this one by a key holder.
+    let elsewhere = compressible(C + 3);
+    let (donor, dhl) = forge_of(&elsewhere, &opts, 411);
+    let dat = common::frames(&donor.c, dhl);
+    let donated = donor.open_frame(dat[2].0, 2);
+    assert_eq!(donated.0, 5);
+    let at = common::frames(&forge.c, hl);
+    let mut frames: Vec<(u8, Vec<u8>)> = (0..forge.n)
+        .map(|i| forge.open_frame(at[i].0, i as u64))
+        .collect();
+    let digest = *blake3::hash(&plain).as_bytes();
+    let mut swapped = frames.clone();
+    swapped[3] = donated;
+    let c = forge.assemble(hl, &swapped, plain.len() as u64, digest);
+    // Without a signer the file is intact: the frame is authentic and holds a good SSHSIG.
+    assert_eq!(read(&c, &Signers::default()).unwrap(), plain);
+    let e = read(&c, &alice).unwrap_err();
+    assert!(e.contains("not over this content"), "{e}");
+    frames.pop();
+    let stripped = forge.assemble(hl, &frames, plain.len() as u64, digest);
+    let e = read(&stripped, &alice).unwrap_err();
+    assert!(
+        e.starts_with("damaged") && e.contains("no signature frame"),
+        "{e}"
+    );
+    let unsigned = options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3);
+    let u = seal(&plain, &unsigned, &[&pw], 412);
+    let e = read(&u, &alice).unwrap_err();
+    assert!(e.contains("not signed"), "{e}");
+    // In order, whole: no range, no seek.
+    let o = DecryptOptions::default().signers(alice.clone());
+    let mut d = Decryptor::new(std::io::Cursor::new(&forge.c[..]), &[&pw], &o).unwrap();
+    let e = d.copy_range_to(10, Some(20), &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("whole file"), "{e}");
+    let mut d = Decryptor::new(std::io::Cursor::new(&forge.c[..]), &[&pw], &o).unwrap();
+    assert!(std::io::Seek::seek(&mut d, SeekFrom::Start(C as u64)).is_err());
+    let mut d = Decryptor::new(&forge.c[..], &[&pw], &o).unwrap();
+    let e = d
+        .copy_range_streaming(0, Some(5), &mut Vec::new())
+        .unwrap_err();
+    assert!(e.to_string().contains("whole file"), "{e}");
+}
