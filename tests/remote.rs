@@ -907,7 +907,7 @@ mod proxy {
                     continue;
                 }
             }
-            let every = |k: u64| k > 0 && n % k == 0;
+            let every = |k: u64| k > 0 && n.is_multiple_of(k);
             if every(f.stall_every) {
                 served.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(f.stall);

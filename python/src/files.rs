@@ -144,12 +144,21 @@ pub(crate) fn inspect<'py>(
         .map_err(PyErr::from)
 }
 
-/// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`). With `path`, also writes the identity
-/// file there (mode 0600, never over an existing file), as `zseal keygen -o` does.
+/// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`); with `pq=True` a post-quantum one
+/// (`AGE-SECRET-KEY-PQ-1…`, `age1pq1…`, ML-KEM-768 + X25519 as age 1.3 makes). With `path`, also
+/// writes the identity file there (mode 0600, never over an existing file), as `zseal keygen -o`
+/// does.
 #[pyfunction]
-#[pyo3(signature = (path=None))]
-pub(crate) fn keygen(py: Python<'_>, path: Option<PathBuf>) -> PyResult<(String, String)> {
-    let (secret, public) = recipients::generate();
+#[pyo3(signature = (path=None, *, pq=false))]
+pub(crate) fn keygen(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    pq: bool,
+) -> PyResult<(String, String)> {
+    let (secret, public) = match pq {
+        true => recipients::generate_pq(),
+        false => recipients::generate(),
+    };
     if let Some(p) = path {
         let text = Zeroizing::new(format!(
             "# created by zseal keygen\n# public key: {public}\n{}\n",

@@ -77,3 +77,21 @@ def test_a_signer_check_reads_in_order(signed):
             f.read(10)
     with pytest.raises(zseal.ZsealError, match="not an OpenSSH public key"):
         zseal.verify(str(d / "s.zseal"), identity=identity, signers="ssh-ed25519 cut")
+
+
+def test_post_quantum_keys_seal_and_open(tmp_path):
+    """``keygen(pq=True)``: an ``age1pq1…`` recipient (docs/FORMAT.md §1.1), in both formats; a
+    classic recipient beside it is refused."""
+    secret, public = zseal.keygen(pq=True)
+    assert secret.startswith("AGE-SECRET-KEY-PQ-1") and public.startswith("age1pq1")
+    plain = b"post-quantum " * 10000
+    (tmp_path / "in").write_bytes(plain)
+    for fmt in ("zseal", "age"):
+        out = tmp_path / f"o.{fmt}"
+        zseal.encrypt_file(str(tmp_path / "in"), str(out), recipients=[public], format=fmt)
+        with zseal.open(str(out), identity=secret) as f:
+            assert f.read() == plain
+    _, classic = zseal.keygen()
+    with pytest.raises(zseal.ZsealError, match="cannot be mixed with classic"):
+        zseal.encrypt_file(str(tmp_path / "in"), str(tmp_path / "x"), recipients=[public, classic])
+    assert not (tmp_path / "x").exists()

@@ -3,6 +3,7 @@
 
 pub mod aead;
 pub mod passphrase;
+pub mod pq;
 pub mod recipients;
 pub mod sign;
 
@@ -169,6 +170,16 @@ pub trait Recipient {
     fn exclusive(&self) -> bool {
         false
     }
+
+    /// True for a post-quantum recipient, which is not mixed with classic ones (FORMAT.md §1.1).
+    fn post_quantum(&self) -> bool {
+        false
+    }
+}
+
+/// True for a stanza of a post-quantum recipient (`mlkem768x25519`).
+fn is_post_quantum(s: &Stanza) -> bool {
+    recipients::is_age_stanza(s.kind) && recipients::decode(s).is_ok_and(|a| a.tag == pq::TAG)
 }
 
 /// Something that can open a file: it unwraps the file key from one of its stanzas.
@@ -185,9 +196,20 @@ pub trait Identity {
     }
 }
 
-/// The rule of FORMAT.md §1.1 on who a file is for: at least one recipient, and a passphrase
-/// alone (`with_others`: the header will keep stanzas besides these).
-pub(crate) fn check_recipients(recipients: &[&dyn Recipient], with_others: bool) -> Result<()> {
+/// The rules of FORMAT.md §1.1 on who a file is for: at least one recipient, a passphrase alone,
+/// and post-quantum recipients not beside classic ones (`kept`: the stanzas the header keeps
+/// besides these).
+pub(crate) fn check_recipients(recipients: &[&dyn Recipient], kept: &[Stanza]) -> Result<()> {
+    let with_others = !kept.is_empty();
+    let kept_pq = kept.iter().filter(|s| is_post_quantum(s)).count();
+    let pq = recipients.iter().filter(|r| r.post_quantum()).count() + kept_pq;
+    if pq > 0 && pq < recipients.len() + kept.len() {
+        return Err(Error::InvalidOption(
+            "post-quantum recipients (age1pq1…) cannot be mixed with classic ones (as age \
+             refuses): the classic key would be the weak link; encrypt to each kind apart"
+                .into(),
+        ));
+    }
     if recipients.is_empty() {
         return Err(Error::InvalidOption(
             "no recipient or passphrase to encrypt to".into(),

@@ -112,30 +112,35 @@ fn to_age_key(k: &FileKey) -> age_core::format::FileKey {
 pub struct AgeRecipient {
     inner: Box<dyn age::Recipient + Send + Sync>,
     text: String,
+    /// An `age1pq1…` recipient (FORMAT.md §1.1).
+    post_quantum: bool,
 }
 
 impl AgeRecipient {
     /// Parses one recipient as age and OpenSSH print them (a trailing comment is allowed).
     pub fn parse(s: &str) -> Result<Self> {
         let s = s.trim();
-        let inner: Box<dyn age::Recipient + Send + Sync> =
-            if s.starts_with("age1") {
-                Box::new(age::x25519::Recipient::from_str(s).map_err(|e| {
-                    Error::InvalidOption(format!("invalid age recipient '{s}': {e}"))
-                })?)
-            } else if s.starts_with("ssh-") {
-                Box::new(age::ssh::Recipient::from_str(s).map_err(|e| {
-                    Error::InvalidOption(format!("invalid SSH recipient '{}': {e:?}", short(s)))
-                })?)
-            } else {
-                return Err(Error::InvalidOption(format!(
-                "unknown recipient '{}': use an age1… key, or an ssh-ed25519 / ssh-rsa public key",
+        let post_quantum = s.starts_with("age1pq1");
+        let inner: Box<dyn age::Recipient + Send + Sync> = if post_quantum {
+            Box::new(super::pq::PqRecipient::parse(s)?)
+        } else if s.starts_with("age1") {
+            Box::new(age::x25519::Recipient::from_str(s).map_err(|e| {
+                Error::InvalidOption(format!("invalid age recipient '{}': {e}", short(s)))
+            })?)
+        } else if s.starts_with("ssh-") {
+            Box::new(age::ssh::Recipient::from_str(s).map_err(|e| {
+                Error::InvalidOption(format!("invalid SSH recipient '{}': {e:?}", short(s)))
+            })?)
+        } else {
+            return Err(Error::InvalidOption(format!(
+                "unknown recipient '{}': use an age1… or age1pq1… key, or an ssh-ed25519 / ssh-rsa public key",
                 short(s)
             )));
-            };
+        };
         Ok(AgeRecipient {
             inner,
             text: s.to_string(),
+            post_quantum,
         })
     }
 
@@ -173,6 +178,10 @@ impl Recipient for AgeRecipient {
                 Error::InvalidOption(format!("cannot encrypt to {}: {e}", short(&self.text)))
             })?;
         Ok(stanzas)
+    }
+
+    fn post_quantum(&self) -> bool {
+        self.post_quantum
     }
 }
 
@@ -298,12 +307,39 @@ pub fn read_identities(
             inner: Box::new(id.with_callbacks(Callbacks(ask))),
         }]);
     }
-    let file = age::IdentityFile::from_buffer(io::Cursor::new(data)).map_err(|e| bad(&e))?;
-    let ids = file.into_identities().map_err(|e| bad(&e))?;
-    if ids.is_empty() {
-        return Err(bad(&"no AGE-SECRET-KEY-1 line"));
+    // Post-quantum identities (AGE-SECRET-KEY-PQ-1…) are read here, the rest by age.
+    let mut out = Vec::new();
+    let mut rest = String::new();
+    for (n, line) in text.lines().enumerate() {
+        match line.trim() {
+            l if l.starts_with("AGE-SECRET-KEY-PQ-1") => {
+                let id = super::pq::PqIdentity::parse(l)
+                    .map_err(|e| bad(&format!("line {}: {e}", n + 1)))?;
+                out.push(AgeIdentity {
+                    inner: Box::new(id),
+                });
+                rest.push('\n');
+            }
+            l => {
+                rest.push_str(l);
+                rest.push('\n');
+            }
+        }
     }
-    Ok(ids.into_iter().map(|inner| AgeIdentity { inner }).collect())
+    let rest = zeroize::Zeroizing::new(rest);
+    if rest
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+    {
+        let file = age::IdentityFile::from_buffer(io::Cursor::new(rest.as_bytes()))
+            .map_err(|e| bad(&e))?;
+        let ids = file.into_identities().map_err(|e| bad(&e))?;
+        out.extend(ids.into_iter().map(|inner| AgeIdentity { inner }));
+    }
+    if out.is_empty() {
+        return Err(bad(&"no AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 line"));
+    }
+    Ok(out)
 }
 
 /// Where an identity comes from: a file (age identities, or an OpenSSH private key), or an
@@ -320,7 +356,8 @@ impl IdentitySource {
     /// A file path, or, for an entry that starts with `AGE-SECRET-KEY-1`, the identity itself.
     pub fn from_entry(entry: &str) -> IdentitySource {
         let trimmed = entry.trim();
-        match trimmed.starts_with("AGE-SECRET-KEY-1") {
+        match trimmed.starts_with("AGE-SECRET-KEY-1") || trimmed.starts_with("AGE-SECRET-KEY-PQ-1")
+        {
             true => IdentitySource::Text(zeroize::Zeroizing::new(trimmed.to_string())),
             false => IdentitySource::File(entry.into()),
         }
@@ -362,12 +399,23 @@ pub fn generate() -> (zeroize::Zeroizing<String>, String) {
     (secret, id.to_public().to_string())
 }
 
-/// The recipients (`age1…`) of the native identities in an identity file, as `age-keygen -y`.
+/// A new post-quantum identity: (`AGE-SECRET-KEY-PQ-1…`, `age1pq1…`).
+pub fn generate_pq() -> (zeroize::Zeroizing<String>, String) {
+    let id = super::pq::PqIdentity::generate(&mut rand_core::OsRng);
+    (id.to_secret_string(), id.to_public().to_string())
+}
+
+/// The recipients (`age1…`, `age1pq1…`) of the native identities in an identity file, as
+/// `age-keygen -y`.
 pub fn recipients_of(data: &[u8], origin: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for line in String::from_utf8_lossy(data).lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with("AGE-SECRET-KEY-PQ-1") {
+            out.push(super::pq::PqIdentity::parse(line)?.to_public().to_string());
             continue;
         }
         let id = age::x25519::Identity::from_str(line).map_err(|e| {

@@ -107,7 +107,7 @@ impl<R: Read> Locked<R> {
         } else {
             Vec::new()
         };
-        check_recipients(recipients, !kept.is_empty())?;
+        check_recipients(recipients, &kept)?;
         if kept
             .iter()
             .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)

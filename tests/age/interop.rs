@@ -237,7 +237,7 @@ fn assert_refused(dir: &Path, bytes: &[u8], plain: &[u8], says: &str, what: &str
     assert!(!piped.status.success(), "{what}: accepted from a pipe");
     let n = piped.stdout.len();
     assert!(
-        n % C == 0 && piped.stdout == plain[..n],
+        n.is_multiple_of(C) && piped.stdout == plain[..n],
         "{what}: {n} bytes released"
     );
     zseal()

@@ -6,6 +6,7 @@ mod common;
 
 mod cctv;
 mod interop;
+mod pq;
 mod sign;
 mod signed;
 mod write;

@@ -40,7 +40,7 @@ fn json_records(n: usize, seed: u64) -> Vec<Vec<u8>> {
                 names[usize::from(r[1]) % names.len()],
                 r[2],
                 cities[usize::from(r[3]) % cities.len()],
-                r[4] % 2 == 0,
+                r[4].is_multiple_of(2),
                 u32::from(r[5]) * 37 % 1000,
                 names[usize::from(r[6]) % names.len()],
                 cities[usize::from(r[7]) % cities.len()],

@@ -55,7 +55,13 @@ fn pieces_make_the_container_one_writer_makes() {
     let text = common::data(9 * C + 5);
     let noise = common::noise(9 * C + 5, 3);
     let mixed: Vec<u8> = (0..text.len())
-        .map(|i| if (i / C) % 2 == 0 { text[i] } else { noise[i] })
+        .map(|i| {
+            if (i / C).is_multiple_of(2) {
+                text[i]
+            } else {
+                noise[i]
+            }
+        })
         .collect();
     let id = common::identity("age.key");
     for (codec, hash, pad) in [

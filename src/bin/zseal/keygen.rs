@@ -1,4 +1,5 @@
-//! `zseal keygen`: a new X25519 identity (as `age-keygen`), the recipients of an identity
+//! `zseal keygen`: a new X25519 identity (as `age-keygen`; `--pq` a post-quantum one, as
+//! `age-keygen -pq`), the recipients of an identity
 //! file (`-y`, as `age-keygen -y`), or a record key (`--record-key`) sealed in a container for
 //! recipients or a passphrase (FORMAT.md §9.5).
 
@@ -41,6 +42,10 @@ pub struct Args {
     /// (without -r/-R and this, the passphrase is asked for)
     #[arg(long, value_name = "FILE", requires = "record_key")]
     passphrase_file: Option<PathBuf>,
+    /// A post-quantum identity (AGE-SECRET-KEY-PQ-1…, recipient age1pq1…: ML-KEM-768 + X25519,
+    /// as age 1.3 makes with -pq); a file sealed to one is not sealed to classic keys too
+    #[arg(long, conflicts_with_all = ["convert", "record_key"])]
+    pq: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -56,7 +61,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let (secret, public) = recipients::generate();
+    let (secret, public) = match a.pq {
+        true => recipients::generate_pq(),
+        false => recipients::generate(),
+    };
     let text = Zeroizing::new(format!(
         "# created by zseal keygen\n# public key: {public}\n{}\n",
         *secret

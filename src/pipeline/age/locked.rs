@@ -17,7 +17,13 @@ use crate::format::age::{payload_shape, AgeHeader, CHUNK, NONCE_LEN};
 use crate::io::read_full;
 
 /// The stanza tags this build has identities for.
-const KNOWN_TAGS: [&str; 4] = ["X25519", "ssh-ed25519", "ssh-rsa", "scrypt"];
+const KNOWN_TAGS: [&str; 5] = [
+    "X25519",
+    crate::crypto::pq::TAG,
+    "ssh-ed25519",
+    "ssh-rsa",
+    "scrypt",
+];
 
 /// An age file whose header has been read but not authenticated (FORMAT.md §10.2).
 pub struct AgeLocked<R: Read> {

@@ -68,14 +68,14 @@ impl IndexBuilder {
     }
 
     fn push(&mut self, body_len: u32) {
-        if self.seen % self.block == 0 {
+        if self.seen.is_multiple_of(self.block) {
             self.starts.push(self.at);
         }
         self.at += FRAME_HEADER_LEN as u64 + u64::from(body_len);
         self.seen += 1;
         if self.block > 1 {
             self.hasher.update(&body_len.to_le_bytes());
-            if self.seen % self.block == 0 || self.seen == self.n {
+            if self.seen.is_multiple_of(self.block) || self.seen == self.n {
                 self.hashes.push(*self.hasher.finalize().as_bytes());
                 self.hasher.reset();
             }

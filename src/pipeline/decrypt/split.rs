@@ -157,7 +157,11 @@ pub fn open_range<R: Read + Seek, W: Write>(
 ) -> Result<(W, OpenedRange)> {
     let c = dec.header().chunk_size() as u64;
     let len = dec.plaintext_len()?;
-    if start % c != 0 || (end % c != 0 && end != len) || start > end || end > len {
+    if !start.is_multiple_of(c)
+        || (!end.is_multiple_of(c) && end != len)
+        || start > end
+        || end > len
+    {
         return Err(Error::InvalidOption(format!(
             "the range {start}..{end} is not whole chunks of {c} bytes within the plaintext's \
              {len}"

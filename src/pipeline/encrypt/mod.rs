@@ -574,7 +574,7 @@ fn new_header(
     chunk_log2: u8,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
-    crate::crypto::check_recipients(recipients, false)?;
+    crate::crypto::check_recipients(recipients, &[])?;
     let file_key = FileKey::generate(rng);
     let mut payload_salt = [0u8; format::header::SALT_LEN];
     rng.fill_bytes(&mut payload_salt);

@@ -198,7 +198,7 @@ impl EncryptOptions {
         }
         match self.codec {
             Codec::Zstd(_) => Ok(()),
-            Codec::None if self.chunk_size % crate::format::age::CHUNK == 0 => Ok(()),
+            Codec::None if self.chunk_size.is_multiple_of(crate::format::age::CHUNK) => Ok(()),
             Codec::None => Err(Error::InvalidOption(format!(
                 "without compression an age file's input is sealed in chunks of the chunk size, \
                  which must be a multiple of age's 64 KiB STREAM chunk: {} is not (use 64K or \

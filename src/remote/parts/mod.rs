@@ -424,7 +424,7 @@ mod tests {
         for tasks in [1, 2, 7, 100, 1000, MAX_TASKS] {
             for most in [0, 1, 5 * MIB, 100 * MIB, 1 << 30] {
                 let p = PartPlan::new(tasks, most).unwrap();
-                assert!(p.part_size >= MIN_PART_SIZE && p.part_size % MIB == 0);
+                assert!(p.part_size >= MIN_PART_SIZE && p.part_size.is_multiple_of(MIB));
                 assert!(u64::from(p.body_parts) * p.part_size >= most);
                 assert!(p.block(tasks) as u64 <= MAX_NUMBER, "{tasks} {most}");
             }

@@ -100,7 +100,7 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
             c @ Codec::Zstd(_) => Some(c),
             _ => None,
         };
-        crate::crypto::check_recipients(recipients, false)?;
+        crate::crypto::check_recipients(recipients, &[])?;
         let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
         let file_key = FileKey::generate(rng);
         let mut stanzas = Vec::new();
