@@ -179,6 +179,19 @@ impl Signature {
             .unwrap_or_default()
     }
 
+    /// Checks that this signature is over `message` by the key it names (not who that is: a
+    /// [`Signers`] check says whether it is one of those required).
+    pub fn check_own(&self, message: &[u8]) -> Result<()> {
+        PublicKey::from(self.sig.public_key().clone())
+            .verify(NAMESPACE, message, &self.sig)
+            .map_err(|_| {
+                Error::Signature(format!(
+                    "the signature by {} is not over this file's statement",
+                    self.fingerprint()
+                ))
+            })
+    }
+
     /// The binary SSHSIG blob.
     pub fn to_blob(&self) -> Vec<u8> {
         let mut blob = Vec::new();

@@ -9,6 +9,7 @@
 
 mod age;
 mod any;
+mod attach;
 mod chunks;
 mod decrypt;
 mod encrypt;

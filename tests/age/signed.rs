@@ -352,6 +352,56 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
     .assert()
     .failure()
     .stderr(contains("none of the signers given"));
+    // Attached: the container holds it from then on, to -o and in place; a second one by
+    // another key goes after it. The payload is the same plaintext.
+    let attached = s.path("attached.zseal");
+    let attach = |sig: &Path, file: &Path, out: Option<&Path>| {
+        let mut c = zseal();
+        c.args(["rekey", "-q", "-i"])
+            .arg(&s.identity)
+            .arg("--add-signature")
+            .arg(sig);
+        if let Some(o) = out {
+            c.arg("-o").arg(o);
+        }
+        c.arg(file);
+        c.assert()
+    };
+    attach(&sig, &unsigned, Some(&attached)).success();
+    s.open("verify", &attached, &["--signer", &pub_of(&carol)])
+        .assert()
+        .success()
+        .stderr(contains("good signature by"));
+    attach(&s.path("stmt.sig"), &attached, None).success();
+    for who in [&carol, &bob] {
+        let out = s
+            .open("decrypt", &attached, &["--signer", &pub_of(who)])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, s.plain);
+    }
+    // A padded file: the signature goes before the padding frames, which move one number on.
+    let padded = s.path("p.zseal");
+    zseal()
+        .args([
+            "encrypt",
+            "-q",
+            "--pad",
+            "--chunk-size",
+            "64K",
+            "-r",
+            &s.public,
+        ])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&padded)
+        .assert()
+        .success();
+    attach(&sig, &padded, None).success();
+    s.open("verify", &padded, &["--signer", &pub_of(&carol)])
+        .assert()
+        .success();
     // Over other content: a file of other bytes.
     std::fs::write(&s.input, b"other bytes").unwrap();
     let other = s.path("o.zseal");
@@ -375,6 +425,12 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
     .assert()
     .failure()
     .stderr(contains("not over this content"));
+    // And it is not attached to a file of other bytes; the file stays as it was.
+    let before = std::fs::read(&other).unwrap();
+    attach(&sig, &other, None)
+        .failure()
+        .stderr(contains("not over this file's statement"));
+    assert_eq!(std::fs::read(&other).unwrap(), before);
 }
 
 #[test]

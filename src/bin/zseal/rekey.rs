@@ -16,6 +16,7 @@ Examples:
   zseal rekey big.zseal -i me.key -R team.txt -o new.zseal # to a new file instead of in place
   zseal rekey big.zseal --passphrase-file old.pw --new-passphrase-file new.pw
   zseal rekey big.zseal -i me.key -R team.txt --rotate     # new file key: every frame re-sealed
+  zseal rekey big.zseal -i me.key --add-signature stmt.sig # attach an ssh-keygen -Y sign signature
 
 A removed recipient who kept a copy of the file, or its file key, can still read the payload:
 rekey changes who can unwrap the key, not the key. --rotate draws a new key and seals every
@@ -45,6 +46,11 @@ pub struct Args {
     /// Also draw a new file key and seal every frame again under it (no recompression)
     #[arg(long)]
     rotate: bool,
+    /// Attach this signature instead of changing the recipients: `ssh-keygen -Y sign -n zseal`
+    /// over the statement `zseal verify --export-signature` writes (FORMAT.md §12.1). It must
+    /// be over this file's plaintext; who made it is checked by `verify --signer`
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["add", "recipient", "recipients_file", "new_passphrase_file", "rotate"])]
+    add_signature: Option<PathBuf>,
     /// Write the rekeyed container to OUTPUT (`-`: stdout) and leave FILE as it is
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -61,6 +67,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         bail!("rekey needs the container as a file (it is read once and replaced or copied): give its path");
     }
     let what = a.file.display().to_string();
+    if let Some(sig) = &a.add_signature {
+        return add_signature(&a, sig);
+    }
     let new_pw = match &a.new_passphrase_file {
         Some(f) => Some(keys::passphrase(Some(f), true)?),
         None => None,
@@ -170,6 +179,39 @@ fn finish<R: std::io::Read + std::io::Seek>(
             report.old_header_len,
             report.new_header_len,
             report.payload_len,
+        );
+    }
+    Ok(())
+}
+
+/// `--add-signature FILE`: the container with one more signature frame, in place or to -o.
+fn add_signature(a: &Args, sig: &Path) -> anyhow::Result<()> {
+    let what = a.file.display().to_string();
+    if url_of(&a.file).is_some() {
+        bail!("--add-signature: {what}: attach to a local file (then upload it)");
+    }
+    let pem = std::fs::read_to_string(sig).with_context(|| format!("reading {}", sig.display()))?;
+    let signature = zseal::crypto::sign::Signature::from_pem(&pem)
+        .with_context(|| format!("reading {}", sig.display()))?;
+    let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
+    let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
+    let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
+    let (dest, force, input) = match &a.output {
+        Some(out) => (out.as_path(), a.force, Some(a.file.as_path())),
+        None => (a.file.as_path(), true, None),
+    };
+    let mut output = Output::create(Some(dest), force, input)?;
+    locked
+        .add_signature(&keys.refs(), &signature, &mut output)
+        .with_context(|| format!("attaching {} to {what}", sig.display()))?;
+    output.commit(true)?;
+    if !a.quiet {
+        eprintln!(
+            "zseal: {}: signature by {} attached",
+            a.output
+                .as_deref()
+                .map_or(what.clone(), |p| p.display().to_string()),
+            signature.fingerprint()
         );
     }
     Ok(())

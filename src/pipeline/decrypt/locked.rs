@@ -172,7 +172,7 @@ impl<R: Read> Locked<R> {
             spares: Vec::new(),
             counts: Counts::default(),
             bodies: None,
-            signed: super::Signed::requiring(opts.signers.clone()),
+            signed: super::signed::Signed::requiring(opts.signers.clone()),
         })
     }
 }

@@ -19,6 +19,7 @@ pub(crate) mod frames;
 mod locked;
 pub(crate) mod opener;
 pub(crate) mod seek;
+mod signed;
 mod split;
 mod verify;
 
@@ -105,27 +106,7 @@ pub struct ContainerChunks<R: Read> {
     /// The regular file the container is read from, when the workers read long frame bodies
     /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
     bodies: Option<Arc<BodyFile>>,
-    signed: Signed,
-}
-
-/// A signed file's signatures (FORMAT.md §12) and the signers a caller requires.
-#[derive(Default)]
-pub(crate) struct Signed {
-    /// The signature frames read, authenticated, in order.
-    found: Vec<crate::crypto::sign::Signature>,
-    /// Who must have signed (none: nothing is required).
-    required: crate::crypto::sign::Signers,
-    /// Which of `found` is good, and who made it, once checked.
-    by: Option<(usize, String)>,
-}
-
-impl Signed {
-    pub(crate) fn requiring(required: crate::crypto::sign::Signers) -> Self {
-        Signed {
-            required,
-            ..Signed::default()
-        }
-    }
+    signed: signed::Signed,
 }
 
 /// The stream's counters.
@@ -207,34 +188,6 @@ impl<R: Read> ContainerChunks<R> {
         self.verified()
             .filter(|_| !alg.is_empty())
             .map(|f| crate::hash::to_hex(alg, &f.digest))
-    }
-
-    /// The signatures of a signed file (FORMAT.md §12.2), authenticated as frames of the file,
-    /// once the whole container was read and verified; empty before, and for an unsigned file.
-    /// Whether one is good is only known against a signer ([`DecryptOptions::signers`]).
-    pub fn signatures(&self) -> &[crate::crypto::sign::Signature] {
-        match self.verified {
-            Some(_) => &self.signed.found,
-            None => &[],
-        }
-    }
-
-    /// True when signers are required ([`DecryptOptions::signers`]): the file must be read
-    /// whole, in order.
-    pub fn requires_signer(&self) -> bool {
-        !self.signed.required.is_empty()
-    }
-
-    /// Who signed, when signers were required and the read ended with a good signature by one
-    /// of them: the signer's name and fingerprint.
-    pub fn signer(&self) -> Option<&str> {
-        self.signed.by.as_ref().map(|(_, who)| who.as_str())
-    }
-
-    /// The good signature by a required signer, once checked ([`Self::signer`]).
-    pub fn good_signature(&self) -> Option<&crate::crypto::sign::Signature> {
-        let (i, _) = self.signed.by.as_ref()?;
-        self.signed.found.get(*i)
     }
 
     /// The underlying reader (its position is the decryptor's business: read, do not move it).
@@ -441,34 +394,8 @@ impl<R: Read> ContainerChunks<R> {
             self.check_signed(&fin)?;
             self.verified = Some(fin);
         } else if !self.signed.required.is_empty() {
-            return Err(not_whole());
+            return Err(signed::not_whole());
         }
-        Ok(())
-    }
-
-    /// After the digest of the whole plaintext was checked against the final frame: a signed
-    /// file holds a signature frame, and a required signer signed (FORMAT.md §12.4).
-    fn check_signed(&mut self, fin: &FinalFrame) -> Result<()> {
-        let header = &self.opener.header;
-        if header.signed && self.signed.found.is_empty() {
-            return Err(Error::Damaged(
-                "the header says the file is signed, but it holds no signature frame".into(),
-            ));
-        }
-        if self.signed.required.is_empty() {
-            return Ok(());
-        }
-        if header.hash != crate::hash::HashAlg::Blake3 {
-            return Err(Error::Signature(format!(
-                "the file is not signed (its hash is {}, and a signature needs blake3), and a \
-                 signer was required",
-                header.hash
-            )));
-        }
-        let hex = crate::hash::to_hex(header.hash, &fin.digest);
-        let by =
-            (self.signed.required).check_statement(fin.plaintext_len, &hex, &self.signed.found)?;
-        self.signed.by = Some(by);
         Ok(())
     }
 
@@ -496,22 +423,13 @@ impl<R: Read> ContainerChunks<R> {
         }
         if !self.signed.required.is_empty() {
             // The signature frames after the data were not read (FORMAT.md §12.4).
-            return Err(not_whole());
+            return Err(signed::not_whole());
         }
         if self.verifier.check_digest(&fin)? {
             self.verified = Some(fin);
         }
         Ok(())
     }
-}
-
-/// A required signer asks for the whole file read in order (FORMAT.md §12.4).
-pub(crate) fn not_whole() -> Error {
-    Error::InvalidOption(
-        "a signer check reads the whole file from its first byte to its end, in order: read \
-         it whole (a range is then written from the whole read)"
-            .into(),
-    )
 }
 
 /// Takes from `spares` the buffer that best holds `len` bytes, where `room` is a chunk's size.

@@ -105,6 +105,11 @@ impl SeekIndex {
         &self.fin
     }
 
+    /// Container offset of the index.
+    pub(crate) fn index_at(&self) -> u64 {
+        self.index_at
+    }
+
     /// The number of data frames (a padded file has padding frames after them).
     pub(crate) fn data_frames(&self, chunk_size: usize) -> u64 {
         self.fin.plaintext_len.div_ceil(chunk_size as u64)
@@ -319,7 +324,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
             if pos == 0 && self.frames.next == 0 && self.window.is_empty() {
                 return Ok(());
             }
-            return Err(super::not_whole());
+            return Err(super::signed::not_whole());
         }
         let c = self.opener.chunk_size() as u64;
         self.load_index()?;
@@ -364,7 +369,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// Only the whole file claims the whole-file digest, as with a streamed range.
     fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
         if !self.signed.required.is_empty() {
-            return Err(super::not_whole());
+            return Err(super::signed::not_whole());
         }
         if start > 0 {
             self.verifier.drop_digest();
@@ -396,7 +401,7 @@ impl<R: Read> ContainerChunks<R> {
             ));
         }
         if !self.signed.required.is_empty() {
-            return Err(super::not_whole());
+            return Err(super::signed::not_whole());
         }
         let (start, end) = (range.start, range.end);
         let c = self.opener.chunk_size() as u64;
