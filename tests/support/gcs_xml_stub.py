@@ -83,8 +83,11 @@ class H(BaseHTTPRequestHandler):
         if path == "/":
             return self.reply(200, b"OK", ctype="text/plain")
         if path == "/_stub/uploads":  # the tests' view: multipart uploads in progress
+            # ?key=K counts those of one object only: tests share the server and run at once.
+            only = q.get("key", [None])[0]
             with LOCK:
-                return self.reply(200, str(len(UPLOADS)).encode(), ctype="text/plain")
+                n = sum(1 for u in UPLOADS.values() if only is None or u["key"] == only)
+                return self.reply(200, str(n).encode(), ctype="text/plain")
         if path.startswith("/storage/v1/b"):
             return self.reply(200, json.dumps({"kind": "storage#buckets", "items": [
                 {"name": b} for b in BUCKETS]}).encode(), ctype="application/json")
