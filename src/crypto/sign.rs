@@ -18,16 +18,25 @@ use crate::error::{Error, Result};
 /// The SSHSIG namespace of every zseal signature: `ssh-keygen -Y verify -n zseal` checks one.
 pub const NAMESPACE: &str = "zseal";
 
-/// An OpenSSH private key that signs (ed25519, ecdsa P-256, rsa; unlocked if it was encrypted).
-/// Two are equal when their public keys are.
+/// An OpenSSH key that signs: a private key (ed25519, ecdsa P-256, rsa; unlocked if it was
+/// encrypted), or a public key whose private key ssh-agent holds (as `ssh-keygen -Y sign -f
+/// KEY.pub` uses the agent). Two are equal when their public keys are.
 #[derive(Clone)]
 pub struct SigningKey {
-    key: PrivateKey,
+    key: Held,
+}
+
+#[derive(Clone)]
+enum Held {
+    /// Boxed: the private key is larger than the agent's case, and a few keys are held at once.
+    Here(Box<PrivateKey>),
+    /// In the agent listening at the socket (`SSH_AUTH_SOCK` when the key was read).
+    Agent(PublicKey, std::path::PathBuf),
 }
 
 impl PartialEq for SigningKey {
     fn eq(&self, other: &Self) -> bool {
-        self.key.public_key().key_data() == other.key.public_key().key_data()
+        self.public().key_data() == other.public().key_data()
     }
 }
 
@@ -51,8 +60,12 @@ impl SigningKey {
         SigningKey::parse(&text, &name.to_string(), ask)
     }
 
-    /// A key from the text of an OpenSSH private key file, `name` saying where it came from.
+    /// A key from the text of an OpenSSH private key file, `name` saying where it came from; or
+    /// of a public key, whose private key must then be in ssh-agent (`SSH_AUTH_SOCK`).
     pub fn parse(text: &str, name: &str, ask: &impl KeyPassphrase) -> Result<SigningKey> {
+        if let Ok(public) = PublicKey::from_openssh(text.trim()) {
+            return SigningKey::in_agent(public, name);
+        }
         let key = PrivateKey::from_openssh(text).map_err(|e| {
             Error::InvalidOption(format!(
                 "{name}: not an OpenSSH private key ({e}): --sign takes a key ssh-keygen wrote \
@@ -76,17 +89,53 @@ impl SigningKey {
         } else {
             key
         };
-        Ok(SigningKey { key })
+        Ok(SigningKey {
+            key: Held::Here(Box::new(key)),
+        })
+    }
+
+    /// The key `public` (read from `name`) in the ssh-agent of `SSH_AUTH_SOCK`, which must hold
+    /// its private key.
+    fn in_agent(public: PublicKey, name: &str) -> Result<SigningKey> {
+        let not_here = |why: String| {
+            Error::InvalidOption(format!(
+                "{name} is a public key, not an OpenSSH private key, and {why}: give the private \
+                 key file, or add it to ssh-agent (ssh-add) and give its .pub"
+            ))
+        };
+        let socket = std::env::var_os("SSH_AUTH_SOCK")
+            .ok_or_else(|| not_here("no ssh-agent is running (SSH_AUTH_SOCK is not set)".into()))?;
+        let socket = std::path::PathBuf::from(socket);
+        let keys = ssh_agent_client_rs::Client::connect(&socket)
+            .and_then(|mut c| c.list_all_identities())
+            .map_err(|e| not_here(format!("ssh-agent could not be asked ({e})")))?;
+        let held = keys.iter().any(|k| match k {
+            ssh_agent_client_rs::Identity::PublicKey(k) => k.key_data() == public.key_data(),
+            ssh_agent_client_rs::Identity::Certificate(_) => false,
+        });
+        if !held {
+            return Err(not_here("ssh-agent does not hold its private key".into()));
+        }
+        Ok(SigningKey {
+            key: Held::Agent(public, socket),
+        })
+    }
+
+    fn public(&self) -> PublicKey {
+        match &self.key {
+            Held::Here(k) => k.public_key().clone(),
+            Held::Agent(p, _) => p.clone(),
+        }
     }
 
     /// The public key's SHA-256 fingerprint, as `ssh-keygen -l` prints it (`SHA256:…`).
     pub fn fingerprint(&self) -> String {
-        self.key.fingerprint(HashAlg::Sha256).to_string()
+        self.public().fingerprint(HashAlg::Sha256).to_string()
     }
 
     /// The public key in OpenSSH's one-line form (for an allowed_signers line).
     pub fn public_key(&self) -> String {
-        self.key.public_key().to_openssh().unwrap_or_default()
+        self.public().to_openssh().unwrap_or_default()
     }
 
     /// Signs the message whose SHA-512 is `digest`: the SSHSIG, armored as `ssh-keygen -Y sign`
@@ -109,13 +158,24 @@ impl SigningKey {
 
     fn sshsig(&self, digest: &[u8; 64]) -> Result<SshSig> {
         let data = signed_data(digest);
-        let signature = match self.key.key_data().rsa() {
-            Some(rsa) => sign_rsa(rsa, &data),
-            None => self.key.try_sign(&data),
-        }
-        .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?;
+        let signature = match &self.key {
+            Held::Here(key) => match key.key_data().rsa() {
+                Some(rsa) => sign_rsa(rsa, &data),
+                None => key.try_sign(&data),
+            }
+            .map_err(|e| Error::InvalidOption(format!("signing failed: {e}")))?,
+            // The agent signs RSA keys with SHA-512 (rsa-sha2-512), as SSHSIG asks.
+            Held::Agent(public, socket) => ssh_agent_client_rs::Client::connect(socket)
+                .and_then(|mut c| c.sign(public.clone(), &data))
+                .map_err(|e| {
+                    Error::InvalidOption(format!(
+                        "ssh-agent did not sign with {} ({e})",
+                        public.fingerprint(HashAlg::Sha256)
+                    ))
+                })?,
+        };
         SshSig::new(
-            self.key.public_key().key_data().clone(),
+            self.public().key_data().clone(),
             NAMESPACE,
             HashAlg::Sha512,
             signature,

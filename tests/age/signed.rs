@@ -461,3 +461,71 @@ fn rekey_and_rotation_keep_the_signature() {
             .stderr(contains("good signature by"));
     }
 }
+
+/// A key held in ssh-agent signs when `--sign` is given its public key, as `ssh-keygen -Y sign
+/// -f KEY.pub` does; without an agent, or with one that does not hold it, the public key is
+/// refused, naming why.
+#[test]
+fn a_key_in_ssh_agent_signs_through_its_public_key() {
+    let Some(s) = setup() else { return };
+    let (Some(agent), Some(add)) = (common::peer_tool("ssh-agent"), common::peer_tool("ssh-add"))
+    else {
+        return;
+    };
+    let key = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let other = ssh_key(&s.ssh_keygen, s.dir.path(), "rsa", "bob");
+    let sock = s.path("agent.sock");
+    // `-D`: in the foreground, so that the test owns the process and ends it.
+    let mut daemon = Command::new(&agent)
+        .arg("-D")
+        .arg("-a")
+        .arg(&sock)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if sock.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for k in [&key, &other] {
+        let ok = Command::new(&add)
+            .arg(k)
+            .env("SSH_AUTH_SOCK", &sock)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let run = |k: &Path, out: &str, sock: Option<&Path>| {
+        let mut c = zseal();
+        c.env_remove("SSH_AUTH_SOCK");
+        if let Some(sock) = sock {
+            c.env("SSH_AUTH_SOCK", sock);
+        }
+        c.args(["encrypt", "-q", "-r", &s.public, "--sign"])
+            .arg(k.with_extension("pub"))
+            .arg(&s.input)
+            .arg("-o")
+            .arg(s.path(out));
+        c.assert()
+    };
+    for (k, out) in [(&key, "ed.zseal"), (&other, "rsa.zseal")] {
+        run(k, out, Some(&sock)).success();
+        s.open("verify", &s.path(out), &["--signer", &pub_of(k)])
+            .assert()
+            .success()
+            .stderr(contains("good signature by"));
+    }
+    run(&key, "none.zseal", None)
+        .failure()
+        .stderr(contains("SSH_AUTH_SOCK is not set"));
+    let third = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "carol");
+    run(&third, "carol.zseal", Some(&sock))
+        .failure()
+        .stderr(contains("ssh-agent does not hold its private key"));
+    assert!(!s.path("none.zseal").exists() && !s.path("carol.zseal").exists());
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}

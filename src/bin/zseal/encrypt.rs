@@ -52,8 +52,8 @@ pub struct Args {
     #[arg(long, value_name = "MIN..MAX", num_args = 0..=1, require_equals = true,
           default_missing_value = "1..19", value_parser = parse_adapt)]
     adapt: Option<(i32, i32)>,
-    /// Sign with this OpenSSH private key (ed25519, ecdsa P-256, rsa; an encrypted one asks for its
-    /// passphrase); repeatable. A container holds the signature (an SSHSIG, namespace zseal, over
+    /// Sign with this OpenSSH private key (ed25519, ecdsa, rsa; an encrypted one asks for its
+    /// passphrase), or a public key whose private key ssh-agent holds; repeatable. A container holds the signature (an SSHSIG, namespace zseal, over
     /// the plaintext's length and BLAKE3), checked by `decrypt`/`verify --signer`. With --format
     /// age, writes OUT.sig beside -o OUT: an SSHSIG of the age file that `ssh-keygen -Y verify
     /// -n zseal` checks (FORMAT.md §12)
