@@ -18,8 +18,8 @@ use crate::error::{Error, Result};
 /// The SSHSIG namespace of every zseal signature: `ssh-keygen -Y verify -n zseal` checks one.
 pub const NAMESPACE: &str = "zseal";
 
-/// An OpenSSH key that signs: a private key (ed25519, ecdsa P-256, rsa; unlocked if it was
-/// encrypted), or a public key whose private key ssh-agent holds (as `ssh-keygen -Y sign -f
+/// An OpenSSH key that signs: a private key (ed25519, ecdsa P-256/384/521, rsa; unlocked if it
+/// was encrypted), or a public key whose private key ssh-agent holds (as `ssh-keygen -Y sign -f
 /// KEY.pub` uses the agent). Two are equal when their public keys are.
 #[derive(Clone)]
 pub struct SigningKey {

@@ -20,11 +20,16 @@ fn zseal() -> Cmd {
 /// A new unencrypted OpenSSH key of `kind` named `name` in `dir`.
 fn ssh_key(ssh_keygen: &Path, dir: &Path, kind: &str, name: &str) -> PathBuf {
     let key = dir.join(name);
+    // `ecdsa-384`: an ECDSA key on P-384 (`-t ecdsa -b 384`).
+    let (t, bits) = match kind.split_once('-') {
+        Some((t, bits)) => (t, Some(bits)),
+        None => (kind, (kind == "rsa").then_some("2048")),
+    };
     let mut c = Command::new(ssh_keygen);
-    c.args(["-q", "-t", kind, "-N", "", "-C", name, "-f"])
+    c.args(["-q", "-t", t, "-N", "", "-C", name, "-f"])
         .arg(&key);
-    if kind == "rsa" {
-        c.args(["-b", "2048"]);
+    if let Some(bits) = bits {
+        c.args(["-b", bits]);
     }
     assert!(c.status().unwrap().success());
     key
@@ -94,7 +99,7 @@ impl Setup {
 #[test]
 fn every_key_kind_signs_and_a_required_signer_is_checked() {
     let Some(s) = setup() else { return };
-    for kind in ["ed25519", "ecdsa", "rsa"] {
+    for kind in ["ed25519", "ecdsa", "ecdsa-384", "ecdsa-521", "rsa"] {
         let key = ssh_key(&s.ssh_keygen, s.dir.path(), kind, &format!("alice-{kind}"));
         let other = ssh_key(
             &s.ssh_keygen,
