@@ -274,64 +274,32 @@ impl ReadPlan {
         self,
         reader: &mut Reader<Source>,
         range: Option<ByteRange>,
-        mut w: impl Write,
+        w: impl Write,
     ) -> Result<u64> {
+        // A signer check reads the whole file in order (FORMAT.md §12.4): its range is the
+        // streamed one, which reads every frame and writes the range.
         let signer = reader.as_zseal().is_some_and(|z| z.requires_signer());
-        if let Some(r) = range.filter(|_| signer) {
-            // A signer check reads the whole file in order (FORMAT.md §12.4): only the range
-            // is written, and it is released as a whole read releases its bytes.
-            let w: &mut dyn Write = &mut w;
-            let mut keep = RangeOf {
-                range: r,
-                at: 0,
-                written: 0,
-                w,
-            };
-            let len = self.copy_all(reader, &mut keep)?;
-            r.end_within(len)?;
-            return Ok(keep.written);
-        }
         match range {
-            Some(r) if self.seekable => reader.copy_range_to(r.start, r.end, w),
-            Some(r) => reader.copy_range_streaming(r.start, r.end, w),
-            None => self.copy_all(reader, w),
+            Some(r) if self.seekable && !signer => reader.copy_range_to(r.start, r.end, w),
+            Some(r) => {
+                self.read_bodies(reader)?;
+                reader.copy_range_streaming(r.start, r.end, w)
+            }
+            None => {
+                if self.seekable {
+                    reader.use_index()?;
+                }
+                self.read_bodies(reader)?;
+                reader.copy_to(w)
+            }
         }
     }
 
-    /// [`ReadPlan::copy`] of the whole plaintext.
-    fn copy_all(self, reader: &mut Reader<Source>, w: impl Write) -> Result<u64> {
-        if self.seekable {
-            reader.use_index()?;
+    /// Lets the workers read long frame bodies of a regular file by offset.
+    fn read_bodies(self, reader: &mut Reader<Source>) -> Result<()> {
+        match self.bodies {
+            Some(f) => reader.read_bodies_from(f, self.count),
+            None => Ok(()),
         }
-        if let Some(f) = self.bodies {
-            reader.read_bodies_from(f, self.count)?;
-        }
-        reader.copy_to(w)
-    }
-}
-
-/// Passes on the bytes of `range` of what is written through it, and drops the rest.
-struct RangeOf<W> {
-    range: ByteRange,
-    /// The position of the next byte written.
-    at: u64,
-    written: u64,
-    w: W,
-}
-
-impl<W: Write> Write for RangeOf<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let end = self.at + buf.len() as u64;
-        let from = self.range.start.clamp(self.at, end);
-        let to = self.range.end.unwrap_or(u64::MAX).clamp(from, end);
-        let part = &buf[(from - self.at) as usize..(to - self.at) as usize];
-        self.w.write_all(part)?;
-        self.written += part.len() as u64;
-        self.at = end;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.w.flush()
     }
 }

@@ -96,6 +96,24 @@ pub fn body_len_bounds(kind: FrameKind, chunk_size: usize) -> std::ops::RangeInc
     }
 }
 
+/// The body lengths an index entry may list (§4) in a file of `chunk_size` chunks, padded or
+/// not, signed or not: those of every kind of frame but the final one that the file may hold.
+pub fn listed_bounds(
+    chunk_size: usize,
+    padded: bool,
+    signed: bool,
+) -> std::ops::RangeInclusive<usize> {
+    use FrameKind::*;
+    let (lo, hi) = [Compressed, Raw, Padded, Padding, Signature]
+        .into_iter()
+        .filter(|k| k.allowed(padded, signed))
+        .map(|k| body_len_bounds(k, chunk_size))
+        .fold((usize::MAX, 0), |(lo, hi), b| {
+            (lo.min(*b.start()), hi.max(*b.end()))
+        });
+    lo..=hi
+}
+
 /// `sig_len` before the SSHSIG blob of a signature frame (§12.2).
 pub const SIG_HEADER_LEN: usize = 4;
 /// The longest SSHSIG blob a signature frame holds (an RSA key of 16,384 bits signs in 2 KiB).
@@ -247,6 +265,12 @@ mod tests {
         assert_eq!(body_len_bounds(FrameKind::Padded, c), 22..=4117);
         assert_eq!(body_len_bounds(FrameKind::Padding, c), 17..=4117);
         assert_eq!(body_len_bounds(FrameKind::Final, c), 96..=96);
+        // What an index may list: a chunk's frame, padding up to C + 21, a signature up to its
+        // own bound even where that is longer than a chunk.
+        assert_eq!(listed_bounds(c, false, false), 17..=4112);
+        assert_eq!(listed_bounds(c, true, false), 17..=4117);
+        assert_eq!(listed_bounds(c, false, true), 17..=16404);
+        assert_eq!(listed_bounds(1 << 20, true, true), 17..=(1 << 20) + 21);
     }
 
     /// The footer's chunk count is refused only past the format's limit of 2^32 - 1.

@@ -153,18 +153,29 @@ pub trait ChunkSource {
         range: ByteRange,
         w: &mut dyn Write,
     ) -> Result<u64> {
-        let past = |what, at, len| Error::RangePastEnd { what, at, len };
-        let start = range.start;
-        let skipped = copy_limited(self, cursor, &mut io::sink(), start)?;
-        if skipped < start {
-            return Err(past("starts", start, skipped));
-        }
-        let n = copy_limited(self, cursor, w, range.len().unwrap_or(u64::MAX))?;
-        let rest = copy_limited(self, cursor, &mut io::sink(), u64::MAX)?;
-        match range.end.filter(|&e| e > start + n) {
-            Some(e) => Err(past("ends", e, start + n + rest)),
-            None => Ok(n),
-        }
+        read_through_range(self, cursor, range, w)
+    }
+}
+
+/// Writes plaintext bytes `range` to `w` while reading every chunk of `source` in order, from
+/// the first to the verified end: the range is released as a whole read releases its bytes.
+pub(crate) fn read_through_range<S: ChunkSource + ?Sized>(
+    source: &mut S,
+    cursor: &mut Cursor,
+    range: ByteRange,
+    w: &mut dyn Write,
+) -> Result<u64> {
+    let past = |what, at, len| Error::RangePastEnd { what, at, len };
+    let start = range.start;
+    let skipped = copy_limited(source, cursor, &mut io::sink(), start)?;
+    if skipped < start {
+        return Err(past("starts", start, skipped));
+    }
+    let n = copy_limited(source, cursor, w, range.len().unwrap_or(u64::MAX))?;
+    let rest = copy_limited(source, cursor, &mut io::sink(), u64::MAX)?;
+    match range.end.filter(|&e| e > start + n) {
+        Some(e) => Err(past("ends", e, start + n + rest)),
+        None => Ok(n),
     }
 }
 

@@ -527,12 +527,12 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
             Some(Ok(Item::Chunk(opened))) => self.release(opened, cursor).map(|()| true),
             Some(Ok(Item::Padding(spare))) => {
                 self.recycle(spare);
-                self.verifier.padding();
+                self.verifier.trailing(FrameKind::Padding)?;
                 Ok(true)
             }
             Some(Ok(Item::Signature(sig, spare))) => {
                 self.recycle(spare);
-                self.verifier.signature()?;
+                self.verifier.trailing(FrameKind::Signature)?;
                 self.signed.found.push(sig);
                 Ok(true)
             }

@@ -11,7 +11,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use super::ContainerChunks;
 use crate::error::{Error, Result};
-use crate::format::frame::{body_len_bounds, parse_footer, parse_frame_header};
+use crate::format::frame::{listed_bounds, parse_footer, parse_frame_header};
 use crate::format::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
     MAX_PLAINTEXT,
@@ -215,24 +215,7 @@ pub(crate) fn read_trailer<R: Read + Seek>(
         )));
     }
     // The index itself, streamed through BLAKE3 while the offsets are summed.
-    let data = body_len_bounds(
-        if padded {
-            FrameKind::Padding
-        } else {
-            FrameKind::Raw
-        },
-        c,
-    );
-    // A signature frame may be longer than a chunk of a file of small chunks.
-    let data = match signed {
-        true => {
-            *data.start()
-                ..=*data
-                    .end()
-                    .max(body_len_bounds(FrameKind::Signature, c).end())
-        }
-        false => data,
-    };
+    let data = listed_bounds(c, padded, signed);
     let mut built = IndexBuilder::new(n, frames.first_at);
     let inner = &mut frames.inner;
     let index_at = fin_at + FINAL_FRAME_LEN as u64;
@@ -401,7 +384,8 @@ impl<R: Read> ContainerChunks<R> {
             ));
         }
         if !self.signed.required.is_empty() {
-            return Err(super::signed::not_whole());
+            // A signer check needs every frame (FORMAT.md §12.4): no frame is skipped.
+            return crate::pipeline::chunks::read_through_range(self, cursor, range, w);
         }
         let (start, end) = (range.start, range.end);
         let c = self.opener.chunk_size() as u64;
@@ -462,15 +446,10 @@ impl<R: Read> ContainerChunks<R> {
                     let fin = self.opener.open_final(self.verifier.frames(), &mut body)?;
                     return Ok(Some(fin.plaintext_len));
                 }
-                FrameKind::Padding => {
+                FrameKind::Padding | FrameKind::Signature => {
                     self.frames.skip_body(body_len)?;
                     self.verifier.frame_read(body_len);
-                    self.verifier.padding();
-                }
-                FrameKind::Signature => {
-                    self.frames.skip_body(body_len)?;
-                    self.verifier.frame_read(body_len);
-                    self.verifier.signature()?;
+                    self.verifier.trailing(kind)?;
                 }
                 _ => {
                     self.frames.skip_body(body_len)?;

@@ -4,7 +4,7 @@
 //! digest; at the end, that the final frame's counts match what was read.
 
 use crate::error::{Error, Result};
-use crate::format::{FinalFrame, MAX_PLAINTEXT};
+use crate::format::{FinalFrame, FrameKind, MAX_PLAINTEXT};
 use crate::hash::{ChunkHash, Digest, HashAlg};
 
 pub(crate) struct Verifier {
@@ -99,21 +99,23 @@ impl Verifier {
         self.chunks + self.signatures + self.padding
     }
 
-    /// A signature frame was accepted: it must come before any padding frame.
-    pub(crate) fn signature(&mut self) -> Result<()> {
-        if self.padding > 0 {
-            return Err(Error::ChunkInvalid {
+    /// A frame after the data was accepted, of `kind` signature or padding: signatures come
+    /// first (FORMAT.md §12.2).
+    pub(crate) fn trailing(&mut self, kind: FrameKind) -> Result<()> {
+        match kind {
+            FrameKind::Signature if self.padding > 0 => Err(Error::ChunkInvalid {
                 index: self.frames(),
                 what: "is a signature frame after a padding frame (signatures come first)".into(),
-            });
+            }),
+            FrameKind::Signature => {
+                self.signatures += 1;
+                Ok(())
+            }
+            _ => {
+                self.padding += 1;
+                Ok(())
+            }
         }
-        self.signatures += 1;
-        Ok(())
-    }
-
-    /// A padding frame was accepted.
-    pub(crate) fn padding(&mut self) {
-        self.padding += 1;
     }
 
     /// A streamed range read past a data frame without opening it: a full chunk, unless it
