@@ -18,9 +18,10 @@ use crate::error::{Error, Result};
 /// The SSHSIG namespace of every zseal signature: `ssh-keygen -Y verify -n zseal` checks one.
 pub const NAMESPACE: &str = "zseal";
 
-/// An OpenSSH key that signs: a private key (ed25519, ecdsa P-256/384/521, rsa; unlocked if it
-/// was encrypted), or a public key whose private key ssh-agent holds (as `ssh-keygen -Y sign -f
-/// KEY.pub` uses the agent). Two are equal when their public keys are.
+/// An OpenSSH key that signs: a private key (ed25519, ecdsa P-256/384, rsa; unlocked if it was
+/// encrypted; ssh-key 0.6.7 reads only some P-521 keys), or a public key whose private key
+/// ssh-agent holds (as `ssh-keygen -Y sign -f KEY.pub` uses the agent). Two are equal when
+/// their public keys are.
 #[derive(Clone)]
 pub struct SigningKey {
     key: Held,
@@ -190,6 +191,14 @@ pub fn statement(plaintext_len: u64, blake3_hex: &str) -> String {
     format!("zseal signed plaintext v1\nlength {plaintext_len}\nblake3 {blake3_hex}\n")
 }
 
+/// [`statement`] of the BLAKE3 digest's bytes (a final frame's `digest`).
+pub(crate) fn statement_of(plaintext_len: u64, blake3: &[u8; 32]) -> String {
+    statement(
+        plaintext_len,
+        &crate::hash::to_hex(crate::hash::HashAlg::Blake3, blake3),
+    )
+}
+
 /// A signature found in a container (FORMAT.md §12.2): an SSHSIG in the namespace `zseal`,
 /// not yet checked against anyone.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -351,17 +360,10 @@ impl Signers {
         self.check_signature(message, &Signature::from_pem(armored)?)
     }
 
-    /// Checks the statement of a plaintext of `len` bytes whose BLAKE3 is `blake3_hex`
-    /// (FORMAT.md §12.1) against `found`, the signatures of its container: one of them must be
-    /// by one of these keys and good. Returns which one and who signed it; otherwise every
-    /// reason, one per signature (or that there is none).
-    pub fn check_statement(
-        &self,
-        len: u64,
-        blake3_hex: &str,
-        found: &[Signature],
-    ) -> Result<(usize, String)> {
-        let text = statement(len, blake3_hex);
+    /// Checks a plaintext's `statement` (FORMAT.md §12.1) against `found`, the signatures of
+    /// its container: one of them must be by one of these keys and good. Returns which one and
+    /// who signed it; otherwise every reason, one per signature (or that there is none).
+    pub fn check_statement(&self, text: &str, found: &[Signature]) -> Result<(usize, String)> {
         let mut why = Vec::new();
         for (i, sig) in found.iter().enumerate() {
             match self.judge(text.as_bytes(), sig) {

@@ -15,11 +15,11 @@ use super::encrypt::{sealed_header, Sealer};
 use super::rekey::RekeyReport;
 use super::Locked;
 use crate::crypto::aead::TAG_LEN;
-use crate::crypto::sign::{statement, Signature};
+use crate::crypto::sign::{statement_of, Signature};
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::frame::{footer, signature_plaintext, FINAL_PLAIN_LEN};
-use crate::format::{FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
+use crate::format::{FinalFrame, FrameKind, Header, FOOTER_LEN, FRAME_HEADER_LEN};
 use crate::hash::HashAlg;
 
 impl<R: Read + Seek> Locked<R> {
@@ -45,15 +45,14 @@ impl<R: Read + Seek> Locked<R> {
         let key = file_key.payload_key(&old.payload_salt);
         let opener = Opener::new(old.clone(), old.cipher, &key.0);
         let sealer = Sealer::new(old.cipher, &key.0, old.codec, old.hash, old.chunk_log2);
-        let mut ix = read_trailer(&mut Frames::new(&mut input, old_header_len, &old), &opener)?;
+        let mut frames = Frames::new(&mut input, old_header_len, &old);
+        let mut ix = read_trailer(&mut frames, &opener)?;
         let fin = ix.final_frame().clone();
-        let hex = crate::hash::to_hex(HashAlg::Blake3, &fin.digest);
-        signature.check_own(statement(fin.plaintext_len, &hex).as_bytes())?;
+        signature.check_own(statement_of(fin.plaintext_len, &fin.digest).as_bytes())?;
         let n = fin.chunk_count;
         // Where the new frame goes: after the data frames and the signature frames already
         // there, where the padding (or the final frame) starts.
         let d = ix.data_frames(old.chunk_size());
-        let mut frames = Frames::new(&mut input, old_header_len, &old);
         let mut k = d;
         let at_d = ix.frame_offset(d, &mut frames.inner)?;
         frames.seek_to(d, at_d)?;
@@ -70,7 +69,7 @@ impl<R: Read + Seek> Locked<R> {
         // The new index's digest, from the old index with the new entry at k.
         let index_at = ix.index_at();
         let mut digest = blake3::Hasher::new();
-        each_entry(&mut input, index_at, n, &fin, k, sig_len, |e| {
+        each_entry(&mut frames.inner, index_at, n, &fin, k, sig_len, |e| {
             digest.update(e);
             Ok(())
         })?;
@@ -80,9 +79,12 @@ impl<R: Read + Seek> Locked<R> {
         };
         let bytes = sealed_header(&header, &file_key)?;
         output.write_all(&bytes)?;
-        let at_k = ix.frame_offset(k, &mut input)?;
-        input.seek(SeekFrom::Start(old_header_len))?;
-        let copied = io::copy(&mut (&mut input).take(at_k - old_header_len), &mut output)?;
+        let at_k = ix.frame_offset(k, &mut frames.inner)?;
+        frames.inner.seek(SeekFrom::Start(old_header_len))?;
+        let copied = io::copy(
+            &mut (&mut frames.inner).take(at_k - old_header_len),
+            &mut output,
+        )?;
         if copied != at_k - old_header_len {
             return Err(Error::Truncated("inside the frames".into()));
         }
@@ -93,14 +95,19 @@ impl<R: Read + Seek> Locked<R> {
         output.write_all(&buf[..len])?;
         let mut written = copied + len as u64;
         // The padding frames, one number on.
-        let mut frames = Frames::new(&mut input, old_header_len, &old);
         frames.seek_to(k, at_k)?;
         for i in k..n {
-            let (kind, body_len) = frames.read_header()?;
+            let (_, body_len) = frames.read_header()?;
             let body = &mut buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + body_len];
             frames.read_body(body)?;
-            let plain_len = opener.open_body(i, false, kind, body)?;
-            let len = sealer.seal_into(&mut buf, i + 1, false, kind, plain_len);
+            opener.open_padding(i, body)?;
+            let len = sealer.seal_into(
+                &mut buf,
+                i + 1,
+                false,
+                FrameKind::Padding,
+                body_len - TAG_LEN,
+            );
             output.write_all(&buf[..len])?;
             written += len as u64;
         }
@@ -113,7 +120,7 @@ impl<R: Read + Seek> Locked<R> {
             .copy_from_slice(&new_fin.encode());
         let len = sealer.seal_into(&mut buf, n + 1, true, FrameKind::Final, FINAL_PLAIN_LEN);
         output.write_all(&buf[..len])?;
-        each_entry(&mut input, index_at, n, &fin, k, sig_len, |e| {
+        each_entry(&mut frames.inner, index_at, n, &fin, k, sig_len, |e| {
             output.write_all(e).map_err(Error::from)
         })?;
         output.write_all(&footer(n + 1))?;
@@ -121,7 +128,7 @@ impl<R: Read + Seek> Locked<R> {
         Ok(RekeyReport {
             old_header_len,
             new_header_len: bytes.len() as u64,
-            payload_len: written + len as u64 + 4 * (n + 1) + footer(0).len() as u64,
+            payload_len: written + len as u64 + 4 * (n + 1) + FOOTER_LEN as u64,
             stanzas: header.stanzas.len(),
         })
     }

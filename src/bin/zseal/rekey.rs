@@ -146,16 +146,9 @@ fn finish<R: std::io::Read + std::io::Seek>(
     let what = a.file.display().to_string();
     let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
     let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
-    // In place (no -o), the new container is written beside the old one and renamed over it,
-    // synced first and with the old file's mode, like any forced output: an interruption leaves
-    // the original whole.
-    let (dest, force, input) = match &a.output {
-        Some(out) => (out.as_path(), a.force, Some(a.file.as_path())),
-        None => (a.file.as_path(), true, None),
-    };
     let mut output = match prepared {
         Some(o) => o,
-        None => Output::create(Some(dest), force, input)?,
+        None => new_output(a)?,
     };
     let report = match output.as_file() {
         Some(f) => locked.rekey_checked(&keys.refs(), to, &opts, f),
@@ -190,17 +183,11 @@ fn add_signature(a: &Args, sig: &Path) -> anyhow::Result<()> {
     if url_of(&a.file).is_some() {
         bail!("--add-signature: {what}: attach to a local file (then upload it)");
     }
-    let pem = std::fs::read_to_string(sig).with_context(|| format!("reading {}", sig.display()))?;
-    let signature = zseal::crypto::sign::Signature::from_pem(&pem)
-        .with_context(|| format!("reading {}", sig.display()))?;
+    let signature = crate::sign::read_signature(sig)?;
     let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
     let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
     let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
-    let (dest, force, input) = match &a.output {
-        Some(out) => (out.as_path(), a.force, Some(a.file.as_path())),
-        None => (a.file.as_path(), true, None),
-    };
-    let mut output = Output::create(Some(dest), force, input)?;
+    let mut output = new_output(a)?;
     locked
         .add_signature(&keys.refs(), &signature, &mut output)
         .with_context(|| format!("attaching {} to {what}", sig.display()))?;
@@ -215,4 +202,14 @@ fn add_signature(a: &Args, sig: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Where the new container goes: `-o`, or in place (no -o), written beside the old one and
+/// renamed over it, synced first and with the old file's mode, like any forced output: an
+/// interruption leaves the original whole.
+fn new_output(a: &Args) -> anyhow::Result<Output> {
+    match &a.output {
+        Some(out) => Output::create(Some(out), a.force, Some(&a.file)),
+        None => Output::create(Some(&a.file), true, None),
+    }
 }

@@ -110,3 +110,11 @@ impl SignerArgs {
         Ok(s)
     }
 }
+
+/// A detached signature file (`ssh-keygen -Y sign` writes them armored).
+pub fn read_signature(path: &std::path::Path) -> anyhow::Result<zseal::crypto::sign::Signature> {
+    let pem =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    zseal::crypto::sign::Signature::from_pem(&pem)
+        .with_context(|| format!("reading {}", path.display()))
+}

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 
 use crate::common::{Job, Reporting};
 use crate::files::{display_name, open_input};
@@ -40,9 +40,11 @@ pub struct Args {
     signature: Option<PathBuf>,
 }
 
-/// What a verified container says of its signatures: those found, and the good one by a
-/// required signer with who made it.
+/// What a verified container says of its signatures: the statement they are over, those found
+/// in it, and the good one (found, or given with --signature) with who made it.
+#[derive(Default)]
 struct Signed {
+    statement: Option<String>,
     found: Vec<zseal::crypto::sign::Signature>,
     by: Option<(zseal::crypto::sign::Signature, String)>,
 }
@@ -57,33 +59,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         size: input.size(),
         verb: "verifying",
     };
-    let keys = Unlock {
-        what: &what,
-        passphrase_file: a.passphrase_file.as_deref(),
-        ids: &a.ids,
-        threads: a.threads,
-        raw_age: false,
-        signers: zseal::crypto::sign::Signers::default(),
-    };
-    // The signers check the file's own signatures in the library, or a detached one here.
+    // The signers check the file's own signatures while it is read, or, with --signature, the
+    // detached one once it was (read and parsed first, so that a bad one fails before the work).
     let signers = a.signers.signers()?;
     let detached = match &a.signature {
         Some(path) if signers.is_empty() => anyhow::bail!(
             "--signature {}: give --signer or --allowed-signers to check it against",
             path.display()
         ),
-        Some(path) => Some((
-            path,
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
-        )),
+        Some(path) => Some(crate::sign::read_signature(path)?),
         None => None,
     };
     let keys = Unlock {
+        what: &what,
+        passphrase_file: a.passphrase_file.as_deref(),
+        ids: &a.ids,
+        threads: a.threads,
+        raw_age: false,
         signers: match detached {
             Some(_) => zseal::crypto::sign::Signers::default(),
             None => signers.clone(),
         },
-        ..keys
     };
     let exports = a
         .export_signature
@@ -103,49 +99,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     z.digest_hex(),
                     z.verified().map_or(0, |f| f.chunk_count),
                     Signed {
+                        statement: z.statement(),
                         found: z.signatures().to_vec(),
-                        by: z
-                            .good_signature()
-                            .cloned()
-                            .zip(z.signer().map(str::to_string)),
+                        by: match &detached {
+                            Some(sig) => Some((sig.clone(), z.check_detached(&signers, sig)?)),
+                            None => z
+                                .good_signature()
+                                .cloned()
+                                .zip(z.signer().map(str::to_string)),
+                        },
                     },
                 ),
-                None => (
-                    len,
-                    None,
-                    d.stats().chunks,
-                    Signed {
-                        found: Vec::new(),
-                        by: None,
-                    },
-                ),
+                None => (len, None, d.stats().chunks, Signed::default()),
             })
         })
         .with_context(|| format!("verifying {what}"))?;
-    let signed = match detached {
-        Some((path, pem)) => {
-            let Some(hex) = hex
-                .as_deref()
-                .filter(|_| alg == Some(zseal::HashAlg::Blake3))
-            else {
-                anyhow::bail!(
-                    "--signature: {what} records no BLAKE3 digest, which a statement needs"
-                );
-            };
-            let statement = zseal::crypto::sign::statement(len, hex);
-            let who = signers
-                .check(statement.as_bytes(), &pem)
-                .with_context(|| format!("checking {}", path.display()))?;
-            let sig = zseal::crypto::sign::Signature::from_pem(&pem)?;
-            Signed {
-                found: vec![sig.clone()],
-                by: Some((sig, who)),
-            }
-        }
-        None => signed,
-    };
+    if detached.is_some() && signed.by.is_none() {
+        bail!("--signature: {what} is an age file, which has no statement to sign (check its OUT.sig with ssh-keygen -Y verify)");
+    }
     if let Some(export) = exports {
-        export.write(&what, len, hex.as_deref(), &signed)?;
+        export.write(&what, &signed)?;
     }
     // The line names the plaintext (the container's name without .zseal), so that after
     // decrypting, `b3sum -c` or `xxhsum -c` can check the result against it.
@@ -210,22 +183,22 @@ impl Export {
         })
     }
 
-    /// Writes the statement of the verified plaintext (`len` bytes, BLAKE3 `hex`) and the
-    /// signature of the required signer, or else the first; an unsigned file writes nothing.
-    fn write(self, what: &str, len: u64, hex: Option<&str>, signed: &Signed) -> anyhow::Result<()> {
+    /// Writes the statement of the verified plaintext and the good signature, or else the
+    /// first; an unsigned file writes nothing.
+    fn write(self, what: &str, signed: &Signed) -> anyhow::Result<()> {
         use std::io::Write;
         let chosen = match &signed.by {
             Some((good, _)) => Some(good),
             None => signed.found.first(),
         };
-        let (Some(sig), Some(hex)) = (chosen, hex) else {
+        let (Some(sig), Some(text)) = (chosen, &signed.statement) else {
             anyhow::bail!(
                 "--export-signature: {what} is not signed: there is no signature to export"
             );
         };
         let (spath, mut sout) = self.statement;
         let (gpath, mut gout) = self.signature;
-        sout.write_all(zseal::crypto::sign::statement(len, hex).as_bytes())
+        sout.write_all(text.as_bytes())
             .with_context(|| format!("writing {}", spath.display()))?;
         gout.write_all(sig.to_pem().as_bytes())
             .with_context(|| format!("writing {}", gpath.display()))?;

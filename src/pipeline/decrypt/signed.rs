@@ -5,8 +5,10 @@
 use std::io::Read;
 
 use super::ContainerChunks;
+use crate::crypto::sign::{statement_of, Signature, Signers};
 use crate::error::{Error, Result};
 use crate::format::FinalFrame;
+use crate::hash::HashAlg;
 
 /// A signed file's signatures (FORMAT.md §12) and the signers a caller requires.
 #[derive(Default)]
@@ -57,11 +59,33 @@ impl<R: Read> ContainerChunks<R> {
         self.signed.found.get(*i)
     }
 
+    /// The statement a signature of this plaintext is made over (FORMAT.md §12.1), once the
+    /// whole container was read and its BLAKE3 digest checked; `None` before, and for a file
+    /// whose hash is not BLAKE3.
+    pub fn statement(&self) -> Option<String> {
+        self.verified
+            .as_ref()
+            .and_then(|fin| self.statement_of(fin))
+    }
+
+    fn statement_of(&self, fin: &FinalFrame) -> Option<String> {
+        (self.opener.header.hash == HashAlg::Blake3)
+            .then(|| statement_of(fin.plaintext_len, &fin.digest))
+    }
+
+    /// Checks `signature`, one made apart from the file (`ssh-keygen -Y sign -n zseal` over
+    /// [`Self::statement`]), against `signers` once the whole container was verified: who made
+    /// it, or why it is not good.
+    pub fn check_detached(&self, signers: &Signers, signature: &Signature) -> Result<String> {
+        let fin = self.verified.as_ref().ok_or_else(not_whole)?;
+        let text = self.statement_of(fin).ok_or_else(no_statement)?;
+        signers.check_signature(text.as_bytes(), signature)
+    }
+
     /// After the digest of the whole plaintext was checked against the final frame: a signed
     /// file holds a signature frame, and a required signer signed (FORMAT.md §12.4).
     pub(super) fn check_signed(&mut self, fin: &FinalFrame) -> Result<()> {
-        let header = &self.opener.header;
-        if header.signed && self.signed.found.is_empty() {
+        if self.opener.header.signed && self.signed.found.is_empty() {
             return Err(Error::Damaged(
                 "the header says the file is signed, but it holds no signature frame".into(),
             ));
@@ -69,19 +93,20 @@ impl<R: Read> ContainerChunks<R> {
         if self.signed.required.is_empty() {
             return Ok(());
         }
-        if header.hash != crate::hash::HashAlg::Blake3 {
-            return Err(Error::Signature(format!(
-                "the file is not signed (its hash is {}, and a signature needs blake3), and a \
-                 signer was required",
-                header.hash
-            )));
-        }
-        let hex = crate::hash::to_hex(header.hash, &fin.digest);
-        let by =
-            (self.signed.required).check_statement(fin.plaintext_len, &hex, &self.signed.found)?;
+        let text = self.statement_of(fin).ok_or_else(no_statement)?;
+        let by = (self.signed.required).check_statement(&text, &self.signed.found)?;
         self.signed.by = Some(by);
         Ok(())
     }
+}
+
+/// A file whose hash is not BLAKE3 has no statement, so no signature can be over it.
+fn no_statement() -> Error {
+    Error::Signature(
+        "the file is not signed (a signature is over the BLAKE3 digest, and this file records \
+         another or none), and a signer was required"
+            .into(),
+    )
 }
 
 /// A required signer asks for the whole file read in order (FORMAT.md §12.4).

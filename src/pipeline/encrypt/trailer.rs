@@ -9,16 +9,12 @@ use crate::crypto::sign;
 use crate::error::{Error, Result};
 use crate::format::frame::PAD_HEADER_LEN;
 use crate::format::{self, FrameKind, FRAME_HEADER_LEN};
-use crate::hash::HashAlg;
 
 impl<W: Write> ContainerSink<W> {
     /// A signature frame for each signing key after the last data frame (FORMAT.md §12.2), over
     /// the statement of the plaintext's length and its BLAKE3 `digest` (§12.1).
     pub(super) fn write_signatures(&mut self, digest: &[u8; 32]) -> Result<()> {
-        let statement = sign::statement(
-            self.tally.plaintext_len,
-            &crate::hash::to_hex(HashAlg::Blake3, digest),
-        );
+        let statement = sign::statement_of(self.tally.plaintext_len, digest);
         let sha = sign::sha512_of(statement.as_bytes())?;
         for key in std::mem::take(&mut self.tally.sign) {
             let plain = format::frame::signature_plaintext(&key.sign_blob(&sha)?);
