@@ -358,28 +358,30 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
 /// `signers=`: one public key or a list of them, each an OpenSSH public key (`"ssh-ed25519
 /// AAAA…"`) or the path of a file holding one.
 fn add_signers(signers: &mut zseal::crypto::sign::Signers, v: &Bound<'_, PyAny>) -> PyResult<()> {
-    if v.is_none() {
-        return Ok(());
-    }
-    let one = |item: &Bound<'_, PyAny>| -> PyResult<String> {
-        match as_path(item)? {
-            Some(p) => Ok(p.display().to_string()),
-            None => item.extract::<String>().map_err(|_| {
-                PyValueError::new_err("signers must be public keys, paths, or a list of them")
-            }),
-        }
-    };
-    let items: Vec<String> = match v.extract::<String>() {
-        Ok(s) => vec![s],
-        Err(_) if as_path(v)?.is_some() => vec![one(v)?],
-        Err(_) => v.try_iter()?.map(|i| one(&i?)).collect::<PyResult<_>>()?,
-    };
-    for s in items {
+    let what = "signers must be public keys, paths, or a list of them";
+    for s in one_or_many(v, what)? {
         signers
             .add_key(&s)
             .map_err(|e| to_py(v.py(), "signers", e))?;
     }
     Ok(())
+}
+
+/// A keyword argument that is one path (or str) or a list of them; None is none.
+fn one_or_many(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<Vec<String>> {
+    if v.is_none() {
+        return Ok(Vec::new());
+    }
+    if let Some(p) = as_path(v)? {
+        return Ok(vec![p.display().to_string()]);
+    }
+    v.try_iter()?
+        .map(|item| {
+            as_path(&item?)?
+                .map(|p| p.display().to_string())
+                .ok_or_else(|| PyValueError::new_err(what))
+        })
+        .collect()
 }
 
 pub(crate) fn keys_of(
@@ -391,21 +393,7 @@ pub(crate) fn keys_of(
     let ask = KeyPrompt::of(key_passphrase)?;
     let identity = match identity {
         None => Vec::new(),
-        Some(v) if v.is_none() => Vec::new(),
-        Some(v) => match as_path(v)? {
-            Some(p) => vec![p.display().to_string()],
-            None => {
-                let mut out = Vec::new();
-                for item in v.try_iter()? {
-                    let item = item?;
-                    let path = as_path(&item)?.ok_or_else(|| {
-                        PyValueError::new_err("identity must be a path or a list of paths")
-                    })?;
-                    out.push(path.display().to_string());
-                }
-                out
-            }
-        },
+        Some(v) => one_or_many(v, "identity must be a path or a list of paths")?,
     };
     Ok(Keys {
         identity,

@@ -18,6 +18,7 @@ use hpke::{Deserializable, Kem as _, OpModeR, OpModeS, Serializable};
 use rand_core::RngCore;
 use zeroize::Zeroizing;
 
+use super::recipients::short;
 use crate::error::{Error, Result};
 
 /// The stanza's tag.
@@ -46,7 +47,10 @@ impl PqRecipient {
     pub fn parse(s: &str) -> Result<PqRecipient> {
         let bytes = decode(s, RECIPIENT_HRP, PUBLIC_LEN, "post-quantum recipient")?;
         let key = <XWing as hpke::Kem>::PublicKey::from_bytes(&bytes).map_err(|e| {
-            Error::InvalidOption(format!("invalid post-quantum recipient {}: {e}", short(s)))
+            Error::InvalidOption(format!(
+                "invalid post-quantum recipient '{}': {e}",
+                short(s)
+            ))
         })?;
         Ok(PqRecipient { key })
     }
@@ -192,8 +196,8 @@ fn encode(hrp: &str, data: &[u8]) -> String {
 fn decode(s: &str, hrp: &str, len: usize, what: &str) -> Result<Vec<u8>> {
     let bad = |why: &str| {
         Error::InvalidOption(format!(
-            "invalid {what} {}: {why} (was it cut, or mistyped?)",
-            short(s)
+            "invalid {what} '{}': {why} (was it cut, or mistyped?)",
+            short(s.trim())
         ))
     };
     let (got, data, variant) = bech32::decode(s.trim()).map_err(|e| bad(&e.to_string()))?;
@@ -205,15 +209,6 @@ fn decode(s: &str, hrp: &str, len: usize, what: &str) -> Result<Vec<u8>> {
         return Err(bad(&format!("{} bytes, not {len}", bytes.len())));
     }
     Ok(bytes)
-}
-
-/// The start of a long key, for messages.
-fn short(s: &str) -> String {
-    let s = s.trim();
-    match s.char_indices().nth(24) {
-        Some((i, _)) => format!("'{}…' ({} characters)", &s[..i], s.chars().count()),
-        None => format!("'{s}'"),
-    }
 }
 
 #[cfg(test)]

@@ -150,7 +150,8 @@ impl AgeRecipient {
     }
 }
 
-fn short(s: &str) -> String {
+/// The start of a long key (its first 40 characters), for messages.
+pub(crate) fn short(s: &str) -> String {
     if s.len() > 40 {
         format!(
             "{}…",
