@@ -33,7 +33,7 @@ pub use encrypt::{
     seal_range, ContainerSink, EncryptOptions, Encryptor, RangeResult, RangeWriter, SplitSeal,
     TaskKey,
 };
-pub use rekey::{RekeyOptions, RekeyReport};
+pub use rekey::{RekeyOptions, RekeyReport, Rekeyed};
 pub use sink::{ChunkSink, ChunkWriter, SinkState};
 
 use crate::error::{Error, Result};

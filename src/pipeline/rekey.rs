@@ -4,7 +4,7 @@
 
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
-use rand_core::{CryptoRng, RngCore};
+use rand_core::RngCore;
 
 use super::decrypt::frames::{read_index, Frames};
 use super::decrypt::opener::Opener;
@@ -57,42 +57,17 @@ pub struct RekeyReport {
 }
 
 impl<R: Read> Locked<R> {
-    /// Writes to `output` the container with a new header for `recipients` (after the old
-    /// stanzas with [`RekeyOptions::keep_old`]), unwrapping the file key with `identities`. Without
-    /// rotation every byte after the header is copied unchanged (`std::io::copy`, which moves
-    /// file to file inside the kernel where it can); the caller makes the output atomic.
-    pub fn rekey<W: Write>(
+    /// Unwraps the file key with `identities` and builds the header for `recipients` (after the
+    /// old stanzas with [`RekeyOptions::keep_old`]; with a new file key and salt when rotating).
+    /// Nothing is written yet: [`Rekeyed::write_to`] writes the container, after
+    /// [`Rekeyed::checked`] over a seekable input; [`Rekeyed::into_header`] hands the header to
+    /// a front end that moves the payload itself.
+    pub fn rekey(
         self,
         identities: &[&dyn Identity],
         recipients: &[&dyn Recipient],
         opts: &RekeyOptions,
-        output: W,
-    ) -> Result<RekeyReport> {
-        self.rekey_with_rng(identities, recipients, opts, output, &mut rand_core::OsRng)
-    }
-
-    /// As [`Locked::rekey`], drawing keys and salts from `rng` (tests; production passes a
-    /// CSPRNG).
-    pub fn rekey_with_rng<W: Write>(
-        self,
-        identities: &[&dyn Identity],
-        recipients: &[&dyn Recipient],
-        opts: &RekeyOptions,
-        output: W,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<RekeyReport> {
-        let p = self.prepare(identities, recipients, opts, rng)?;
-        write_rekeyed(p, opts, output)
-    }
-
-    /// Unwraps the file key and builds the new header (with a new key and salt when rotating).
-    fn prepare(
-        self,
-        identities: &[&dyn Identity],
-        recipients: &[&dyn Recipient],
-        opts: &RekeyOptions,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Prepared<R>> {
+    ) -> Result<Rekeyed<R>> {
         if opts.keep_old && opts.rotate {
             return Err(Error::InvalidOption(
                 "keeping the old stanzas and rotating the key do not mix: the old stanzas wrap \
@@ -118,6 +93,7 @@ impl<R: Read> Locked<R> {
                     .into(),
             ));
         }
+        let rng = &mut rand_core::OsRng;
         let new_key = if opts.rotate {
             FileKey::generate(rng)
         } else {
@@ -132,7 +108,7 @@ impl<R: Read> Locked<R> {
         }
         header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
         let bytes = sealed_header(&header, &new_key)?;
-        Ok(Prepared {
+        Ok(Rekeyed {
             input,
             old,
             old_header_len,
@@ -140,63 +116,73 @@ impl<R: Read> Locked<R> {
             new_key,
             header,
             bytes,
+            rotate: opts.rotate,
         })
     }
 }
 
-impl<R: Read + Seek> Locked<R> {
-    /// As [`Locked::rekey`], having first checked the container's trailer under the file key
-    /// (footer, final frame, index, and the frames it lists ending at the final frame): a copy
-    /// that is cut short, extended or has a damaged trailer is refused instead of being given a
-    /// new header. The data frames are not read (without rotation they are copied unchanged;
-    /// rotation opens every one of them anyway).
-    pub fn rekey_checked<W: Write>(
-        self,
-        identities: &[&dyn Identity],
-        recipients: &[&dyn Recipient],
-        opts: &RekeyOptions,
-        output: W,
-    ) -> Result<RekeyReport> {
-        let mut p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
-        if !opts.rotate {
-            p.check_trailer()?;
-        }
-        write_rekeyed(p, opts, output)
+/// A container's new header, built by [`Locked::rekey`], and the input positioned after the old
+/// header: what writing the rekeyed container needs.
+pub struct Rekeyed<R> {
+    input: R,
+    old: Header,
+    old_header_len: u64,
+    file_key: FileKey,
+    new_key: FileKey,
+    header: Header,
+    /// The new header's bytes.
+    bytes: Vec<u8>,
+    rotate: bool,
+}
+
+impl<R: Read> Rekeyed<R> {
+    /// Writes the new header, then the payload, to `output`: without rotation every byte after
+    /// the old header copied unchanged (`std::io::copy`, which moves file to file inside the
+    /// kernel where it can); rotating, every frame opened and sealed again under the new key, the
+    /// final frame, index and footer checked on the way. The caller makes the output atomic.
+    pub fn write_to<W: Write>(mut self, mut output: W) -> Result<RekeyReport> {
+        output.write_all(&self.bytes)?;
+        let payload_len = if self.rotate {
+            let mut out = BufWriter::with_capacity(1 << 20, &mut output);
+            let n = rotate(
+                &mut self.input,
+                &self.old,
+                self.old_header_len,
+                &self.file_key,
+                &self.header,
+                &self.new_key,
+                &mut out,
+            )?;
+            out.flush()?;
+            n
+        } else {
+            io::copy(&mut self.input, &mut output)?
+        };
+        output.flush()?;
+        Ok(self.report(payload_len))
     }
 
-    /// The new header alone, for a front end that moves the payload itself (an object store's
-    /// server-side copy of the bytes after the old header), after the trailer check of
-    /// [`Locked::rekey_checked`]: the header's bytes, the old header's length, and the input
-    /// positioned at the payload. Rotation changes the payload too, so it is refused here; use
-    /// [`Locked::rekey`].
-    pub fn rekey_header(
-        self,
-        identities: &[&dyn Identity],
-        recipients: &[&dyn Recipient],
-        opts: &RekeyOptions,
-    ) -> Result<(Vec<u8>, RekeyReport, R)> {
-        if opts.rotate {
-            return Err(Error::InvalidOption(
-                "rotating the file key seals every frame again: the payload cannot be copied \
-                 unchanged"
-                    .into(),
-            ));
+    fn report(&self, payload_len: u64) -> RekeyReport {
+        RekeyReport {
+            old_header_len: self.old_header_len,
+            new_header_len: self.bytes.len() as u64,
+            payload_len,
+            stanzas: self.header.stanzas.len(),
         }
-        let mut p = self.prepare(identities, recipients, opts, &mut rand_core::OsRng)?;
-        p.check_trailer()?;
-        let report = RekeyReport {
-            old_header_len: p.old_header_len,
-            new_header_len: p.bytes.len() as u64,
-            payload_len: 0,
-            stanzas: p.header.stanzas.len(),
-        };
-        Ok((p.bytes, report, p.input))
     }
 }
 
-impl<R: Read + Seek> Prepared<R> {
-    /// The trailer check of [`Locked::rekey_checked`]; leaves the input at the payload's start.
-    fn check_trailer(&mut self) -> Result<()> {
+impl<R: Read + Seek> Rekeyed<R> {
+    /// Checks the container's trailer under the file key (footer, final frame, index, and the
+    /// frames it lists ending at the final frame), so that a copy cut short, extended or with a
+    /// damaged trailer is refused instead of being given a new header; leaves the input at the
+    /// payload's start. The data frames are not read: without rotation they are copied
+    /// unchanged, and rotation opens and checks every one of them anyway (so it checks nothing
+    /// here).
+    pub fn checked(mut self) -> Result<Self> {
+        if self.rotate {
+            return Ok(self);
+        }
         let opener = Opener::new(
             self.old.clone(),
             self.old.cipher,
@@ -205,52 +191,26 @@ impl<R: Read + Seek> Prepared<R> {
         let mut frames = Frames::new(&mut self.input, self.old_header_len, &self.old);
         read_trailer(&mut frames, &opener)?;
         self.input.seek(SeekFrom::Start(self.old_header_len))?;
-        Ok(())
+        Ok(self)
     }
-}
 
-/// Writes the new header and the payload after it: copied unchanged, or sealed again when
-/// rotating.
-fn write_rekeyed<R: Read, W: Write>(
-    mut p: Prepared<R>,
-    opts: &RekeyOptions,
-    mut output: W,
-) -> Result<RekeyReport> {
-    output.write_all(&p.bytes)?;
-    let payload_len = if opts.rotate {
-        let mut out = BufWriter::with_capacity(1 << 20, &mut output);
-        let n = rotate(
-            &mut p.input,
-            &p.old,
-            p.old_header_len,
-            &p.file_key,
-            &p.header,
-            &p.new_key,
-            &mut out,
-        )?;
-        out.flush()?;
-        n
-    } else {
-        io::copy(&mut p.input, &mut output)?
-    };
-    output.flush()?;
-    Ok(RekeyReport {
-        old_header_len: p.old_header_len,
-        new_header_len: p.bytes.len() as u64,
-        payload_len,
-        stanzas: p.header.stanzas.len(),
-    })
-}
-
-/// A rekey's new header, and what writing the payload after it needs.
-struct Prepared<R> {
-    input: R,
-    old: Header,
-    old_header_len: u64,
-    file_key: FileKey,
-    new_key: FileKey,
-    header: Header,
-    bytes: Vec<u8>,
+    /// The new header alone, for a front end that moves the payload itself (an object store's
+    /// server-side copy of the bytes after the old header), after the check of
+    /// [`Rekeyed::checked`]: the header's bytes, the report (payload length 0: the caller knows
+    /// it), and the input positioned at the payload. Rotation changes the payload too, so it is
+    /// refused here; use [`Rekeyed::write_to`].
+    pub fn into_header(self) -> Result<(Vec<u8>, RekeyReport, R)> {
+        if self.rotate {
+            return Err(Error::InvalidOption(
+                "rotating the file key seals every frame again: the payload cannot be copied \
+                 unchanged"
+                    .into(),
+            ));
+        }
+        let p = self.checked()?;
+        let report = p.report(0);
+        Ok((p.bytes, report, p.input))
+    }
 }
 
 /// Opens every frame under the old payload key and seals it again, same index, kind and length,

@@ -46,7 +46,8 @@ pub fn rekey_in_place(
     recipients: &[&dyn Recipient],
     opts: &RekeyOptions,
 ) -> crate::Result<ObjectRekey> {
-    let (header, mut report, mut reader) = locked.rekey_header(identities, recipients, opts)?;
+    let (header, mut report, mut reader) =
+        locked.rekey(identities, recipients, opts)?.into_header()?;
     let obj = reader.object().clone();
     if !matches!(obj.own, super::Own::S3(_)) {
         return Err(io::Error::new(

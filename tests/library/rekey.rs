@@ -34,7 +34,9 @@ fn rekey(
     opts: &RekeyOptions,
 ) -> zseal::Result<Vec<u8>> {
     let mut out = Vec::new();
-    let report = Locked::read(c)?.rekey(&[id], to, opts, &mut out)?;
+    let report = Locked::read(c)?
+        .rekey(&[id], to, opts)?
+        .write_to(&mut out)?;
     // The report tells what was written, copied or rotated alike.
     let (h, hl) = header_of(&out);
     assert_eq!(report.old_header_len, Locked::read(c)?.header_len());
@@ -147,8 +149,8 @@ fn passphrase_to_recipient_and_back() {
             &[&new_pw],
             &[&recipient("age.pub")],
             &RekeyOptions::default(),
-            &mut out,
         )
+        .and_then(|r| r.write_to(&mut out))
         .unwrap_err();
     assert!(matches!(e, Error::WrongPassphrase), "{e}");
     assert!(out.is_empty());
@@ -381,7 +383,7 @@ fn the_man_page_states_the_limits() {
     assert!(help.contains("can still read the payload"), "{help}");
 }
 
-/// A copy cut short, extended, or with a damaged trailer is refused by `rekey_checked` (what the
+/// A copy cut short, extended, or with a damaged trailer is refused by `Rekeyed::checked` (what the
 /// command line uses) before anything is written, and by `zseal rekey`, which leaves the file as
 /// it was; the intact container rekeys. (`rekey` over a stream cannot look at the end first.)
 #[test]
@@ -392,12 +394,13 @@ fn a_damaged_container_is_not_rekeyed() {
     let checked = |c: &[u8]| {
         let mut out = Vec::new();
         Locked::read(std::io::Cursor::new(c))?
-            .rekey_checked(
+            .rekey(
                 &[&alice],
                 &[&recipient("ed25519.pub")],
                 &RekeyOptions::default(),
-                &mut out,
-            )
+            )?
+            .checked()?
+            .write_to(&mut out)
             .map(|_| out)
     };
     let good = checked(&c).unwrap();

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
-use zseal::{Locked, RekeyOptions};
+use zseal::{Locked, RekeyOptions, Rekeyed};
 
 use crate::files::{url_of, Output};
 use crate::keys::{self, Identities};
@@ -150,11 +150,14 @@ fn finish<R: std::io::Read + std::io::Seek>(
         Some(o) => o,
         None => new_output(a)?,
     };
-    let report = match output.as_file() {
-        Some(f) => locked.rekey_checked(&keys.refs(), to, &opts, f),
-        None => locked.rekey_checked(&keys.refs(), to, &opts, &mut output),
-    }
-    .with_context(|| format!("rekeying {what}"))?;
+    let report = locked
+        .rekey(&keys.refs(), to, &opts)
+        .and_then(Rekeyed::checked)
+        .and_then(|r| match output.as_file() {
+            Some(f) => r.write_to(f),
+            None => r.write_to(&mut output),
+        })
+        .with_context(|| format!("rekeying {what}"))?;
     // Always synced: in place, the rename replaces the only copy of the data.
     output.commit(true)?;
     if !a.quiet {
