@@ -116,6 +116,40 @@ fn age_files_round_trip_at_every_boundary_alike_on_one_and_two_threads() {
     }
 }
 
+/// Without compression a job seals 2 MiB of input unless a chunk size is given (docs/CLI.md): the
+/// bytes are the same either way, only the number of jobs differs; with zstd the chunk size is
+/// the frame size, 8 MiB by default as in a container.
+#[test]
+fn an_uncompressed_age_file_is_sealed_in_2_mib_jobs_by_default() {
+    use std::io::Write;
+    let r = common::recipient("age.pub");
+    let plain = mixed((5 << 20) + 3, 5);
+    let jobs = |opts: EncryptOptions| {
+        let mut w = AgeWriter::with_rng(
+            Vec::new(),
+            &[&r as &dyn Recipient],
+            &opts.threads(2).format(Format::Age),
+            &mut ChaCha20Rng::seed_from_u64(5),
+        )
+        .unwrap();
+        w.write_all(&plain).unwrap();
+        let (out, stats) = w.finish_with_stats().unwrap();
+        (out, stats.chunks)
+    };
+    let none = EncryptOptions::default().codec(Codec::None);
+    let (default, n) = jobs(none.clone());
+    assert_eq!(n, 3, "5 MiB + 3 in 2 MiB jobs");
+    let (named, n) = jobs(none.chunk_size(8 << 20));
+    assert_eq!(n, 1, "one 8 MiB job");
+    // The stanza's ephemeral key is the recipient's own draw; the payload is the same.
+    assert!(
+        default[header_len(&default)..] == named[header_len(&named)..],
+        "the job size changes no byte of the payload"
+    );
+    let (_, n) = jobs(EncryptOptions::default());
+    assert_eq!(n, 1, "one 8 MiB zstd frame");
+}
+
 /// Into a regular file the sealing jobs write their chunks by offset (`write_frames_to`): the
 /// file holds exactly the bytes the in-order writer gives, at every boundary, with and without
 /// compression, on 2 and 3 threads, after a prefix already in the file; the shared position is

@@ -37,9 +37,10 @@ pub struct Args {
     /// file). An age file has no digest, padding or rekey (FORMAT.md §10.4)
     #[arg(long, value_name = "FORMAT", default_value = "zseal", value_parser = parse_format)]
     format: Format,
-    /// Chunk size, a power of two from 1K to 16M (with --format age: the zstd frame size)
-    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_chunk)]
-    chunk_size: usize,
+    /// Chunk size, a power of two from 1K to 16M [default: 8M] (with --format age: the zstd
+    /// frame size; without compression, the input each job seals, default 2M)
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk)]
+    chunk_size: Option<usize>,
     /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger): hides each
     /// chunk's exact compressed size within its class and raw against compressed. Still shown:
     /// the number of chunks, each chunk's class (how compressible it is), a small last chunk
@@ -89,10 +90,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
     let mut opts = EncryptOptions::default()
         .codec(a.compress)
-        .chunk_size(a.chunk_size)
         .pad(a.pad)
         .format(a.format)
         .threads(c.threads);
+    if let Some(size) = a.chunk_size {
+        opts = opts.chunk_size(size);
+    }
     if let Some(cipher) = a.cipher {
         opts = opts.cipher(cipher);
     }

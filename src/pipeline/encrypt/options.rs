@@ -33,10 +33,11 @@ pub struct EncryptOptions {
     /// Sign the plaintext with these SSH keys (FORMAT.md §12): one signature frame each, in
     /// this order (default none). Needs the BLAKE3 hash; a zseal container only.
     pub sign: Vec<crate::crypto::sign::SigningKey>,
-    /// Which of the cipher and the hash were chosen by name ([`EncryptOptions::cipher`],
-    /// [`EncryptOptions::hash`]), even when the default was named: an age file has neither
-    /// choice, so naming one is refused for it.
-    named: Named,
+    /// Which of the cipher, the hash and the chunk size were chosen by name
+    /// ([`EncryptOptions::cipher`], [`EncryptOptions::hash`], [`EncryptOptions::chunk_size`]),
+    /// even when the default was named: an age file has neither of the first two, so naming one
+    /// is refused for it, and has its own default for the third without compression.
+    pub(crate) named: Named,
 }
 
 /// The most signing keys one file takes (each signs once, at the end of the stream).
@@ -47,6 +48,7 @@ pub const MAX_SIGNERS: usize = 16;
 pub(crate) struct Named {
     pub(crate) cipher: bool,
     pub(crate) hash: bool,
+    pub(crate) chunk_size: bool,
 }
 
 impl Default for EncryptOptions {
@@ -87,9 +89,12 @@ impl EncryptOptions {
         self
     }
 
-    /// Sets the chunk size (checked when the stream starts).
+    /// Sets the chunk size (checked when the stream starts). An age file without compression
+    /// has no chunks of its own: there it is the input each job seals, by default 2 MiB rather than
+    /// 8 MiB.
     pub fn chunk_size(mut self, bytes: usize) -> Self {
         self.chunk_size = bytes;
+        self.named.chunk_size = true;
         self
     }
 

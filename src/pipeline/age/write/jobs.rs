@@ -17,6 +17,11 @@ use crate::stats::{timed, ChunkTimes};
 /// Age plaintext per sealing job with compression: 16 STREAM chunks of the zstd stream.
 pub(super) const SEAL_BYTES: usize = GROUP * CHUNK;
 
+/// STREAM chunks a job seals before it writes them into the output file, from one buffer of
+/// 256 KiB that stays in the core's cache (the whole job's output in one buffer would be written
+/// from memory); see docs/PERFORMANCE.md §6.
+const WRITE_CHUNKS: usize = 4;
+
 /// What the workers need: the STREAM cipher, how chunks become zstd frames, and where sealed
 /// chunks go when the workers write them.
 pub(super) struct Work {
@@ -177,8 +182,11 @@ impl Work {
         })
     }
 
-    /// Seals the `len` bytes of `pieces` as STREAM chunks `first..` into `out`; `last`: the
-    /// final chunk is among them (the last, which may be full, or empty when it is the only one).
+    /// Seals the `len` bytes of `pieces` as STREAM chunks `first..`; `last`: the final chunk is
+    /// among them (the last, which may be full, or empty when it is the only one). Into a
+    /// regular file the job writes them where they go, [`WRITE_CHUNKS`] at a time from one small
+    /// buffer that stays in the core's cache; otherwise they are all left in `out` for the
+    /// calling thread to write.
     pub(super) fn seal(
         &self,
         first: u64,
@@ -191,39 +199,51 @@ impl Work {
         let mut times = ChunkTimes::default();
         let count = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
         let total = len + count * TAG;
-        if out.len() < total {
-            out.resize(total, 0);
+        let direct = self.out.get();
+        let per_write = match direct {
+            Some(_) => WRITE_CHUNKS,
+            None => count.max(1),
+        };
+        let room = total.min(per_write * CHUNK_CT);
+        if out.len() < room {
+            out.resize(room, 0);
         }
-        // Chunk by chunk: its bytes gathered at `k * CHUNK_CT` (room for its tag after them)
-        // and sealed while they are still in the core's cache.
+        let mut wrote = direct.map(|_| std::time::Duration::ZERO);
         let mut pieces_at = (0usize, 0usize);
-        for k in 0..count {
-            let at = k * CHUNK_CT;
-            let body = CHUNK.min(len - k * CHUNK);
-            timed(&mut times.read, || {
-                gather(&pieces, &mut pieces_at, &mut out[at..at + body])
-            })?;
-            timed(&mut times.cipher, || {
-                let nonce = stream_nonce(first + k as u64, last && k + 1 == count);
-                let tag = self.cipher.seal(&nonce, b"", &mut out[at..at + body]);
-                out[at + body..at + body + TAG].copy_from_slice(&tag);
-            });
-        }
-        // Into a regular file, the job writes its chunks where they go: chunk `first` starts
-        // `first` whole sealed chunks after the payload's start.
-        let mut wrote = None;
-        #[cfg(unix)]
-        if let Some((file, at)) = self.out.get() {
-            use std::os::unix::fs::FileExt;
-            let mut took = std::time::Duration::ZERO;
-            let offset = at + first * CHUNK_CT as u64;
-            timed(&mut took, || file.write_all_at(&out[..total], offset)).map_err(|e| {
-                Error::Io(Arc::new(io::Error::new(
-                    e.kind(),
-                    format!("writing STREAM chunks from {first} at offset {offset}: {e}"),
-                )))
-            })?;
-            wrote = Some(took);
+        let mut k = 0;
+        while k < count {
+            // Chunk by chunk: its bytes gathered at `i * CHUNK_CT` (room for its tag after
+            // them) and sealed while they are still in the core's cache.
+            let n = per_write.min(count - k);
+            let mut filled = 0;
+            for i in 0..n {
+                let at = i * CHUNK_CT;
+                let body = CHUNK.min(len - (k + i) * CHUNK);
+                timed(&mut times.read, || {
+                    gather(&pieces, &mut pieces_at, &mut out[at..at + body])
+                })?;
+                timed(&mut times.cipher, || {
+                    let nonce = stream_nonce(first + (k + i) as u64, last && k + i + 1 == count);
+                    let tag = self.cipher.seal(&nonce, b"", &mut out[at..at + body]);
+                    out[at + body..at + body + TAG].copy_from_slice(&tag);
+                });
+                filled = at + body + TAG;
+            }
+            // Chunk `first + k` starts `first + k` whole sealed chunks after the payload's
+            // start.
+            #[cfg(unix)]
+            if let (Some((file, at)), Some(took)) = (direct, wrote.as_mut()) {
+                use std::os::unix::fs::FileExt;
+                let chunk = first + k as u64;
+                let offset = at + chunk * CHUNK_CT as u64;
+                timed(took, || file.write_all_at(&out[..filled], offset)).map_err(|e| {
+                    Error::Io(Arc::new(io::Error::new(
+                        e.kind(),
+                        format!("writing STREAM chunks from {chunk} at offset {offset}: {e}"),
+                    )))
+                })?;
+            }
+            k += n;
         }
         Ok(Done::Sealed {
             out,
