@@ -108,7 +108,7 @@ impl<S: io::Seek> io::Seek for Counted<S> {
 }
 
 /// The operating system's reason alone, without a path a library added to the message (tempfile
-/// names its temporary file: "<os error> at path <temporary>"), so a front end can name the
+/// names its temporary file: "`<os error> at path <temporary>`"), so a front end can name the
 /// user's file instead.
 pub fn without_path(e: &io::Error) -> io::Error {
     if let Some(code) = e.raw_os_error() {

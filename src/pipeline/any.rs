@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
-use super::decrypt::{ContainerChunks, DecryptOptions, KeyNeeded, Locked};
-use super::encrypt::{ContainerSink, EncryptOptions, Encryptor};
+use super::decrypt::{ContainerChunks, Locked};
+use super::encrypt::{ContainerSink, Encryptor};
+use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
 use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
@@ -267,7 +268,7 @@ impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
         }
     }
 
-    /// For a container read from a regular file: see [`Decryptor::read_bodies_from`]
+    /// For a container read from a regular file: see [`Decryptor::read_bodies_from`](super::Decryptor)
     /// (`ChunkReader::read_bodies_from`). Nothing for other inputs or for age files.
     pub fn read_bodies_from(
         &mut self,

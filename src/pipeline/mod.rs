@@ -14,6 +14,7 @@ mod chunks;
 mod decrypt;
 mod encrypt;
 mod intake;
+mod options;
 mod rekey;
 mod sink;
 mod window;
@@ -24,15 +25,15 @@ pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, Zstd
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
 pub use decrypt::{
-    final_frame, merged_digest, open_range, stored_span, ContainerChunks, DecryptOptions,
-    Decryptor, KeyNeeded, Locked, OpenKey, OpenedRange,
+    final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,
+    OpenKey, OpenedRange,
 };
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{
-    seal_range, ContainerSink, EncryptOptions, Encryptor, RangeResult, RangeWriter, SplitSeal,
-    TaskKey,
+    seal_range, ContainerSink, Encryptor, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
+pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed};
 pub use sink::{ChunkSink, ChunkWriter, SinkState};
 

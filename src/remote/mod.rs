@@ -13,7 +13,7 @@
 //!   An object smaller than one part is one conditional PUT.
 //! - Credentials, region and endpoint come from what the users' other tools read: the standard
 //!   environment variables of each cloud, and for S3 also `AWS_PROFILE` with the shared
-//!   credentials and config files ([`aws_profile`]).
+//!   credentials and config files (`aws_profile`).
 //!
 //! Every error is an `io::Error` whose message names the URL and says what to do.
 

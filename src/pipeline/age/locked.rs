@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use super::super::chunks::ChunkReader;
-use super::super::decrypt::{DecryptOptions, KeyNeeded};
+use super::super::options::{DecryptOptions, KeyNeeded};
 use super::super::window::Window;
 use super::input::AgeInput;
 use super::AgeChunks;

@@ -1,38 +1,19 @@
 //! A container whose header was read but not yet authenticated ([`Locked`]): what it needs
-//! ([`KeyNeeded`]), and its unlocking into a [`Decryptor`].
+//! ([`KeyNeeded`](super::super::KeyNeeded)), and its unlocking into a [`Decryptor`].
 
 use std::io::Read;
 use std::sync::Arc;
 
 use super::super::chunks::ChunkReader;
+use super::super::options::{DecryptOptions, KeyNeeded};
 use super::super::window::Window;
 use super::frames::Frames;
 use super::opener::Opener;
 use super::verify::Verifier;
-use super::{ContainerChunks, Counts, DecryptOptions, Decryptor};
+use super::{ContainerChunks, Counts, Decryptor};
 use crate::crypto::{kind_names, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::Header;
-
-/// Which key a container needs, decided from its (not yet authenticated) header: what a front
-/// end asks its user for before calling [`Locked::unlock`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum KeyNeeded {
-    /// A passphrase (the file has a passphrase stanza, which is then its only stanza).
-    Passphrase,
-    /// An identity matching one of the recipients, whose kinds (`X25519`, `ssh-ed25519`, …)
-    /// are listed in header order.
-    Identity {
-        /// The recipients' kinds.
-        kinds: Vec<String>,
-    },
-    /// No stanza of a type this build can unwrap: a damaged file, or a newer zseal's.
-    Unsupported {
-        /// The stanzas' kinds.
-        kinds: Vec<String>,
-    },
-}
 
 /// A container whose header has been read but not yet authenticated: what `inspect` shows, and
 /// the step where a caller learns what kind of key the file wants before asking for it.

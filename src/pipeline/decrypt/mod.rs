@@ -23,13 +23,13 @@ mod signed;
 mod split;
 mod verify;
 
-pub use locked::{KeyNeeded, Locked};
+pub use locked::Locked;
 pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, OpenedRange};
 
 use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
 use super::intake::{aligned_at, ALIGN};
+use super::options::DecryptOptions;
 use super::window::Window;
-use super::Threads;
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};
@@ -37,41 +37,6 @@ use crate::stats::{timed, Stages, StreamStats};
 use frames::Frames;
 use opener::{DataFrame, Opened, Opener};
 use verify::Verifier;
-
-/// How to decrypt. Start from `default()`: `DecryptOptions::default().threads(2)`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DecryptOptions {
-    /// Where the chunk jobs run (default: a shared pool with one worker per core).
-    pub threads: Threads,
-    /// For an age file whose plaintext is zseal's seekable zstd stream (FORMAT.md §10.3): give
-    /// that plaintext as `age -d` does instead of its decompressed bytes (default false).
-    pub raw_age: bool,
-    /// Require a good signature by one of these (FORMAT.md §12.4; default none): the read
-    /// fails at its end otherwise, and must be of the whole file, in order (no seek, no range).
-    pub signers: crate::crypto::sign::Signers,
-}
-
-impl DecryptOptions {
-    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
-    /// [`Threads`] value with the caller's own pool.
-    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
-        self.threads = threads.into();
-        self
-    }
-
-    /// See [`DecryptOptions::raw_age`].
-    pub fn raw_age(mut self, raw: bool) -> Self {
-        self.raw_age = raw;
-        self
-    }
-
-    /// See [`DecryptOptions::signers`].
-    pub fn signers(mut self, signers: crate::crypto::sign::Signers) -> Self {
-        self.signers = signers;
-        self
-    }
-}
 
 /// What comes back from the window, in stream order.
 enum Item {

@@ -10,7 +10,8 @@ use std::io::{Read, Seek, Write};
 
 use zeroize::Zeroizing;
 
-use super::{DecryptOptions, Decryptor, Locked};
+use super::super::options::DecryptOptions;
+use super::{Decryptor, Locked};
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::FinalFrame;

@@ -22,13 +22,13 @@ use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, StreamStats};
 
-mod options;
+mod adapt;
 mod sealer;
 mod split;
 mod trailer;
 
-use options::Adapt;
-pub use options::EncryptOptions;
+use super::options::EncryptOptions;
+use adapt::Adapt;
 pub(crate) use sealer::{padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer};
 pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
 
@@ -38,9 +38,9 @@ pub type Encryptor<W> = ChunkWriter<ContainerSink<W>>;
 
 /// The sealing of a zseal container into `W`, for the engine's writer.
 ///
-/// The parts, one job each (as on the decrypting side): [`Intake`] (the input cut into chunk
-/// buffers, shared with the age writer), [`Sealer`] (the per-chunk work on the workers), the
-/// ordered [`Window`], and [`Tally`] (what the container records across chunks: the index, the
+/// The parts, one job each (as on the decrypting side): `Intake` (the input cut into chunk
+/// buffers, shared with the age writer), `Sealer` (the per-chunk work on the workers), the
+/// ordered `Window`, and `Tally` (what the container records across chunks: the index, the
 /// digest, the counts).
 pub struct ContainerSink<W: Write> {
     /// The output, the intake, the times, the progress counter and the sticky failure.

@@ -11,9 +11,10 @@ use rand_core::{CryptoRng, RngCore};
 use zeroize::Zeroizing;
 
 use super::super::intake::Intake;
+use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
-use super::{ContainerSink, EncryptOptions, Sealer, Tally};
+use super::{ContainerSink, Sealer, Tally};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
 use crate::crypto::Recipient;

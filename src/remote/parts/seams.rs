@@ -33,7 +33,7 @@ impl std::fmt::Debug for SharedUpload {
 
 impl Remote {
     /// Starts one multipart upload of this object for tasks in other processes
-    /// ([`PartWriter`]). Without `overwrite` an existing object is refused now and again at
+    /// ([`PartWriter`](super::PartWriter)). Without `overwrite` an existing object is refused now and again at
     /// completion (a conditional completion on S3 and GCS, as [`Remote::writer`]).
     pub fn shared_upload(&self, overwrite: bool, plan: PartPlan) -> io::Result<SharedUpload> {
         let o = &self.inner;

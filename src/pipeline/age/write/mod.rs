@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::super::encrypt::EncryptOptions;
 use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
+use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;

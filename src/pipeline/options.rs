@@ -1,6 +1,7 @@
-//! What an encryption is asked to do: [`EncryptOptions`], and the adaptive level (`--adapt`).
+//! What a stream is asked to do, in either format: [`EncryptOptions`] (and what of it an age file
+//! cannot hold), [`DecryptOptions`], and [`KeyNeeded`], the key a file asks for.
 
-use super::super::Threads;
+use super::Threads;
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
 use crate::error::{Error, Result};
@@ -218,76 +219,57 @@ impl EncryptOptions {
     }
 }
 
-/// The adaptive level's controller (`EncryptOptions::adapt`), run on the calling thread as
-/// chunks are written out, in order.
-///
-/// After each chunk it compares the time spent blocked writing the output with the time spent
-/// waiting for the workers since the previous chunk. Writing much longer than waiting means the
-/// output is the bottleneck: the level goes up, by more the more lopsided the two are. Waiting
-/// longer means the workers are: the level goes down. Chunks already in flight were sealed at
-/// the old level, so after a change it holds still until the first chunk submitted under the
-/// new level comes out.
-#[derive(Debug)]
-pub(super) struct Adapt {
-    pub(super) min: i32,
-    pub(super) max: i32,
-    pub(super) level: i32,
-    /// Index of the first chunk submitted after the last change.
-    pub(super) settle: u64,
-    pub(super) write: std::time::Duration,
-    pub(super) wait: std::time::Duration,
+/// How to decrypt. Start from `default()`: `DecryptOptions::default().threads(2)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecryptOptions {
+    /// Where the chunk jobs run (default: a shared pool with one worker per core).
+    pub threads: Threads,
+    /// For an age file whose plaintext is zseal's seekable zstd stream (FORMAT.md §10.3): give
+    /// that plaintext as `age -d` does instead of its decompressed bytes (default false).
+    pub raw_age: bool,
+    /// Require a good signature by one of these (FORMAT.md §12.4; default none): the read
+    /// fails at its end otherwise, and must be of the whole file, in order (no seek, no range).
+    pub signers: crate::crypto::sign::Signers,
 }
 
-impl Adapt {
-    pub(super) fn new(min: i32, max: i32) -> Self {
-        Adapt {
-            min,
-            max,
-            level: min,
-            settle: 0,
-            write: Default::default(),
-            wait: Default::default(),
-        }
+impl DecryptOptions {
+    /// Sets where the jobs run: a thread count (0 = one per core, 1 = the calling thread) or a
+    /// [`Threads`] value with the caller's own pool.
+    pub fn threads(mut self, threads: impl Into<Threads>) -> Self {
+        self.threads = threads.into();
+        self
     }
 
-    /// Takes in the times of the chunk `index` just written; `next` is the index the next
-    /// submitted chunk will get.
-    pub(super) fn observe(&mut self, index: u64, next: u64, write: std::time::Duration) {
-        self.write += write;
-        if index < self.settle {
-            return;
-        }
-        // A millisecond on each side: below that, both are noise (a write into a pipe with
-        // room, a result that was already there).
-        let w = self.write.as_secs_f64() + 1e-3;
-        let t = self.wait.as_secs_f64() + 1e-3;
-        // Big steps only when the imbalance is big in absolute terms too (a slow network),
-        // so that near the balance the level moves by one.
-        let step = if w > 16.0 * t && w > 0.2 {
-            4
-        } else if w > 4.0 * t && w > 0.05 {
-            2
-        } else if w > 2.0 * t {
-            1
-        } else if t > 8.0 * w && t > 0.05 {
-            -2
-        } else if t > 2.0 * w {
-            -1
-        } else {
-            0
-        };
-        let level = (self.level + step).clamp(self.min, self.max);
-        // zstd has no level 0 (it means "default"); step over it.
-        let level = match level {
-            0 if step > 0 => 1.min(self.max),
-            0 => (-1).max(self.min),
-            l => l,
-        };
-        if level != self.level {
-            self.level = level;
-            self.settle = next;
-        }
-        self.write = Default::default();
-        self.wait = Default::default();
+    /// See [`DecryptOptions::raw_age`].
+    pub fn raw_age(mut self, raw: bool) -> Self {
+        self.raw_age = raw;
+        self
     }
+
+    /// See [`DecryptOptions::signers`].
+    pub fn signers(mut self, signers: crate::crypto::sign::Signers) -> Self {
+        self.signers = signers;
+        self
+    }
+}
+
+/// Which key a file needs, decided from its (not yet authenticated) header: what a front end
+/// asks its user for before calling `unlock` ([`super::Locked::unlock`], [`super::AgeLocked::unlock`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyNeeded {
+    /// A passphrase (the file has a passphrase stanza, which is then its only stanza).
+    Passphrase,
+    /// An identity matching one of the recipients, whose kinds (`X25519`, `ssh-ed25519`, …)
+    /// are listed in header order.
+    Identity {
+        /// The recipients' kinds.
+        kinds: Vec<String>,
+    },
+    /// No stanza of a type this build can unwrap: a damaged file, or a newer zseal's.
+    Unsupported {
+        /// The stanzas' kinds.
+        kinds: Vec<String>,
+    },
 }
