@@ -1,7 +1,7 @@
 //! What a stream is asked to do, in either format: [`EncryptOptions`] (and what of it an age file
 //! cannot hold), [`DecryptOptions`], and [`KeyNeeded`], the key a file asks for.
 
-use super::Threads;
+use super::threads::Threads;
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
 use crate::error::{Error, Result};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{bounded, Receiver};
 
-use super::Threads;
+use super::threads::Threads;
 use crate::error::{Error, Result};
 
 type Job<T> = Box<dyn FnOnce() -> Result<T> + Send>;

@@ -8,8 +8,8 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, SeekSource};
+use super::super::threads::Threads;
 use super::super::window::Window;
-use super::super::Threads;
 use super::AgeReader;
 use crate::error::{Error, Result};
 use crate::format::age::{

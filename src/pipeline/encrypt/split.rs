@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 use super::super::intake::Intake;
 use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::super::threads::Threads;
 use super::super::window::Window;
 use super::{ContainerSink, Sealer, Tally};
 use crate::codec::Codec;
@@ -21,7 +22,6 @@ use crate::crypto::Recipient;
 use crate::error::{Error, Result};
 use crate::format::{self, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
-use crate::pipeline::Threads;
 
 /// What a task needs to seal chunks of one container: the payload key and the header's
 /// algorithms. Not the file key: a task can seal and open this file's frames, not unwrap or
