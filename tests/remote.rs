@@ -529,6 +529,32 @@ fn rekey_in_place_copies_the_payload_server_side() {
     assert!(!opens(&bob).status.success(), "bob was revoked");
     assert!(opens(&alice).stdout == plain);
     assert_eq!(uploads_in_progress(base, &b), 0);
+    // The library's in-place rekey refuses rotation before any key work: with a key that
+    // opens nothing, the refusal is still the rotation's.
+    let settings: Vec<(String, String)> = [
+        ("aws_access_key_id", "testing"),
+        ("aws_secret_access_key", "testing"),
+        ("aws_region", "us-east-1"),
+        ("aws_endpoint", base),
+        ("aws_allow_http", "true"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let remote = zseal::remote::Remote::with_settings(&url, Default::default(), &settings).unwrap();
+    let reader = remote.reader(zseal::remote::ReadMode::Sequential).unwrap();
+    let wrong = zseal::Passphrase::new("not the key").unwrap();
+    let e = zseal::remote::rekey_in_place(
+        zseal::Locked::read(reader).unwrap(),
+        &[&wrong],
+        &[&wrong],
+        &zseal::RekeyOptions::default().rotate(true),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, zseal::Error::InvalidOption(m) if m.contains("server-side")),
+        "{e}"
+    );
     // --rotate: every frame sealed again, streamed through the client.
     zseal(base)
         .args(["rekey", &url, "--rotate", "-r", &bob_pub, "-i"])

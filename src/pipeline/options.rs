@@ -19,7 +19,9 @@ pub struct EncryptOptions {
     pub cipher: Cipher,
     /// Whole-plaintext hash (default BLAKE3).
     pub hash: HashAlg,
-    /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 4 MiB).
+    /// Chunk size in bytes: a power of two from 1 KiB to 16 MiB (default 8 MiB). An age file
+    /// without compression has no chunks: there it is the input each sealing job takes, 2 MiB
+    /// unless set ([`EncryptOptions::chunk_size`], or this field to another value).
     pub chunk_size: usize,
     /// Where the chunk jobs run (default: a shared pool with one worker per core).
     pub threads: Threads,
@@ -38,7 +40,7 @@ pub struct EncryptOptions {
     /// ([`EncryptOptions::cipher`], [`EncryptOptions::hash`], [`EncryptOptions::chunk_size`]),
     /// even when the default was named: an age file has neither of the first two, so naming one
     /// is refused for it, and has its own default for the third without compression.
-    pub(crate) named: Named,
+    pub(super) named: Named,
 }
 
 /// The most signing keys one file takes (each signs once, at the end of the stream).
@@ -46,7 +48,7 @@ pub const MAX_SIGNERS: usize = 16;
 
 /// Options chosen by name, rather than left at their defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Named {
+pub(super) struct Named {
     pub(crate) cipher: bool,
     pub(crate) hash: bool,
     pub(crate) chunk_size: bool,

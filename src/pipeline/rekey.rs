@@ -123,6 +123,7 @@ impl<R: Read> Locked<R> {
 
 /// A container's new header, built by [`Locked::rekey`], and the input positioned after the old
 /// header: what writing the rekeyed container needs.
+#[must_use = "nothing is written until write_to or into_header"]
 pub struct Rekeyed<R> {
     input: R,
     old: Header,

@@ -46,6 +46,14 @@ pub fn rekey_in_place(
     recipients: &[&dyn Recipient],
     opts: &RekeyOptions,
 ) -> crate::Result<ObjectRekey> {
+    if opts.rotate {
+        // Refused before the key is unwrapped: rotation seals every frame again.
+        return Err(crate::Error::InvalidOption(
+            "rotating the file key seals every frame again: the payload cannot be copied \
+             server-side; stream the container instead"
+                .into(),
+        ));
+    }
     let (header, mut report, mut reader) =
         locked.rekey(identities, recipients, opts)?.into_header()?;
     let obj = reader.object().clone();

@@ -132,15 +132,16 @@ pub(super) enum Done {
         unused: Vec<Vec<u8>>,
         times: ChunkTimes,
     },
-    /// Sealed STREAM chunks: `out[..len]`, to be written; the pieces they were made of, and
-    /// how many input bytes they complete (for progress without compression).
+    /// Sealed STREAM chunks, `len` bytes: in `out[..len]` to be written, or (`wrote`) already
+    /// written by the job, `out` then holding only its last few; the pieces they were made of,
+    /// and how many input bytes they complete (for progress without compression).
     Sealed {
         out: Vec<u8>,
         len: usize,
         pieces: Vec<Piece>,
         input: u64,
         times: ChunkTimes,
-        /// The job wrote `out[..len]` into the output file itself, taking this long.
+        /// The job wrote its `len` bytes into the output file itself, taking this long.
         wrote: Option<std::time::Duration>,
     },
 }
@@ -208,7 +209,10 @@ impl Work {
         if out.len() < room {
             out.resize(room, 0);
         }
+        #[cfg(unix)]
         let mut wrote = direct.map(|_| std::time::Duration::ZERO);
+        #[cfg(not(unix))]
+        let wrote = None;
         let mut pieces_at = (0usize, 0usize);
         let mut k = 0;
         while k < count {

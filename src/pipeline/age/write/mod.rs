@@ -7,7 +7,8 @@
 //! `finish` appends the seek table and seals the final chunk.
 //!
 //! Without compression the input is the age plaintext: each job seals one chunk of the input
-//! (`--chunk-size`, a multiple of age's 64 KiB STREAM chunk). Into a regular file
+//! (`--chunk-size`, a multiple of age's 64 KiB STREAM chunk; 2 MiB unless given, [`RAW_JOB`]),
+//! and the end of the input is cut into a job per worker. Into a regular file
 //! ([`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to)) every sealing job writes its own output by offset: a job
 //! seals whole STREAM chunks from a known chunk number, so where its bytes go is known before it
 //! runs, and the calling thread neither copies nor writes the payload.
@@ -31,7 +32,7 @@ use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK,
     MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER,
 };
-use crate::format::chunk_log2_of;
+use crate::format::{chunk_log2_of, DEFAULT_CHUNK_LOG2};
 use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod jobs;
@@ -122,7 +123,8 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
         let payload_key = file_key.age_payload_key(&nonce);
         // Without compression the input is the age plaintext: each input chunk is one sealing
         // job. With zstd, chunks become frames, and the stream of frames is sealed 1 MiB a job.
-        let chunk_size = match (codec, opts.named.chunk_size) {
+        let named = opts.named.chunk_size || opts.chunk_size != 1 << DEFAULT_CHUNK_LOG2;
+        let chunk_size = match (codec, named) {
             (None, false) => RAW_JOB,
             _ => 1usize << chunk_log2,
         };
@@ -361,6 +363,7 @@ impl<W: Write> AgeSink<W> {
                 times,
                 wrote,
             } => {
+                debug_assert!(wrote.is_none() || self.written.is_some());
                 match (wrote, &mut self.written) {
                     (Some(took), Some((count, end))) => {
                         self.state.stages.write += took;
