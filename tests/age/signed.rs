@@ -359,6 +359,27 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
     .assert()
     .failure()
     .stderr(contains("none of the signers given"));
+    // A file with no statement (an age file; a container without BLAKE3) is refused, before
+    // it is read.
+    for (name, extra, why) in [
+        ("plain.age", &["--format", "age"][..], "is an age file"),
+        ("xxh3.zseal", &["--hash", "xxh3"][..], "cannot be signed"),
+    ] {
+        let file = s.seal(name, &[], extra);
+        s.open(
+            "verify",
+            &file,
+            &[
+                "--signer",
+                &pub_of(&carol),
+                "--signature",
+                sig.to_str().unwrap(),
+            ],
+        )
+        .assert()
+        .code(1)
+        .stderr(contains(why));
+    }
     // Attached: the container holds it from then on, to -o and in place; a second one by
     // another key goes after it. The payload is the same plaintext.
     let attached = s.path("attached.zseal");

@@ -90,6 +90,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let dec = keys.open(input)?;
     let format = dec.format();
     let alg = dec.as_zseal().map(|d| d.header().hash);
+    // Before the work: only a container with a BLAKE3 digest has a statement to sign.
+    match (&detached, alg) {
+        (Some(_), None) => bail!("--signature: {what} is an age file, which has no statement to sign (check its OUT.sig with ssh-keygen -Y verify)"),
+        (Some(_), Some(h)) if h != zseal::HashAlg::Blake3 => bail!("--signature: {what} records a {h} digest, and a statement is over BLAKE3: it cannot be signed"),
+        _ => {}
+    }
     let ((len, hex, chunks, signed), stats, clock) = job
         .run(dec, |d| {
             let len = plan.copy(d, None, std::io::sink())?;
@@ -114,9 +120,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             })
         })
         .with_context(|| format!("verifying {what}"))?;
-    if detached.is_some() && signed.by.is_none() {
-        bail!("--signature: {what} is an age file, which has no statement to sign (check its OUT.sig with ssh-keygen -Y verify)");
-    }
     if let Some(export) = exports {
         export.write(&what, &signed)?;
     }
