@@ -28,6 +28,10 @@ const INFO: &[u8] = b"age-encryption.org/mlkem768x25519";
 /// Bech32 prefixes (HRPs) of a recipient and of an identity.
 const RECIPIENT_HRP: &str = "age1pq";
 const IDENTITY_HRP: &str = "age-secret-key-pq-";
+/// How a recipient's text begins (the HRP and Bech32's separator `1`).
+pub const RECIPIENT_PREFIX: &str = "age1pq1";
+/// How an identity's text begins.
+pub const IDENTITY_PREFIX: &str = "AGE-SECRET-KEY-PQ-1";
 /// The label age gives post-quantum stanzas: only files whose every recipient has it.
 pub const LABEL: &str = "postquantum";
 /// An X-Wing public key, encapsulated key (enc) and private key (seed), in bytes.

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use age::secrecy::ExposeSecret;
 use rand_core::RngCore;
 
+use super::pq::{IDENTITY_PREFIX, RECIPIENT_PREFIX};
 use super::{FileKey, Identity, Recipient, Stanza};
 use crate::error::{Error, Result};
 
@@ -112,16 +113,13 @@ fn to_age_key(k: &FileKey) -> age_core::format::FileKey {
 pub struct AgeRecipient {
     inner: Box<dyn age::Recipient + Send + Sync>,
     text: String,
-    /// An `age1pq1…` recipient (FORMAT.md §1.1).
-    post_quantum: bool,
 }
 
 impl AgeRecipient {
     /// Parses one recipient as age and OpenSSH print them (a trailing comment is allowed).
     pub fn parse(s: &str) -> Result<Self> {
         let s = s.trim();
-        let post_quantum = s.starts_with("age1pq1");
-        let inner: Box<dyn age::Recipient + Send + Sync> = if post_quantum {
+        let inner: Box<dyn age::Recipient + Send + Sync> = if s.starts_with(RECIPIENT_PREFIX) {
             Box::new(super::pq::PqRecipient::parse(s)?)
         } else if s.starts_with("age1") {
             Box::new(age::x25519::Recipient::from_str(s).map_err(|e| {
@@ -140,7 +138,6 @@ impl AgeRecipient {
         Ok(AgeRecipient {
             inner,
             text: s.to_string(),
-            post_quantum,
         })
     }
 
@@ -182,7 +179,7 @@ impl Recipient for AgeRecipient {
     }
 
     fn post_quantum(&self) -> bool {
-        self.post_quantum
+        self.text.starts_with(RECIPIENT_PREFIX)
     }
 }
 
@@ -310,10 +307,11 @@ pub fn read_identities(
     }
     // Post-quantum identities (AGE-SECRET-KEY-PQ-1…) are read here, the rest by age.
     let mut out = Vec::new();
-    let mut rest = String::new();
+    let mut rest = zeroize::Zeroizing::new(String::new());
+    let mut more = false;
     for (n, line) in text.lines().enumerate() {
         match line.trim() {
-            l if l.starts_with("AGE-SECRET-KEY-PQ-1") => {
+            l if l.starts_with(IDENTITY_PREFIX) => {
                 let id = super::pq::PqIdentity::parse(l)
                     .map_err(|e| bad(&format!("line {}: {e}", n + 1)))?;
                 out.push(AgeIdentity {
@@ -322,16 +320,13 @@ pub fn read_identities(
                 rest.push('\n');
             }
             l => {
+                more |= !l.is_empty() && !l.starts_with('#');
                 rest.push_str(l);
                 rest.push('\n');
             }
         }
     }
-    let rest = zeroize::Zeroizing::new(rest);
-    if rest
-        .lines()
-        .any(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
-    {
+    if more {
         let file = age::IdentityFile::from_buffer(io::Cursor::new(rest.as_bytes()))
             .map_err(|e| bad(&e))?;
         let ids = file.into_identities().map_err(|e| bad(&e))?;
@@ -357,8 +352,7 @@ impl IdentitySource {
     /// A file path, or, for an entry that starts with `AGE-SECRET-KEY-1`, the identity itself.
     pub fn from_entry(entry: &str) -> IdentitySource {
         let trimmed = entry.trim();
-        match trimmed.starts_with("AGE-SECRET-KEY-1") || trimmed.starts_with("AGE-SECRET-KEY-PQ-1")
-        {
+        match trimmed.starts_with("AGE-SECRET-KEY-1") || trimmed.starts_with(IDENTITY_PREFIX) {
             true => IdentitySource::Text(zeroize::Zeroizing::new(trimmed.to_string())),
             false => IdentitySource::File(entry.into()),
         }
@@ -415,7 +409,7 @@ pub fn recipients_of(data: &[u8], origin: &str) -> Result<Vec<String>> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if line.starts_with("AGE-SECRET-KEY-PQ-1") {
+        if line.starts_with(IDENTITY_PREFIX) {
             out.push(super::pq::PqIdentity::parse(line)?.to_public().to_string());
             continue;
         }

@@ -122,10 +122,10 @@ impl SigningKey {
         })
     }
 
-    fn public(&self) -> PublicKey {
+    fn public(&self) -> &PublicKey {
         match &self.key {
-            Held::Here(k) => k.public_key().clone(),
-            Held::Agent(p, _) => p.clone(),
+            Held::Here(k) => k.public_key(),
+            Held::Agent(p, _) => p,
         }
     }
 
