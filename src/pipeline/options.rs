@@ -40,7 +40,7 @@ pub struct EncryptOptions {
     /// ([`EncryptOptions::cipher`], [`EncryptOptions::hash`], [`EncryptOptions::chunk_size`]),
     /// even when the default was named: an age file has neither of the first two, so naming one
     /// is refused for it, and has its own default for the third without compression.
-    pub(super) named: Named,
+    named: Named,
 }
 
 /// The most signing keys one file takes (each signs once, at the end of the stream).
@@ -48,7 +48,7 @@ pub const MAX_SIGNERS: usize = 16;
 
 /// Options chosen by name, rather than left at their defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Named {
+struct Named {
     pub(crate) cipher: bool,
     pub(crate) hash: bool,
     pub(crate) chunk_size: bool,
@@ -182,6 +182,12 @@ impl EncryptOptions {
             )));
         }
         Ok(())
+    }
+
+    /// True when the chunk size was chosen ([`EncryptOptions::chunk_size`], or the field set to
+    /// another value than the default): an uncompressed age file then seals that much a job.
+    pub(super) fn names_chunk_size(&self) -> bool {
+        self.named.chunk_size || self.chunk_size != 1 << format::DEFAULT_CHUNK_LOG2
     }
 
     /// What an age file cannot hold (FORMAT.md §10.4).

@@ -168,9 +168,7 @@ fn finish<R: std::io::Read + std::io::Seek>(
         };
         eprintln!(
             "zseal: {} now has {} key stanza(s); header {} -> {} bytes; {} payload bytes {verb}",
-            a.output
-                .as_deref()
-                .map_or(what.clone(), |p| p.display().to_string()),
+            shown(a),
             report.stanzas,
             report.old_header_len,
             report.new_header_len,
@@ -198,13 +196,16 @@ fn add_signature(a: &Args, sig: &Path) -> anyhow::Result<()> {
     if !a.quiet {
         eprintln!(
             "zseal: {}: signature by {} attached",
-            a.output
-                .as_deref()
-                .map_or(what.clone(), |p| p.display().to_string()),
+            shown(a),
             signature.fingerprint()
         );
     }
     Ok(())
+}
+
+/// The file the new container went to, for the closing message.
+fn shown(a: &Args) -> String {
+    a.output.as_deref().unwrap_or(&a.file).display().to_string()
 }
 
 /// Where the new container goes: `-o`, or in place (no -o), written beside the old one and

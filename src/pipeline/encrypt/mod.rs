@@ -14,7 +14,6 @@ use super::intake::{aligned_at, Intake, Spare};
 use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
-
 use crate::crypto::{FileKey, Recipient};
 use crate::error::{Error, Result};
 use crate::format::frame::footer;

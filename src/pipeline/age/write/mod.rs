@@ -32,7 +32,7 @@ use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK,
     MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER,
 };
-use crate::format::{chunk_log2_of, DEFAULT_CHUNK_LOG2};
+use crate::format::chunk_log2_of;
 use crate::stats::{timed, ChunkTimes, StreamStats};
 
 mod jobs;
@@ -123,8 +123,7 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
         let payload_key = file_key.age_payload_key(&nonce);
         // Without compression the input is the age plaintext: each input chunk is one sealing
         // job. With zstd, chunks become frames, and the stream of frames is sealed 1 MiB a job.
-        let named = opts.named.chunk_size || opts.chunk_size != 1 << DEFAULT_CHUNK_LOG2;
-        let chunk_size = match (codec, named) {
+        let chunk_size = match (codec, opts.names_chunk_size()) {
             (None, false) => RAW_JOB,
             _ => 1usize << chunk_log2,
         };
