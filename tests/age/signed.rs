@@ -333,32 +333,26 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
         .unwrap();
     assert!(status.success());
     let sig = s.path("theirs.sig");
-    s.open(
-        "verify",
-        &unsigned,
-        &[
-            "--signer",
-            &pub_of(&carol),
-            "--signature",
-            sig.to_str().unwrap(),
-        ],
-    )
-    .assert()
-    .success()
-    .stderr(contains("good signature by"));
-    s.open(
-        "verify",
-        &unsigned,
-        &[
-            "--signer",
-            &pub_of(&alice),
-            "--signature",
-            sig.to_str().unwrap(),
-        ],
-    )
-    .assert()
-    .failure()
-    .stderr(contains("none of the signers given"));
+    // `verify --signer KEY --signature theirs.sig FILE`.
+    let detached = |file: &Path, key: &Path| {
+        s.open(
+            "verify",
+            file,
+            &[
+                "--signer",
+                &pub_of(key),
+                "--signature",
+                sig.to_str().unwrap(),
+            ],
+        )
+        .assert()
+    };
+    detached(&unsigned, &carol)
+        .success()
+        .stderr(contains("good signature by"));
+    detached(&unsigned, &alice)
+        .failure()
+        .stderr(contains("none of the signers given"));
     // A file with no statement (an age file; a container without BLAKE3) is refused, before
     // it is read.
     for (name, extra, why) in [
@@ -366,19 +360,7 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
         ("xxh3.zseal", &["--hash", "xxh3"][..], "cannot be signed"),
     ] {
         let file = s.seal(name, &[], extra);
-        s.open(
-            "verify",
-            &file,
-            &[
-                "--signer",
-                &pub_of(&carol),
-                "--signature",
-                sig.to_str().unwrap(),
-            ],
-        )
-        .assert()
-        .code(1)
-        .stderr(contains(why));
+        detached(&file, &carol).code(1).stderr(contains(why));
     }
     // Attached: the container holds it from then on, to -o and in place; a second one by
     // another key goes after it. The payload is the same plaintext.
@@ -440,19 +422,9 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
         .arg(&other)
         .assert()
         .success();
-    s.open(
-        "verify",
-        &other,
-        &[
-            "--signer",
-            &pub_of(&carol),
-            "--signature",
-            sig.to_str().unwrap(),
-        ],
-    )
-    .assert()
-    .failure()
-    .stderr(contains("not over this content"));
+    detached(&other, &carol)
+        .failure()
+        .stderr(contains("not over this content"));
     // And it is not attached to a file of other bytes; the file stays as it was.
     let before = std::fs::read(&other).unwrap();
     attach(&sig, &other, None)
