@@ -244,13 +244,15 @@ impl Read for RemoteReader {
         if !holds(&self.cur, self.pos) {
             self.fill(buf.len())?;
         }
+        // Read-ahead is sent when a read continues the run, on what the run had read before:
+        // after a range's last read nothing more is fetched that nobody reads.
+        self.top_up();
         let (s, b) = self.cur.as_ref().expect("filled");
         let at = (self.pos - s) as usize;
         let n = buf.len().min(b.len() - at);
         buf[..n].copy_from_slice(&b[at..at + n]);
         self.pos += n as u64;
         self.run += n as u64;
-        self.top_up();
         Ok(n)
     }
 }
