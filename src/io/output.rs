@@ -13,10 +13,10 @@
 //!   world-writable directory (`/tmp`) that belongs neither to this user nor to the directory's
 //!   owner, the rule of Linux's `fs.protected_symlinks`;
 //! - a FIFO, a character or block device: opened and written in place, never renamed over
-//!   (overwriting must still be asked for, except for `/dev/null`); one in a sticky,
-//!   world-writable directory that belongs neither to this user nor to the directory's owner is
-//!   refused, directly or through a link (the rule of `fs.protected_fifos`, which an open
-//!   without `O_CREAT` sidesteps);
+//!   (overwriting must still be asked for, except for `/dev/null`); one in a sticky directory
+//!   that is world- or group-writable and that belongs neither to this user nor to the
+//!   directory's owner is refused, directly or through a link (the rule of
+//!   `fs.protected_fifos=2`, which an open without `O_CREAT` sidesteps);
 //! - a descriptor the process already holds (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
 //!   `/proc/self/fd/N`): written in place like standard output, appending when it is a regular
 //!   file so that nothing the shell or an earlier writer put there is overwritten;
@@ -224,12 +224,13 @@ fn classify(m: &std::fs::Metadata) -> io::Result<What> {
     ))
 }
 
-/// Refuses a link, FIFO or device (`kind`, with its metadata `m`) in a sticky, world-writable
-/// directory (`/tmp`) that belongs neither to this user nor to the directory's owner: someone
-/// else may have planted it to redirect the write or to read what is written into it. These
-/// are the rules Linux applies to opens when `fs.protected_symlinks` and `fs.protected_fifos`
-/// (`protected_regular` for devices' sake) are set; a writer that follows links itself, or
-/// opens without `O_CREAT`, must apply them itself.
+/// Refuses a link, FIFO or device (`kind`, with its metadata `m`) that belongs neither to this
+/// user nor to the directory's owner, in a sticky directory others can write to: world-writable
+/// (`/tmp`) for a link, world- or group-writable (a team's mode 1770 directory) for a FIFO or
+/// a device. Someone else may have planted it to redirect the write or to read what is written
+/// into it. These are the rules Linux applies to opens when `fs.protected_symlinks` is 1 and
+/// `fs.protected_fifos` (`protected_regular` for devices' sake) is 2, its strictest; a writer
+/// that follows links itself, or opens without `O_CREAT`, must apply them itself.
 #[cfg(unix)]
 fn refuse_planted(path: &Path, m: &std::fs::Metadata, kind: &str) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
@@ -240,7 +241,13 @@ fn refuse_planted(path: &Path, m: &std::fs::Metadata, kind: &str) -> io::Result<
     let Ok(d) = std::fs::metadata(dir) else {
         return Ok(());
     };
-    let shared = d.mode() & 0o1002 == 0o1002;
+    // fs.protected_symlinks covers world-writable sticky directories; fs.protected_fifos=2
+    // (and protected_regular=2) group-writable ones too (a team's 1770 directory).
+    let others = match kind {
+        "a symbolic link" => 0o002,
+        _ => 0o022,
+    };
+    let shared = d.mode() & 0o1000 != 0 && d.mode() & others != 0;
     let me = nix::unistd::geteuid().as_raw();
     if shared && m.uid() != me && m.uid() != d.uid() {
         let what = if kind == "a symbolic link" {
@@ -252,7 +259,7 @@ fn refuse_planted(path: &Path, m: &std::fs::Metadata, kind: &str) -> io::Result<
             io::ErrorKind::PermissionDenied,
             format!(
                 "it is {kind} owned by another user in a shared directory (sticky and \
-                 world-writable), {what}"
+                 writable by others), {what}"
             ),
         ));
     }

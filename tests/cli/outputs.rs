@@ -539,16 +539,23 @@ fn a_planted_link_in_a_shared_directory_is_not_followed() {
     assert_eq!(std::fs::read(&victim).unwrap(), sample());
 }
 
-/// A FIFO another user made in a sticky, world-writable directory is not written into, even
+/// A FIFO another user made in a sticky directory others can write to, world-writable (/tmp)
+/// or group-writable (a team's 1770 directory, review 4 finding 5), is not written into, even
 /// with -f and through a link of this user's (it may have been planted to read the plaintext);
 /// the same FIFO of this user's own is. Needs root to give the FIFO away.
 #[test]
 fn a_planted_fifo_in_a_shared_directory_is_not_written() {
+    for mode in [0o1777, 0o1770] {
+        a_planted_fifo_is_not_written(mode);
+    }
+}
+
+fn a_planted_fifo_is_not_written(mode: u32) {
     let d = tempfile::tempdir().unwrap();
     let src = sealed(d.path());
     let shared = d.path().join("tmp");
     std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
     let fifo = shared.join("out");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o666)).unwrap();
     let chowned = std::process::Command::new("chown")
@@ -570,7 +577,7 @@ fn a_planted_fifo_in_a_shared_directory_is_not_written() {
             .code(1)
             .stderr(contains(
                 "it is a FIFO owned by another user in a shared directory (sticky and \
-                 world-writable), which zseal does not write into",
+                 writable by others), which zseal does not write into",
             ));
     }
     assert!(std::fs::symlink_metadata(&fifo)
