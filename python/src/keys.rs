@@ -359,7 +359,22 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
 /// AAAA…"`) or the path of a file holding one.
 fn add_signers(signers: &mut zseal::crypto::sign::Signers, v: &Bound<'_, PyAny>) -> PyResult<()> {
     let what = "signers must be public keys, paths, or a list of them";
-    for s in one_or_many(v, what)? {
+    if v.is_none() {
+        return Ok(());
+    }
+    let keys = one_or_many(v, what)?;
+    if keys.is_empty() {
+        return Err(to_py(
+            v.py(),
+            "signers",
+            crate::errors::option_error(
+                "signers=[] names no key, so no signature could satisfy it: give the signers' \
+                 public keys, or leave signers out to require none",
+            ),
+        ));
+    }
+    signers.require();
+    for s in keys {
         signers
             .add_key(&s)
             .map_err(|e| to_py(v.py(), "signers", e))?;

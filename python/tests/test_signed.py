@@ -67,6 +67,31 @@ def test_another_signer_or_no_signature_fails_and_writes_nothing(signed):
                 f.read()
 
 
+def test_a_signer_requirement_that_allows_no_key_refuses(signed):
+    """Review 4, finding 1: an allowed_signers file with no entry for the namespace zseal (one
+    written for git, an empty one, one of comments), or ``signers=[]``, used to require nothing,
+    and an unsigned file anyone could make was accepted. Each is now refused before reading."""
+    d, plain, identity = signed
+    text = (d / "alice.pub").read_text().strip()
+    for body, why in ((f'alice@example namespaces="git" {text}\n', "no entry allows the namespace 'zseal'"),
+                      ("", "lists no signer"), ("# nobody yet\n", "lists no signer"),
+                      (f'alice@example namespaces="*,!zseal" {text}\n', "no entry allows")):
+        (d / "allowed-none").write_text(body)
+        for name in ("u.zseal", "s.zseal"):
+            with pytest.raises(zseal.ZsealError, match=why):
+                zseal.verify(str(d / name), identity=identity, allowed_signers=str(d / "allowed-none"))
+            out = d / "never.bin"
+            with pytest.raises(zseal.ZsealError, match=why):
+                zseal.decrypt_file(str(d / name), str(out), identity=identity,
+                                   allowed_signers=str(d / "allowed-none"))
+            assert not out.exists()
+    for name in ("u.zseal", "s.zseal"):
+        with pytest.raises(ValueError, match="names no key"):
+            zseal.verify(str(d / name), identity=identity, signers=[])
+        with pytest.raises(ValueError, match="names no key"):
+            zseal.open(str(d / name), identity=identity, signers=[])
+
+
 def test_a_signer_check_reads_in_order(signed):
     d, plain, identity = signed
     with zseal.open(str(d / "s.zseal"), identity=identity, signers=str(d / "alice.pub")) as f:

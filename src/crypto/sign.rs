@@ -281,12 +281,16 @@ impl Signature {
 pub struct Signers {
     /// Each allowed key, with a name for messages (its principals, or where it came from).
     keys: Vec<(String, PublicKey)>,
+    /// A signer was asked for ([`Self::require`], or any key or file added), even if no key
+    /// came of it: such a set accepts no file, it never means "nothing is required".
+    required: bool,
 }
 
 impl Signers {
     /// Adds a public key: an OpenSSH one-line key (`ssh-ed25519 AAAA… comment`), or a file that
     /// holds one (`id_ed25519.pub`).
     pub fn add_key(&mut self, key_or_file: &str) -> Result<()> {
+        self.required = true;
         let text = match std::fs::read_to_string(key_or_file) {
             Ok(t) => t,
             Err(_) => key_or_file.to_string(),
@@ -302,12 +306,25 @@ impl Signers {
 
     /// Adds the entries of an OpenSSH `allowed_signers` file (`ssh-keygen(1)`, ALLOWED SIGNERS):
     /// `principals [options] key`, one a line, `#` comments. An entry whose `namespaces="…"`
-    /// does not match `zseal` is left out; `cert-authority` entries and validity times are
-    /// refused, naming the line (zseal does not check certificates or clocks).
+    /// pattern list does not allow `zseal` (OpenSSH's rules: `*` and `?`, and a matching
+    /// `!pattern` refuses whatever else matches) is left out. A line `ssh-keygen -Y verify`
+    /// would not use (two `namespaces=` clauses, an unquoted list, an unknown option) is refused,
+    /// naming the line, and so are `cert-authority` entries and validity times (zseal checks no
+    /// certificates or clocks). A file that leaves no key allowed to sign for `zseal` (empty, only
+    /// comments, or written for git's `namespaces="git"`) is refused: it would require a
+    /// signature no one can make.
     pub fn add_allowed_signers(&mut self, path: &Path) -> Result<()> {
+        self.required = true;
         let name = path.display();
         let text = std::fs::read_to_string(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        self.add_allowed_signers_text(&name.to_string(), &text)
+    }
+
+    /// [`Self::add_allowed_signers`] of the file's text, `name` naming it in messages.
+    pub fn add_allowed_signers_text(&mut self, name: &str, text: &str) -> Result<()> {
+        self.required = true;
+        let (mut added, mut elsewhere) = (0, Vec::new());
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -326,30 +343,42 @@ impl Signers {
                     (options, key)
                 }
             };
-            let mut allowed = true;
-            for option in split_options(options) {
-                let (k, v) = option.split_once('=').unwrap_or((option, ""));
-                match k.to_ascii_lowercase().as_str() {
-                    "namespaces" => {
-                        let v = v.trim_matches('"');
-                        allowed = v.split(',').any(|p| glob(p.trim(), NAMESPACE));
-                    }
-                    "cert-authority" | "valid-after" | "valid-before" => {
-                        return Err(bad(&format!(
-                            "the option {k} is not supported: list the signers' own keys"
-                        )))
-                    }
-                    _ => return Err(bad(&format!("unknown option {k}"))),
+            match entry_namespaces(options).map_err(|why| bad(&why))? {
+                Some(list) if !matches_pattern_list(list, NAMESPACE) => {
+                    elsewhere.push(format!("line {}: namespaces=\"{list}\"", n + 1))
+                }
+                _ => {
+                    self.keys.push((principals.to_string(), key));
+                    added += 1;
                 }
             }
-            if allowed {
-                self.keys.push((principals.to_string(), key));
-            }
         }
-        Ok(())
+        if added > 0 {
+            return Ok(());
+        }
+        Err(Error::InvalidOption(match elsewhere.is_empty() {
+            true => format!("{name}: the file lists no signer, so no signature could satisfy it"),
+            false => format!(
+                "{name}: no entry allows the namespace '{NAMESPACE}' ({}), so no signature could \
+                 satisfy it: add {NAMESPACE} to a signer's namespaces=\"…\" or give the key with --signer",
+                elsewhere.join("; ")
+            ),
+        }))
     }
 
-    /// True when no signer was given.
+    /// Marks a signer as required even before (or without) a key: a set so marked and left
+    /// empty accepts no file. A front end calls it when its user asked for signers at all.
+    pub fn require(&mut self) {
+        self.required = true;
+    }
+
+    /// True when a signer was asked for: every file read must then carry a good signature by one
+    /// of these keys (and none can, when no key was given).
+    pub fn is_required(&self) -> bool {
+        self.required
+    }
+
+    /// True when no key was given (see [`Self::is_required`] for whether one was asked for).
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -386,6 +415,11 @@ impl Signers {
     fn judge(&self, message: &[u8], signature: &Signature) -> std::result::Result<String, String> {
         let sig = &signature.sig;
         let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256);
+        if self.keys.is_empty() {
+            return Err(format!(
+                "signed by {fingerprint}, but no signer key was given to check it against"
+            ));
+        }
         let Some((name, key)) = self
             .keys
             .iter()
@@ -433,6 +467,53 @@ fn split_options(s: &str) -> Vec<&str> {
         out.push(&s[start..]);
     }
     out
+}
+
+/// The `namespaces="…"` pattern list of an entry's options, if it has one, read as OpenSSH's
+/// `sshsig.c` reads it: at most one such clause, its value quoted; `cert-authority` and
+/// validity times are refused (zseal checks neither certificates nor clocks), other options
+/// are unknown.
+fn entry_namespaces(options: &str) -> std::result::Result<Option<&str>, String> {
+    let mut namespaces = None;
+    for option in split_options(options) {
+        let (k, v) = option.split_once('=').unwrap_or((option, ""));
+        match k.to_ascii_lowercase().as_str() {
+            "namespaces" if namespaces.is_some() => {
+                return Err(
+                    "two namespaces= clauses (ssh-keygen -Y verify refuses the line too)".into(),
+                )
+            }
+            "namespaces" => {
+                let list = v
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .filter(|list| !list.contains('"'))
+                    .ok_or("namespaces= takes a quoted list: namespaces=\"zseal\"")?;
+                namespaces = Some(list);
+            }
+            "cert-authority" | "valid-after" | "valid-before" => {
+                return Err(format!(
+                    "the option {k} is not supported: list the signers' own keys"
+                ))
+            }
+            _ => return Err(format!("unknown option {k}")),
+        }
+    }
+    Ok(namespaces)
+}
+
+/// OpenSSH's `match_pattern_list`: `s` matches a comma-separated list when one of its patterns
+/// matches it and no negated one (`!pattern`) does; patterns are not trimmed.
+fn matches_pattern_list(list: &str, s: &str) -> bool {
+    let mut positive = false;
+    for pattern in list.split(',') {
+        match pattern.strip_prefix('!') {
+            Some(negated) if glob(negated, s) => return false,
+            Some(_) => {}
+            None => positive |= glob(pattern, s),
+        }
+    }
+    positive
 }
 
 /// OpenSSH's pattern match: `*` any run, `?` any one character.
@@ -523,6 +604,28 @@ mod tests {
             ("", false),
         ] {
             assert_eq!(glob(p, NAMESPACE), ok, "{p}");
+        }
+        for (list, ok) in [
+            ("zseal", true),
+            ("git,zs*", true),
+            ("!git,zseal", true),
+            ("*,!zseal", false),
+            ("!zseal,*", false),
+            ("!z*", false),
+            (" zseal", false),
+            ("", false),
+        ] {
+            assert_eq!(matches_pattern_list(list, NAMESPACE), ok, "{list}");
+        }
+        assert_eq!(entry_namespaces(r#"namespaces="a,b""#), Ok(Some("a,b")));
+        assert_eq!(entry_namespaces(""), Ok(None));
+        for bad in [
+            r#"namespaces="a",namespaces="b""#,
+            "namespaces=zseal",
+            "cert-authority",
+            "restrict",
+        ] {
+            assert!(entry_namespaces(bad).is_err(), "{bad}");
         }
         assert_eq!(
             split_options(r#"namespaces="a,b",cert-authority"#),

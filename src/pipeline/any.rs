@@ -107,13 +107,6 @@ impl<R: Read> Sealed<R> {
         Ok(match self {
             Sealed::Zseal(l) => l.unlock(identities, opts)?.map_source(AnyChunks::Zseal),
             Sealed::Age(l) => {
-                if !opts.signers.is_empty() {
-                    return Err(crate::error::Error::InvalidOption(
-                        "an age file holds no signature: check the signature beside it (OUT.sig \
-                         of `encrypt --format age --sign`) with `ssh-keygen -Y verify -n zseal`"
-                            .into(),
-                    ));
-                }
                 let mut r = l.unlock(identities, opts)?;
                 // A failure here stays in the reader, for the first read to report in order.
                 let marked = !opts.raw_age && r.peek_head().is_ok_and(ZstdChunks::<R>::is_marked);

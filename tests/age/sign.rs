@@ -301,9 +301,12 @@ fn a_statement_ssh_keygen_signed_is_checked_against_keys_and_allowed_signers() {
         format!("alice@example namespaces=\"git\" {alice_pub}"),
     )
     .unwrap();
-    let mut s = Signers::default();
-    s.add_allowed_signers(&allowed).unwrap();
-    assert!(s.is_empty());
+    // A file that leaves no key for zseal would require a signature no one can make: refused.
+    let e = Signers::default()
+        .add_allowed_signers(&allowed)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no entry allows the namespace 'zseal'"), "{e}");
     let mut s = Signers::default();
     s.add_key(bob_pub.trim()).unwrap();
     let e = s.check(text.as_bytes(), &by_alice).unwrap_err().to_string();

@@ -174,14 +174,16 @@ fn an_unsigned_file_fails_a_signer_check_and_releases_nothing_it_should_not() {
     )
     .assert()
     .failure()
-    .stderr(contains("not signed"));
+    .stderr(contains("not signed").and(contains("completes only at the end").not()));
     assert!(!out.exists());
     // To standard output: the bytes go out as they authenticate and the failure comes at the
-    // end, as for a cut file: a non-zero exit.
+    // end, as for a cut file: a non-zero exit, and a note first that says so (issue 48, 1).
     s.open("decrypt", &plain_file, &["--signer", &pub_of(&key)])
         .assert()
         .failure()
-        .stderr(contains("not signed"));
+        .stderr(contains("not signed").and(contains(
+            "the signer check completes only at the end of the stream",
+        )));
     // An age file holds no signature: said so.
     let age_file = s.path("a.age");
     zseal()
@@ -528,4 +530,128 @@ fn a_key_in_ssh_agent_signs_through_its_public_key() {
     assert!(!s.path("none.zseal").exists() && !s.path("carol.zseal").exists());
     let _ = daemon.kill();
     let _ = daemon.wait();
+}
+
+/// Review 4, finding 1: an allowed_signers file that leaves no key allowed to sign for zseal
+/// (written for git, empty, only comments, or negating zseal) used to require nothing, so an
+/// unsigned file anyone with the recipient's public key made was accepted. Now refused, by
+/// `decrypt` and `verify`, before any output.
+#[test]
+fn an_allowed_signers_file_that_allows_no_key_refuses_every_file() {
+    let Some(s) = setup() else { return };
+    let alice = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let signed = s.seal("s.zseal", &[&alice], &[]);
+    let unsigned = s.path("u.zseal");
+    zseal()
+        .args(["encrypt", "-q", "-r", &s.public])
+        .arg(&s.input)
+        .arg("-o")
+        .arg(&unsigned)
+        .assert()
+        .success();
+    let key = std::fs::read_to_string(pub_of(&alice)).unwrap();
+    let allowed = s.path("allowed_signers");
+    for (body, why) in [
+        (
+            format!("alice@example namespaces=\"git\" {key}"),
+            "no entry allows the namespace 'zseal' (line 1: namespaces=\"git\")",
+        ),
+        (String::new(), "lists no signer"),
+        ("# nobody yet\n\n".to_string(), "lists no signer"),
+        (
+            format!("alice@example namespaces=\"*,!zseal\" {key}"),
+            "no entry allows the namespace 'zseal'",
+        ),
+    ] {
+        std::fs::write(&allowed, &body).unwrap();
+        for file in [&unsigned, &signed] {
+            let out = s.path("out.bin");
+            let a = ["--allowed-signers", allowed.to_str().unwrap()];
+            s.open("verify", file, &a)
+                .assert()
+                .failure()
+                .stderr(contains(why));
+            s.open(
+                "decrypt",
+                file,
+                &[&a[..], &["-o", out.to_str().unwrap()]].concat(),
+            )
+            .assert()
+            .failure()
+            .stderr(contains(why));
+            assert!(!out.exists());
+            s.open("decrypt", file, &a)
+                .assert()
+                .failure()
+                .stdout(predicates::str::is_empty());
+        }
+    }
+}
+
+/// Review 4, finding 2: an allowed_signers entry's options are read as `ssh-keygen -Y verify`
+/// reads them (OpenSSH's pattern lists with `!` negation, one quoted `namespaces=` clause):
+/// zseal accepts a signature exactly when ssh-keygen does. Where ssh-keygen skips a line it
+/// cannot use, zseal refuses the file, naming the line.
+#[test]
+fn allowed_signers_entries_are_read_as_ssh_keygen_reads_them() {
+    let Some(s) = setup() else { return };
+    let alice = ssh_key(&s.ssh_keygen, s.dir.path(), "ed25519", "alice");
+    let file = s.seal("s.zseal", &[&alice], &[]);
+    let stmt = s.path("stmt");
+    s.open(
+        "verify",
+        &file,
+        &[
+            "--signer",
+            &pub_of(&alice),
+            "--export-signature",
+            stmt.to_str().unwrap(),
+        ],
+    )
+    .assert()
+    .success();
+    let key = std::fs::read_to_string(pub_of(&alice)).unwrap();
+    let allowed = s.path("allowed_signers");
+    for (options, accepted) in [
+        ("", true),
+        ("namespaces=\"zseal\" ", true),
+        ("NAMESPACES=\"zseal\" ", true),
+        ("namespaces=\"git,zs*\" ", true),
+        ("namespaces=\"!git,z?eal\" ", true),
+        ("namespaces=\"*,!zseal\" ", false),
+        ("namespaces=\"!zseal,*\" ", false),
+        ("namespaces=\"zseal\",namespaces=\"git\" ", false),
+        ("namespaces=\"git\",namespaces=\"zseal\" ", false),
+        ("namespaces=zseal ", false),
+        ("namespaces=\" zseal\" ", false),
+        ("namespaces=\"\" ", false),
+    ] {
+        std::fs::write(&allowed, format!("alice@example {options}{key}")).unwrap();
+        let theirs = Command::new(&s.ssh_keygen)
+            .args(["-Y", "verify", "-f"])
+            .arg(&allowed)
+            .args(["-I", "alice@example", "-n", "zseal", "-s"])
+            .arg(s.path("stmt.sig"))
+            .stdin(std::fs::File::open(&stmt).unwrap())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert_eq!(theirs, accepted, "ssh-keygen with {options:?}");
+        let ours = s
+            .open(
+                "verify",
+                &file,
+                &["--allowed-signers", allowed.to_str().unwrap()],
+            )
+            .output()
+            .unwrap();
+        assert_eq!(
+            ours.status.success(),
+            accepted,
+            "zseal with {options:?}: {}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+    }
 }

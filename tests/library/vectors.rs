@@ -1394,6 +1394,13 @@ fn a_required_signer_is_checked_against_what_the_frames_hold() {
     let u = seal(&plain, &unsigned, &[&pw], 412);
     let e = read(&u, &alice).unwrap_err();
     assert!(e.contains("not signed"), "{e}");
+    // Review 4, finding 1: a requirement left with no key accepts nothing, signed or not.
+    let mut nobody = Signers::default();
+    nobody.require();
+    let e = read(&u, &nobody).unwrap_err();
+    assert!(e.contains("not signed"), "{e}");
+    let e = read(&forge.c, &nobody).unwrap_err();
+    assert!(e.contains("no signer key was given"), "{e}");
     // In order, whole: no range, no seek.
     let o = DecryptOptions::default().signers(alice.clone());
     let mut d = Decryptor::new(std::io::Cursor::new(&forge.c[..]), &[&pw], &o).unwrap();

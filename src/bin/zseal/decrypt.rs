@@ -63,13 +63,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
     // (and a signer check reads the whole file, a range too).
     let mode = match a.range {
-        Some(_) if signers.is_empty() => ReadMode::Random,
+        Some(_) if !signers.is_required() => ReadMode::Random,
         _ => ReadMode::Sequential,
     };
     let counters = Counters::default();
     let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
     let what = display_name(c.input.as_deref(), "standard input");
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    if signers.is_required() && output.streams() && !c.report.quiet {
+        eprintln!(
+            "zseal: note: the signer check completes only at the end of the stream: what reaches \
+             the output before then is unchecked, and a failure shows only as zseal's exit \
+             status (`| tar x` extracts it all the same). To use only checked data, run \
+             `zseal verify … --signer … && zseal decrypt …`, or decrypt with -o FILE first"
+        );
+    }
     // A range reads an unknown part of the file: no bar, only the counts.
     let size = input.size().filter(|_| a.range.is_none());
     let mut output = Counted::new(output, counters.output.clone());

@@ -195,6 +195,19 @@ fn create_remote(url: &str, _: bool, _: Option<u64>) -> anyhow::Result<Output> {
 }
 
 impl Output {
+    /// True when what is written reaches a reader at once (standard output, a FIFO, a device
+    /// other than /dev/null): nothing can be held back until a check at the end has passed.
+    pub fn streams(&self) -> bool {
+        match self {
+            Output::Stdout(_) => true,
+            Output::File { file, .. } => {
+                file.temporary_path().is_none() && file.destination() != Path::new("/dev/null")
+            }
+            #[cfg(feature = "remote")]
+            Output::Remote(_) => false,
+        }
+    }
+
     /// Prepares `path` (`None` or `-` for stdout) for writing, checking first that it would not
     /// overwrite anything without `force` (`/dev/null` and descriptors such as `/dev/stdout`
     /// need none), would not be the input itself, and would not put binary on a terminal.

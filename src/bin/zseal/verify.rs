@@ -63,7 +63,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // detached one once it was (read and parsed first, so that a bad one fails before the work).
     let signers = a.signers.signers()?;
     let detached = match &a.signature {
-        Some(path) if signers.is_empty() => anyhow::bail!(
+        Some(path) if !signers.is_required() => anyhow::bail!(
             "--signature {}: give --signer or --allowed-signers to check it against",
             path.display()
         ),

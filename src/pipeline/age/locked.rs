@@ -108,6 +108,13 @@ impl<R: Read> AgeLocked<R> {
         identities: &[&dyn Identity],
         opts: &DecryptOptions,
     ) -> Result<AgeReader<R>> {
+        if opts.signers.is_required() {
+            return Err(Error::InvalidOption(
+                "an age file holds no signature: check the signature beside it (OUT.sig \
+                 of `encrypt --format age --sign`) with `ssh-keygen -Y verify -n zseal`"
+                    .into(),
+            ));
+        }
         let key = self.file_key(identities)?;
         let mut nonce = [0u8; NONCE_LEN];
         if read_full(&mut self.input, &mut nonce)? != NONCE_LEN {

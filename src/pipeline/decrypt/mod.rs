@@ -358,7 +358,7 @@ impl<R: Read> ContainerChunks<R> {
         if self.verifier.check_digest(&fin)? {
             self.check_signed(&fin)?;
             self.verified = Some(fin);
-        } else if !self.signed.required.is_empty() {
+        } else if self.signed.required.is_required() {
             return Err(signed::not_whole());
         }
         Ok(())
@@ -386,7 +386,7 @@ impl<R: Read> ContainerChunks<R> {
         if self.verifier.has_digest() && self.verifier.frames() == fin.chunk_count {
             self.verifier.check_end(&fin)?;
         }
-        if !self.signed.required.is_empty() {
+        if self.signed.required.is_required() {
             // The signature frames after the data were not read (FORMAT.md §12.4).
             return Err(signed::not_whole());
         }

@@ -289,7 +289,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
         let c = self.opener.chunk_size();
         let ix = self.load_index()?;
         let (d, len) = (ix.data_frames(c), ix.fin.plaintext_len);
-        let signed = self.opener.header.signed || !self.signed.required.is_empty();
+        let signed = self.opener.header.signed || self.signed.required.is_required();
         if signed && self.verifier.has_digest() && end.is_none_or(|e| e >= len) {
             // A whole read of a signed file, or one a signer is required of, reads the frames
             // after the data too, and the trailer (FORMAT.md §12.4).
@@ -303,7 +303,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// In-flight chunks are dropped and the next read starts with the chunk that holds `pos`. A
     /// position at or past the end reads nothing.
     fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
-        if !self.signed.required.is_empty() {
+        if self.signed.required.is_required() {
             if pos == 0 && self.frames.next == 0 && self.window.is_empty() {
                 return Ok(());
             }
@@ -351,7 +351,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
 
     /// Only the whole file claims the whole-file digest, as with a streamed range.
     fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
-        if !self.signed.required.is_empty() {
+        if self.signed.required.is_required() {
             return Err(super::signed::not_whole());
         }
         if start > 0 {
@@ -383,7 +383,7 @@ impl<R: Read> ContainerChunks<R> {
                 "a streamed range must start on a fresh decryptor".into(),
             ));
         }
-        if !self.signed.required.is_empty() {
+        if self.signed.required.is_required() {
             // A signer check needs every frame (FORMAT.md §12.4): no frame is skipped.
             return crate::pipeline::chunks::read_through_range(self, cursor, range, w);
         }

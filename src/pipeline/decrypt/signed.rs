@@ -44,7 +44,7 @@ impl<R: Read> ContainerChunks<R> {
     /// True when signers are required ([`DecryptOptions::signers`](super::DecryptOptions::signers)): the file must be read
     /// whole, in order.
     pub fn requires_signer(&self) -> bool {
-        !self.signed.required.is_empty()
+        self.signed.required.is_required()
     }
 
     /// Who signed, when signers were required and the read ended with a good signature by one
@@ -90,7 +90,7 @@ impl<R: Read> ContainerChunks<R> {
                 "the header says the file is signed, but it holds no signature frame".into(),
             ));
         }
-        if self.signed.required.is_empty() {
+        if !self.signed.required.is_required() {
             return Ok(());
         }
         let text = self.statement_of(fin).ok_or_else(no_statement)?;
