@@ -629,7 +629,9 @@ fn key_misuse_is_explained() {
         .write_stdin("x")
         .assert()
         .code(1)
-        .stderr(contains("data comes from stdin too"));
+        .stderr(contains(
+            "-R - reads standard input, but the data (no input file, or -) reads it already",
+        ));
     zseal()
         .arg("decrypt")
         .arg(fixtures().join("v1/recipients.zseal"))
@@ -1298,4 +1300,99 @@ fn encrypt_sample() -> Vec<u8> {
         .assert()
         .success();
     out.get_output().stdout.clone()
+}
+
+/// Issue 48, point 2: `-` is standard input for every file zseal reads. With a file named `-`
+/// in the working directory, `echo pw | zseal encrypt --passphrase-file -` used that file's
+/// first line and exited 0; now it reads stdin, as `-R -` did. Two readers of stdin (the data
+/// and a key) are refused before anything is read or written, naming both.
+#[test]
+fn a_dash_is_standard_input_for_every_file_read() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("-"), "the wrong passphrase\n").unwrap();
+    let input = fixtures().join("sample.log");
+    let out = d.path().join("s.zseal");
+    let typed = std::fs::read_to_string(pw()).unwrap();
+    zseal()
+        .current_dir(d.path())
+        .args(["encrypt", "-q", "--passphrase-file", "-", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .write_stdin(typed.clone())
+        .assert()
+        .success();
+    let back = with_pw("decrypt", [&out]).assert().success();
+    assert_eq!(back.get_output().stdout, sample());
+    // The same passphrase from stdin opens it; the file named - is not read.
+    let back = zseal()
+        .current_dir(d.path())
+        .args(["decrypt", "--passphrase-file", "-"])
+        .arg(&out)
+        .write_stdin(typed)
+        .assert()
+        .success();
+    assert_eq!(back.get_output().stdout, sample());
+    // -i - and --signer -: keys from stdin.
+    let key = fixtures().join("keys/age.key");
+    let public = std::fs::read_to_string(fixtures().join("keys/age.pub")).unwrap();
+    let to_key = d.path().join("k.zseal");
+    zseal()
+        .args(["encrypt", "-q", "-r", public.trim(), "-o"])
+        .arg(&to_key)
+        .arg(&input)
+        .assert()
+        .success();
+    let back = zseal()
+        .current_dir(d.path())
+        .args(["decrypt", "-i", "-"])
+        .arg(&to_key)
+        .write_stdin(std::fs::read(&key).unwrap())
+        .assert()
+        .success();
+    assert_eq!(back.get_output().stdout, sample());
+    let ed = std::fs::read_to_string(fixtures().join("keys/ed25519.pub")).unwrap();
+    zseal()
+        .args(["verify", "-q", "-i"])
+        .arg(&key)
+        .args(["--signer", "-"])
+        .arg(&to_key)
+        .write_stdin(ed)
+        .assert()
+        .code(1)
+        .stderr(contains("not signed"));
+    // Two readers of stdin: refused, naming both, nothing written.
+    let never = d.path().join("never");
+    zseal()
+        .args(["decrypt", "-i", "-", "-o"])
+        .arg(&never)
+        .write_stdin(std::fs::read(&to_key).unwrap())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "-i - reads standard input, but the data (no input file, or -) reads it already",
+        ));
+    zseal()
+        .args(["encrypt", "-R", "-", "-o"])
+        .arg(&never)
+        .write_stdin(public)
+        .assert()
+        .code(1)
+        .stderr(contains("-R - reads standard input, but the data"));
+    zseal()
+        .args(["decrypt", "--passphrase-file", "-", "-o"])
+        .arg(&never)
+        .write_stdin(std::fs::read(&out).unwrap())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "a passphrase file given as - reads standard input, but the data",
+        ));
+    assert!(!never.exists());
+    zseal()
+        .args(["verify", "--export-signature", "-", "-i"])
+        .arg(&key)
+        .arg(&to_key)
+        .assert()
+        .code(1)
+        .stderr(contains("writes two files"));
 }

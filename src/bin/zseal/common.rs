@@ -47,7 +47,7 @@ pub struct Common {
     /// Output file; absent or `-` writes stdout
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Read the passphrase from the first line of FILE
+    /// Read the passphrase from the first line of FILE (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     pub passphrase_file: Option<PathBuf>,
     /// Worker threads (default: all cores)

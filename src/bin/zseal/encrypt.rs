@@ -112,7 +112,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         _ => opts.check()?,
     }
     let mut input = open_input(c.input.as_deref())?;
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file, input.is_stdin_stream())?;
+    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
     let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;

@@ -68,6 +68,7 @@ pub fn open_input_for(path: Option<&Path>, mode: ReadMode) -> anyhow::Result<Sou
     }
     match path.filter(|p| *p != Path::new("-")) {
         None => {
+            crate::stdin::claim("the data (no input file, or -)")?;
             let stdin = Source::stdin();
             if stdin.is_stdin_stream() {
                 widen_pipe();

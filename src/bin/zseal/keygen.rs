@@ -53,9 +53,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return record_key(&a);
     }
     if let Some(f) = a.convert {
-        let data = Zeroizing::new(
-            std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?,
-        );
+        let data = match crate::stdin::is_dash(&f) {
+            true => crate::stdin::read_all("-y -", crate::stdin::KEYS_MAX)?,
+            false => Zeroizing::new(
+                std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?,
+            ),
+        };
         for r in recipients::recipients_of(&data, &f.display().to_string())? {
             println!("{r}");
         }
@@ -89,7 +92,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 /// `--record-key`: a fresh record key, sealed like `zseal encrypt` seals a file.
 fn record_key(a: &Args) -> anyhow::Result<()> {
-    let recipients = crate::keys::recipients(&a.recipient, &a.recipients_file, false)?;
+    let recipients = crate::keys::recipients(&a.recipient, &a.recipients_file)?;
     let mut output = crate::files::Output::create_private(a.output.as_deref())?;
     let targets = crate::keys::Targets::for_new_file(recipients, a.passphrase_file.as_deref())?;
     let key = zseal::records::RecordKey::generate()?;

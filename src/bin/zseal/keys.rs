@@ -14,7 +14,8 @@ use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Read
 
 #[derive(Args)]
 pub struct Identities {
-    /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key; repeatable
+    /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key (`-`: standard
+    /// input); repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
     /// Refuse age files whose passphrase work factor (scrypt log2 N) is over N, before any
@@ -123,8 +124,15 @@ impl KeyPassphrase for TerminalPrompt {
     }
 }
 
+/// The identities of `-i` (files; `-i -` reads them from standard input).
 fn read_identity_files(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeIdentity>> {
-    let sources: Vec<_> = paths.iter().cloned().map(IdentitySource::File).collect();
+    let mut sources = Vec::new();
+    for p in paths {
+        sources.push(match crate::stdin::is_dash(p) {
+            true => IdentitySource::Text(crate::stdin::read_text("-i -", crate::stdin::KEYS_MAX)?),
+            false => IdentitySource::File(p.clone()),
+        });
+    }
     Ok(recipients::load_identities(&sources, TerminalPrompt)?)
 }
 
@@ -163,23 +171,17 @@ impl Targets {
     }
 }
 
-/// The recipients of -r and -R (`-R -` reads stdin, unless the data comes from stdin).
-pub fn recipients(
-    given: &[String],
-    files: &[PathBuf],
-    data_on_stdin: bool,
-) -> anyhow::Result<Vec<AgeRecipient>> {
+/// The recipients of -r and -R (`-R -` reads stdin, unless something else does: the data, say).
+pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<AgeRecipient>> {
     let mut out = Vec::new();
     for r in given {
         out.push(AgeRecipient::parse(r)?);
     }
     for f in files {
-        if f == Path::new("-") {
-            if data_on_stdin {
-                bail!("-R - reads recipients from stdin, but the data comes from stdin too: give the data as a file, or the recipients in a file");
-            }
+        if crate::stdin::is_dash(f) {
+            let text = crate::stdin::read_text("-R -", crate::stdin::KEYS_MAX)?;
             out.extend(recipients::read_recipients(
-                std::io::stdin().lock(),
+                text.as_bytes(),
                 "standard input",
             )?);
         } else {
@@ -216,8 +218,16 @@ const PASSPHRASE_LINE_MAX: usize = 64 << 10;
 fn first_line(f: &Path) -> anyhow::Result<Zeroizing<Vec<u8>>> {
     use std::io::Read;
     let name = f.display();
-    let mut file =
-        std::fs::File::open(f).with_context(|| format!("cannot read passphrase file {name}"))?;
+    let mut file: Box<dyn Read> = match crate::stdin::is_dash(f) {
+        true => {
+            crate::stdin::claim("a passphrase file given as -")?;
+            Box::new(std::io::stdin().lock())
+        }
+        false => Box::new(
+            std::fs::File::open(f)
+                .with_context(|| format!("cannot read passphrase file {name}"))?,
+        ),
+    };
     let mut buf = Zeroizing::new(vec![0u8; PASSPHRASE_LINE_MAX]);
     let mut len = 0;
     let end = loop {

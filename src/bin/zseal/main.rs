@@ -23,6 +23,7 @@ mod progress;
 mod rekey;
 mod report;
 mod sign;
+mod stdin;
 mod verify;
 
 use std::process::ExitCode;

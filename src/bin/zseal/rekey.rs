@@ -28,7 +28,7 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     ids: Identities,
-    /// Read the file's current passphrase from the first line of FILE
+    /// Read the file's current passphrase from the first line of FILE (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
     /// Keep the current stanzas and add the new recipients after them
@@ -37,10 +37,10 @@ pub struct Args {
     /// New recipient: age1…, "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
     #[arg(short, long = "recipient", value_name = "RECIPIENT")]
     recipient: Vec<String>,
-    /// Every recipient in FILE (one per line, # comments); repeatable
+    /// Every recipient in FILE (one per line, # comments; `-`: standard input); repeatable
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     recipients_file: Vec<PathBuf>,
-    /// Protect the file with the passphrase on the first line of FILE instead of recipients
+    /// Protect the file with the passphrase on the first line of FILE (`-`: standard input) instead of recipients
     #[arg(long, value_name = "FILE", conflicts_with_all = ["recipient", "recipients_file"])]
     new_passphrase_file: Option<PathBuf>,
     /// Also draw a new file key and seal every frame again under it (no recompression)
@@ -74,7 +74,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some(f) => Some(keys::passphrase(Some(f), true)?),
         None => None,
     };
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file, false)?;
+    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
     if recipients.is_empty() && new_pw.is_none() {
         bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
     }

@@ -77,22 +77,30 @@ impl Signing {
 
 /// The signing keys of `--sign`, unlocked (an encrypted key asks for its passphrase).
 pub fn read_keys(keys: &[PathBuf]) -> anyhow::Result<Vec<zseal::crypto::sign::SigningKey>> {
-    Ok(keys
-        .iter()
-        .map(|k| zseal::crypto::sign::SigningKey::read(k, &TerminalPrompt))
-        .collect::<zseal::Result<Vec<_>>>()?)
+    let mut out = Vec::new();
+    for k in keys {
+        out.push(match crate::stdin::is_dash(k) {
+            true => {
+                let text = crate::stdin::read_text("--sign -", crate::stdin::KEYS_MAX)?;
+                zseal::crypto::sign::SigningKey::parse(&text, "standard input", &TerminalPrompt)?
+            }
+            false => zseal::crypto::sign::SigningKey::read(k, &TerminalPrompt)?,
+        });
+    }
+    Ok(out)
 }
 
 /// `--signer` and `--allowed-signers` of `decrypt` and `verify`: who must have signed.
 #[derive(clap::Args, Debug, Default)]
 pub struct SignerArgs {
     /// Require a good signature by this SSH public key (a file such as id_ed25519.pub, or the
-    /// key itself: "ssh-ed25519 AAAA…"); repeatable. Reads the whole file: an unsigned file, a
+    /// key itself: "ssh-ed25519 AAAA…"; `-`: standard input); repeatable. Reads the whole file: an unsigned file, a
     /// signature by another key or over other content fails, and no output is kept
     #[arg(long = "signer", value_name = "KEY")]
     pub signer: Vec<String>,
     /// Require a good signature by a key of this OpenSSH allowed_signers file (`ssh-keygen -Y
-    /// verify`'s format; entries whose namespaces= leave out zseal do not count)
+    /// verify`'s format; entries whose namespaces= leave out zseal do not count, and a file that
+    /// leaves no key for zseal is refused; `-`: standard input)
     #[arg(long = "allowed-signers", value_name = "FILE")]
     pub allowed_signers: Vec<PathBuf>,
 }
@@ -102,10 +110,24 @@ impl SignerArgs {
     pub fn signers(&self) -> anyhow::Result<zseal::crypto::sign::Signers> {
         let mut s = zseal::crypto::sign::Signers::default();
         for k in &self.signer {
-            s.add_key(k).context("--signer")?;
+            match k.as_str() {
+                "-" => {
+                    let text = crate::stdin::read_text("--signer -", crate::stdin::KEYS_MAX)?;
+                    s.add_key(text.trim()).context("--signer -")?
+                }
+                k => s.add_key(k).context("--signer")?,
+            }
         }
         for f in &self.allowed_signers {
-            s.add_allowed_signers(f).context("--allowed-signers")?;
+            match crate::stdin::is_dash(f) {
+                true => {
+                    let text =
+                        crate::stdin::read_text("--allowed-signers -", crate::stdin::KEYS_MAX)?;
+                    s.add_allowed_signers_text("standard input", &text)
+                }
+                false => s.add_allowed_signers(f),
+            }
+            .context("--allowed-signers")?;
         }
         Ok(s)
     }
@@ -113,8 +135,12 @@ impl SignerArgs {
 
 /// A detached signature file (`ssh-keygen -Y sign` writes them armored).
 pub fn read_signature(path: &std::path::Path) -> anyhow::Result<zseal::crypto::sign::Signature> {
-    let pem =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let pem = match crate::stdin::is_dash(path) {
+        true => crate::stdin::read_text("the signature -", crate::stdin::KEYS_MAX)?.to_string(),
+        false => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
+    };
     zseal::crypto::sign::Signature::from_pem(&pem)
         .with_context(|| format!("reading {}", path.display()))
 }

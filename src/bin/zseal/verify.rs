@@ -16,7 +16,7 @@ use crate::report::Direction;
 pub struct Args {
     /// Container to check; absent or `-` reads stdin
     input: Option<PathBuf>,
-    /// Read the passphrase from the first line of FILE
+    /// Read the passphrase from the first line of FILE (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
     /// Worker threads (default: all cores)
@@ -171,6 +171,12 @@ struct Export {
 
 impl Export {
     fn create(prefix: &Path) -> anyhow::Result<Export> {
+        if crate::stdin::is_dash(prefix) {
+            anyhow::bail!(
+                "--export-signature writes two files, PREFIX and PREFIX.sig: give a path prefix \
+                 (standard output cannot hold both)"
+            );
+        }
         let mut sig = prefix.as_os_str().to_owned();
         sig.push(".sig");
         let sig = PathBuf::from(sig);
