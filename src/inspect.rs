@@ -178,6 +178,7 @@ impl Info {
             "signed": h.signed,
             "recipients": h.stanzas.len(),
             "recipient_kinds": self.recipient_kinds(),
+            "recipient_details": self.recipient_details(),
             "header_len": self.header_len,
             "container_len": self.container_len,
             "chunks": self.chunks,
@@ -189,5 +190,16 @@ impl Info {
     /// The kinds of the header's key stanzas (`passphrase`, `X25519`, …), in header order.
     pub fn recipient_kinds(&self) -> Vec<String> {
         crate::crypto::kind_names(&self.header.stanzas)
+    }
+
+    /// What each key stanza tells about its recipient, in header order: an SSH key's tag
+    /// (`ssh-ed25519 (key tag AbCdEf)`, which `rekey --remove` matches), `X25519 (anonymous)`,
+    /// `passphrase`.
+    pub fn recipient_details(&self) -> Vec<String> {
+        self.header
+            .stanzas
+            .iter()
+            .map(crate::crypto::Stanza::describe)
+            .collect()
     }
 }

@@ -555,9 +555,19 @@ fn rekey_in_place_copies_the_payload_server_side() {
         matches!(&e, zseal::Error::InvalidOption(m) if m.contains("server-side")),
         "{e}"
     );
+    // Handing the object to bob alone locks alice out: refused without --force, the object
+    // untouched (issue 48, point 3).
+    let kept = object(base, &b, "shared.zseal").unwrap();
+    zseal(base)
+        .args(["rekey", &url, "-r", &bob_pub, "-i"])
+        .arg(&alice)
+        .assert()
+        .code(1)
+        .stderr(contains("leave out the key that opened the file"));
+    assert!(object(base, &b, "shared.zseal").unwrap() == kept);
     // --rotate: every frame sealed again, streamed through the client.
     zseal(base)
-        .args(["rekey", &url, "--rotate", "-r", &bob_pub, "-i"])
+        .args(["rekey", &url, "--rotate", "--force", "-r", &bob_pub, "-i"])
         .arg(&alice)
         .assert()
         .success()

@@ -141,9 +141,57 @@ impl Stanza {
         }
     }
 
+    /// What the stanza tells anyone about its recipient (for `inspect` and messages): an SSH
+    /// stanza names its key by the tag age writes into it (the first 4 bytes of the SHA-256 of
+    /// the public key, base64), an X25519 or post-quantum stanza names nobody (age's recipient
+    /// stanzas are anonymous by design), a passphrase stanza that it is one.
+    pub fn describe(&self) -> String {
+        match self.recipient_id() {
+            Some(id) => format!("{} (key tag {})", id.kind, id.key_tag),
+            None if self.kind == passphrase::STANZA_TYPE => "passphrase".into(),
+            None if recipients::is_age_stanza(self.kind) => {
+                format!("{} (anonymous)", self.kind_name())
+            }
+            None => self.kind_name(),
+        }
+    }
+
+    /// The recipient this stanza names, when its type names one (SSH stanzas: their key tag).
+    pub fn recipient_id(&self) -> Option<StanzaRecipient> {
+        if !recipients::is_age_stanza(self.kind) {
+            return None;
+        }
+        let s = recipients::decode(self).ok()?;
+        let key_tag = s.args.first()?;
+        s.tag.starts_with("ssh-").then(|| StanzaRecipient {
+            kind: s.tag.clone(),
+            key_tag: key_tag.clone(),
+        })
+    }
+
     /// True for the stanza types this build can unwrap.
     pub fn is_known(&self) -> bool {
         self.kind == passphrase::STANZA_TYPE || recipients::is_age_stanza(self.kind)
+    }
+}
+
+/// A recipient as a stanza names it (an SSH key's stanza type and key tag): what lets `rekey
+/// --remove` take out one recipient's stanzas and keep the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StanzaRecipient {
+    /// The stanza type (`ssh-ed25519`, `ssh-rsa`).
+    pub kind: String,
+    /// The key tag age writes as the stanza's first argument.
+    pub key_tag: String,
+}
+
+impl StanzaRecipient {
+    /// The stanzas `recipient` would be named by: its stanzas for a throwaway key, when they
+    /// name it (SSH keys). An X25519 or post-quantum recipient's stanzas are anonymous: `None`.
+    pub fn of(recipient: &dyn Recipient) -> Result<Option<StanzaRecipient>> {
+        let throwaway = FileKey::generate(&mut rand_core::OsRng);
+        let stanzas = recipient.wrap_file_key(&throwaway, &mut rand_core::OsRng)?;
+        Ok(stanzas.first().and_then(Stanza::recipient_id))
     }
 }
 

@@ -26,6 +26,13 @@ pub struct RekeyOptions {
     /// Draw a new file key and payload salt and seal every frame again under them, so that the
     /// old file key no longer opens the new file (I/O and AEAD work, no recompression).
     pub rotate: bool,
+    /// Keep the old stanzas but these recipients' (SSH keys, which their stanzas name), and add
+    /// the new recipients, if any, after them.
+    pub remove: Vec<crate::crypto::StanzaRecipient>,
+    /// Allow a new header that none of the identities that opened the file can open: without
+    /// it such a rekey is refused, since the caller would lock themself out (a new passphrase
+    /// is exempt: the caller just gave it).
+    pub allow_lockout: bool,
 }
 
 impl RekeyOptions {
@@ -38,6 +45,18 @@ impl RekeyOptions {
     /// Re-encrypts every frame under a new file key (`--rotate`).
     pub fn rotate(mut self, rotate: bool) -> Self {
         self.rotate = rotate;
+        self
+    }
+
+    /// Takes out the stanzas of `recipients` and keeps the others (`--remove`).
+    pub fn remove(mut self, recipients: Vec<crate::crypto::StanzaRecipient>) -> Self {
+        self.remove = recipients;
+        self
+    }
+
+    /// Allows a new header that the identities given cannot open (`--force`).
+    pub fn allow_lockout(mut self, allow: bool) -> Self {
+        self.allow_lockout = allow;
         self
     }
 }
@@ -68,7 +87,8 @@ impl<R: Read> Locked<R> {
         recipients: &[&dyn Recipient],
         opts: &RekeyOptions,
     ) -> Result<Rekeyed<R>> {
-        if opts.keep_old && opts.rotate {
+        let keeps = opts.keep_old || !opts.remove.is_empty();
+        if keeps && opts.rotate {
             return Err(Error::InvalidOption(
                 "keeping the old stanzas and rotating the key do not mix: the old stanzas wrap \
                  the old file key; give the whole new recipient set instead"
@@ -77,12 +97,15 @@ impl<R: Read> Locked<R> {
         }
         let file_key = self.file_key(identities)?;
         let (input, old, old_header_len) = self.into_parts();
-        let kept = if opts.keep_old {
-            old.stanzas.clone()
-        } else {
-            Vec::new()
+        let kept = match keeps {
+            true => kept_stanzas(&old.stanzas, &opts.remove)?,
+            false => Vec::new(),
         };
-        check_recipients(recipients, &kept)?;
+        if recipients.is_empty() && !kept.is_empty() {
+            // Removing only: the remaining stanzas are the new set.
+        } else {
+            check_recipients(recipients, &kept)?;
+        }
         if kept
             .iter()
             .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
@@ -107,6 +130,9 @@ impl<R: Read> Locked<R> {
             rng.fill_bytes(&mut header.payload_salt);
         }
         header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
+        if !opts.allow_lockout {
+            check_still_opens(identities, &old.stanzas, &header.stanzas)?;
+        }
         let bytes = sealed_header(&header, &new_key)?;
         Ok(Rekeyed {
             input,
@@ -119,6 +145,73 @@ impl<R: Read> Locked<R> {
             rotate: opts.rotate,
         })
     }
+}
+
+/// The old stanzas that stay: all of them but those of the recipients in `remove`, each of
+/// which must name at least one.
+fn kept_stanzas(
+    old: &[crate::crypto::Stanza],
+    remove: &[crate::crypto::StanzaRecipient],
+) -> Result<Vec<crate::crypto::Stanza>> {
+    for r in remove {
+        if !old.iter().any(|s| s.recipient_id().as_ref() == Some(r)) {
+            return Err(Error::InvalidOption(format!(
+                "no stanza of the file is for the {} key with tag {} (its stanzas: {}): nothing \
+                 to remove",
+                r.kind,
+                r.key_tag,
+                describe_all(old)
+            )));
+        }
+    }
+    let kept: Vec<_> = (old.iter())
+        .filter(|s| !remove.iter().any(|r| s.recipient_id().as_ref() == Some(r)))
+        .cloned()
+        .collect();
+    Ok(kept)
+}
+
+/// Refuses a new header's stanzas (`new`) that none of `identities` opens, unless they are
+/// a passphrase's (the caller just gave that passphrase): the caller would lose access to the
+/// file. Names what opened it before (`old`).
+fn check_still_opens(
+    identities: &[&dyn Identity],
+    old: &[crate::crypto::Stanza],
+    new: &[crate::crypto::Stanza],
+) -> Result<()> {
+    if new
+        .iter()
+        .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
+    {
+        return Ok(());
+    }
+    let opens = |stanzas: &[crate::crypto::Stanza]| {
+        (identities.iter()).any(|id| id.unwrap_stanzas(stanzas).ok().flatten().is_some())
+    };
+    if opens(new) {
+        return Ok(());
+    }
+    let opened: Vec<String> = (old.chunks(1).filter(|s| opens(s)))
+        .map(|s| s[0].describe())
+        .collect();
+    Err(Error::InvalidOption(format!(
+        "the new recipients leave out the key that opened the file ({}): after this rekey it \
+         could not open the file any more. Add your own recipient (-r, or --add to keep the \
+         current ones), or pass --force to give up your access",
+        match opened.is_empty() {
+            true => describe_all(old),
+            false => opened.join(", "),
+        }
+    )))
+}
+
+/// The stanzas' descriptions, for messages.
+fn describe_all(stanzas: &[crate::crypto::Stanza]) -> String {
+    let all: Vec<String> = stanzas
+        .iter()
+        .map(crate::crypto::Stanza::describe)
+        .collect();
+    all.join(", ")
 }
 
 /// A container's new header, built by [`Locked::rekey`], and the input positioned after the old

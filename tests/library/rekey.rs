@@ -6,6 +6,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
+use predicates::prelude::PredicateBooleanExt;
+
 use common::*;
 use zseal::format::Header;
 use zseal::{
@@ -70,7 +72,15 @@ fn replace_and_add_with_age_and_ssh_keys_keep_the_payload() {
             let c = seal_to(&plain, &[&recipient(from_pub)]);
             let (old_header, old_len) = header_of(&c);
 
-            let replaced = rekey(&c, &old_id, &[&new_r], &RekeyOptions::default()).unwrap();
+            // Replacing leaves out the key that opened the file: refused unless allowed.
+            let e = rekey(&c, &old_id, &[&new_r], &RekeyOptions::default()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("leave out the key that opened the file"),
+                "{case}: {e}"
+            );
+            let lose = RekeyOptions::default().allow_lockout(true);
+            let replaced = rekey(&c, &old_id, &[&new_r], &lose).unwrap();
             let (h, len) = header_of(&replaced);
             assert_eq!(replaced[len..], c[old_len..], "{case}: payload changed");
             assert_eq!(h.payload_salt, old_header.payload_salt);
@@ -115,7 +125,7 @@ fn passphrase_to_recipient_and_back() {
         &c,
         &old_pw,
         &[&recipient("age.pub")],
-        &RekeyOptions::default(),
+        &RekeyOptions::default().allow_lockout(true),
     )
     .unwrap();
     assert_eq!(open_with(&to_age, &age).unwrap(), plain);
@@ -397,7 +407,7 @@ fn a_damaged_container_is_not_rekeyed() {
             .rekey(
                 &[&alice],
                 &[&recipient("ed25519.pub")],
-                &RekeyOptions::default(),
+                &RekeyOptions::default().allow_lockout(true),
             )?
             .checked()?
             .write_to(&mut out)
@@ -445,4 +455,171 @@ fn a_damaged_container_is_not_rekeyed() {
             "{what}: the file is unchanged"
         );
     }
+}
+
+/// Issue 48, point 3: a rekey whose new recipients leave out the key that opened the file is
+/// refused (naming that key's stanza), unless allowed; keeping it among the new ones, or a new
+/// passphrase, is not a lock-out. An SSH recipient's stanzas can be removed by its key alone,
+/// the others kept; a key the file has no stanza for is named.
+#[test]
+fn a_rekey_that_would_lock_the_caller_out_is_refused_and_ssh_keys_can_be_removed() {
+    let plain = data(2 * 4096 + 3);
+    let (age, ed, rsa) = (
+        recipient("age.pub"),
+        recipient("ed25519.pub"),
+        recipient("rsa.pub"),
+    );
+    let c = seal_to(&plain, &[&age, &ed, &rsa]);
+    let by_ed = identity("ed25519");
+    let e = rekey(&c, &by_ed, &[&age], &RekeyOptions::default()).unwrap_err();
+    let tag = zseal::crypto::StanzaRecipient::of(&ed).unwrap().unwrap();
+    assert_eq!(tag.kind, "ssh-ed25519");
+    assert!(
+        e.to_string()
+            .contains(&format!("(ssh-ed25519 (key tag {}))", tag.key_tag)),
+        "{e}"
+    );
+    // Kept among the new ones: fine.
+    let kept = rekey(&c, &by_ed, &[&age, &ed], &RekeyOptions::default()).unwrap();
+    assert_eq!(open_with(&kept, &by_ed).unwrap(), plain);
+    // Removing rsa by its key keeps the age and ed25519 stanzas byte for byte.
+    let rsa_id = zseal::crypto::StanzaRecipient::of(&rsa).unwrap().unwrap();
+    let removed = rekey(
+        &c,
+        &by_ed,
+        &[],
+        &RekeyOptions::default().remove(vec![rsa_id.clone()]),
+    )
+    .unwrap();
+    let (old, _) = header_of(&c);
+    let (new, _) = header_of(&removed);
+    assert_eq!(new.stanzas, old.stanzas[..2]);
+    assert_eq!(open_with(&removed, &identity("age.key")).unwrap(), plain);
+    let e = open_with(&removed, &identity("rsa")).unwrap_err();
+    assert!(matches!(e, Error::NoMatchingKey { .. }), "{e}");
+    // Removing it again: it has no stanza any more.
+    let e = rekey(
+        &removed,
+        &by_ed,
+        &[],
+        &RekeyOptions::default().remove(vec![rsa_id]),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("nothing to remove"), "{e}");
+    // Removing one's own key is a lock-out too.
+    let e = rekey(&c, &by_ed, &[], &RekeyOptions::default().remove(vec![tag])).unwrap_err();
+    assert!(e.to_string().contains("leave out the key"), "{e}");
+    // X25519 and post-quantum recipients name nobody in their stanzas.
+    assert_eq!(zseal::crypto::StanzaRecipient::of(&age).unwrap(), None);
+    // A new passphrase is no lock-out: the caller just gave it.
+    let pw = pass("a new passphrase");
+    let to_pw = rekey(&c, &by_ed, &[&pw], &RekeyOptions::default()).unwrap();
+    assert_eq!(open_with(&to_pw, &pw).unwrap(), plain);
+}
+
+/// Issue 48, point 3, from the command line: `rekey -i me.key -r friend` no longer locks me out
+/// without --force; `--remove -r KEY` takes one SSH recipient out and keeps the others; an
+/// X25519 recipient cannot be removed by name, and the message says why; `inspect` lists what
+/// each stanza tells.
+#[test]
+fn cli_rekey_refuses_a_lock_out_and_removes_an_ssh_recipient() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = d.path().join("plain");
+    std::fs::write(&plain, data(100_000)).unwrap();
+    let c = d.path().join("c.zseal");
+    let key = |n: &str| keys().join(n).to_str().unwrap().to_string();
+    let text = |n: &str| {
+        std::fs::read_to_string(keys().join(n))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    zseal()
+        .args([
+            "encrypt",
+            "-q",
+            "-r",
+            &text("age.pub"),
+            "-r",
+            &text("ed25519.pub"),
+        ])
+        .arg(&plain)
+        .arg("-o")
+        .arg(&c)
+        .assert()
+        .success();
+    let before = std::fs::read(&c).unwrap();
+    let inspect = |c: &Path| {
+        let o = zseal().arg("inspect").arg(c).assert().success();
+        String::from_utf8(o.get_output().stdout.clone()).unwrap()
+    };
+    let shown = inspect(&c);
+    assert!(
+        shown.contains("    1. X25519 (anonymous)\n    2. ssh-ed25519 (key tag "),
+        "{shown}"
+    );
+    zseal()
+        .args(["rekey", "-i", &key("age.key"), "-r", &text("rsa.pub")])
+        .arg(&c)
+        .assert()
+        .code(1)
+        .stderr(
+            predicates::str::contains(
+                "leave out the key that opened the file (X25519 (anonymous))",
+            )
+            .and(predicates::str::contains("--force")),
+        );
+    assert_eq!(std::fs::read(&c).unwrap(), before);
+    zseal()
+        .args([
+            "rekey",
+            "-q",
+            "-i",
+            &key("age.key"),
+            "--remove",
+            "-r",
+            &text("age.pub"),
+        ])
+        .arg(&c)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("anonymous by design"));
+    zseal()
+        .args([
+            "rekey",
+            "-q",
+            "-i",
+            &key("age.key"),
+            "--remove",
+            "-r",
+            &text("ed25519.pub"),
+        ])
+        .arg(&c)
+        .assert()
+        .success();
+    assert!(inspect(&c).contains("recipients:  1 (X25519)\n    1. X25519 (anonymous)\n"));
+    zseal()
+        .args(["decrypt", "-i", &key("ed25519")])
+        .arg(&c)
+        .assert()
+        .code(1);
+    zseal()
+        .args([
+            "rekey",
+            "-q",
+            "-f",
+            "-i",
+            &key("age.key"),
+            "-r",
+            &text("rsa.pub"),
+        ])
+        .arg(&c)
+        .assert()
+        .success();
+    let out = zseal()
+        .args(["decrypt", "-i", &key("rsa")])
+        .arg(&c)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&plain).unwrap());
 }

@@ -64,6 +64,9 @@ fn to_text(info: &Info, name: &str) -> String {
         h.stanzas.len(),
         info.recipient_kinds().join(", ")
     );
+    for (i, d) in info.recipient_details().iter().enumerate() {
+        t += &format!("    {}. {d}\n", i + 1);
+    }
     if let (Some(len), Some(n)) = (info.container_len, info.chunks) {
         t += &format!(
             "  container:   {len} bytes ({}), {n} chunks\n",

@@ -17,6 +17,10 @@ Examples:
   zseal rekey big.zseal --passphrase-file old.pw --new-passphrase-file new.pw
   zseal rekey big.zseal -i me.key -R team.txt --rotate     # new file key: every frame re-sealed
   zseal rekey big.zseal -i me.key --add-signature stmt.sig # attach an ssh-keygen -Y sign signature
+  zseal rekey big.zseal -i me.key --remove -r bob.pub      # take out one SSH recipient
+
+In place, new recipients that leave out the key that opened the file are refused without
+--force: you would no longer be able to open it.
 
 A removed recipient who kept a copy of the file, or its file key, can still read the payload:
 rekey changes who can unwrap the key, not the key. --rotate draws a new key and seals every
@@ -34,6 +38,11 @@ pub struct Args {
     /// Keep the current stanzas and add the new recipients after them
     #[arg(long, conflicts_with_all = ["rotate", "new_passphrase_file"])]
     add: bool,
+    /// Keep the current stanzas but those of the -r/-R recipients. Only SSH keys can be removed
+    /// this way (their stanzas carry a key tag); age X25519 stanzas name nobody, by design:
+    /// give the recipients to keep instead
+    #[arg(long, conflicts_with_all = ["add", "rotate", "new_passphrase_file"])]
+    remove: bool,
     /// New recipient: age1…, "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
     #[arg(short, long = "recipient", value_name = "RECIPIENT")]
     recipient: Vec<String>,
@@ -54,8 +63,9 @@ pub struct Args {
     /// Write the rekeyed container to OUTPUT (`-`: stdout) and leave FILE as it is
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Overwrite OUTPUT if it exists
-    #[arg(short, long, requires = "output")]
+    /// Overwrite OUTPUT if it exists; in place, allow new recipients that leave out the key
+    /// that opened the file (you would no longer be able to open it)
+    #[arg(short, long)]
     force: bool,
     /// Print nothing on success
     #[arg(short, long)]
@@ -82,22 +92,55 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         recipients,
         passphrase: new_pw,
     };
-    let to = targets.refs();
+    let opts = options(&a, &targets)?;
+    let to = match a.remove {
+        true => Vec::new(),
+        false => targets.refs(),
+    };
     // An object is read straight through (header, then the payload copied as it comes); a
     // local file stays a File so that the payload copy can stay inside the kernel.
     if let Some(url) = url_of(&a.file) {
-        return rekey_object(&a, url, &to);
+        return rekey_object(&a, url, &to, &opts);
     }
     let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
     let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
-    finish(&a, locked, &to, None)
+    finish(&a, locked, &to, &opts, None)
+}
+
+/// The rekey options the flags ask for; with `--remove`, the stanzas that name each recipient
+/// given (an SSH key's type and tag), refused for a recipient whose stanzas name nobody.
+fn options(a: &Args, targets: &keys::Targets) -> anyhow::Result<RekeyOptions> {
+    let mut remove = Vec::new();
+    if a.remove {
+        for r in targets.refs() {
+            match zseal::crypto::StanzaRecipient::of(r)? {
+                Some(id) => remove.push(id),
+                None => bail!(
+                    "--remove: an age X25519 (or post-quantum) recipient cannot be removed by \
+                     name: its stanza is anonymous by design and does not say whose it is. \
+                     Give the recipients to keep instead (-r/-R without --remove)"
+                ),
+            }
+        }
+    }
+    Ok(RekeyOptions::default()
+        .keep_old(a.add)
+        .rotate(a.rotate)
+        .remove(remove)
+        // With -o the original stays as it was, and the caller keeps it.
+        .allow_lockout(a.force || a.output.is_some()))
 }
 
 /// An object rekeyed: in place on a store that copies ranges itself (S3), the new header and
 /// the first 5 MiB of payload are uploaded and the rest copied by the store (UploadPartCopy);
 /// otherwise (`-o`, `--rotate`, GCS, Azure) the container streams through, read straight on.
 #[cfg(feature = "remote")]
-fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
+fn rekey_object(
+    a: &Args,
+    url: &str,
+    to: &[&dyn zseal::Recipient],
+    opts: &RekeyOptions,
+) -> anyhow::Result<()> {
     use zseal::remote::{ReadMode, Remote};
     let remote = Remote::from_env(url)?;
     if a.output.is_some() || a.rotate || !remote.copies_server_side() {
@@ -112,13 +155,12 @@ fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Re
             Some(_) => None,
         };
         let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
-        return finish(a, locked, to, rewrite);
+        return finish(a, locked, to, opts, rewrite);
     }
     let locked =
         Locked::read(remote.reader(ReadMode::Random)?).with_context(|| format!("reading {url}"))?;
     let keys = keys::keys_for(locked.needs(), url, a.passphrase_file.as_deref(), &a.ids)?;
-    let opts = RekeyOptions::default().keep_old(a.add);
-    let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, &opts)
+    let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, opts)
         .with_context(|| format!("rekeying {url}"))?;
     if !a.quiet {
         let r = &done.report;
@@ -131,7 +173,12 @@ fn rekey_object(a: &Args, url: &str, to: &[&dyn zseal::Recipient]) -> anyhow::Re
 }
 
 #[cfg(not(feature = "remote"))]
-fn rekey_object(_: &Args, url: &str, _: &[&dyn zseal::Recipient]) -> anyhow::Result<()> {
+fn rekey_object(
+    _: &Args,
+    url: &str,
+    _: &[&dyn zseal::Recipient],
+    _: &RekeyOptions,
+) -> anyhow::Result<()> {
     bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
@@ -141,17 +188,17 @@ fn finish<R: std::io::Read + std::io::Seek>(
     a: &Args,
     locked: Locked<R>,
     to: &[&dyn zseal::Recipient],
+    opts: &RekeyOptions,
     prepared: Option<Output>,
 ) -> anyhow::Result<()> {
     let what = a.file.display().to_string();
     let keys = keys::keys_for(locked.needs(), &what, a.passphrase_file.as_deref(), &a.ids)?;
-    let opts = RekeyOptions::default().keep_old(a.add).rotate(a.rotate);
     let mut output = match prepared {
         Some(o) => o,
         None => new_output(a)?,
     };
     let report = locked
-        .rekey(&keys.refs(), to, &opts)
+        .rekey(&keys.refs(), to, opts)
         .and_then(Rekeyed::checked)
         .and_then(|r| match output.as_file() {
             Some(f) => r.write_to(f),
