@@ -1825,6 +1825,74 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
         .stderr(contains(&url));
 }
 
+/// A profile's `credential_process` runs without zseal's own variables (`ZSEAL_*`, such as
+/// `ZSEAL_PASSPHRASE`) and must finish within `ZSEAL_TIMEOUT`: one that hangs is killed after
+/// it, and the command fails naming the profile, the command and the variable, instead of
+/// hanging as long as the process does.
+#[test]
+fn a_credential_process_gets_no_zseal_variables_and_is_stopped_at_the_timeout() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "process-env");
+    let url = format!("s3://{b}/x.zseal");
+    seal_into(base, &url, b"x", &[]);
+    let d = tempfile::tempdir().unwrap();
+    let seen = d.path().join("env");
+    let script = d.path().join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nenv > '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
+             \"SecretAccessKey\": \"testing\"}}'\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = d.path().join("config");
+    // `sh -c 'sleep 30'` keeps sleep as the shell's child (dash): it outlives the killed shell,
+    // and must not hold zseal's stderr (this test's pipe) open.
+    std::fs::write(
+        &config,
+        format!(
+            "[profile env]\ncredential_process = {}\n\
+             [profile hangs]\ncredential_process = sleep 30\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let with_profile = |p: &str| {
+        let mut c = zseal(base);
+        c.env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env("AWS_PROFILE", p)
+            .env("AWS_CONFIG_FILE", &config)
+            .args(["inspect", &url]);
+        c
+    };
+    with_profile("env")
+        .env("ZSEAL_PASSPHRASE", "not for the helper")
+        .env("KEPT_FOR_THE_HELPER", "1")
+        .assert()
+        .success();
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.lines().any(|l| l == "KEPT_FOR_THE_HELPER=1"), "{env}");
+    assert!(env.lines().any(|l| l == "AWS_PROFILE=env"), "{env}");
+    let leaked: Vec<_> = env.lines().filter(|l| l.starts_with("ZSEAL_")).collect();
+    assert!(leaked.is_empty(), "{leaked:?}");
+    let started = Instant::now();
+    with_profile("hangs")
+        .env("ZSEAL_TIMEOUT", "2")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the credential_process of the AWS profile 'hangs' (sleep 30) did not finish \
+             within 2 s and was stopped",
+        ))
+        .stderr(contains("ZSEAL_TIMEOUT"));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
 /// A store that denies the credentials' request (403 AccessDenied) gives one message naming the
 /// URL and what to check, at once (not retried), for reading and for writing.
 #[test]

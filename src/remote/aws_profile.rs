@@ -10,7 +10,8 @@
 //!   (`AWS_CONFIG_FILE`, else `~/.aws/config`, section `[profile NAME]` or `[default]`), with
 //!   the config file's `region` and `endpoint_url`; or, when the profile has no keys, its
 //!   `credential_process` (run through `sh -c` as the AWS SDKs run it, again before the
-//!   credentials it gave expire). A profile whose credentials come from what zseal cannot
+//!   credentials it gave expire, within `ZSEAL_TIMEOUT` and without zseal's `ZSEAL_*`
+//!   variables: `aws_process`). A profile whose credentials come from what zseal cannot
 //!   reach itself (`role_arn` with `source_profile` or `credential_source`, SSO,
 //!   `web_identity_token_file`) is refused with a message naming the profile, the setting, and
 //!   how to export its credentials: it never falls through to the machine's own role;
@@ -23,6 +24,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 
@@ -30,10 +32,12 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 type Section = HashMap<String, String>;
 
 /// The S3 builder with every setting the environment and the profile give, and its client
-/// options: `client`, allowing plain HTTP for an `http://` endpoint.
+/// options: `client`, allowing plain HTTP for an `http://` endpoint. A `credential_process`
+/// must finish within `process_timeout` (`ZSEAL_TIMEOUT`).
 pub(super) fn builder(
     client: object_store::ClientOptions,
     settings: Vec<(AmazonS3ConfigKey, String)>,
+    process_timeout: Duration,
 ) -> io::Result<(AmazonS3Builder, object_store::ClientOptions)> {
     // The caller's settings win over the environment, and the profile fills in what neither set.
     let mut b = AmazonS3Builder::from_env();
@@ -83,7 +87,8 @@ pub(super) fn builder(
                 b = b.with_token(t);
             }
         } else if let Some(command) = get("credential_process") {
-            let provider = super::aws_process::ProcessCredentials::new(&profile, &command);
+            let provider =
+                super::aws_process::ProcessCredentials::new(&profile, &command, process_timeout);
             b = b.with_credentials(std::sync::Arc::new(provider));
             from_process = true;
         } else if let Some(setting) = UNREACHABLE.iter().find(|k| get(k).is_some()) {
