@@ -211,6 +211,7 @@ fn zseal(base: &str) -> Command {
     std::fs::create_dir_all(&home).unwrap();
     c.env_remove("ZSEAL_PASSPHRASE")
         .env_remove("AWS_PROFILE")
+        .env_remove("AWS_DEFAULT_PROFILE")
         .env("HOME", home)
         .env("AWS_ACCESS_KEY_ID", "testing")
         .env("AWS_SECRET_ACCESS_KEY", "testing")
@@ -1794,7 +1795,8 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
             "[profile proc]\ncredential_process = {}\n\
              [profile role]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n\
              [profile sso]\nsso_session = corp\nsso_account_id = 1\n\
-             [profile broken]\ncredential_process = sh -c 'exit 3'\n",
+             [profile broken]\ncredential_process = sh -c 'exit 3'\n\
+             [profile console]\nlogin_session = arn:aws:iam::123456789012:user/me\n",
             script.display()
         ),
     )
@@ -1823,6 +1825,20 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
             "the credential_process of the AWS profile 'broken' (sh -c 'exit 3') failed",
         ))
         .stderr(contains(&url));
+    // `aws login`'s profile is refused too, and AWS_DEFAULT_PROFILE names a profile as
+    // AWS_PROFILE does (neither fell through to other credentials).
+    let mut c = with_profile("console");
+    c.env_remove("AWS_PROFILE")
+        .env("AWS_DEFAULT_PROFILE", "console")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the AWS profile 'console' gets its credentials from an `aws login` session \
+             (`login_session`)",
+        ))
+        .stderr(contains(
+            "aws configure export-credentials --profile console --format env",
+        ));
 }
 
 /// A profile's `credential_process` runs without zseal's own variables (`ZSEAL_*`, such as

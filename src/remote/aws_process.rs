@@ -251,7 +251,8 @@ mod tests {
             let took = started.elapsed();
             assert!(took < Duration::from_secs(5), "{command}: {took:?}");
             let named = format!(
-                "the credential_process of the AWS profile 'p' ({command}) did not finish within 1 s"
+                "the credential_process of the AWS profile 'p' ({command}) did not finish \
+                 within 1 s"
             );
             assert!(e.contains(&named) && e.contains("ZSEAL_TIMEOUT"), "{e}");
         }
