@@ -211,6 +211,7 @@ fn zseal(base: &str) -> Command {
     std::fs::create_dir_all(&home).unwrap();
     c.env_remove("ZSEAL_PASSPHRASE")
         .env_remove("AWS_PROFILE")
+        .env_remove("AWS_DEFAULT_PROFILE")
         .env("HOME", home)
         .env("AWS_ACCESS_KEY_ID", "testing")
         .env("AWS_SECRET_ACCESS_KEY", "testing")
@@ -1804,7 +1805,8 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
             "[profile proc]\ncredential_process = {}\n\
              [profile role]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = proc\n\
              [profile sso]\nsso_session = corp\nsso_account_id = 1\n\
-             [profile broken]\ncredential_process = sh -c 'exit 3'\n",
+             [profile broken]\ncredential_process = sh -c 'exit 3'\n\
+             [profile console]\nlogin_session = arn:aws:iam::123456789012:user/me\n",
             script.display()
         ),
     )
@@ -1833,6 +1835,88 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
             "the credential_process of the AWS profile 'broken' (sh -c 'exit 3') failed",
         ))
         .stderr(contains(&url));
+    // `aws login`'s profile is refused too, and AWS_DEFAULT_PROFILE names a profile as
+    // AWS_PROFILE does (neither fell through to other credentials).
+    let mut c = with_profile("console");
+    c.env_remove("AWS_PROFILE")
+        .env("AWS_DEFAULT_PROFILE", "console")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the AWS profile 'console' gets its credentials from an `aws login` session \
+             (`login_session`)",
+        ))
+        .stderr(contains(
+            "aws configure export-credentials --profile console --format env",
+        ));
+}
+
+/// A profile's `credential_process` runs without zseal's own variables (`ZSEAL_*`, such as
+/// `ZSEAL_PASSPHRASE`) and must finish within `ZSEAL_TIMEOUT`: one that hangs is killed after
+/// it, and the command fails naming the profile, the command and the variable, instead of
+/// hanging as long as the process does.
+#[test]
+fn a_credential_process_gets_no_zseal_variables_and_is_stopped_at_the_timeout() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "process-env");
+    let url = format!("s3://{b}/x.zseal");
+    seal_into(base, &url, b"x", &[]);
+    let d = tempfile::tempdir().unwrap();
+    let seen = d.path().join("env");
+    let script = d.path().join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nenv > '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
+             \"SecretAccessKey\": \"testing\"}}'\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = d.path().join("config");
+    // `sh -c 'sleep 30'` keeps sleep as the shell's child (dash): it outlives the killed shell,
+    // and must not hold zseal's stderr (this test's pipe) open.
+    std::fs::write(
+        &config,
+        format!(
+            "[profile env]\ncredential_process = {}\n\
+             [profile hangs]\ncredential_process = sleep 30\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let with_profile = |p: &str| {
+        let mut c = zseal(base);
+        c.env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env("AWS_PROFILE", p)
+            .env("AWS_CONFIG_FILE", &config)
+            .args(["inspect", &url]);
+        c
+    };
+    with_profile("env")
+        .env("ZSEAL_PASSPHRASE", "not for the helper")
+        .env("KEPT_FOR_THE_HELPER", "1")
+        .assert()
+        .success();
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.lines().any(|l| l == "KEPT_FOR_THE_HELPER=1"), "{env}");
+    assert!(env.lines().any(|l| l == "AWS_PROFILE=env"), "{env}");
+    let leaked: Vec<_> = env.lines().filter(|l| l.starts_with("ZSEAL_")).collect();
+    assert!(leaked.is_empty(), "{leaked:?}");
+    let started = Instant::now();
+    with_profile("hangs")
+        .env("ZSEAL_TIMEOUT", "2")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the credential_process of the AWS profile 'hangs' (sleep 30) did not finish \
+             within 2 s and was stopped",
+        ))
+        .stderr(contains("ZSEAL_TIMEOUT"));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?}");
 }
 
 /// A store that denies the credentials' request (403 AccessDenied) gives one message naming the

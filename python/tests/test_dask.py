@@ -319,6 +319,7 @@ def s3_env(s3, s3_endpoint, client, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_PROFILE", raising=False)
     client.run(lambda: os.environ.update(env))
     yield boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
                        aws_secret_access_key="testing", region_name="us-east-1")
@@ -538,7 +539,8 @@ def test_dask_storage_options_carry_the_credentials(tmp_path, keys, client, s3, 
     import zseal.dask
 
     identity, recipient = keys
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_REGION"):
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE",
+              "AWS_DEFAULT_PROFILE", "AWS_REGION"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     creds = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL")

@@ -177,6 +177,7 @@ def test_zseal_open_reads_and_writes_objects_directly(tmp_path, keys, s3, s3_opt
     }.items():
         monkeypatch.setenv(var, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_PROFILE", raising=False)
     data = random.Random(5).randbytes(13 * MiB + 77)
     url = "s3://zseal-test/direct.zseal"
     with zseal.open(url, "wb", recipients=[recipient], chunk_size=MiB) as f:

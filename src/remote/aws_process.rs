@@ -3,8 +3,21 @@
 //! "SecretAccessKey": …, "SessionToken": …, "Expiration": "RFC 3339"}`. It is run through
 //! `sh -c` as the SDKs run it, when credentials are first needed and again five minutes before
 //! the ones it gave expire (credentials without an expiry are kept).
+//!
+//! It runs on a blocking thread of the runtime, never on an I/O thread, and must finish within
+//! the request timeout (`ZSEAL_TIMEOUT`, default 300 s): past it, it is killed (and reaped) and
+//! the request fails with a message naming the profile, the command and the timeout (only the
+//! shell is killed: a process the command started itself runs on, but nothing waits for it,
+//! and it holds pipes of zseal's own, not zseal's stderr, so that a reader of that stderr is not
+//! kept waiting either; what the process writes to stderr is copied to zseal's). Its
+//! environment is zseal's without any `ZSEAL_*` variable (such as `ZSEAL_PASSPHRASE`): those
+//! are zseal's, not the helper's. Concurrent requests wait for one run (an async lock) instead
+//! of each starting the command.
 
-use std::sync::{Arc, Mutex};
+use std::io::Read;
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -17,9 +30,16 @@ type Expiring = (Arc<AwsCredential>, Option<DateTime<Utc>>);
 /// Credentials of `credential_process`, refreshed before they expire.
 #[derive(Debug)]
 pub(super) struct ProcessCredentials {
+    command: Command,
+    cached: tokio::sync::Mutex<Option<Expiring>>,
+}
+
+/// The command of a profile, and how long one run may take.
+#[derive(Clone, Debug)]
+struct Command {
     profile: String,
     command: String,
-    cached: Mutex<Option<Expiring>>,
+    timeout: Duration,
 }
 
 /// What the process prints (the fields the AWS documentation specifies).
@@ -34,14 +54,21 @@ struct Printed {
 }
 
 impl ProcessCredentials {
-    pub(super) fn new(profile: &str, command: &str) -> Self {
+    /// The `command` of the AWS profile `profile`, each run of which must finish within
+    /// `timeout`.
+    pub(super) fn new(profile: &str, command: &str, timeout: Duration) -> Self {
         ProcessCredentials {
-            profile: profile.to_string(),
-            command: command.to_string(),
-            cached: Mutex::new(None),
+            command: Command {
+                profile: profile.to_string(),
+                command: command.to_string(),
+                timeout,
+            },
+            cached: tokio::sync::Mutex::new(None),
         }
     }
+}
 
+impl Command {
     fn error(&self, what: String) -> object_store::Error {
         object_store::Error::Unauthenticated {
             path: String::new(),
@@ -53,22 +80,107 @@ impl ProcessCredentials {
         }
     }
 
-    /// Runs the command and reads what it printed.
-    fn run(&self) -> Result<(AwsCredential, Option<DateTime<Utc>>), object_store::Error> {
-        let out = std::process::Command::new("sh")
+    /// Starts the command through `sh -c`, its output piped, with zseal's environment but for
+    /// the `ZSEAL_*` variables.
+    fn start(&self) -> std::io::Result<Child> {
+        let mut command = std::process::Command::new("sh");
+        command
             .arg("-c")
             .arg(&self.command)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| self.error(format!("could not be started: {e}")))?;
-        if !out.status.success() {
-            return Err(self.error(format!("failed ({})", out.status)));
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (name, _) in std::env::vars_os() {
+            if name.as_encoded_bytes().starts_with(b"ZSEAL_") {
+                command.env_remove(name);
+            }
         }
-        parse(&out.stdout).map_err(|e| self.error(e))
+        command.spawn()
+    }
+
+    /// Runs the command (blocking) and reads what it printed, by the deadline.
+    fn run(&self) -> Result<(AwsCredential, Option<DateTime<Utc>>), object_store::Error> {
+        let mut child = self
+            .start()
+            .map_err(|e| self.error(format!("could not be started: {e}")))?;
+        let deadline = Instant::now() + self.timeout;
+        relay_stderr(&mut child);
+        let printed = read_stdout(&mut child);
+        let status = wait_until(&mut child, deadline)
+            .map_err(|e| self.error(format!("could not be waited for: {e}")))?;
+        let Some(status) = status else {
+            return Err(self.error(format!(
+                "did not finish within {} s and was stopped: make it finish sooner (it must not \
+                 wait for input), or allow it more seconds with ZSEAL_TIMEOUT",
+                self.timeout.as_secs()
+            )));
+        };
+        if !status.success() {
+            return Err(self.error(format!("failed ({status})")));
+        }
+        // What it started may still hold its output open: that too must end by the deadline.
+        let stdout = printed
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .map_err(|_| {
+                self.error(format!(
+                    "exited, but its output was not closed within {} s (ZSEAL_TIMEOUT): \
+                     something it started still holds it open",
+                    self.timeout.as_secs()
+                ))
+            })?
+            .map_err(|e| self.error(format!("could not be read: {e}")))?;
+        parse(&stdout).map_err(|e| self.error(e))
     }
 }
 
+/// The child's whole output, read on a thread of its own (so that a child writing more than a
+/// pipe holds is not stuck) and received when its output closes.
+fn read_stdout(child: &mut Child) -> std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let read = match stdout {
+            Some(mut s) => s.read_to_end(&mut out).map(|_| out),
+            None => Err(std::io::Error::other("its output was not captured")),
+        };
+        // The receiver is gone when the run already failed: nothing is waiting for this.
+        let _ = tx.send(read);
+    });
+    rx
+}
+
+/// Copies what the child writes to stderr to zseal's, on a thread of its own that nothing waits
+/// for: a process the command started and that outlives it holds this pipe, not zseal's stderr,
+/// so that whatever reads zseal's stderr (a pipe, a log) is not kept waiting after zseal ends.
+fn relay_stderr(child: &mut Child) {
+    if let Some(mut stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            // Nowhere to report a failure to write to stderr.
+            let _ = std::io::copy(&mut stderr, &mut std::io::stderr());
+        });
+    }
+}
+
+/// The child's exit status, or `None` when it did not exit by `deadline`: then it is killed
+/// and reaped (no zombie is left).
+fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            // An error here means it exited meanwhile; wait() reaps it either way.
+            let _ = child.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
 /// The credentials and their expiry from the process's output.
 fn parse(stdout: &[u8]) -> Result<(AwsCredential, Option<DateTime<Utc>>), String> {
     let p: Printed = serde_json::from_slice(stdout)
@@ -100,13 +212,16 @@ impl CredentialProvider for ProcessCredentials {
         let fresh = |(_, expires): &Expiring| {
             expires.is_none_or(|t| t - Utc::now() > chrono::Duration::minutes(5))
         };
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        // An async lock, held across the run: concurrent requests wait for one run instead of
+        // starting many, and no thread is held while they wait.
+        let mut cached = self.cached.lock().await;
         if let Some(c) = cached.as_ref().filter(|c| fresh(c)) {
             return Ok(c.0.clone());
         }
-        // Held across the run: concurrent requests wait for one run instead of starting many.
-        // The command is short (it prints a few lines); it runs on this I/O thread.
-        let (credential, expires) = self.run()?;
+        let command = self.command.clone();
+        let (credential, expires) = tokio::task::spawn_blocking(move || command.run())
+            .await
+            .map_err(|e| self.command.error(format!("could not be run: {e}")))??;
         let credential = Arc::new(credential);
         *cached = Some((credential.clone(), expires));
         Ok(credential)
@@ -116,6 +231,32 @@ impl CredentialProvider for ProcessCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process past its timeout fails the run at the deadline, naming the profile, the command
+    /// and the variable, whether the shell runs the command itself (`exec`) or as its child
+    /// (which outlives the killed shell with the output pipe open).
+    #[test]
+    fn a_process_past_its_timeout_is_stopped_at_the_deadline() {
+        for command in ["exec sleep 8", "sleep 8"] {
+            let c = Command {
+                profile: "p".into(),
+                command: command.into(),
+                timeout: Duration::from_secs(1),
+            };
+            let started = Instant::now();
+            let Err(e) = c.run() else {
+                panic!("{command} gave credentials");
+            };
+            let e = e.to_string();
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(5), "{command}: {took:?}");
+            let named = format!(
+                "the credential_process of the AWS profile 'p' ({command}) did not finish \
+                 within 1 s"
+            );
+            assert!(e.contains(&named) && e.contains("ZSEAL_TIMEOUT"), "{e}");
+        }
+    }
 
     #[test]
     fn the_process_output_is_read_as_the_aws_documentation_specifies() {

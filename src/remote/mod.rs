@@ -12,8 +12,8 @@
 //!   signal through [`abort_all_uploads`]) the upload is aborted, leaving no object and no parts.
 //!   An object smaller than one part is one conditional PUT.
 //! - Credentials, region and endpoint come from what the users' other tools read: the standard
-//!   environment variables of each cloud, and for S3 also `AWS_PROFILE` with the shared
-//!   credentials and config files (`aws_profile`).
+//!   environment variables of each cloud, and for S3 also `AWS_PROFILE` (or
+//!   `AWS_DEFAULT_PROFILE`) with the shared credentials and config files (`aws_profile`).
 //!
 //! Every error is an `io::Error` whose message names the URL and says what to do.
 

@@ -68,7 +68,11 @@ pub(super) fn build_store(
         Scheme::S3 => {
             use object_store::aws::AmazonS3ConfigKey as K;
             let name = bucket()?;
-            let (b, client) = aws_profile::builder(client_options(), keys::<K>(url, settings)?)?;
+            let (b, client) = aws_profile::builder(
+                client_options(),
+                keys::<K>(url, settings)?,
+                opts.request_timeout,
+            )?;
             let b = b.with_bucket_name(&name).with_retry(retry());
             let endpoint = b
                 .get_config_value(&K::S3Endpoint)
