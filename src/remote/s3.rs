@@ -19,7 +19,7 @@ use bytes::Bytes;
 use http::Method;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 
-use super::own::{parse, Bucket, ETagged, Signer};
+use super::own::{parse, Bucket, ETagged, Request, Signer};
 
 /// An S3 bucket as the target of requests of our own.
 pub(crate) struct S3 {
@@ -132,11 +132,11 @@ impl S3 {
             .bucket
             .send(
                 "copying a part server-side",
+                Request::CopyPart,
                 Method::PUT,
                 url,
                 &headers,
                 Bytes::new(),
-                Some("CopyPartResult"),
             )
             .await?;
         let copied: ETagged = parse(&a.body)?;
