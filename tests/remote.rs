@@ -733,6 +733,11 @@ mod proxy {
         /// Every CompleteMultipartUpload is held this long before it is forwarded (whatever
         /// became of the client meanwhile: a store processes a request it has received).
         pub hold_completions: Duration,
+        /// The first N completions are forwarded, and the store carries them out, but their
+        /// answers are lost: the connection is closed instead.
+        pub lose_completion_answers: u64,
+        /// Every completion is answered `409 Conflict` with this error code, unforwarded.
+        pub complete_conflict: Option<&'static str>,
     }
 
     /// Counters of what went through, shared with the test.
@@ -744,6 +749,8 @@ mod proxy {
         /// CompleteMultipartUpload requests received, and forwarded after their hold.
         pub completions: AtomicU64,
         pub released: AtomicU64,
+        /// Completions whose answers were lost.
+        pub lost: AtomicU64,
     }
 
     pub struct Proxy {
@@ -937,6 +944,11 @@ mod proxy {
                     )?;
                     continue;
                 }
+                if let Some(code) = f.complete_conflict {
+                    served.fetch_add(1, Ordering::Relaxed);
+                    error(&mut out, "409 Conflict", code)?;
+                    continue;
+                }
                 // moto ignores the conditions of a completion (GCS's stand-in and Azurite apply
                 // their own).
                 if post_completion && !condition_holds(upstream, &req) {
@@ -980,6 +992,16 @@ mod proxy {
             } else {
                 read_body(&mut ur, &resp, true)?
             };
+            let lose = |n: u64| (n < f.lose_completion_answers).then_some(n + 1);
+            if completion
+                && seen
+                    .lost
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, lose)
+                    .is_ok()
+            {
+                served.fetch_add(1, Ordering::Relaxed);
+                return Ok(()); // carried out, its answer never sent
+            }
             write!(out, "{}\r\n", resp.line)?;
             for (k, v) in &resp.headers {
                 let drop = matches!(k.as_str(), "connection" | "transfer-encoding")
@@ -1729,6 +1751,246 @@ fn gcs_and_azure_rewrites_in_place_never_overwrite_a_concurrent_writer() {
             .output()
             .unwrap();
         assert_eq!(now.stdout, b"another writer's plaintext", "{url}");
+    }
+}
+
+/// A completion the store carried out but whose answer was lost (the proxy closes the
+/// connection instead) is sent again, and the retry fails (412: the object exists or has a new
+/// version; or NoSuchUpload): zseal recognises the object as its own upload's (S3: by its
+/// multipart ETag) and succeeds, for a new object, one written with --force, and an in-place
+/// rekey (If-Match); the object is whole and no upload is left.
+#[test]
+fn a_completion_whose_answer_was_lost_is_recognised_as_done() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "lost-answer");
+    let d = tempfile::tempdir().unwrap();
+    let plain = common::noise(12 << 20, 41);
+    let (key, public) = common::keygen_file(d.path(), "k.key");
+    let lost_once = || {
+        proxy::start(
+            base,
+            proxy::Faults {
+                lose_completion_answers: 1,
+                ..proxy::Faults::default()
+            },
+        )
+    };
+    let seen = |p: &proxy::Proxy| {
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::SeqCst);
+        (n(&p.seen.lost), n(&p.seen.completions))
+    };
+    for (name, force) in [("new.zseal", false), ("forced.zseal", true)] {
+        let url = format!("s3://{b}/{name}");
+        let p = lost_once();
+        let mut args = vec!["encrypt", "-q", "-c", "none", "-r", &public, "-o", &url];
+        if force {
+            args.push("--force");
+        }
+        zseal(base)
+            .env("AWS_ENDPOINT_URL", &p.url)
+            .args(&args)
+            .write_stdin(plain.clone())
+            .assert()
+            .success();
+        let (lost, completions) = seen(&p);
+        assert!(
+            lost == 1 && completions == 2,
+            "{name}: {lost} {completions}"
+        );
+        let out = zseal(base)
+            .args(["decrypt", &url, "-i"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stdout == plain, "{name}");
+        assert_eq!(uploads_in_progress(base, &b), 0, "{name}");
+    }
+    let url = format!("s3://{b}/shared.zseal");
+    let (alice, alice_pub, before) = shared_object(base, d.path(), &url);
+    let p = lost_once();
+    zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .args(["rekey", &url, "-r", &alice_pub, "-i"])
+        .arg(&alice)
+        .assert()
+        .success();
+    assert_eq!(seen(&p), (1, 2));
+    assert!(object(base, &b, "shared.zseal").unwrap() != before);
+    let out = zseal(base)
+        .args(["decrypt", &url, "-i"])
+        .arg(&alice)
+        .output()
+        .unwrap();
+    assert!(out.stdout == common::noise(12 << 20, 21));
+    assert_eq!(uploads_in_progress(base, &b), 0);
+}
+
+/// The same lost answer on GCS (the XML API stand-in: the object carries the upload's
+/// `x-goog-meta-zseal-upload`) and Azure (Azurite: the blob's committed block list is the
+/// upload's), for a new object (the retry gets 412, or 409 BlobAlreadyExists) and one written
+/// with --force (the retry gets NoSuchUpload, or 400 InvalidBlockList).
+#[test]
+fn gcs_and_azure_recognise_a_completion_whose_answer_was_lost() {
+    let d = tempfile::tempdir().unwrap();
+    let (key, public) = common::keygen_file(d.path(), "k.key");
+    let key = key.to_str().unwrap().to_string();
+    let mut stores: Vec<(&str, &str, &str)> = Vec::new();
+    if let Some(base) = gcs_stub() {
+        gcs_bucket(base, "lost");
+        stores.push((base, "STORAGE_EMULATOR_HOST", "gs://lost/"));
+    }
+    if let Some(base) = azurite() {
+        azure_container(base, "lost");
+        stores.push((base, "AZURITE_BLOB_STORAGE_URL", "az://lost/"));
+    }
+    let plain = common::noise(12 << 20, 42);
+    for (base, var, prefix) in stores {
+        let host = |url: &str| match var {
+            "STORAGE_EMULATOR_HOST" => url.trim_start_matches("http://").to_string(),
+            _ => url.to_string(),
+        };
+        for (name, force) in [("new.zseal", false), ("forced.zseal", true)] {
+            let url = format!("{prefix}{name}");
+            let p = proxy::start(
+                base,
+                proxy::Faults {
+                    lose_completion_answers: 1,
+                    ..proxy::Faults::default()
+                },
+            );
+            let mut args = vec!["encrypt", "-q", "-c", "none", "-r", &public, "-o", &url];
+            if force {
+                args.push("--force");
+            }
+            zseal(base)
+                .env("AZURE_STORAGE_USE_EMULATOR", "true")
+                .env(var, host(&p.url))
+                .args(&args)
+                .write_stdin(plain.clone())
+                .assert()
+                .success();
+            let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::SeqCst);
+            let (lost, completions) = (n(&p.seen.lost), n(&p.seen.completions));
+            assert!(lost == 1 && completions == 2, "{url}: {lost} {completions}");
+            let out = zseal(base)
+                .env("AZURE_STORAGE_USE_EMULATOR", "true")
+                .env(var, host(base))
+                .args(["decrypt", &url, "-i", &key])
+                .output()
+                .unwrap();
+            assert!(out.status.success() && out.stdout == plain, "{url}");
+        }
+    }
+}
+
+/// 409s are judged by request and code, not all retried: Azurite's 409 BlobAlreadyExists (a
+/// block list committed with `If-None-Match: *` over a blob another writer created meanwhile)
+/// is "already exists" at once, and S3's ConditionalRequestConflict on a completion (the
+/// upload is spent) fails at once, saying why, leaving no object and no upload; S3's
+/// OperationAborted is retried.
+#[test]
+fn conflicts_on_completion_are_final_or_retried_by_their_code() {
+    if let Some(base) = azurite() {
+        azure_container(base, "conflict");
+        let url = "az://conflict/new.zseal";
+        let p = proxy::start(
+            base,
+            proxy::Faults {
+                hold_completions: Duration::from_secs(2),
+                ..proxy::Faults::default()
+            },
+        );
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"));
+        child
+            .args([
+                "encrypt",
+                "-q",
+                "-c",
+                "none",
+                "-o",
+                url,
+                "--passphrase-file",
+            ])
+            .arg(pw())
+            .envs(zseal_env(base))
+            .env("AZURE_STORAGE_USE_EMULATOR", "true")
+            .env("AZURITE_BLOB_STORAGE_URL", &p.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = child.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = input.write_all(&common::noise(12 << 20, 43));
+        });
+        wait_for(&p.seen.completions, 1);
+        // With --force: Azurite refuses `If-None-Match: *` on a blob that has uncommitted
+        // blocks (Azure does not).
+        let direct = [
+            ("AZURE_STORAGE_USE_EMULATOR", "true"),
+            ("AZURITE_BLOB_STORAGE_URL", base),
+        ];
+        in_store(base, &direct, &["encrypt", "-q", "-f", "-o", url])
+            .write_stdin("the other writer's")
+            .assert()
+            .success();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{url} appeared while it was being written")),
+            "{err}"
+        );
+        let completions = p.seen.completions.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(completions, 1, "not retried");
+    }
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "conflict");
+    for (code, retried) in [
+        ("ConditionalRequestConflict", false),
+        ("OperationAborted", true),
+    ] {
+        let p = proxy::start(
+            base,
+            proxy::Faults {
+                complete_conflict: Some(code),
+                ..proxy::Faults::default()
+            },
+        );
+        let url = format!("s3://{b}/new.zseal");
+        let out = zseal(base)
+            .env("AWS_ENDPOINT_URL", &p.url)
+            .env("ZSEAL_RETRY_TIMEOUT", "1")
+            .args([
+                "encrypt",
+                "-q",
+                "-c",
+                "none",
+                "-o",
+                &url,
+                "--passphrase-file",
+            ])
+            .arg(pw())
+            .write_stdin(common::noise(12 << 20, 44))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{code}: {err}");
+        assert!(
+            err.contains(&format!("409 Conflict {code}")),
+            "{code}: {err}"
+        );
+        if !retried {
+            assert!(err.contains("another write to it raced this one"), "{err}");
+        }
+        let completions = p.seen.completions.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            completions > 1,
+            retried,
+            "{code}: {completions} completions"
+        );
+        assert!(object(base, &b, "new.zseal").is_none(), "{code}");
+        assert_eq!(uploads_in_progress(base, &b), 0, "{code}");
     }
 }
 

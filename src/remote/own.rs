@@ -4,7 +4,9 @@
 //! completion with `x-goog-if-generation-match`, Azure's Put Block List with `If-Match` /
 //! `If-None-Match`). Each is signed with the store's own credentials through object_store's
 //! public signers, sent through its HTTP client, retried on what is transient, and its answer is
-//! read whole (`judge`).
+//! read whole (`judge`; which 409s are transient: `CONFLICTS`). A completion that
+//! fails after an attempt whose outcome is unknown checks whether the object is its own
+//! (`Own::holds`): the first attempt may have succeeded and lost its answer.
 
 use std::io;
 use std::sync::Arc;
@@ -84,7 +86,44 @@ pub(crate) struct Bucket {
 /// What the store answered.
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
+    pub(crate) headers: http::HeaderMap,
     pub(crate) body: Bytes,
+}
+
+/// What [`Bucket::send_tracked`] got: the answer or the error, and whether an attempt failed
+/// in a way that leaves open whether the store carried it out (no answer, an answer cut short,
+/// a 5xx: whatever is retried).
+pub(crate) struct Sent {
+    pub(crate) result: io::Result<Answer>,
+    pub(crate) uncertain: bool,
+}
+
+/// Which request an answer is to: the document its success carries, and which of its 409
+/// Conflict answers are worth sending again ([`conflict_is_transient`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// S3's and GCS's CompleteMultipartUpload.
+    Complete,
+    /// S3's UploadPartCopy.
+    CopyPart,
+    /// Azure's Put Block List.
+    CommitBlocks,
+    /// A read of what a completion left (a HEAD of the object, Azure's Get Block List),
+    /// whose success is the document named, if any.
+    Check(Option<&'static str>),
+}
+
+impl Request {
+    /// The root element of the document a success carries; `None` when the body does not
+    /// matter (Azure's 201, a HEAD).
+    fn expect(self) -> Option<&'static str> {
+        match self {
+            Request::Complete => Some("CompleteMultipartUploadResult"),
+            Request::CopyPart => Some("CopyPartResult"),
+            Request::CommitBlocks => None,
+            Request::Check(expect) => expect,
+        }
+    }
 }
 
 impl Bucket {
@@ -136,38 +175,60 @@ impl Bucket {
 
     /// Sends a signed request, retrying what is transient (5xx, 429, connection failures, and
     /// S3's answers of status 200 that carry an error) with backoff; an answer of another failing
-    /// status is an error naming `what`. A successful answer must be the XML document whose root
-    /// element is `expect`, parsed whole: S3 may answer a completion or a copy `200 OK`, keep the
+    /// status is an error naming `what`. A successful answer must be the XML document
+    /// `request` expects, parsed whole: S3 may answer a completion or a copy `200 OK`, keep the
     /// connection open with whitespace for minutes and only then send an `<Error>` document, so
     /// neither the status nor the first bytes say that it worked.
     pub(crate) async fn send(
         &self,
         what: &str,
+        request: Request,
         method: Method,
         url: url::Url,
         headers: &[(&str, String)],
         body: Bytes,
-        expect: Option<&str>,
     ) -> io::Result<Answer> {
+        self.send_tracked(what, request, method, url, headers, body)
+            .await
+            .result
+    }
+
+    /// [`Bucket::send`], saying also whether an attempt may have been carried out although it
+    /// failed.
+    pub(crate) async fn send_tracked(
+        &self,
+        what: &str,
+        request: Request,
+        method: Method,
+        url: url::Url,
+        headers: &[(&str, String)],
+        body: Bytes,
+    ) -> Sent {
         let started = std::time::Instant::now();
-        let mut attempt = 0u32;
+        let (mut attempt, mut uncertain) = (0u32, false);
         loop {
             attempt += 1;
             let failure = match self.send_once(&method, &url, headers, body.clone()).await {
-                Ok(a) => match judge(&a, expect) {
-                    Verdict::Done => return Ok(a),
+                Ok(a) => match judge(&a, request) {
+                    Verdict::Done => {
+                        let result = Ok(a);
+                        return Sent { result, uncertain };
+                    }
                     Verdict::Failed { transient, error } => {
                         let error = io::Error::new(error.kind(), format!("{what}: {error}"));
                         if !transient {
-                            return Err(error);
+                            let result = Err(error);
+                            return Sent { result, uncertain };
                         }
                         error
                     }
                 },
                 Err(e) => e,
             };
+            uncertain = true;
             if attempt >= RETRIES || started.elapsed() >= self.retry_timeout {
-                return Err(failure);
+                let result = Err(failure);
+                return Sent { result, uncertain };
             }
             tokio::time::sleep(super::backoff(attempt)).await;
         }
@@ -202,6 +263,7 @@ impl Bucket {
             .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(Answer {
             status: parts.status,
+            headers: parts.headers,
             body,
         })
     }
@@ -209,26 +271,50 @@ impl Bucket {
 
 impl Own {
     /// Completes upload `id` of `key` from `parts` (each with its part number, in increasing
-    /// order: object_store's index plus one) on the condition `when`, as this store says it: S3's and GCS's XML API
-    /// (CompleteMultipartUpload; `If-Match` / `If-None-Match: *`, or
+    /// order: object_store's index plus one) on the condition `when`, as this store says it:
+    /// S3's and GCS's XML API (CompleteMultipartUpload; `If-Match` / `If-None-Match: *`, or
     /// `x-goog-if-generation-match`), Azure's Put Block List (`If-Match` / `If-None-Match: *`).
+    /// `marker` is the value of the metadata [`UPLOAD_MARKER`] the upload was created with
+    /// (GCS).
+    ///
+    /// A completion sent again may fail only because an earlier attempt, whose answer was lost,
+    /// succeeded: the retry then finds the object there (412, Azure's 409 BlobAlreadyExists),
+    /// the upload gone (NoSuchUpload) or its blocks committed (InvalidBlockList). So a failure
+    /// after an uncertain attempt is checked against what the store holds ([`Own::holds`]): if
+    /// the object is this upload's, the completion succeeded.
     pub(crate) async fn complete(
         &self,
         key: &str,
         id: &str,
         parts: &[(usize, PartId)],
         when: &Condition,
+        marker: Option<&str>,
     ) -> io::Result<()> {
+        let sent = self.send_completion(key, id, parts, when).await;
+        if sent.result.is_err() && sent.uncertain && self.holds(key, parts, marker).await {
+            return Ok(()); // an earlier attempt did it; the later ones' failure says only that
+        }
+        sent.result.map(drop)
+    }
+
+    /// Sends the completion (retried as [`Bucket::send_tracked`] retries).
+    async fn send_completion(
+        &self,
+        key: &str,
+        id: &str,
+        parts: &[(usize, PartId)],
+        when: &Condition,
+    ) -> Sent {
         const GENERATION: &str = "x-goog-if-generation-match";
         let (bucket, headers) = match self {
             Own::S3(s3) => (&s3.bucket, when.headers(("if-none-match", "*"), "if-match")),
             Own::Gcs(gcs) => (gcs, when.headers((GENERATION, "0"), GENERATION)),
             Own::Azure(az) => return complete_blocks(az, key, parts, when).await,
             Own::None => {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "this store is read-only",
-                ))
+                return Sent {
+                    result: Err(read_only()),
+                    uncertain: false,
+                }
             }
         };
         let mut xml = String::from("<CompleteMultipartUpload>");
@@ -240,18 +326,161 @@ impl Own {
         }
         xml += "</CompleteMultipartUpload>";
         let url = bucket.url(key, &[("uploadId", id)]);
-        let a = bucket
-            .send(
+        let mut sent = bucket
+            .send_tracked(
                 "completing the upload",
+                Request::Complete,
                 Method::POST,
                 url,
                 &headers,
                 Bytes::from(xml),
-                Some("CompleteMultipartUploadResult"),
             )
-            .await?;
-        parse::<ETagged>(&a.body).map(drop)
+            .await;
+        if let Ok(a) = &sent.result {
+            if let Err(e) = parse::<ETagged>(&a.body) {
+                sent.result = Err(e);
+            }
+        }
+        sent
     }
+
+    /// Whether the object `key` is the one completing `parts` made, by what each store keeps of
+    /// it (docs/OBJECTS.md §3, "A lost answer"):
+    /// - S3: its ETag, which for an object made by a multipart upload is the MD5 of its parts'
+    ///   MD5s (their ETags) followed by `-` and their number; another upload can give the same
+    ///   ETag only from parts of the same bytes.
+    /// - GCS: its ETag is not derived from the parts, so the upload was created with the
+    ///   metadata [`UPLOAD_MARKER`] set to a random value (`marker`), which the object carries.
+    /// - Azure: its committed block list (Get Block List), which names object_store's random
+    ///   128-bit block ids, in order.
+    ///
+    /// `false` when the check cannot tell (a failed request, a part ETag that is not an MD5).
+    pub(crate) async fn holds(
+        &self,
+        key: &str,
+        parts: &[(usize, PartId)],
+        marker: Option<&str>,
+    ) -> bool {
+        match self {
+            Own::S3(s3) => match multipart_etag(parts) {
+                Some(want) => head(&s3.bucket, key, "etag")
+                    .await
+                    .is_some_and(|etag| etag.trim_matches('"').eq_ignore_ascii_case(&want)),
+                None => false,
+            },
+            Own::Gcs(gcs) => match marker {
+                Some(want) => head(gcs, key, &format!("x-goog-meta-{UPLOAD_MARKER}"))
+                    .await
+                    .is_some_and(|m| m == want),
+                None => false,
+            },
+            Own::Azure(az) => committed_blocks(az, key)
+                .await
+                .is_some_and(|ids| ids.iter().eq(parts.iter().map(|(_, p)| &p.content_id))),
+            Own::None => false,
+        }
+    }
+}
+
+/// The metadata key whose random value marks the object a GCS upload makes
+/// (`x-goog-meta-zseal-upload`): [`Own::holds`] recognises its own completion by it.
+pub(crate) const UPLOAD_MARKER: &str = "zseal-upload";
+
+fn read_only() -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, "this store is read-only")
+}
+
+/// The ETag S3 gives the object a multipart upload of `parts` makes: the MD5 of the parts' MD5s
+/// (their ETags, in order, as bytes), `-`, and their number; `None` when a part's ETag is not an
+/// MD5 (SSE-KMS, SSE-C), and it cannot be known.
+fn multipart_etag(parts: &[(usize, PartId)]) -> Option<String> {
+    use md5::Digest;
+    let mut md5s = Vec::with_capacity(parts.len() * 16);
+    for (_, p) in parts {
+        md5s.extend_from_slice(&hex16(p.content_id.trim_matches('"'))?);
+    }
+    let digest = md5::Md5::digest(&md5s);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{hex}-{}", parts.len()))
+}
+
+/// 32 hex digits as 16 bytes.
+fn hex16(s: &str) -> Option<[u8; 16]> {
+    let b = s.as_bytes();
+    if b.len() != 32 {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = [0u8; 16];
+    for (i, pair) in b.chunks(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// The header `name` of the object `key`, by a HEAD; `None` when there is no object or the
+/// request fails.
+async fn head(bucket: &Bucket, key: &str, name: &str) -> Option<String> {
+    let a = bucket
+        .send(
+            "checking the object",
+            Request::Check(None),
+            Method::HEAD,
+            bucket.url(key, &[]),
+            &[],
+            Bytes::new(),
+        )
+        .await
+        .ok()?;
+    a.headers.get(name)?.to_str().ok().map(str::to_string)
+}
+
+/// The ids of the blob's committed blocks, in order, as object_store names them (base64
+/// decoded); `None` when the request fails.
+async fn committed_blocks(container: &Bucket, key: &str) -> Option<Vec<String>> {
+    use base64::Engine;
+    let url = container.url(
+        key,
+        &[("comp", "blocklist"), ("blocklisttype", "committed")],
+    );
+    let a = container
+        .send(
+            "reading the committed blocks",
+            Request::Check(Some("BlockList")),
+            Method::GET,
+            url,
+            &[],
+            Bytes::new(),
+        )
+        .await
+        .ok()?;
+    let list: BlockList = parse(&a.body).ok()?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    list.committed_blocks
+        .unwrap_or_default()
+        .block
+        .iter()
+        .map(|b| String::from_utf8(b64.decode(&b.name).ok()?).ok())
+        .collect()
+}
+
+/// Azure's answer to Get Block List (the committed blocks only are asked for).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct BlockList {
+    committed_blocks: Option<Blocks>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct Blocks {
+    #[serde(rename = "Block", default)]
+    block: Vec<Block>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Block {
+    name: String,
 }
 
 /// Azure's completion: commits the blocks `parts` (in order; a block's id names its number) as
@@ -261,7 +490,7 @@ async fn complete_blocks(
     key: &str,
     parts: &[(usize, PartId)],
     when: &Condition,
-) -> io::Result<()> {
+) -> Sent {
     use base64::Engine;
     // The block ids object_store gave the blocks (their part ids), as it lists them.
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -280,16 +509,15 @@ async fn complete_blocks(
     headers.extend(when.headers(("if-none-match", "*"), "if-match"));
     let url = container.url(key, &[("comp", "blocklist")]);
     container
-        .send(
+        .send_tracked(
             "committing the blocks",
+            Request::CommitBlocks,
             Method::PUT,
             url,
             &headers,
             Bytes::from(xml),
-            None,
         )
         .await
-        .map(drop)
 }
 
 /// What a write requires of the object it replaces; each store says it in its own header.
@@ -328,16 +556,16 @@ enum Verdict {
     Failed { transient: bool, error: io::Error },
 }
 
-/// Judges an answer that should be the document `expect`: a failing status, an `<Error>`
-/// document (whatever the status), or a success without the expected document all fail; what
-/// S3 documents as worth retrying (5xx, 429, InternalError, SlowDown, a 200 whose body is not
-/// the result) is transient.
-fn judge(a: &Answer, expect: Option<&str>) -> Verdict {
+/// Judges an answer to `request`: a failing status, an `<Error>` document (whatever the
+/// status), or a success without the document the request expects all fail; what S3 documents
+/// as worth retrying (5xx, 429, InternalError, SlowDown, a 200 whose body is not the result)
+/// is transient, and of the 409s those [`conflict_is_transient`] names.
+fn judge(a: &Answer, request: Request) -> Verdict {
     let root = root_element(&a.body);
     let is_error = matches!(&root, Ok(Some(r)) if r == "Error");
     if a.status.is_success() && !is_error {
-        let Some(expect) = expect else {
-            return Verdict::Done; // an answer whose body does not matter (Azure's 201)
+        let Some(expect) = request.expect() else {
+            return Verdict::Done; // an answer whose body does not matter (Azure's 201, a HEAD)
         };
         return match root {
             Ok(Some(r)) if r == expect => Verdict::Done,
@@ -365,23 +593,27 @@ fn judge(a: &Answer, expect: Option<&str>) -> Verdict {
     } else {
         ErrorDoc::default()
     };
-    // 409 ConditionalRequestConflict: a conditional write raced another; S3 says to retry.
+    let code = doc.code.as_deref();
     let transient = a.status.is_server_error()
         || a.status == StatusCode::TOO_MANY_REQUESTS
-        || a.status == StatusCode::CONFLICT
+        || (a.status == StatusCode::CONFLICT && conflict_is_transient(request, code))
         || matches!(
-            doc.code.as_deref(),
+            code,
             Some("InternalError" | "SlowDown" | "ServiceUnavailable" | "RequestTimeout")
         );
-    let kind = match (a.status, doc.code.as_deref()) {
-        // The upload is gone: aborted (by a signal, or a lifecycle rule).
+    let kind = match (a.status, code) {
+        // The upload is gone: aborted (by a signal, or a lifecycle rule), or completed.
         (_, Some("NoSuchUpload")) => io::ErrorKind::Interrupted,
         (StatusCode::NOT_FOUND, _) | (_, Some("NoSuchKey")) => io::ErrorKind::NotFound,
         (StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED, _) | (_, Some("AccessDenied")) => {
             io::ErrorKind::PermissionDenied
         }
         (StatusCode::PRECONDITION_FAILED, _)
-        | (_, Some("PreconditionFailed" | "ConditionNotMet")) => io::ErrorKind::AlreadyExists,
+        | (_, Some("PreconditionFailed" | "ConditionNotMet" | "BlobAlreadyExists")) => {
+            io::ErrorKind::AlreadyExists
+        }
+        // Another write raced this conditional one, and won or is still going on.
+        (_, Some("ConditionalRequestConflict")) => io::ErrorKind::ResourceBusy,
         _ => io::ErrorKind::Other,
     };
     let text = format!(
@@ -394,6 +626,34 @@ fn judge(a: &Answer, expect: Option<&str>) -> Verdict {
         transient,
         error: io::Error::new(kind, text),
     }
+}
+
+/// The 409 Conflict answers, by request (`None`: any) and error code, and whether each is worth
+/// sending again; a 409 that is not here (`BucketNotEmpty`, `InvalidBlobType`,
+/// `BlockCountExceedsLimit`, one without a code) is a state a retry does not change: final.
+/// - `OperationAborted`: S3's "a conflicting conditional operation is currently in progress
+///   against this resource. Try again.": transient.
+/// - `ConditionalRequestConflict` on UploadPartCopy: a write to the source raced the copy's
+///   `x-amz-copy-source-if-match`; a retry judges the condition again: transient.
+/// - `ConditionalRequestConflict` on CompleteMultipartUpload: another write raced this
+///   conditional completion, and S3 says to "re-initiate the multipart upload and re-upload
+///   each part": the upload is spent, final (`ResourceBusy`).
+/// - `BlobAlreadyExists` on Put Block List: Azure's and Azurite's answer to `If-None-Match: *`
+///   over an existing blob (what the Azure SDKs report for `overwrite=False`): final
+///   (`AlreadyExists`, as a 412).
+const CONFLICTS: &[(Option<Request>, &str, bool)] = &[
+    (None, "OperationAborted", true),
+    (Some(Request::CopyPart), "ConditionalRequestConflict", true),
+    (Some(Request::Complete), "ConditionalRequestConflict", false),
+    (Some(Request::CommitBlocks), "BlobAlreadyExists", false),
+];
+
+/// Whether a 409 Conflict with error `code` to `request` is worth sending again ([`CONFLICTS`]).
+fn conflict_is_transient(request: Request, code: Option<&str>) -> bool {
+    CONFLICTS
+        .iter()
+        .find(|(r, c, _)| r.is_none_or(|r| r == request) && code == Some(*c))
+        .is_some_and(|&(_, _, transient)| transient)
 }
 
 /// The name of an XML document's root element, read to its end; `None` for a body without one
@@ -475,15 +735,15 @@ mod tests {
     fn answer(status: u16, body: &str) -> Answer {
         Answer {
             status: StatusCode::from_u16(status).unwrap(),
+            headers: http::HeaderMap::new(),
             body: Bytes::from(body.to_string()),
         }
     }
 
-    fn verdict(status: u16, body: &str, expect: &str) -> Result<(), (bool, io::ErrorKind, String)> {
-        match judge(
-            &answer(status, body),
-            Some(expect).filter(|e| !e.is_empty()),
-        ) {
+    type Judged = Result<(), (bool, io::ErrorKind, String)>;
+
+    fn verdict(status: u16, body: &str, request: Request) -> Judged {
+        match judge(&answer(status, body), request) {
             Verdict::Done => Ok(()),
             Verdict::Failed { transient, error } => {
                 Err((transient, error.kind(), error.to_string()))
@@ -496,7 +756,7 @@ mod tests {
     /// fail, and which failures are retried.
     #[test]
     fn answers_are_judged_by_their_whole_document() {
-        const DONE: &str = "CompleteMultipartUploadResult";
+        const DONE: Request = Request::Complete;
         let ok = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult \
                   xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Location>l</Location>\
                   <Bucket>b</Bucket><Key>k</Key><ETag>&quot;3858f6-9&quot;</ETag>\
@@ -560,31 +820,101 @@ mod tests {
         let (transient, kind, _) =
             verdict(404, "<Error><Code>NoSuchKey</Code></Error>", DONE).unwrap_err();
         assert!(!transient && kind == io::ErrorKind::NotFound);
-        assert!(
-            verdict(
-                409,
-                "<Error><Code>ConditionalRequestConflict</Code></Error>",
-                DONE
-            )
-            .unwrap_err()
-            .0
-        );
         assert!(verdict(503, "", DONE).unwrap_err().0);
         let copy = "<CopyPartResult><LastModified>2026-01-01T00:00:00Z</LastModified>\
                     <ETag>&quot;9b2cf&quot;</ETag></CopyPartResult>";
-        assert_eq!(verdict(200, copy, "CopyPartResult"), Ok(()));
+        assert_eq!(verdict(200, copy, Request::CopyPart), Ok(()));
         let copied: ETagged = parse(copy.as_bytes()).unwrap();
         assert_eq!(copied.e_tag, "\"9b2cf\"");
         assert!(parse::<ETagged>(b"<CopyPartResult></CopyPartResult>").is_err());
         assert_eq!(escape("\"x\"&"), "&quot;x&quot;&amp;");
         // Azure's Put Block List answers 201 with no body; its failed condition is 412.
-        assert_eq!(verdict(201, "", ""), Ok(()));
+        assert_eq!(verdict(201, "", Request::CommitBlocks), Ok(()));
         let (_, kind, _) = verdict(
             412,
             "<?xml version=\"1.0\"?><Error><Code>ConditionNotMet</Code></Error>",
-            "",
+            Request::CommitBlocks,
         )
         .unwrap_err();
         assert_eq!(kind, io::ErrorKind::AlreadyExists);
+    }
+
+    /// Every 409 a request of ours can get, judged by the table `CONFLICTS`: S3's
+    /// OperationAborted is retried; a conditional completion's ConditionalRequestConflict is
+    /// final (the upload is spent), a copy's retried; Azure's and Azurite's BlobAlreadyExists
+    /// (a failed `If-None-Match: *` on Put Block List) is "the object exists", at once; any
+    /// other 409 is final.
+    #[test]
+    fn conflicts_are_judged_by_request_and_code() {
+        let error =
+            |code: &str| format!("<?xml version=\"1.0\"?><Error><Code>{code}</Code></Error>");
+        use io::ErrorKind::{AlreadyExists, Other, ResourceBusy};
+        for (request, code, transient, kind) in [
+            (Request::Complete, "OperationAborted", true, Other),
+            (Request::CopyPart, "OperationAborted", true, Other),
+            (
+                Request::Complete,
+                "ConditionalRequestConflict",
+                false,
+                ResourceBusy,
+            ),
+            (
+                Request::CopyPart,
+                "ConditionalRequestConflict",
+                true,
+                ResourceBusy,
+            ),
+            (
+                Request::CommitBlocks,
+                "BlobAlreadyExists",
+                false,
+                AlreadyExists,
+            ),
+            (Request::CommitBlocks, "InvalidBlobType", false, Other),
+            (Request::Complete, "BucketNotEmpty", false, Other),
+        ] {
+            let (t, k, text) = verdict(409, &error(code), request).unwrap_err();
+            assert_eq!((t, k), (transient, kind), "{request:?} {code}");
+            assert!(text.contains(&format!("409 Conflict {code}")), "{text}");
+        }
+        // Azurite's own body, whole.
+        let azurite = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>BlobAlreadyExists\
+                       </Code><Message>The specified blob already exists.\nRequestId:1\n\
+                       Time:2026-01-01T00:00:00.000Z</Message></Error>";
+        let (t, k, _) = verdict(409, azurite, Request::CommitBlocks).unwrap_err();
+        assert!(!t && k == AlreadyExists);
+        // A 409 without a body says nothing worth waiting for.
+        let (t, k, _) = verdict(409, "", Request::Complete).unwrap_err();
+        assert!(!t && k == Other);
+    }
+
+    fn part(etag: &str) -> (usize, PartId) {
+        let content_id = etag.to_string();
+        (1, PartId { content_id })
+    }
+
+    /// S3's ETag of a multipart object: the MD5 of the parts' MD5s, `-`, their number (the
+    /// values computed apart, with Python's hashlib); none when a part's ETag is not an MD5.
+    #[test]
+    fn the_multipart_etag_is_the_md5_of_the_parts_md5s() {
+        // md5("a") and md5("b") (upper-case hex as some stores write it); the MD5 of their
+        // 32 bytes is the value below.
+        let parts = [
+            part("\"0cc175b9c0f1b6a831c399e269772661\""),
+            part("\"92EB5FFEE6AE2FEC3AD71C777531578F\""),
+        ];
+        assert_eq!(
+            multipart_etag(&parts).as_deref(),
+            Some("96e024ba2074fe77e8e965ba43a704be-2")
+        );
+        assert_eq!(
+            multipart_etag(&parts[..1]).as_deref(),
+            Some("b6ff9a06b7e20bcb2858c5b8ff744aea-1")
+        );
+        assert_eq!(multipart_etag(&[part("\"not-an-md5\"")]), None);
+        assert_eq!(
+            multipart_etag(&[part("0cc175b9c0f1b6a831c399e26977266")]),
+            None
+        );
     }
 }

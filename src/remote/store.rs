@@ -74,22 +74,18 @@ pub(super) fn build_store(
                 opts.request_timeout,
             )?;
             let b = b.with_bucket_name(&name).with_retry(retry());
-            let endpoint = b
-                .get_config_value(&K::S3Endpoint)
-                .or_else(|| b.get_config_value(&K::Endpoint));
             let region = b
                 .get_config_value(&K::Region)
                 .unwrap_or_else(|| "us-east-1".into());
-            let virtual_hosted =
-                b.get_config_value(&K::VirtualHostedStyleRequest).as_deref() == Some("true");
+            // Our own requests go where object_store's go (s3.rs).
+            let (b, base) = s3::settle_addressing(b, &name);
             let s3 = Arc::new(b.build().map_err(refused)?);
             let own = s3::S3::new(
                 s3.clone(),
                 &client,
-                endpoint,
+                &base,
                 &name,
                 region,
-                virtual_hosted,
                 opts.retry_timeout,
             )?;
             Built {

@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use object_store::multipart::{MultipartStore, PartId};
-use object_store::{MultipartId, PutPayload};
+use object_store::{Attribute, Attributes, MultipartId, PutMultipartOptions, PutPayload};
 
-use super::{block_on, Object, Replace};
+use super::own::UPLOAD_MARKER;
+use super::{block_on, Object, Own, Replace};
 
 /// Every upload in progress in this process.
 static UPLOADS: Mutex<Vec<Weak<Upload>>> = Mutex::new(Vec::new());
@@ -38,6 +39,9 @@ pub(crate) struct Upload {
     obj: Arc<Object>,
     store: Arc<dyn MultipartStore>,
     id: MultipartId,
+    /// The random value of the metadata the object carries on GCS (own.rs's `UPLOAD_MARKER`),
+    /// by which a completion whose answer was lost recognises the object as its own.
+    marker: Option<String>,
     /// Completed or aborted: a signal or a drop leaves it alone.
     ended: AtomicBool,
 }
@@ -56,11 +60,19 @@ impl Upload {
         if ENDING.load(Ordering::SeqCst) {
             return Err(aborted(&obj.url));
         }
-        let id = block_on(store.create_multipart(&obj.path)).map_err(|e| obj.error("write", e))?;
+        let marker = matches!(obj.own, Own::Gcs(_)).then(random_marker);
+        let mut opts = PutMultipartOptions::default();
+        if let Some(m) = &marker {
+            let key = Attribute::Metadata(UPLOAD_MARKER.into());
+            opts.attributes = Attributes::from_iter([(key, m.clone())]);
+        }
+        let id = block_on(store.create_multipart_opts(&obj.path, opts))
+            .map_err(|e| obj.error("write", e))?;
         let up = Arc::new(Upload {
             obj: obj.clone(),
             store,
             id,
+            marker,
             ended: AtomicBool::new(false),
         });
         // Uploads ended are gone: a long-lived process (a Python worker) keeps only live ones.
@@ -86,7 +98,9 @@ impl Upload {
 
     /// Completes the upload from `parts` (in order), on the condition `replace` sets, by the
     /// store's conditional completion (own.rs; object_store completes unconditionally). A
-    /// failed condition is the object's "already exists" or "changed" error.
+    /// failed condition is the object's "already exists" or "changed" error, unless the object
+    /// is this upload's own (an earlier attempt succeeded and its answer was lost: own.rs,
+    /// `Own::holds`).
     pub(crate) fn complete(&self, parts: &[PartId], replace: &Replace) -> io::Result<()> {
         let numbered: Vec<(usize, PartId)> = (1..).zip(parts.iter().cloned()).collect();
         self.complete_numbered(&numbered, replace)
@@ -101,7 +115,8 @@ impl Upload {
     ) -> io::Result<()> {
         let obj = &self.obj;
         let when = replace.condition(&obj.own).ok_or_else(|| obj.changed())?;
-        let done = block_on(obj.own.complete(obj.path.as_ref(), &self.id, parts, &when));
+        let (key, marker) = (obj.path.as_ref(), self.marker.as_deref());
+        let done = block_on(obj.own.complete(key, &self.id, parts, &when, marker));
         match (done, replace) {
             (Ok(()), _) => {
                 self.completed();
@@ -113,11 +128,23 @@ impl Upload {
             (Err(e), Replace::Version(_))
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound
+                    io::ErrorKind::AlreadyExists
+                        | io::ErrorKind::NotFound
+                        | io::ErrorKind::ResourceBusy
                 ) =>
             {
                 Err(obj.changed())
             }
+            // S3's 409 ConditionalRequestConflict: another write raced this one, and the store
+            // dropped this upload.
+            (Err(e), _) if e.kind() == io::ErrorKind::ResourceBusy => Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot complete {}: another write to it raced this one and the store \
+                     dropped this upload, so nothing was written: run the command again ({e})",
+                    obj.url
+                ),
+            )),
             (Err(e), _) => Err(io::Error::new(
                 e.kind(),
                 format!("cannot complete {}: {e}", obj.url),
@@ -157,6 +184,14 @@ impl Drop for Upload {
     fn drop(&mut self) {
         self.abort();
     }
+}
+
+/// 128 random bits as hex: a value no other upload's marker has.
+fn random_marker() -> String {
+    use rand_core::RngCore;
+    let mut bytes = [0u8; 16];
+    rand_core::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub(crate) fn aborted(url: &str) -> io::Error {

@@ -5,7 +5,7 @@ writes (fake-gcs-server lacks the XML upload API, issues 331 and 852; gcp-storag
 HEAD with 501): reads are tested against fake-gcs-server, writes against this. It is a test
 double of the protocol as object_store speaks it, not an emulator of GCS.
 
-PUT object (x-goog-if-generation-match), HEAD/GET with Range and If-Match/If-None-Match,
+PUT object (x-goog-if-generation-match, x-goog-meta-*, kept as GCS keeps them), HEAD/GET with Range and If-Match/If-None-Match,
 DELETE, XML multipart (POST ?uploads, PUT ?partNumber&uploadId, POST ?uploadId, DELETE ?uploadId),
 and bucket creation through the JSON API (POST /storage/v1/b {"name": ...}) like fake-gcs-server.
 usage: gcs_xml_stub.py [PORT]
@@ -23,8 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 LOCK = threading.Lock()
-BUCKETS = {}   # name -> {key: (data, generation, etag, mtime)}
-UPLOADS = {}   # upload_id -> {"bucket", "key", "parts": {n: (data, etag)}}
+BUCKETS = {}   # name -> {key: (data, generation, etag, mtime, {x-goog-meta-*: value})}
+UPLOADS = {}   # upload_id -> {"bucket", "key", "parts": {n: (data, etag)}, "meta"}
 GEN = [int(time.time() * 1e6)]
 
 
@@ -69,10 +69,15 @@ class H(BaseHTTPRequestHandler):
         return u.path, q, bucket, key
 
     def meta_headers(self, obj):
-        data, gen, etag, mtime = obj
+        data, gen, etag, mtime, meta = obj
         return {"ETag": etag, "x-goog-generation": str(gen), "x-goog-metageneration": "1",
                 "Last-Modified": email.utils.formatdate(mtime, usegmt=True),
-                "Accept-Ranges": "bytes"}
+                "Accept-Ranges": "bytes", **meta}
+
+    def user_meta(self):
+        """The request's custom metadata (x-goog-meta-*), which the object keeps."""
+        return {k.lower(): v for k, v in self.headers.items()
+                if k.lower().startswith("x-goog-meta-")}
 
     # ---- reads
     def do_HEAD(self):
@@ -97,7 +102,7 @@ class H(BaseHTTPRequestHandler):
             obj = BUCKETS[bucket].get(key)
         if obj is None:
             return self.err(404, "NoSuchKey")
-        data, gen, etag, mtime = obj
+        data, gen, etag, mtime, _ = obj
         im, inm = self.headers.get("If-Match"), self.headers.get("If-None-Match")
         if im and im not in ("*", etag):
             return self.err(412, "PreconditionFailed")
@@ -140,12 +145,12 @@ class H(BaseHTTPRequestHandler):
             cur = BUCKETS[bucket].get(key)
             if match is not None and str(cur[1] if cur else 0) != match:
                 return self.err(412, "PreconditionFailed")
-            obj = self.store(bucket, key, data)
+            obj = self.store(bucket, key, data, self.user_meta())
         self.reply(200, b"", self.meta_headers(obj))
 
-    def store(self, bucket, key, data):
+    def store(self, bucket, key, data, meta):
         gen = next_gen()
-        obj = (data, gen, '"%s"' % hashlib.md5(data).hexdigest(), time.time())
+        obj = (data, gen, '"%s"' % hashlib.md5(data).hexdigest(), time.time(), meta)
         BUCKETS[bucket][key] = obj
         return obj
 
@@ -166,7 +171,8 @@ class H(BaseHTTPRequestHandler):
                 return self.err(404, "NoSuchBucket")
             if "uploads" in q:
                 uid = uuid.uuid4().hex
-                UPLOADS[uid] = {"bucket": bucket, "key": key, "parts": {}}
+                UPLOADS[uid] = {"bucket": bucket, "key": key, "parts": {},
+                                "meta": self.user_meta()}
                 return self.reply(200, (
                     "<?xml version='1.0' encoding='UTF-8'?><InitiateMultipartUploadResult>"
                     f"<Bucket>{bucket}</Bucket><Key>{key}</Key><UploadId>{uid}</UploadId>"
@@ -185,7 +191,7 @@ class H(BaseHTTPRequestHandler):
                 cur = BUCKETS[bucket].get(key)
                 if match is not None and str(cur[1] if cur else 0) != match:
                     return self.err(412, "PreconditionFailed")
-                obj = self.store(bucket, key, blob)
+                obj = self.store(bucket, key, blob, up["meta"])
                 del UPLOADS[uid]
                 return self.reply(200, (
                     "<?xml version='1.0' encoding='UTF-8'?><CompleteMultipartUploadResult>"
