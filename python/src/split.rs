@@ -78,6 +78,14 @@ impl SplitSeal {
         self.inner.ranges(size, tasks)
     }
 
+    /// The bytes each task's part file must hold, from the tasks' results in order.
+    fn stored_lens(&self, py: Python<'_>, results: Vec<PyBackedBytes>) -> PyResult<Vec<u64>> {
+        Ok(parse_results(py, &results)?
+            .iter()
+            .map(|r| r.stored_len())
+            .collect())
+    }
+
     /// Appends the container's end, from the tasks' results in order, to the file at `path`, a
     /// frame at a time; returns `(digest hex or None, plaintext size)`.
     fn write_trailer(

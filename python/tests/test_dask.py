@@ -674,3 +674,30 @@ def test_dask_open_of_an_object_replaced_during_the_job_fails(tmp_path, keys, cl
             zd.decrypt("s3://zseal-test/replaced.zseal", tmp_path / "plain", identity=identity, client=client,
                        tasks=3)
     assert not os.listdir(tmp_path), "no destination or temporary file"
+
+
+def test_dask_encrypt_refuses_a_part_file_that_does_not_hold_its_task_output(tmp_path, keys, client, monkeypatch):
+    """Regression (review finding 4): the part files were joined as they were found, so one cut
+    short after its task ended (by an earlier attempt of a rescheduled task) made a broken
+    container. Each is now measured against its task's result first: the job fails naming it,
+    and leaves nothing."""
+    import random
+
+    import zseal.dask as zd
+
+    _, recipient = keys
+    src = tmp_path / "p.bin"
+    src.write_bytes(random.Random(6).randbytes(3 * MiB))
+    real = zd._run
+
+    def cut_the_second_part(client, fn, args, name, progress, stop=None):
+        done = real(client, fn, args, name, progress, stop)
+        part = next(a for a in args[1] if isinstance(a, str) and ".parts-" in a)
+        os.truncate(part, os.path.getsize(part) - 100)
+        return done
+
+    monkeypatch.setattr(zd, "_run", cut_the_second_part)
+    with pytest.raises(zseal.ZsealIOError, match=r"000001: the part file holds \d+ bytes, and its task sealed \d+"):
+        zd.encrypt(src, tmp_path / "p.zseal", recipients=[recipient], chunk_size=MiB, tasks=3, client=client,
+                   compress="none")
+    assert sorted(os.listdir(tmp_path)) == ["p.bin"], "no destination, part or temporary file"

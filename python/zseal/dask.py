@@ -37,10 +37,11 @@ import os
 import secrets
 import shutil
 import sys
+import tempfile
 from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
-from .errors import OptionError, ZsealFileExistsError
+from .errors import OptionError, ZsealFileExistsError, ZsealIOError
 from .options import OpenOptions, SealOptions, take_keys, take_seal
 
 
@@ -59,17 +60,33 @@ class Result:
     workers: tuple[str, ...]
 
 
+def _where() -> str:
+    """The address of the worker running this task (``"local"`` without a cluster)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return "local"
+
+
 def _seal_task(task_key: bytes, first: int, src: str, version: str | None, start: int, end: int,
                out: str | bytes, threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
     """One task: seals plaintext bytes start..end of src (an object: of the ETag ``version``)
     into the part file, or as its parts of the upload the ticket ``out`` names."""
+    if isinstance(out, bytes):
+        return _zseal.seal_range(task_key, first, src, start, end, out, threads, settings, version), _where()
+    # Written beside the part file and renamed over it when whole: an earlier attempt of a
+    # rescheduled task, still running, never truncates or mixes into the attempt Dask kept.
+    fd, attempt = tempfile.mkstemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".attempt-")
+    os.close(fd)
     try:
-        from distributed import get_worker
-
-        where = get_worker().address
-    except (ImportError, ValueError):
-        where = "local"
-    return _zseal.seal_range(task_key, first, src, start, end, out, threads, settings, version), where
+        result = _zseal.seal_range(task_key, first, src, start, end, attempt, threads, settings, version)
+        os.replace(attempt, out)
+    finally:
+        if os.path.exists(attempt):
+            os.unlink(attempt)
+    return result, _where()
 
 
 def _wants_progress(progress: bool | None) -> bool:
@@ -367,8 +384,9 @@ def _encrypt_to_file(split: Any, key: bytes, source: tuple[str, str | None], dst
     parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{run.token}")
     os.mkdir(parts_dir, 0o700)
     tmp = _temporary(dst, run.token)
+    parts = [os.path.join(parts_dir, f"{k:06d}") for k in range(len(ranges))]
     args = [
-        (key, first, src, version, start, end, os.path.join(parts_dir, f"{k:06d}"), run.threads, run.settings)
+        (key, first, src, version, start, end, parts[k], run.threads, run.settings)
         for k, (first, start, end) in enumerate(ranges)
     ]
     try:
@@ -377,9 +395,7 @@ def _encrypt_to_file(split: Any, key: bytes, source: tuple[str, str | None], dst
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(split.header)
-            for a in args:
-                with open(a[6], "rb") as part:
-                    shutil.copyfileobj(part, out, 8 << 20)
+            _join(out, parts, split.stored_lens(results))
             out.flush()
             # Appended a frame at a time: a padded file's padding is not held in memory.
             digest, plain = split.write_trailer(results, tmp)
@@ -393,17 +409,35 @@ def _encrypt_to_file(split: Any, key: bytes, source: tuple[str, str | None], dst
     return digest, plain, stored, done
 
 
+def _join(out: Any, parts: list[str], sizes: list[int]) -> None:
+    """Appends the part files to ``out`` in order, each checked against the bytes its task's
+    result says it wrote: a part file that holds anything else (cut short, or left by another
+    attempt of its task) fails the job, naming it, before it is joined."""
+    for path, size in zip(parts, sizes, strict=True):
+        with open(path, "rb") as part:
+            held = os.fstat(part.fileno()).st_size
+            copied = 0
+            while held == size and copied < size:
+                block = part.read(min(8 << 20, size - copied))
+                if not block:
+                    break
+                out.write(block)
+                copied += len(block)
+        if held != size or copied != size:
+            e = ZsealIOError(
+                f"{path}: the part file holds {held} bytes, and its task sealed {size}: it was "
+                "changed after its task ended (another attempt of the task?); nothing was written, "
+                "run the job again"
+            )
+            e.kind, e.filename = "io", path
+            raise e
+
+
 def _open_task(open_key: bytes, src: str, version: str | None, start: int, end: int,
                out: str | bytes | None, threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
     """One task: opens plaintext bytes start..end of the container src (an object: of the ETag
     ``version``) into out (nowhere, a file at that offset, or its parts of an upload)."""
-    try:
-        from distributed import get_worker
-
-        where = get_worker().address
-    except (ImportError, ValueError):
-        where = "local"
-    return _zseal.open_range(open_key, src, start, end, out, threads, settings, version), where
+    return _zseal.open_range(open_key, src, start, end, out, threads, settings, version), _where()
 
 
 def _opener(what: str, src: str, passphrase: str | None, job: dict, writes: bool,
