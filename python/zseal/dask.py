@@ -26,7 +26,9 @@ new one's last.
 What a cluster operator can see: the task key (the payload key: it seals and opens this file's
 frames, not the file key) travels to the workers inside the tasks' arguments, never in a task's
 name; whoever controls the scheduler or a worker, or the network between them without Dask's
-TLS (``tls://``), can take it with the task. Use TLS between scheduler and workers.
+TLS (``tls://``), can take it with the task. Use TLS between scheduler and workers. The key and
+the store settings travel wrapped (:class:`_Secret`): Dask logs a failing task's arguments, and
+their repr is a fixed text, never the key.
 """
 
 from __future__ import annotations
@@ -60,6 +62,27 @@ class Result:
     workers: tuple[str, ...]
 
 
+class _Secret:
+    """A secret among a task's arguments (the payload key, the store's settings): Dask logs a
+    failing task ("Compute Failed", with the task's repr, which holds its arguments' reprs), and
+    this one's repr and str are a fixed text that names what it holds, never its bytes. It
+    pickles with its value (a task needs it): only Dask's TLS keeps it off the network."""
+
+    __slots__ = ("_what", "_value")
+
+    def __init__(self, what: str, value: Any) -> None:
+        self._what = what
+        self._value = value
+
+    def reveal(self) -> Any:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"<zseal {self._what}>"
+
+    __str__ = __repr__
+
+
 def _where() -> str:
     """The address of the worker running this task (``"local"`` without a cluster)."""
     try:
@@ -70,18 +93,19 @@ def _where() -> str:
         return "local"
 
 
-def _seal_task(task_key: bytes, first: int, src: str, version: str | None, start: int, end: int,
-               out: str | bytes, threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
+def _seal_task(task_key: _Secret, first: int, src: str, version: str | None, start: int, end: int,
+               out: str | bytes, threads: int | None, settings: _Secret) -> tuple[Any, str]:
     """One task: seals plaintext bytes start..end of src (an object: of the ETag ``version``)
     into the part file, or as its parts of the upload the ticket ``out`` names."""
+    key, opts = task_key.reveal(), settings.reveal()
     if isinstance(out, bytes):
-        return _zseal.seal_range(task_key, first, src, start, end, out, threads, settings, version), _where()
+        return _zseal.seal_range(key, first, src, start, end, out, threads, opts, version), _where()
     # Written beside the part file and renamed over it when whole: an earlier attempt of a
     # rescheduled task, still running, never truncates or mixes into the attempt Dask kept.
     fd, attempt = tempfile.mkstemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".attempt-")
     os.close(fd)
     try:
-        result = _zseal.seal_range(task_key, first, src, start, end, attempt, threads, settings, version)
+        result = _zseal.seal_range(key, first, src, start, end, attempt, threads, opts, version)
         os.replace(attempt, out)
     finally:
         if os.path.exists(attempt):
@@ -290,6 +314,10 @@ class _Run:
             overwrite=overwrite,
         )
 
+    def secret_settings(self) -> _Secret:
+        """The settings as the tasks get them: they may hold the store's credentials."""
+        return _Secret("store settings", self.settings)
+
     def run(self, fn: Any, args: list[tuple], what: str, stop: Any = None) -> list[Any]:
         return _run(self.client, fn, args, f"zseal-{what}-{self.token}", self.progress, stop)
 
@@ -325,11 +353,11 @@ def encrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
     ranges = split.ranges(size, run.tasks)
     if not _is_url(src):
         src = os.path.abspath(src)
-    key = split.task_key()
+    key = _Secret("task key", split.task_key())
     if _is_url(dst):
         upload = split.upload(dst, ranges, run.overwrite, run.settings)
         try:
-            args = [(key, f, src, version, a, b, upload.ticket(k), run.threads, run.settings)
+            args = [(key, f, src, version, a, b, upload.ticket(k), run.threads, run.secret_settings())
                     for k, (f, a, b) in enumerate(ranges)]
             done = run.run(_seal_task, args, "seal-range", stop=upload.abort)
             digest, plain, stored, parts = upload.complete(
@@ -375,7 +403,7 @@ def _temporary(dst: str, token: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
 
 
-def _encrypt_to_file(split: Any, key: bytes, source: tuple[str, str | None], dst: str, ranges: list,
+def _encrypt_to_file(split: Any, key: _Secret, source: tuple[str, str | None], dst: str, ranges: list,
                      run: _Run) -> tuple:
     """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
     temporary file that becomes ``dst`` (without overwrite, only if there is none)."""
@@ -386,7 +414,7 @@ def _encrypt_to_file(split: Any, key: bytes, source: tuple[str, str | None], dst
     tmp = _temporary(dst, run.token)
     parts = [os.path.join(parts_dir, f"{k:06d}") for k in range(len(ranges))]
     args = [
-        (key, first, src, version, start, end, parts[k], run.threads, run.settings)
+        (key, first, src, version, start, end, parts[k], run.threads, run.secret_settings())
         for k, (first, start, end) in enumerate(ranges)
     ]
     try:
@@ -433,11 +461,12 @@ def _join(out: Any, parts: list[str], sizes: list[int]) -> None:
             raise e
 
 
-def _open_task(open_key: bytes, src: str, version: str | None, start: int, end: int,
-               out: str | bytes | None, threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
+def _open_task(open_key: _Secret, src: str, version: str | None, start: int, end: int,
+               out: str | bytes | None, threads: int | None, settings: _Secret) -> tuple[Any, str]:
     """One task: opens plaintext bytes start..end of the container src (an object: of the ETag
     ``version``) into out (nowhere, a file at that offset, or its parts of an upload)."""
-    return _zseal.open_range(open_key, src, start, end, out, threads, settings, version), _where()
+    key, opts = open_key.reveal(), settings.reveal()
+    return _zseal.open_range(key, src, start, end, out, threads, opts, version), _where()
 
 
 def _opener(what: str, src: str, passphrase: str | None, job: dict, writes: bool,
@@ -467,8 +496,8 @@ def verify(src: Any, *, passphrase: str | None = None, **job: Unpack[OpenJob]) -
     src = _absolute(src)
     opener, run = _opener("verify", src, passphrase, job, False, [src])
     ranges = opener.ranges(run.tasks)
-    key, version = opener.open_key(), opener.version
-    args = [(key, src, version, a, b, None, run.threads, run.settings) for a, b in ranges]
+    key, version = _Secret("open key", opener.open_key()), opener.version
+    args = [(key, src, version, a, b, None, run.threads, run.secret_settings()) for a, b in ranges]
     done = run.run(_open_task, args, "verify-range")
     digest = opener.check([d[0] for d in done])
     return run.result(opener.plaintext_size, opener.stored_size, digest, ranges, 0, done)
@@ -484,11 +513,11 @@ def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
     existing ``dst`` is replaced only with ``overwrite=True``."""
     src, dst = _absolute(src), os.fspath(dst)
     opener, run = _opener("decrypt", src, passphrase, job, True, [src, dst])
-    key, version = opener.open_key(), opener.version
+    key, version = _Secret("open key", opener.open_key()), opener.version
     if _is_url(dst):
         upload, ranges = opener.upload(dst, run.tasks, run.overwrite)
         try:
-            args = [(key, src, version, a, b, upload.ticket(k, a), run.threads, run.settings)
+            args = [(key, src, version, a, b, upload.ticket(k, a), run.threads, run.secret_settings())
                     for k, (a, b) in enumerate(ranges)]
             done = run.run(_open_task, args, "open-range", stop=upload.abort)
             digest = opener.check([d[0][0] for d in done])
@@ -504,7 +533,7 @@ def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
             os.ftruncate(fd, opener.plaintext_size)
             os.close(fd)
             fd = -1
-            args = [(key, src, version, a, b, tmp, run.threads, run.settings) for a, b in ranges]
+            args = [(key, src, version, a, b, tmp, run.threads, run.secret_settings()) for a, b in ranges]
             done = run.run(_open_task, args, "open-range")
             digest = opener.check([d[0] for d in done])
             _publish(tmp, dst, run.overwrite)
