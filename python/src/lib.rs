@@ -64,7 +64,7 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<split::SplitSeal>()?;
     m.add_class::<split::SharedUpload>()?;
     m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;
-    m.add_function(wrap_pyfunction!(split::object_size, m)?)?;
+    m.add_function(wrap_pyfunction!(split::object_version, m)?)?;
     m.add_class::<split_open::SplitOpen>()?;
     m.add_function(wrap_pyfunction!(split_open::open_range, m)?)?;
     m.add_class::<records::RecordKey>()?;

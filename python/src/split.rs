@@ -16,6 +16,25 @@ pub(crate) fn remote(
     Ok(zseal::remote::Remote::with_settings(url, opts, settings)?)
 }
 
+/// The object at `url` opened for reading, pinned to `version`: the ETag the job's coordinator
+/// saw (None when its store gives no strong ETag). The reader's own HEAD must see that ETag,
+/// and every GET it sends carries `If-Match` with it: a task reads the coordinator's version or
+/// fails, never a replaced object's bytes beside the first one's.
+pub(crate) fn pinned_reader(
+    url: &str,
+    settings: &[(String, String)],
+    version: Option<&str>,
+) -> zseal::Result<zseal::remote::RemoteReader> {
+    let r = remote(url, settings)?.reader(zseal::io::ReadMode::Random)?;
+    match version {
+        Some(want) if r.etag() != Some(want) => Err(Error::from(io::Error::other(format!(
+            "{url}: the source changed during the job (ETag {want}, now {}): run the job again",
+            r.etag().unwrap_or("none")
+        )))),
+        _ => Ok(r),
+    }
+}
+
 /// The coordinator of a container sealed in pieces: the header, the task key, the ranges, and
 /// the trailer from the tasks' results.
 #[pyclass(module = "zseal._zseal", frozen)]
@@ -57,6 +76,14 @@ impl SplitSeal {
     /// `tasks` pieces.
     fn ranges(&self, size: u64, tasks: usize) -> Vec<(u64, u64, u64)> {
         self.inner.ranges(size, tasks)
+    }
+
+    /// The bytes each task's part file must hold, from the tasks' results in order.
+    fn stored_lens(&self, py: Python<'_>, results: Vec<PyBackedBytes>) -> PyResult<Vec<u64>> {
+        Ok(parse_results(py, &results)?
+            .iter()
+            .map(|r| r.stored_len())
+            .collect())
     }
 
     /// Appends the container's end, from the tasks' results in order, to the file at `path`, a
@@ -254,14 +281,15 @@ impl SharedUpload {
 }
 
 /// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs in parts, with
-/// read-ahead, up to `end`).
+/// read-ahead, up to `end`, of the version the coordinator saw).
 fn open_at(
     src: &str,
     (start, end): (u64, u64),
     settings: &Settings,
+    version: Option<&str>,
 ) -> zseal::Result<Box<dyn Read + Send>> {
     if zseal::io::is_url(src) {
-        let mut r = remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
+        let mut r = pinned_reader(src, settings, version)?;
         r.plan_span(start, end);
         r.seek(SeekFrom::Start(start))?;
         Ok(Box::new(r))
@@ -278,6 +306,8 @@ struct Task<'a> {
     first_chunk: u64,
     src: &'a str,
     settings: &'a Settings,
+    /// The object's ETag when the coordinator planned the job.
+    version: Option<&'a str>,
     range: (u64, u64),
     threads: Option<usize>,
 }
@@ -287,7 +317,7 @@ impl Task<'_> {
     /// `first_chunk`; the bytes must be exactly that many: a source that changed is an error.
     fn seal_into<W: Write + Send>(&self, sink: W) -> zseal::Result<(W, zseal::RangeResult)> {
         let (src, (start, end)) = (self.src, self.range);
-        let mut input = open_at(src, self.range, self.settings)?;
+        let mut input = open_at(src, self.range, self.settings, self.version)?;
         let mut w = zseal::seal_range(self.key, self.first_chunk, sink, threads_of(self.threads))?;
         let want = end.saturating_sub(start);
         let got = w.copy_from(&mut (&mut input).take(want))?;
@@ -301,13 +331,14 @@ impl Task<'_> {
     }
 }
 
-/// Seals plaintext bytes `start..end` of `src` (a path, or an object's URL) as the chunks from
-/// `first_chunk` into `out`, with `threads`: the new file at that path (frames only), or, given
-/// a ticket (bytes, from `SharedUpload.ticket`), the task's parts of that upload. Returns the
-/// range's result (bytes, for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
+/// Seals plaintext bytes `start..end` of `src` (a path, or an object's URL: of the version
+/// whose ETag is `version`, when given) as the chunks from `first_chunk` into `out`, with
+/// `threads`: the new file at that path (frames only), or, given a ticket (bytes, from
+/// `SharedUpload.ticket`), the task's parts of that upload. Returns the range's result (bytes,
+/// for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
 #[pyfunction]
 #[pyo3(signature = (task_key, first_chunk, src, start, end, out, threads=None,
-                    settings=Settings::new()))]
+                    settings=Settings::new(), version=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn seal_range<'py>(
     py: Python<'py>,
@@ -319,6 +350,7 @@ pub(crate) fn seal_range<'py>(
     out: &Bound<'py, PyAny>,
     threads: Option<usize>,
     settings: Settings,
+    version: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = src.to_string_lossy().into_owned();
     let key = zseal::TaskKey::from_bytes(task_key).map_err(|e| to_py(py, "", e))?;
@@ -327,6 +359,7 @@ pub(crate) fn seal_range<'py>(
         first_chunk,
         src: &src,
         settings: &settings,
+        version: version.as_deref(),
         range: (start, end),
         threads,
     };
@@ -357,15 +390,22 @@ pub(crate) fn seal_range<'py>(
     Ok(PyBytes::new(py, &result).into_any())
 }
 
-/// The size of the object at `url`, or None when there is none (credentials from the
-/// environment).
+/// The object at `url` as one HEAD sees it: `(size, ETag)`, the ETag None when the store
+/// gives no strong one; None when there is no object (credentials from the environment and
+/// `settings`). A job pins its tasks to that ETag (`seal_range`'s `version`).
 #[pyfunction]
 #[pyo3(signature = (url, settings=Settings::new()))]
-pub(crate) fn object_size(
+pub(crate) fn object_version(
     py: Python<'_>,
     url: String,
     settings: Settings,
-) -> PyResult<Option<u64>> {
-    py.detach(|| Ok(remote(&url, &settings)?.size()?))
-        .map_err(|e: Error| to_py(py, &url, e))
+) -> PyResult<Option<(u64, Option<String>)>> {
+    py.detach(|| -> zseal::Result<_> {
+        match remote(&url, &settings)?.reader(zseal::io::ReadMode::Random) {
+            Ok(r) => Ok(Some((r.len(), r.etag().map(str::to_owned)))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .map_err(|e| to_py(py, &url, e))
 }

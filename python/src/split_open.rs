@@ -11,10 +11,15 @@ enum Container {
 }
 
 impl Container {
-    /// The container at `src` (a path or an object's URL).
-    fn open(src: &str, settings: &split::Settings) -> zseal::Result<Container> {
+    /// The container at `src` (a path or an object's URL; an object of the version whose ETag
+    /// is `version`, when given: see `split::pinned_reader`).
+    fn open(
+        src: &str,
+        settings: &split::Settings,
+        version: Option<&str>,
+    ) -> zseal::Result<Container> {
         Ok(if zseal::io::is_url(src) {
-            let r = split::remote(src, settings)?.reader(zseal::io::ReadMode::Random)?;
+            let r = split::pinned_reader(src, settings, version)?;
             Container::Object(Box::new(r))
         } else {
             Container::File(File::open(src)?)
@@ -26,6 +31,14 @@ impl Container {
     fn plan_span(&mut self, (from, to): (u64, u64)) {
         if let Container::Object(r) = self {
             r.plan_span(from, to);
+        }
+    }
+
+    /// The container's size, and an object's ETag (what the tasks are pinned to).
+    fn size_and_version(&mut self) -> io::Result<(u64, Option<String>)> {
+        match self {
+            Container::File(f) => Ok((f.metadata()?.len(), None)),
+            Container::Object(r) => Ok((r.len(), r.etag().map(str::to_owned))),
         }
     }
 }
@@ -58,6 +71,8 @@ pub(crate) struct SplitOpen {
     chunk_size: usize,
     name: String,
     settings: split::Settings,
+    stored_size: u64,
+    version: Option<String>,
 }
 
 #[pymethods]
@@ -77,8 +92,12 @@ impl SplitOpen {
                  (zseal.verify(..., signers=...)), not split across tasks",
             ));
         }
-        let locked = py
-            .detach(|| zseal::Locked::read(Container::open(&src, &settings)?))
+        let (locked, (stored_size, version)) = py
+            .detach(|| -> zseal::Result<_> {
+                let mut c = Container::open(&src, &settings, None)?;
+                let seen = c.size_and_version()?;
+                Ok((zseal::Locked::read(c)?, seen))
+            })
             .map_err(|e| to_py(py, &src, e))?;
         let needs = locked.needs();
         let (key, locked) = with_keys(py, needs, &src, &keys, move |ids| {
@@ -98,6 +117,8 @@ impl SplitOpen {
             chunk_size,
             name: src,
             settings,
+            stored_size,
+            version,
         })
     }
 
@@ -110,6 +131,19 @@ impl SplitOpen {
     #[getter]
     fn plaintext_size(&self) -> u64 {
         self.fin.plaintext_len
+    }
+
+    /// The container's size when it was opened.
+    #[getter]
+    fn stored_size(&self) -> u64 {
+        self.stored_size
+    }
+
+    /// The object's ETag when it was opened (None for a file, or a store without strong
+    /// ETags): the version every task must read (`open_range`'s `version`).
+    #[getter]
+    fn version(&self) -> Option<&str> {
+        self.version.as_deref()
     }
 
     #[getter]
@@ -180,14 +214,14 @@ impl SplitOpen {
 }
 
 /// Opens plaintext bytes `start..end` (whole chunks) of the container `src` (a path or an
-/// object's URL) with `open_key`, on `threads`, into `out`: nowhere (None: a verify), the
+/// object's URL: of the version whose ETag is `version`, when given) with `open_key`, on `threads`, into `out`: nowhere (None: a verify), the
 /// existing file at that path at offset `start`, or, given a ticket (bytes, from
 /// `SharedUpload.ticket`), the task's parts of that upload. Returns the range's result (bytes,
 /// for `SplitOpen.check`), and with a ticket `(result, parts)`. Nothing that failed
 /// authentication is written.
 #[pyfunction]
 #[pyo3(signature = (open_key, src, start, end, out=None, threads=None,
-                    settings=split::Settings::new()))]
+                    settings=split::Settings::new(), version=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn open_range<'py>(
     py: Python<'py>,
@@ -198,12 +232,13 @@ pub(crate) fn open_range<'py>(
     out: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     settings: split::Settings,
+    version: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let key = zseal::OpenKey::from_bytes(open_key).map_err(|e| to_py(py, "", e))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let open = || -> zseal::Result<_> {
-        let mut dec =
-            zseal::Locked::read(Container::open(&src, &settings)?)?.unlock_with_key(&key, &opts)?;
+        let container = Container::open(&src, &settings, version.as_deref())?;
+        let mut dec = zseal::Locked::read(container)?.unlock_with_key(&key, &opts)?;
         let (span, inner) = zseal::stored_span(&mut dec, start, end)?;
         inner.plan_span(span);
         Ok(dec)

@@ -394,14 +394,14 @@ def test_dask_encrypt_into_an_object_fails_whole(tmp_path, keys, client, s3_env)
     plain = random.Random(9).randbytes(30 * MiB)
     src = tmp_path / "p.bin"
     src.write_bytes(plain)
-    real = zd._source_size
-    zd._source_size = lambda p, settings: real(p, settings) + 3 * MiB
+    real = zd._source
+    zd._source = lambda p, settings: (real(p, settings)[0] + 3 * MiB, None)
     try:
         with pytest.raises(zseal.ZsealError, match="changed while it was being sealed"):
             zd.encrypt(src, "s3://zseal-test/failed-dask.zseal", recipients=[recipient], chunk_size=MiB,
                        tasks=3, client=client, compress="none")
     finally:
-        zd._source_size = real
+        zd._source = real
     assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix="failed-dask")
     _no_uploads_left(s3_env)
     s3_env.put_object(Bucket="zseal-test", Key="kept.zseal", Body=b"keep")
@@ -605,3 +605,145 @@ def test_an_interrupt_aborts_the_upload(tmp_path, keys, client, s3_env, monkeypa
     monkeypatch.setattr(distributed.Client, "gather", real_gather)
     assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix=f"interrupted-{job}")
     _no_uploads_left(s3_env)
+
+
+def _between_tasks(monkeypatch, zd, then) -> list:
+    """Makes every job run its first task, then ``then(args)``, then its other tasks (a
+    deterministic moment inside a job: after the planning and one task, before the rest);
+    returns the list the jobs' task arguments are appended to."""
+    real, seen = zd._run, []
+
+    def run(client, fn, args, name, progress, stop=None):
+        seen.extend(args)
+        first = real(client, fn, args[:1], f"{name}-first", progress, stop)
+        then(args)
+        return first + real(client, fn, args[1:], f"{name}-rest", progress, stop)
+
+    monkeypatch.setattr(zd, "_run", run)
+    return seen
+
+
+@pytest.mark.parametrize("into", ["file", "s3"])
+def test_dask_encrypt_of_an_object_replaced_during_the_job_fails(tmp_path, keys, client, s3_env, monkeypatch,
+                                                                 into):
+    """Regression (review finding 4): each task HEADed the source and read whatever version it
+    found, so an object replaced after the first task sealed the old version's first range and
+    the new one's others under a valid digest. Every task now reads the coordinator's ETag
+    (If-Match): the job fails naming the change, and leaves no destination and no upload."""
+    import random
+
+    import zseal.dask as zd
+
+    _, recipient = keys
+    old, new = random.Random(1).randbytes(3 * MiB), random.Random(2).randbytes(3 * MiB)
+    s3_env.put_object(Bucket="zseal-test", Key="replaced.bin", Body=old)
+    _between_tasks(monkeypatch, zd, lambda args: s3_env.put_object(Bucket="zseal-test", Key="replaced.bin", Body=new))
+    dst = str(tmp_path / "out.zseal") if into == "file" else "s3://zseal-test/replaced-out.zseal"
+    with pytest.raises(zseal.ZsealError, match=r"s3://zseal-test/replaced.bin: the source changed during the job "
+                                               r"\(ETag .+, now .+\): run the job again"):
+        zd.encrypt("s3://zseal-test/replaced.bin", dst, recipients=[recipient], chunk_size=MiB, tasks=3,
+                   client=client, compress="none")
+    assert not os.listdir(tmp_path), "no destination, part or temporary file"
+    assert "Contents" not in s3_env.list_objects_v2(Bucket="zseal-test", Prefix="replaced-out")
+    _no_uploads_left(s3_env)
+
+
+@pytest.mark.parametrize("job", ["verify", "decrypt"])
+def test_dask_open_of_an_object_replaced_during_the_job_fails(tmp_path, keys, client, s3_env, monkeypatch, job):
+    """The same for a container read by verify and decrypt: a task reads the version the
+    coordinator unwrapped the key of, or fails naming the change (before, a replaced container
+    failed as damage, or a re-upload of other frames under the same key passed)."""
+    import random
+
+    import zseal.dask as zd
+
+    identity, recipient = keys
+    plain = random.Random(3).randbytes(3 * MiB)
+    sealed = []
+    for _ in range(2):
+        sink = io.BytesIO()
+        with zseal.open(sink, "wb", recipients=[recipient], chunk_size=MiB, compress="none") as f:
+            f.write(plain)
+        sealed.append(sink.getvalue())
+    s3_env.put_object(Bucket="zseal-test", Key="replaced.zseal", Body=sealed[0])
+    _between_tasks(monkeypatch, zd,
+                   lambda args: s3_env.put_object(Bucket="zseal-test", Key="replaced.zseal", Body=sealed[1]))
+    with pytest.raises(zseal.ZsealError, match="the source changed during the job"):
+        if job == "verify":
+            zd.verify("s3://zseal-test/replaced.zseal", identity=identity, client=client, tasks=3)
+        else:
+            # Into a file: 3 ranges of 1 MiB (into an object, one task would take parts of 8 MiB).
+            zd.decrypt("s3://zseal-test/replaced.zseal", tmp_path / "plain", identity=identity, client=client,
+                       tasks=3)
+    assert not os.listdir(tmp_path), "no destination or temporary file"
+
+
+def test_dask_encrypt_refuses_a_part_file_that_does_not_hold_its_task_output(tmp_path, keys, client, monkeypatch):
+    """Regression (review finding 4): the part files were joined as they were found, so one cut
+    short after its task ended (by an earlier attempt of a rescheduled task) made a broken
+    container. Each is now measured against its task's result first: the job fails naming it,
+    and leaves nothing."""
+    import random
+
+    import zseal.dask as zd
+
+    _, recipient = keys
+    src = tmp_path / "p.bin"
+    src.write_bytes(random.Random(6).randbytes(3 * MiB))
+    real = zd._run
+
+    def cut_the_second_part(client, fn, args, name, progress, stop=None):
+        done = real(client, fn, args, name, progress, stop)
+        part = next(a for a in args[1] if isinstance(a, str) and ".parts-" in a)
+        os.truncate(part, os.path.getsize(part) - 100)
+        return done
+
+    monkeypatch.setattr(zd, "_run", cut_the_second_part)
+    with pytest.raises(zseal.ZsealIOError, match=r"000001: the part file holds \d+ bytes, and its task sealed \d+"):
+        zd.encrypt(src, tmp_path / "p.zseal", recipients=[recipient], chunk_size=MiB, tasks=3, client=client,
+                   compress="none")
+    assert sorted(os.listdir(tmp_path)) == ["p.bin"], "no destination, part or temporary file"
+
+
+def test_dask_task_arguments_and_logs_hold_no_key(tmp_path, keys, client, s3_env, s3_endpoint, monkeypatch):
+    """Regression (review finding 4): the payload key travelled as bytes, and Dask logs a failing
+    task's arguments (distributed's "Compute Failed"), so the key reached the workers' logs. It
+    now travels wrapped, and so do the store's settings: the repr and str of every task's
+    arguments hold fixed texts, the wrapper still pickles with its value, and the log of a
+    failed task names neither the key nor the secret."""
+    import base64
+    import pickle
+    import random
+
+    import zseal.dask as zd
+
+    identity, recipient = keys
+    plain = random.Random(7).randbytes(2 * MiB)
+    s3_env.put_object(Bucket="zseal-test", Key="logged.bin", Body=plain)
+    seen = _between_tasks(monkeypatch, zd,
+                          lambda args: s3_env.put_object(Bucket="zseal-test", Key="logged.bin", Body=plain[::-1]))
+    secret = "not-to-be-logged-" + random.Random().randbytes(8).hex()
+    opts = {"key": "testing", "secret": secret, "endpoint_url": s3_endpoint, "region": "us-east-1"}
+    with pytest.raises(zseal.ZsealError, match="changed during the job"):
+        zd.encrypt("s3://zseal-test/logged.bin", tmp_path / "out.zseal", recipients=[recipient], chunk_size=MiB,
+                   tasks=2, client=client, compress="none", storage_options=opts)
+    (tmp_path / "p.bin").write_bytes(plain)
+    zseal.encrypt_file(tmp_path / "p.bin", tmp_path / "p.zseal", recipients=[recipient], chunk_size=MiB)
+    zd.verify(tmp_path / "p.zseal", identity=identity, client=client, tasks=2)
+    assert len(seen) == 4, "two tasks of each job"
+    logs = "\n".join(m for w in client.get_worker_logs().values() for _, m in w)
+    # distributed 2026.8 logs "_seal_task(...)": a task's arguments are elided when a long key
+    # leaves under 6 characters an argument, so only a shorter task name or a later version
+    # would print them. Their reprs are checked below whatever it prints.
+    assert "Compute Failed" in logs, logs[-3000:]
+    assert secret not in logs
+    for args in seen:
+        key = args[0].reveal()
+        assert pickle.loads(pickle.dumps(args[0])).reveal() == key, "a task gets its key"
+        assert len(key) > 32
+        for text in (repr(args), str(args), logs):
+            for form in (key.hex(), base64.b64encode(key).decode(), repr(key)[2:-1], repr(key[-32:])[2:-1]):
+                assert form not in text
+            assert "zsTASK" not in text and secret not in text
+        assert repr(args[0]) in ("<zseal task key>", "<zseal open key>") and str(args[0]) == repr(args[0])
+        assert repr(args[-1]) == "<zseal store settings>"

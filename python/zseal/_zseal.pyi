@@ -161,6 +161,7 @@ class SplitSeal:
     def header(self) -> bytes: ...
     def task_key(self) -> bytes: ...
     def ranges(self, size: int, tasks: int) -> list[tuple[int, int, int]]: ...
+    def stored_lens(self, results: Sequence[bytes]) -> list[int]: ...
     def write_trailer(self, results: Sequence[bytes], path: _Path) -> tuple[str | None, int]: ...
     def upload(
         self, url: str, ranges: Sequence[tuple[int, int, int]], overwrite: bool = False,
@@ -187,11 +188,13 @@ def seal_range(
     out: _Path | bytes,
     threads: int | None = None,
     settings: Sequence[tuple[str, str]] = ...,
+    version: str | None = None,
 ) -> bytes | tuple[bytes, bytes]:
-    """Seals bytes start..end of src (a path or an object's URL) as the chunks from first_chunk
-    into the new file out, or, given a ticket (bytes), as the task's parts of that upload."""
+    """Seals bytes start..end of src (a path or an object's URL, of the ETag version when given)
+    as the chunks from first_chunk into the new file out, or, given a ticket (bytes), as the
+    task's parts of that upload."""
 
-def object_size(url: str, settings: Sequence[tuple[str, str]] = ...) -> int | None: ...
+def object_version(url: str, settings: Sequence[tuple[str, str]] = ...) -> tuple[int, str | None] | None: ...
 
 class SplitOpen:
     """The coordinator of a container opened in pieces (FORMAT.md §11.4; see zseal.dask)."""
@@ -206,6 +209,10 @@ class SplitOpen:
     def open_key(self) -> bytes: ...
     @property
     def plaintext_size(self) -> int: ...
+    @property
+    def stored_size(self) -> int: ...
+    @property
+    def version(self) -> str | None: ...
     @property
     def chunk_size(self) -> int: ...
     @property
@@ -222,6 +229,7 @@ def open_range(
     out: _Path | bytes | None = None,
     threads: int | None = None,
     settings: Sequence[tuple[str, str]] = ...,
+    version: str | None = None,
 ) -> bytes | tuple[bytes, bytes]:
-    """Opens plaintext bytes start..end of the container src into nothing, a file at that
-    offset, or (given a ticket) the task's parts of an upload."""
+    """Opens plaintext bytes start..end of the container src (of the ETag version when given)
+    into nothing, a file at that offset, or (given a ticket) the task's parts of an upload."""

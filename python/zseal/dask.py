@@ -17,10 +17,18 @@ the parts are joined. Either way the destination appears whole or not at all.
 
     python -m zseal.dask encrypt big.tar big.tar.zseal -r age1… --scheduler tcp://h:8786
 
+Every task reads the version of an object source that this process saw when it planned the
+job: its ETag travels with the task, and each of the task's GETs is conditional on it
+(``If-Match``). A source replaced while the job runs fails the job ("the source changed during
+the job"), leaving no destination, instead of sealing the old version's first ranges beside the
+new one's last.
+
 What a cluster operator can see: the task key (the payload key: it seals and opens this file's
 frames, not the file key) travels to the workers inside the tasks' arguments, never in a task's
 name; whoever controls the scheduler or a worker, or the network between them without Dask's
-TLS (``tls://``), can take it with the task. Use TLS between scheduler and workers.
+TLS (``tls://``), can take it with the task. Use TLS between scheduler and workers. The key and
+the store settings travel wrapped (:class:`_Secret`): Dask logs a failing task's arguments, and
+their repr is a fixed text, never the key.
 """
 
 from __future__ import annotations
@@ -31,10 +39,11 @@ import os
 import secrets
 import shutil
 import sys
+import tempfile
 from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
-from .errors import OptionError, ZsealFileExistsError
+from .errors import OptionError, ZsealFileExistsError, ZsealIOError
 from .options import OpenOptions, SealOptions, take_keys, take_seal
 
 
@@ -53,17 +62,55 @@ class Result:
     workers: tuple[str, ...]
 
 
-def _seal_task(task_key: bytes, first: int, src: str, start: int, end: int, out: str | bytes,
-               threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
-    """One task: seals plaintext bytes start..end of src into the part file, or as its parts of
-    the upload the ticket ``out`` names."""
+class _Secret:
+    """A secret among a task's arguments (the payload key, the store's settings): Dask logs a
+    failing task ("Compute Failed", with the task's repr, which holds its arguments' reprs), and
+    this one's repr and str are a fixed text that names what it holds, never its bytes. It
+    pickles with its value (a task needs it): only Dask's TLS keeps it off the network."""
+
+    __slots__ = ("_what", "_value")
+
+    def __init__(self, what: str, value: Any) -> None:
+        self._what = what
+        self._value = value
+
+    def reveal(self) -> Any:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"<zseal {self._what}>"
+
+    __str__ = __repr__
+
+
+def _where() -> str:
+    """The address of the worker running this task (``"local"`` without a cluster)."""
     try:
         from distributed import get_worker
 
-        where = get_worker().address
+        return get_worker().address
     except (ImportError, ValueError):
-        where = "local"
-    return _zseal.seal_range(task_key, first, src, start, end, out, threads, settings), where
+        return "local"
+
+
+def _seal_task(task_key: _Secret, first: int, src: str, version: str | None, start: int, end: int,
+               out: str | bytes, threads: int | None, settings: _Secret) -> tuple[Any, str]:
+    """One task: seals plaintext bytes start..end of src (an object: of the ETag ``version``)
+    into the part file, or as its parts of the upload the ticket ``out`` names."""
+    key, opts = task_key.reveal(), settings.reveal()
+    if isinstance(out, bytes):
+        return _zseal.seal_range(key, first, src, start, end, out, threads, opts, version), _where()
+    # Written beside the part file and renamed over it when whole: an earlier attempt of a
+    # rescheduled task, still running, never truncates or mixes into the attempt Dask kept.
+    fd, attempt = tempfile.mkstemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".attempt-")
+    os.close(fd)
+    try:
+        result = _zseal.seal_range(key, first, src, start, end, attempt, threads, opts, version)
+        os.replace(attempt, out)
+    finally:
+        if os.path.exists(attempt):
+            os.unlink(attempt)
+    return result, _where()
 
 
 def _wants_progress(progress: bool | None) -> bool:
@@ -145,14 +192,14 @@ def _job_settings(urls: list[str], storage_options: dict | None) -> list[tuple[s
     return _settings(urls[0], storage_options)
 
 
-def _source_size(src: str, settings: list[tuple[str, str]]) -> int:
+def _source(src: str, settings: list[tuple[str, str]]) -> tuple[int, str | None]:
+    """The source's size and, for an object, its ETag (one HEAD): the version every task reads."""
     if _is_url(src):
-        size = _zseal.object_size(src, settings)
-        if size is None:
-            e = FileNotFoundError(f"{src}: no such object")
-            raise e
-        return size
-    return os.path.getsize(src)
+        seen = _zseal.object_version(src, settings)
+        if seen is None:
+            raise FileNotFoundError(f"{src}: no such object")
+        return seen
+    return os.path.getsize(src), None
 
 
 def _client(client: Any) -> Any:
@@ -267,6 +314,10 @@ class _Run:
             overwrite=overwrite,
         )
 
+    def secret_settings(self) -> _Secret:
+        """The settings as the tasks get them: they may hold the store's credentials."""
+        return _Secret("store settings", self.settings)
+
     def run(self, fn: Any, args: list[tuple], what: str, stop: Any = None) -> list[Any]:
         return _run(self.client, fn, args, f"zseal-{what}-{self.token}", self.progress, stop)
 
@@ -297,16 +348,16 @@ def encrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
     src, dst = os.fspath(src), os.fspath(dst)
     seal = take_seal("zseal.dask.encrypt", job, allowed=WriteJob.__annotations__)
     run = _Run.of("encrypt", {k: v for k, v in job.items() if k not in seal}, [src, dst], writes=True)
-    size = _source_size(src, run.settings)
+    size, version = _source(src, run.settings)
     split = _zseal.SplitSeal(passphrase=passphrase, **seal)
     ranges = split.ranges(size, run.tasks)
     if not _is_url(src):
         src = os.path.abspath(src)
-    key = split.task_key()
+    key = _Secret("task key", split.task_key())
     if _is_url(dst):
         upload = split.upload(dst, ranges, run.overwrite, run.settings)
         try:
-            args = [(key, f, src, a, b, upload.ticket(k), run.threads, run.settings)
+            args = [(key, f, src, version, a, b, upload.ticket(k), run.threads, run.secret_settings())
                     for k, (f, a, b) in enumerate(ranges)]
             done = run.run(_seal_task, args, "seal-range", stop=upload.abort)
             digest, plain, stored, parts = upload.complete(
@@ -316,7 +367,7 @@ def encrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
             upload.abort()
             raise
     else:
-        digest, plain, stored, done = _encrypt_to_file(split, key, src, dst, ranges, run)
+        digest, plain, stored, done = _encrypt_to_file(split, key, (src, version), dst, ranges, run)
         parts = len(ranges)
     return run.result(plain, stored, digest, ranges, parts, done)
 
@@ -352,15 +403,18 @@ def _temporary(dst: str, token: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.zseal-{token}")
 
 
-def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, run: _Run) -> tuple:
+def _encrypt_to_file(split: Any, key: _Secret, source: tuple[str, str | None], dst: str, ranges: list,
+                     run: _Run) -> tuple:
     """Each task writes its frames to a part file beside ``dst``; the parts are joined into a
     temporary file that becomes ``dst`` (without overwrite, only if there is none)."""
+    src, version = source
     where = os.path.dirname(os.path.abspath(dst))
     parts_dir = os.path.join(where, f".{os.path.basename(dst)}.parts-{run.token}")
     os.mkdir(parts_dir, 0o700)
     tmp = _temporary(dst, run.token)
+    parts = [os.path.join(parts_dir, f"{k:06d}") for k in range(len(ranges))]
     args = [
-        (key, first, src, start, end, os.path.join(parts_dir, f"{k:06d}"), run.threads, run.settings)
+        (key, first, src, version, start, end, parts[k], run.threads, run.secret_settings())
         for k, (first, start, end) in enumerate(ranges)
     ]
     try:
@@ -369,9 +423,7 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, r
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(split.header)
-            for a in args:
-                with open(a[5], "rb") as part:
-                    shutil.copyfileobj(part, out, 8 << 20)
+            _join(out, parts, split.stored_lens(results))
             out.flush()
             # Appended a frame at a time: a padded file's padding is not held in memory.
             digest, plain = split.write_trailer(results, tmp)
@@ -385,17 +437,36 @@ def _encrypt_to_file(split: Any, key: bytes, src: str, dst: str, ranges: list, r
     return digest, plain, stored, done
 
 
-def _open_task(open_key: bytes, src: str, start: int, end: int, out: str | bytes | None,
-               threads: int | None, settings: list[tuple[str, str]]) -> tuple[Any, str]:
-    """One task: opens plaintext bytes start..end of the container src into out (nowhere, a
-    file at that offset, or its parts of an upload)."""
-    try:
-        from distributed import get_worker
+def _join(out: Any, parts: list[str], sizes: list[int]) -> None:
+    """Appends the part files to ``out`` in order, each checked against the bytes its task's
+    result says it wrote: a part file that holds anything else (cut short, or left by another
+    attempt of its task) fails the job, naming it, before it is joined."""
+    for path, size in zip(parts, sizes, strict=True):
+        with open(path, "rb") as part:
+            held = os.fstat(part.fileno()).st_size
+            copied = 0
+            while held == size and copied < size:
+                block = part.read(min(8 << 20, size - copied))
+                if not block:
+                    break
+                out.write(block)
+                copied += len(block)
+        if held != size or copied != size:
+            e = ZsealIOError(
+                f"{path}: the part file holds {held} bytes, and its task sealed {size}: it was "
+                "changed after its task ended (another attempt of the task?); nothing was written, "
+                "run the job again"
+            )
+            e.kind, e.filename = "io", path
+            raise e
 
-        where = get_worker().address
-    except (ImportError, ValueError):
-        where = "local"
-    return _zseal.open_range(open_key, src, start, end, out, threads, settings), where
+
+def _open_task(open_key: _Secret, src: str, version: str | None, start: int, end: int,
+               out: str | bytes | None, threads: int | None, settings: _Secret) -> tuple[Any, str]:
+    """One task: opens plaintext bytes start..end of the container src (an object: of the ETag
+    ``version``) into out (nowhere, a file at that offset, or its parts of an upload)."""
+    key, opts = open_key.reveal(), settings.reveal()
+    return _zseal.open_range(key, src, start, end, out, threads, opts, version), _where()
 
 
 def _opener(what: str, src: str, passphrase: str | None, job: dict, writes: bool,
@@ -425,11 +496,11 @@ def verify(src: Any, *, passphrase: str | None = None, **job: Unpack[OpenJob]) -
     src = _absolute(src)
     opener, run = _opener("verify", src, passphrase, job, False, [src])
     ranges = opener.ranges(run.tasks)
-    key = opener.open_key()
-    args = [(key, src, a, b, None, run.threads, run.settings) for a, b in ranges]
+    key, version = _Secret("open key", opener.open_key()), opener.version
+    args = [(key, src, version, a, b, None, run.threads, run.secret_settings()) for a, b in ranges]
     done = run.run(_open_task, args, "verify-range")
     digest = opener.check([d[0] for d in done])
-    return run.result(opener.plaintext_size, _source_size(src, run.settings), digest, ranges, 0, done)
+    return run.result(opener.plaintext_size, opener.stored_size, digest, ranges, 0, done)
 
 
 def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[DecryptJob]) -> Result:
@@ -442,11 +513,11 @@ def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
     existing ``dst`` is replaced only with ``overwrite=True``."""
     src, dst = _absolute(src), os.fspath(dst)
     opener, run = _opener("decrypt", src, passphrase, job, True, [src, dst])
-    key = opener.open_key()
+    key, version = _Secret("open key", opener.open_key()), opener.version
     if _is_url(dst):
         upload, ranges = opener.upload(dst, run.tasks, run.overwrite)
         try:
-            args = [(key, src, a, b, upload.ticket(k, a), run.threads, run.settings)
+            args = [(key, src, version, a, b, upload.ticket(k, a), run.threads, run.secret_settings())
                     for k, (a, b) in enumerate(ranges)]
             done = run.run(_open_task, args, "open-range", stop=upload.abort)
             digest = opener.check([d[0][0] for d in done])
@@ -462,7 +533,7 @@ def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
             os.ftruncate(fd, opener.plaintext_size)
             os.close(fd)
             fd = -1
-            args = [(key, src, a, b, tmp, run.threads, run.settings) for a, b in ranges]
+            args = [(key, src, version, a, b, tmp, run.threads, run.secret_settings()) for a, b in ranges]
             done = run.run(_open_task, args, "open-range")
             digest = opener.check([d[0] for d in done])
             _publish(tmp, dst, run.overwrite)
@@ -472,7 +543,7 @@ def decrypt(src: Any, dst: Any, *, passphrase: str | None = None, **job: Unpack[
             if os.path.exists(tmp):
                 os.unlink(tmp)
         parts = 0
-    return run.result(opener.plaintext_size, _source_size(src, run.settings), digest, ranges, parts, done)
+    return run.result(opener.plaintext_size, opener.stored_size, digest, ranges, parts, done)
 
 
 def _absolute(p: Any) -> str:

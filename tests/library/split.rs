@@ -30,6 +30,11 @@ fn split(plain: &[u8], opts: &EncryptOptions, tasks: usize, seed: u64) -> Vec<u8
         let mut w = seal_range(&key, first, Vec::new(), threads).unwrap();
         w.write_all(&plain[start as usize..end as usize]).unwrap();
         let (frames, result) = w.finish_range().unwrap();
+        assert_eq!(
+            result.stored_len(),
+            frames.len() as u64,
+            "what a part file must hold"
+        );
         out.extend_from_slice(&frames);
         results.push(RangeResult::from_bytes(&result.to_bytes()).unwrap());
         assert_eq!(results[k], result);

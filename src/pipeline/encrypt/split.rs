@@ -151,6 +151,15 @@ impl RangeResult {
         b
     }
 
+    /// The bytes the task wrote: its frames, each a header and its body. What a part file
+    /// holding this range must measure before it is joined.
+    pub fn stored_len(&self) -> u64 {
+        self.body_lens
+            .iter()
+            .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
+            .sum()
+    }
+
     /// A result from [`RangeResult::to_bytes`].
     pub fn from_bytes(b: &[u8]) -> Result<Self> {
         let bad = || Error::InvalidOption("not a zseal range result".into());
