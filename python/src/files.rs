@@ -14,6 +14,8 @@ pub(crate) fn decrypt_file(
     keys: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Option<String>> {
     let name = src.display().to_string();
+    crate::writer::refuse_dash(py, &src, "the input")?;
+    crate::writer::refuse_dash(py, &dst, "the output")?;
     let keys = keys_from_kwargs("decrypt_file", keys)?;
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let source = Source::file(f, name.clone());
@@ -85,6 +87,7 @@ pub(crate) fn encrypt_file(
 ) -> PyResult<()> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
+    crate::writer::refuse_dash(py, &src, "the input")?;
     let f = File::open(&src).map_err(|e| to_py(py, &name, e.into()))?;
     let sink = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     let args = EncryptArgs {

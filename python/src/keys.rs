@@ -383,7 +383,7 @@ fn add_signers(signers: &mut zseal::crypto::sign::Signers, v: &Bound<'_, PyAny>)
 }
 
 /// A keyword argument that is one path (or str) or a list of them; None is none.
-fn one_or_many(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<Vec<String>> {
+pub(crate) fn one_or_many(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<Vec<String>> {
     if v.is_none() {
         return Ok(Vec::new());
     }

@@ -46,6 +46,27 @@ pub(crate) fn new_output(
     create_output(py, dst, overwrite, false, refusal)
 }
 
+/// Refuses the path `-`, which the command line reads as a standard stream: a Python function
+/// given it would otherwise make a file named `-` (or look for one). `what`: "the output",
+/// "the input".
+pub(crate) fn refuse_dash(py: Python<'_>, path: &std::path::Path, what: &str) -> PyResult<()> {
+    if path != std::path::Path::new("-") {
+        return Ok(());
+    }
+    Err(crate::errors::raise(
+        py,
+        "OptionError",
+        "invalid option",
+        "",
+        &format!(
+            "{what} is '-': on the command line that is a standard stream, but these functions \
+             take paths. To use standard output or input, open the file with zseal.open(...) and \
+             copy to or from sys.stdout.buffer / sys.stdin.buffer (shutil.copyfileobj); a file \
+             really named - is './-'"
+        ),
+    ))
+}
+
 /// [`new_output`] with the choice of a private (0600) file, for keys.
 pub(crate) fn create_output(
     py: Python<'_>,
@@ -55,6 +76,7 @@ pub(crate) fn create_output(
     refusal: &str,
 ) -> PyResult<TempOutput> {
     let name = dst.display().to_string();
+    refuse_dash(py, &dst, "the output")?;
     let opened =
         Destination::resolve(&dst).and_then(|d| OutputFile::create(&d, overwrite, private));
     match opened {
@@ -88,6 +110,10 @@ pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
 #[derive(Default)]
 pub(crate) struct EncryptArgs {
     pub(crate) recipients: Option<Vec<String>>,
+    /// Files of recipients, one a line (`recipients_file=`, the command line's `-R`).
+    pub(crate) recipients_files: Vec<PathBuf>,
+    /// SSH private keys to sign with (`sign=`, the command line's `--sign`).
+    pub(crate) sign: Vec<PathBuf>,
     pub(crate) passphrase: Option<String>,
     pub(crate) compress: Option<String>,
     pub(crate) cipher: Option<String>,
@@ -97,6 +123,12 @@ pub(crate) struct EncryptArgs {
     pub(crate) pad: bool,
     /// `zseal` (default) or `age`.
     pub(crate) format: Option<String>,
+}
+
+/// A keyword argument that is one path or a list of them (`recipients_file=`, `sign=`).
+fn paths(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<Vec<PathBuf>> {
+    let all = crate::keys::one_or_many(v, what)?;
+    Ok(all.into_iter().map(PathBuf::from).collect())
 }
 
 /// Recipients parsed from a caller's arguments.
@@ -114,11 +146,17 @@ impl EncryptArgs {
                 continue;
             }
             match name.as_str() {
-                // Any iterable of strings (a list, a tuple, a generator).
+                // One string is one recipient; else any iterable of strings (a list, a tuple, a
+                // generator).
+                "recipients" if v.is_instance_of::<pyo3::types::PyString>() => {
+                    a.recipients = Some(vec![v.extract()?]);
+                }
                 "recipients" => {
                     let all = v.try_iter()?.map(|r| r?.extract::<String>());
                     a.recipients = Some(all.collect::<PyResult<_>>()?);
                 }
+                "recipients_file" => a.recipients_files = paths(&v, "recipients_file")?,
+                "sign" => a.sign = paths(&v, "sign")?,
                 "passphrase" => a.passphrase = Some(v.extract()?),
                 "compress" => a.compress = Some(v.extract()?),
                 "cipher" => a.cipher = Some(v.extract()?),
@@ -149,6 +187,20 @@ impl EncryptArgs {
         for r in self.recipients.unwrap_or_default() {
             keys.push(Box::new(AgeRecipient::parse(&r)?));
         }
+        for f in &self.recipients_files {
+            let name = f.display().to_string();
+            let file = std::fs::File::open(f).map_err(|e| {
+                option_error(format!(
+                    "cannot open recipients file {name}: {}",
+                    zseal::io::without_path(&e)
+                ))
+            })?;
+            let read = recipients::read_recipients(std::io::BufReader::new(file), &name)?;
+            keys.extend(
+                read.into_iter()
+                    .map(|r| Box::new(r) as Box<dyn Recipient + Send + Sync>),
+            );
+        }
         if let Some(pw) = self.passphrase {
             keys.push(Box::new(Passphrase::new(pw.into_bytes())?));
         }
@@ -174,6 +226,10 @@ impl EncryptArgs {
         }
         if let Some(f) = &self.format {
             o = o.format(f.parse()?);
+        }
+        // An encrypted key has no one to ask here: it is refused, naming an agent instead.
+        for k in &self.sign {
+            o = o.sign(zseal::crypto::sign::SigningKey::read(k, &KeyPrompt::None)?);
         }
         Ok((keys, o))
     }

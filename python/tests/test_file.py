@@ -689,4 +689,67 @@ def test_sealing_options_are_one_set_and_misspellings_are_refused(tmp_path, keys
         zseal.open(tmp_path / "d.zseal", "rb", identity=identity, compress="lz4")
     with zseal.open(tmp_path / "d.zseal", identity=identity) as f:
         assert f.read() == b"x" * 1000
-    assert set(zseal.SealOptions.__annotations__) == {"recipients", "compress", "cipher", "hash", "chunk_size", "pad"}
+    assert set(zseal.SealOptions.__annotations__) == {"recipients", "recipients_file", "sign", "compress", "cipher",
+                                                      "hash", "chunk_size", "pad"}
+
+
+def test_a_dash_is_refused_not_made_a_file(tmp_path, keys, monkeypatch):
+    """Issue 48, point 2: ``decrypt_file(src, "-")`` made a plaintext file named ``-``; the
+    command line reads ``-`` as a standard stream, these functions take paths, so it is refused,
+    saying how to reach standard output, and nothing is created."""
+    identity, recipient = keys
+    monkeypatch.chdir(tmp_path)
+    src = seal(tmp_path / "s.zseal", text(5000), recipient)
+    with pytest.raises(zseal.OptionError, match="sys.stdout.buffer"):
+        zseal.decrypt_file(str(src), "-", identity=identity)
+    with pytest.raises(zseal.OptionError, match="the input is '-'"):
+        zseal.decrypt_file("-", str(tmp_path / "out"), identity=identity)
+    (tmp_path / "plain").write_bytes(b"x")
+    with pytest.raises(zseal.OptionError, match="the output is '-'"):
+        zseal.encrypt_file(str(tmp_path / "plain"), "-", recipients=[recipient])
+    with pytest.raises(zseal.OptionError, match="the input is '-'"):
+        zseal.encrypt_file("-", str(tmp_path / "o.zseal"), recipients=[recipient])
+    assert not (tmp_path / "-").exists() and not (tmp_path / "out").exists()
+
+
+def test_keys_as_text_one_recipient_string_recipients_files_and_signing(tmp_path, keys, zseal_bin):
+    """Issue 48, point 4: ``identity=open("me.key").read()`` was taken for a path and the
+    exception echoed the secret key; one ``recipients="age1…"`` string split into characters;
+    Python lacked the command line's ``-R`` and ``--sign``."""
+    identity_path, recipient = keys
+    key_text = Path(identity_path).read_text()
+    src = tmp_path / "in"
+    src.write_bytes(text(70000))
+    out = tmp_path / "one.zseal"
+    zseal.encrypt_file(str(src), str(out), recipients=recipient)
+    with zseal.open(str(out), identity=key_text) as f:
+        assert f.read() == text(70000)
+    # Key text that opens nothing: the message never holds the secret.
+    _, other = zseal.keygen()
+    sealed_other = seal(tmp_path / "o.zseal", b"x", other)
+    with pytest.raises(zseal.WrongKeyError) as e:
+        zseal.decrypt_file(str(sealed_other), str(tmp_path / "never"), identity=key_text)
+    secret_line = next(l for l in key_text.splitlines() if l.startswith("AGE-SECRET-KEY-"))
+    assert secret_line[15:] not in str(e.value)
+    # A secret key where a recipient goes: refused, not repeated.
+    with pytest.raises(zseal.OptionError, match="a recipient is a secret key") as e:
+        zseal.encrypt_file(str(src), str(tmp_path / "x"), recipients=secret_line)
+    assert secret_line[15:] not in str(e.value)
+    # recipients_file=, as -R.
+    (tmp_path / "team.txt").write_text(f"# the team\n{recipient}\n{other}\n")
+    out2 = tmp_path / "team.zseal"
+    zseal.encrypt_file(str(src), str(out2), recipients_file=str(tmp_path / "team.txt"))
+    info = zseal.inspect(str(out2))
+    assert info["recipient_kinds"] == ["X25519", "X25519"]
+    assert zseal.decrypt_file(str(out2), str(tmp_path / "back"), identity=identity_path)
+    assert (tmp_path / "back").read_bytes() == text(70000)
+    # sign=, as --sign: the command line's verify --signer checks it.
+    ssh_keygen = peer("ssh-keygen")
+    if ssh_keygen is None:
+        return
+    subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "alice")], check=True)
+    signed = tmp_path / "signed.zseal"
+    zseal.encrypt_file(str(src), str(signed), recipients=[recipient], sign=str(tmp_path / "alice"))
+    done = subprocess.run([zseal_bin, "verify", "-i", identity_path, "--signer", str(tmp_path / "alice.pub"),
+                           str(signed)], capture_output=True, text=True)
+    assert done.returncode == 0 and "good signature by" in done.stderr, done.stderr

@@ -9,13 +9,20 @@ from typing import Any, Callable, Iterable, Sequence, TypedDict
 
 
 class SealOptions(TypedDict, total=False):
-    """How a file is sealed: ``recipients`` (``age1…``/``ssh-…`` strings), ``compress``
+    """How a file is sealed: ``recipients`` (an ``age1…``/``ssh-…`` string, or a list of
+    them), ``recipients_file`` (the path of a file of recipients, one a line, ``#`` comments, as
+    the command line's ``-R``; or a list of paths), ``sign`` (the path of an OpenSSH private key,
+    or a list: a signature frame over the plaintext, FORMAT.md §12, as ``--sign``; a
+    passphrase-protected key is refused, a ``.pub`` whose key ssh-agent holds signs through the
+    agent; zseal containers only), ``compress``
     (``"zstd:3"``, ``"lz4"``, ``"gzip:6"``, ``"none"``), ``cipher`` (``"aes-256-gcm"``,
     ``"chacha20-poly1305"``), ``hash`` (``"blake3"``, ``"xxh3"``, ``"none"``), ``chunk_size``
     (bytes, a power of two), ``pad`` (round chunk and file lengths up to size classes,
     FORMAT.md §3.3). A passphrase, which reading takes too, is a parameter of its own."""
 
-    recipients: Iterable[str] | None
+    recipients: str | Iterable[str] | None
+    recipients_file: Any
+    sign: Any
     compress: str | None
     cipher: str | None
     hash: str | None
@@ -52,7 +59,9 @@ def take_seal(what: str, options: dict, allowed: Iterable[str] = ()) -> dict:
     seal = {}
     for k, v in options.items():
         if k in SealOptions.__annotations__:
-            seal[k] = list(v) if k == "recipients" and v is not None else v
+            # One string is one recipient, not a list of characters.
+            many = k == "recipients" and v is not None and not isinstance(v, str)
+            seal[k] = list(v) if many else v
         elif k not in allowed:
             raise TypeError(f"{what}() got an unexpected keyword argument {k!r}")
     return seal

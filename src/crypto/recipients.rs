@@ -129,6 +129,19 @@ impl AgeRecipient {
             Box::new(age::ssh::Recipient::from_str(s).map_err(|e| {
                 Error::InvalidOption(format!("invalid SSH recipient '{}': {e:?}", short(s)))
             })?)
+        } else if looks_secret(s) {
+            return Err(Error::InvalidOption(
+                "a recipient is a secret key (an identity): encrypt to its public key instead \
+                 (`zseal keygen -y KEYFILE` prints an age key's; an SSH key's is its .pub line); \
+                 the key is not repeated here"
+                    .into(),
+            ));
+        } else if std::path::Path::new(s).is_file() {
+            return Err(Error::InvalidOption(format!(
+                "unknown recipient '{}': it is a file; a file of recipients is read with -R FILE \
+                 (recipients_file= in Python)",
+                short(s)
+            )));
         } else {
             return Err(Error::InvalidOption(format!(
                 "unknown recipient '{}': use an age1… or age1pq1… key, or an ssh-ed25519 / ssh-rsa public key",
@@ -319,6 +332,14 @@ pub fn read_identities(
                 });
                 rest.push('\n');
             }
+            l if l.starts_with("age1") || l.starts_with("ssh-") => {
+                return Err(bad(&format!(
+                    "line {}: this is a public key (a recipient, for -r/-R), not the secret key \
+                     that opens a file: give the identity file (for an SSH key, the file \
+                     without .pub)",
+                    n + 1
+                )));
+            }
             l => {
                 more |= !l.is_empty() && !l.starts_with('#');
                 rest.push_str(l);
@@ -349,14 +370,21 @@ pub enum IdentitySource {
 }
 
 impl IdentitySource {
-    /// A file path, or, for an entry that starts with `AGE-SECRET-KEY-1`, the identity itself.
+    /// A file path, or the identities themselves: an entry that holds a secret key
+    /// (`AGE-SECRET-KEY-…` anywhere, an OpenSSH private key) or several lines is key text
+    /// (`open("me.key").read()`, comments and all), never a path that a message would echo.
     pub fn from_entry(entry: &str) -> IdentitySource {
-        let trimmed = entry.trim();
-        match trimmed.starts_with("AGE-SECRET-KEY-1") || trimmed.starts_with(IDENTITY_PREFIX) {
-            true => IdentitySource::Text(zeroize::Zeroizing::new(trimmed.to_string())),
+        match looks_secret(entry) || entry.contains('\n') {
+            true => IdentitySource::Text(zeroize::Zeroizing::new(entry.trim().to_string())),
             false => IdentitySource::File(entry.into()),
         }
     }
+}
+
+/// True when `s` holds secret key material (an age secret key, an OpenSSH private key), which
+/// a message must never repeat.
+pub fn looks_secret(s: &str) -> bool {
+    s.contains("AGE-SECRET-KEY-") || s.contains("PRIVATE KEY-----")
 }
 
 /// The one identity loader of every front end: reads each source's identities, asking `ask`

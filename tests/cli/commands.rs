@@ -1396,3 +1396,41 @@ fn a_dash_is_standard_input_for_every_file_read() {
         .code(1)
         .stderr(contains("writes two files"));
 }
+
+/// Issue 48, points 4 and 10: a secret key given as a recipient is refused without being
+/// repeated (24 characters of it were echoed); a file given to -r points to -R; a public key
+/// given to -i says so.
+#[test]
+fn keys_in_the_wrong_place_are_named_and_secrets_never_echoed() {
+    let secret = std::fs::read_to_string(fixtures().join("keys/age.key")).unwrap();
+    let line = secret
+        .lines()
+        .find(|l| l.starts_with("AGE-SECRET-KEY-"))
+        .unwrap()
+        .to_string();
+    let out = zseal()
+        .args(["encrypt", "-r", &line, "-o", "/dev/null"])
+        .arg(fixtures().join("sample.log"))
+        .assert()
+        .code(1)
+        .stderr(contains("a recipient is a secret key"));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains(&line[15..30]), "{stderr}");
+    zseal()
+        .args(["encrypt", "-r"])
+        .arg(fixtures().join("keys/age.pub"))
+        .args(["-o", "/dev/null"])
+        .arg(fixtures().join("sample.log"))
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "it is a file; a file of recipients is read with -R FILE",
+        ));
+    zseal()
+        .args(["decrypt", "-i"])
+        .arg(fixtures().join("keys/age.pub"))
+        .arg(fixtures().join("v1/recipients.zseal"))
+        .assert()
+        .code(1)
+        .stderr(contains("this is a public key (a recipient, for -r/-R)"));
+}
