@@ -298,7 +298,42 @@ def test_python_m_zseal_dask_names_an_unreachable_scheduler(tmp_path, keys):
         [sys.executable, "-m", "zseal.dask", "encrypt", str(src), str(tmp_path / "p.zseal"), "-r", recipient],
         capture_output=True, text=True, timeout=120,
     )
-    assert again.returncode == 1 and "or -f to replace it" in again.stderr, again.stderr
+    assert again.returncode == 1 and "-f on the command line" in again.stderr, again.stderr
+
+
+def test_python_m_zseal_dask_takes_the_commands_flags_and_refuses_a_dash(tmp_path, keys):
+    """Issue 48, points 2 and 8: ``python -m zseal.dask decrypt X -`` made a plaintext file
+    named ``-``; its hints named Python's keywords (``overwrite=True``, ``recipients=[…]``,
+    ``identity=``); it lacked ``-R``, ``--passphrase-file`` and ``-o``."""
+    import subprocess
+    import sys
+
+    identity, recipient = keys
+    src = tmp_path / "p.bin"
+    src.write_bytes(b"y" * 5000)
+    (tmp_path / "team.txt").write_text(f"# team\n{recipient}\n")
+    run = lambda *args, **kw: subprocess.run([sys.executable, "-m", "zseal.dask", *args], capture_output=True,
+                                               text=True, timeout=120, cwd=tmp_path, **kw)
+    ok = run("encrypt", str(src), "-o", str(tmp_path / "r.zseal"), "-R", str(tmp_path / "team.txt"))
+    assert ok.returncode == 0, ok.stderr
+    for args in (("decrypt", str(tmp_path / "r.zseal"), "-", "-i", identity), ("encrypt", "-", "x.zseal", "-r", recipient)):
+        bad = run(*args)
+        assert bad.returncode == 1 and "'-' (standard input or output) cannot be" in bad.stderr, bad.stderr
+    assert not (tmp_path / "-").exists() and not (tmp_path / "x.zseal").exists()
+    nokey = run("decrypt", str(tmp_path / "r.zseal"), "-o", str(tmp_path / "back"))
+    assert nokey.returncode == 1 and "here: -i FILE, or --passphrase-file FILE" in nokey.stderr, nokey.stderr
+    nokey = run("encrypt", str(src), str(tmp_path / "n.zseal"), env={k: v for k, v in os.environ.items()
+                                                                     if k != "ZSEAL_PASSPHRASE"})
+    assert nokey.returncode == 1 and "give -r RECIPIENT, -R FILE or --passphrase-file FILE" in nokey.stderr
+    # A passphrase from --passphrase-file -, both ways.
+    pw = run("encrypt", str(src), str(tmp_path / "pw.zseal"), "--passphrase-file", "-", input="correct horse battery\n")
+    assert pw.returncode == 0, pw.stderr
+    back = run("decrypt", str(tmp_path / "pw.zseal"), "-o", str(tmp_path / "back"), "--passphrase-file", "-",
+               input="correct horse battery\n")
+    assert back.returncode == 0, back.stderr
+    assert (tmp_path / "back").read_bytes() == b"y" * 5000
+    both = run("decrypt", str(tmp_path / "pw.zseal"), str(tmp_path / "b2"), "-o", str(tmp_path / "b3"))
+    assert both.returncode == 2 and "give the destination once" in both.stderr
 
 
 S3_ENV = {

@@ -43,7 +43,7 @@ import tempfile
 from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
-from .errors import OptionError, ZsealFileExistsError, ZsealIOError
+from .errors import MissingKeyError, OptionError, ZsealFileExistsError, ZsealIOError
 from .options import OpenOptions, SealOptions, take_keys, take_seal
 
 
@@ -296,6 +296,12 @@ class _Run:
 
     @classmethod
     def of(cls, what: str, job: dict, urls: list[str], writes: bool) -> _Run:
+        if "-" in urls:
+            raise OptionError(
+                f"zseal.dask.{what}: '-' (standard input or output) cannot be a source or a destination: "
+                "the tasks read and write by offset, on many workers; give a file every worker shares "
+                "or an object URL (for a stream, use the zseal command)"
+            )
         allowed = (WriteJob if writes else Job).__annotations__
         for k in job:
             if k not in allowed:
@@ -303,7 +309,7 @@ class _Run:
         dst = urls[-1] if writes else None
         overwrite = bool(job.get("overwrite", False))
         if dst is not None and not _is_url(dst) and os.path.lexists(dst) and not overwrite:
-            raise _exists(dst, "it exists (pass overwrite=True to replace it)")
+            raise _exists(dst, "it exists (overwrite=True replaces it; -f on the command line)")
         client = _client(job.get("client"))
         return cls(
             client=client,
@@ -395,7 +401,7 @@ def _publish(tmp: str, dst: str, overwrite: bool) -> None:
     try:
         os.link(tmp, dst)
     except FileExistsError:
-        raise _exists(dst, "it appeared while the job ran (pass overwrite=True)") from None
+        raise _exists(dst, "it appeared while the job ran (overwrite=True replaces it; -f on the command line)") from None
     os.unlink(tmp)
 
 
@@ -560,6 +566,21 @@ def _tasks(client: Any, tasks: int | None) -> int:
     return 2 * max(1, nthreads)
 
 
+def _passphrase(file: str | None) -> str | None:
+    """The first line of ``file`` (``-``: standard input), else ``ZSEAL_PASSPHRASE``."""
+    if file is None:
+        return os.environ.get("ZSEAL_PASSPHRASE")
+    if file == "-":
+        line = sys.stdin.readline()
+    else:
+        with open(file, encoding="utf-8") as f:
+            line = f.readline()
+    line = line.rstrip("\r\n")
+    if not line:
+        raise ValueError(f"passphrase file {file} is empty: put the passphrase on its first line")
+    return line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m zseal.dask", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -568,10 +589,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     common.add_argument("--threads", type=int, help="engine threads per task (default: one per core)")
     common.add_argument("--scheduler", help="the Dask scheduler's address (default: a local scheduler)")
     common.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler")
+    common.add_argument("--passphrase-file", metavar="FILE",
+                        help="the passphrase on the first line of FILE (- reads stdin; else ZSEAL_PASSPHRASE)")
     e = sub.add_parser("encrypt", parents=[common], help="seal a file or object into a container")
     e.add_argument("src")
-    e.add_argument("dst")
-    e.add_argument("-r", "--recipient", action="append", default=[])
+    e.add_argument("dst", nargs="?", help="the container (or -o)")
+    e.add_argument("-o", "--output", help="the container (instead of DST)")
+    e.add_argument("-r", "--recipient", action="append", default=[], help="age1…, age1pq1… or ssh-… (repeatable)")
+    e.add_argument("-R", "--recipients-file", action="append", default=[], metavar="FILE",
+                   help="every recipient in FILE, one a line (repeatable)")
     e.add_argument("-c", "--compress")
     e.add_argument("--cipher")
     e.add_argument("--hash")
@@ -580,15 +606,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     e.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
     d = sub.add_parser("decrypt", parents=[common], help="decrypt a container into a file or object")
     d.add_argument("src")
-    d.add_argument("dst")
+    d.add_argument("dst", nargs="?", help="the plaintext's file or object (or -o)")
+    d.add_argument("-o", "--output", help="the plaintext's file or object (instead of DST)")
     d.add_argument("-f", "--force", action="store_true", help="replace an existing destination")
     v = sub.add_parser("verify", parents=[common], help="check a whole container")
     v.add_argument("src")
     for p in (d, v):
         p.add_argument("-i", "--identity", action="append", default=[], help="an identity file (repeatable)")
     a = ap.parse_args(argv)
-    # A passphrase comes from the environment, as the command line's ZSEAL_PASSPHRASE.
-    passphrase = os.environ.get("ZSEAL_PASSPHRASE")
+    if a.command != "verify":
+        if (a.dst is None) == (a.output is None):
+            ap.error(f"{a.command}: give the destination once, as DST or with -o")
+        a.dst = a.dst if a.dst is not None else a.output
+    # A passphrase comes from --passphrase-file, else the environment, as for the command line.
+    try:
+        passphrase = _passphrase(a.passphrase_file)
+    except (OSError, ValueError) as err:
+        print(f"zseal: error: {err}", file=sys.stderr)
+        return 1
     client = None
     if a.scheduler:
         from distributed import Client
@@ -602,13 +637,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+    if a.command == "encrypt" and not (a.recipient or a.recipients_file or passphrase):
+        print("zseal: error: no key to encrypt to: give -r RECIPIENT, -R FILE or --passphrase-file FILE "
+              "(or set ZSEAL_PASSPHRASE)", file=sys.stderr)
+        return 1
     try:
         if a.command == "encrypt":
             r = encrypt(
                 a.src,
                 a.dst,
                 recipients=a.recipient or None,
-                passphrase=None if a.recipient else passphrase,
+                recipients_file=a.recipients_file or None,
+                passphrase=None if a.recipient or a.recipients_file else passphrase,
                 compress=a.compress,
                 cipher=a.cipher,
                 hash=a.hash,
@@ -630,7 +670,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 r = verify(a.src, **keys)
                 verb = f"verified {r.plaintext_size} bytes in {r.stored_size}"
     except Exception as err:  # noqa: BLE001 - one line on stderr, as the command prints
-        hint = " (or -f to replace it)" if isinstance(err, FileExistsError) else ""
+        # The library names Python's keyword arguments; this command line has flags for them.
+        hint = " (here: -i FILE, or --passphrase-file FILE)" if isinstance(err, MissingKeyError) else ""
         print(f"zseal: error: {err}{hint}", file=sys.stderr)
         return 1
     finally:

@@ -306,14 +306,20 @@ fn ssh_keygen_checks_the_exported_statement_and_zseal_takes_its_signatures() {
             .success()
     };
     assert!(ssh_verify("bob@example", &s.path("stmt.sig")));
-    // An existing export is not replaced.
+    // An existing export is not replaced, and the message names no option verify lacks
+    // (issue 48, point 8: it said "use --force … or choose another -o").
     s.open(
         "verify",
         &file,
         &["--export-signature", prefix.to_str().unwrap()],
     )
     .assert()
-    .failure();
+    .failure()
+    .stderr(
+        contains("already exists, and is never replaced: remove it, or give another PREFIX")
+            .and(contains("--force").not())
+            .and(contains("-o").not()),
+    );
     // A signature ssh-keygen makes over the statement, for a container that holds none.
     let carol = ssh_key(&s.ssh_keygen, s.dir.path(), "ecdsa", "carol");
     let unsigned = s.path("u.zseal");

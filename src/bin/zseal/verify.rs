@@ -181,10 +181,16 @@ impl Export {
         sig.push(".sig");
         let sig = PathBuf::from(sig);
         let open = |p: &Path| -> anyhow::Result<(PathBuf, crate::files::Output)> {
-            Ok((
-                p.to_path_buf(),
-                crate::files::Output::create(Some(p), false, None)?,
-            ))
+            // verify has no --force and no -o: the hint Output gives would name both.
+            let out = match p.symlink_metadata() {
+                Ok(_) => anyhow::bail!(
+                    "--export-signature: {} already exists, and is never replaced: remove it, or \
+                     give another PREFIX",
+                    p.display()
+                ),
+                Err(_) => crate::files::Output::create(Some(p), false, None)?,
+            };
+            Ok((p.to_path_buf(), out))
         };
         Ok(Export {
             statement: open(prefix)?,
