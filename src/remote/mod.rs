@@ -39,7 +39,6 @@ use object_store::{DynObjectStore, ObjectStoreExt};
 pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_LEN, MAX_TASKS};
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, ObjectRekey};
-pub(crate) use store::backoff;
 use store::{build_store, Built};
 pub use upload::abort_all_uploads;
 pub use writer::{ObjectVersion, RemoteWriter, Replace};

@@ -204,10 +204,9 @@ impl Bucket {
         headers: &[(&str, String)],
         body: Bytes,
     ) -> Sent {
-        let started = std::time::Instant::now();
-        let (mut attempt, mut uncertain) = (0u32, false);
+        let mut retries = super::store::Retries::new(self.retry_timeout);
+        let mut uncertain = false;
         loop {
-            attempt += 1;
             let failure = match self.send_once(&method, &url, headers, body.clone()).await {
                 Ok(a) => match judge(&a, request) {
                     Verdict::Done => {
@@ -226,11 +225,11 @@ impl Bucket {
                 Err(e) => e,
             };
             uncertain = true;
-            if attempt >= RETRIES || started.elapsed() >= self.retry_timeout {
+            let Some(pause) = retries.after_failure() else {
                 let result = Err(failure);
                 return Sent { result, uncertain };
-            }
-            tokio::time::sleep(super::backoff(attempt)).await;
+            };
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -546,9 +545,6 @@ impl Condition {
         }
     }
 }
-
-/// Requests a failing call is sent at most: the first and object_store's retries.
-const RETRIES: u32 = super::store::MAX_RETRIES + 1;
 
 /// What an answer means.
 enum Verdict {

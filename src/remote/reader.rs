@@ -281,8 +281,8 @@ impl Drop for RemoteReader {
 }
 
 /// One ranged GET of a version of the object, its body read whole. Failures the store's own
-/// retries do not cover (a body cut off mid-transfer, a short body) are retried here, with
-/// backoff, up to five times within the retry timeout.
+/// retries do not cover (a body cut off mid-transfer, a short body) are retried here, by the
+/// same policy ([`super::store::Retries`]).
 async fn fetch(
     obj: Arc<Object>,
     range: Range<u64>,
@@ -290,10 +290,8 @@ async fn fetch(
     stats: Arc<FetchStats>,
 ) -> io::Result<Bytes> {
     let want = range.end - range.start;
-    let started = std::time::Instant::now();
-    let mut attempt = 0u32;
+    let mut retries = super::store::Retries::new(obj.opts.retry_timeout);
     loop {
-        attempt += 1;
         let opts = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
             if_match: etag.clone(),
@@ -336,9 +334,9 @@ async fn fetch(
                 e
             }
         };
-        if attempt >= 5 || started.elapsed() >= obj.opts.retry_timeout {
+        let Some(pause) = retries.after_failure() else {
             return Err(err);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await;
+        };
+        tokio::time::sleep(pause).await;
     }
 }

@@ -242,11 +242,41 @@ fn retry_config(opts: &TransferOptions) -> object_store::RetryConfig {
     }
 }
 
-/// The pause before retry number `attempt` (from 1): [`retry_config`]'s backoff, for the
-/// requests of zseal's own (own.rs) that object_store's retries do not cover.
-pub(crate) fn backoff(attempt: u32) -> Duration {
+/// The pause before retry number `attempt` (from 1): [`retry_config`]'s backoff.
+fn backoff(attempt: u32) -> Duration {
     let doubled = INIT_BACKOFF.saturating_mul(1 << attempt.saturating_sub(1).min(16));
     doubled.min(MAX_BACKOFF)
+}
+
+/// The one retry policy, object_store's ([`retry_config`]: its backoff, its number of retries,
+/// the retry timeout), for what its own retries do not cover: zseal's own requests (own.rs)
+/// and a ranged GET whose body was cut off (reader.rs). Ask [`Retries::after_failure`] after
+/// each failed attempt.
+pub(crate) struct Retries {
+    started: std::time::Instant,
+    retried: u32,
+    timeout: Duration,
+}
+
+impl Retries {
+    /// A request about to be sent for the first time, retried within `timeout`.
+    pub(crate) fn new(timeout: Duration) -> Retries {
+        Retries {
+            started: std::time::Instant::now(),
+            retried: 0,
+            timeout,
+        }
+    }
+
+    /// After a failed attempt: the pause before the next one, or `None` when the retries or the
+    /// time are spent and the failure is to be reported.
+    pub(crate) fn after_failure(&mut self) -> Option<Duration> {
+        if self.retried >= MAX_RETRIES || self.started.elapsed() >= self.timeout {
+            return None;
+        }
+        self.retried += 1;
+        Some(backoff(self.retried))
+    }
 }
 
 /// A connection must open within 10 s (or the request timeout, when shorter), and a request be
@@ -271,5 +301,18 @@ mod tests {
         let o = retry_config(&TransferOptions::default());
         assert_eq!(o.backoff.init_backoff, backoff(1));
         assert_eq!(o.max_retries, MAX_RETRIES as usize);
+    }
+
+    /// A request is sent at most 1 + MAX_RETRIES times, pausing as the backoff says, and not
+    /// after the retry timeout.
+    #[test]
+    fn retries_follow_object_stores_policy() {
+        let mut r = Retries::new(Duration::from_secs(3600));
+        let pauses: Vec<_> = std::iter::from_fn(|| r.after_failure()).collect();
+        assert_eq!(pauses.len(), MAX_RETRIES as usize);
+        assert_eq!(pauses[0], backoff(1));
+        assert_eq!(pauses[2], backoff(3));
+        let mut spent = Retries::new(Duration::ZERO);
+        assert_eq!(spent.after_failure(), None);
     }
 }
