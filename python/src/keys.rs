@@ -55,7 +55,7 @@ impl KeyPrompt {
 /// `identity` entries: paths of identity files (age, OpenSSH), or `AGE-SECRET-KEY-1…` strings,
 /// read by the library's one identity loader.
 pub(crate) fn read_identities(
-    entries: &[String],
+    entries: &[Zeroizing<String>],
     ask: KeyPrompt,
 ) -> zseal::Result<Vec<AgeIdentity>> {
     let sources: Vec<_> = entries
@@ -198,7 +198,8 @@ pub(crate) fn _passphrase_cache_len() -> usize {
 
 /// The keys a caller passed to a decrypting call.
 pub(crate) struct Keys {
-    identity: Vec<String>,
+    /// Paths, or key text (wiped when dropped).
+    identity: Vec<Zeroizing<String>>,
     /// How an encrypted SSH key's passphrase is asked for.
     ask: KeyPrompt,
     passphrase: Option<Zeroizing<String>>,
@@ -406,10 +407,14 @@ pub(crate) fn keys_of(
     key_passphrase: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Keys> {
     let ask = KeyPrompt::of(key_passphrase)?;
-    let identity = match identity {
-        None => Vec::new(),
-        Some(v) => one_or_many(v, "identity must be a path or a list of paths")?,
-    };
+    let mut entries = Vec::new();
+    if let Some(v) = identity {
+        for e in one_or_many(v, "identity must be a path or a list of paths")? {
+            crate::writer::refuse_dash(v.py(), std::path::Path::new(&e), "identity")?;
+            entries.push(Zeroizing::new(e));
+        }
+    }
+    let identity = entries;
     Ok(Keys {
         identity,
         ask,

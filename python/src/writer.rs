@@ -127,8 +127,13 @@ pub(crate) struct EncryptArgs {
 
 /// A keyword argument that is one path or a list of them (`recipients_file=`, `sign=`).
 fn paths(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<Vec<PathBuf>> {
-    let all = crate::keys::one_or_many(v, what)?;
-    Ok(all.into_iter().map(PathBuf::from).collect())
+    let all: Vec<PathBuf> = (crate::keys::one_or_many(v, what)?.into_iter())
+        .map(PathBuf::from)
+        .collect();
+    for p in &all {
+        refuse_dash(v.py(), p, what)?;
+    }
+    Ok(all)
 }
 
 /// Recipients parsed from a caller's arguments.
@@ -188,14 +193,7 @@ impl EncryptArgs {
             keys.push(Box::new(AgeRecipient::parse(&r)?));
         }
         for f in &self.recipients_files {
-            let name = f.display().to_string();
-            let file = std::fs::File::open(f).map_err(|e| {
-                option_error(format!(
-                    "cannot open recipients file {name}: {}",
-                    zseal::io::without_path(&e)
-                ))
-            })?;
-            let read = recipients::read_recipients(std::io::BufReader::new(file), &name)?;
+            let read = recipients::read_recipients_file(f)?;
             keys.extend(
                 read.into_iter()
                     .map(|r| Box::new(r) as Box<dyn Recipient + Send + Sync>),

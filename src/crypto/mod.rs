@@ -242,6 +242,13 @@ pub trait Identity {
         let _ = stanzas;
         Ok(None)
     }
+
+    /// The recipient this identity's stanzas name, when they name one (an SSH key's tag): lets
+    /// a caller tell whether a header is for it without unwrapping (which may ask for a
+    /// passphrase again). The default: none.
+    fn stanza_recipient(&self) -> Option<StanzaRecipient> {
+        None
+    }
 }
 
 /// The rules of FORMAT.md §1.1 on who a file is for: at least one recipient, a passphrase alone,

@@ -196,6 +196,16 @@ impl Recipient for AgeRecipient {
     }
 }
 
+/// The recipients of the file at `path` ([`read_recipients`]; `-R FILE`, `recipients_file=`).
+pub fn read_recipients_file(path: &std::path::Path) -> Result<Vec<AgeRecipient>> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| {
+        let e = crate::io::without_path(&e);
+        Error::InvalidOption(format!("cannot open recipients file {name}: {e}"))
+    })?;
+    read_recipients(io::BufReader::new(file), &name)
+}
+
 /// Reads recipients, one per line; blank lines and `#` comments are skipped (an authorized_keys
 /// file works, minus its options).
 pub fn read_recipients(r: impl BufRead, origin: &str) -> Result<Vec<AgeRecipient>> {
@@ -233,9 +243,17 @@ fn strip_key_options(line: &str) -> &str {
 /// A private key to decrypt with.
 pub struct AgeIdentity {
     inner: Box<dyn age::Identity>,
+    /// For an SSH key, the recipient its stanzas name (its key tag), read from the public half
+    /// that an OpenSSH key file keeps in clear: what `rekey` checks without asking for the
+    /// passphrase of an encrypted key again.
+    names: Option<super::StanzaRecipient>,
 }
 
 impl Identity for AgeIdentity {
+    fn stanza_recipient(&self) -> Option<super::StanzaRecipient> {
+        self.names.clone()
+    }
+
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
         let ours: Vec<age_core::format::Stanza> = stanzas
             .iter()
@@ -290,6 +308,16 @@ impl<P: KeyPassphrase> age::Callbacks for Callbacks<P> {
     }
 }
 
+/// The recipient an OpenSSH private key's stanzas name, from its public half (kept in clear in
+/// the key file, also when the key is encrypted); `None` for a key ssh-key cannot read (an RSA
+/// key in PEM form).
+fn ssh_stanza_recipient(data: &[u8]) -> Option<super::StanzaRecipient> {
+    let key = ssh_key::PrivateKey::from_openssh(data).ok()?;
+    let public = key.public_key().to_openssh().ok()?;
+    let recipient = AgeRecipient::parse(&public).ok()?;
+    super::StanzaRecipient::of(&recipient).ok().flatten()
+}
+
 /// Reads an identity file: age's (`AGE-SECRET-KEY-1…` lines, `#` comments) or an OpenSSH private
 /// key (`ssh-ed25519`, `ssh-rsa`; an encrypted one asks `ask` for its passphrase).
 pub fn read_identities(
@@ -316,6 +344,7 @@ pub fn read_identities(
         }
         return Ok(vec![AgeIdentity {
             inner: Box::new(id.with_callbacks(Callbacks(ask))),
+            names: ssh_stanza_recipient(data),
         }]);
     }
     // Post-quantum identities (AGE-SECRET-KEY-PQ-1…) are read here, the rest by age.
@@ -329,6 +358,7 @@ pub fn read_identities(
                     .map_err(|e| bad(&format!("line {}: {e}", n + 1)))?;
                 out.push(AgeIdentity {
                     inner: Box::new(id),
+                    names: None,
                 });
                 rest.push('\n');
             }
@@ -351,7 +381,10 @@ pub fn read_identities(
         let file = age::IdentityFile::from_buffer(io::Cursor::new(rest.as_bytes()))
             .map_err(|e| bad(&e))?;
         let ids = file.into_identities().map_err(|e| bad(&e))?;
-        out.extend(ids.into_iter().map(|inner| AgeIdentity { inner }));
+        out.extend(
+            ids.into_iter()
+                .map(|inner| AgeIdentity { inner, names: None }),
+        );
     }
     if out.is_empty() {
         return Err(bad(&"no AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 line"));

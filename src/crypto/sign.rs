@@ -291,16 +291,36 @@ impl Signers {
     /// holds one (`id_ed25519.pub`).
     pub fn add_key(&mut self, key_or_file: &str) -> Result<()> {
         self.required = true;
-        let text = match std::fs::read_to_string(key_or_file) {
-            Ok(t) => t,
-            Err(_) => key_or_file.to_string(),
-        };
+        if crate::crypto::recipients::looks_secret(key_or_file) {
+            return self.add_key_text(key_or_file, "the key given");
+        }
+        match std::fs::read_to_string(key_or_file) {
+            Ok(text) => self.add_key_text(&text, key_or_file),
+            Err(_) => self.add_key_text(key_or_file, "the key given"),
+        }
+    }
+
+    /// Adds the public key `text` (an OpenSSH one-line key), named `name` in messages (a path,
+    /// "standard input"); a key given as itself is then named by its comment, if it has one.
+    /// A private key is refused without being repeated.
+    pub fn add_key_text(&mut self, text: &str, name: &str) -> Result<()> {
+        self.required = true;
+        if crate::crypto::recipients::looks_secret(text) {
+            return Err(Error::InvalidOption(format!(
+                "{name}: this is a private key; a signer is given by its public key (the line of \
+                 its .pub file); the key is not repeated here"
+            )));
+        }
         let key = PublicKey::from_openssh(text.trim()).map_err(|e| {
             Error::InvalidOption(format!(
-                "{key_or_file}: not an OpenSSH public key or a file holding one ({e})"
+                "{name}: not an OpenSSH public key or a file holding one ({e})"
             ))
         })?;
-        self.keys.push((key_or_file.to_string(), key));
+        let name = match (name, key.comment()) {
+            ("the key given" | "standard input", c) if !c.is_empty() => c.to_string(),
+            (name, _) => name.to_string(),
+        };
+        self.keys.push((name, key));
         Ok(())
     }
 

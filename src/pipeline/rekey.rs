@@ -154,6 +154,16 @@ fn kept_stanzas(
     remove: &[crate::crypto::StanzaRecipient],
 ) -> Result<Vec<crate::crypto::Stanza>> {
     for r in remove {
+        let named = old.iter().filter(|s| s.recipient_id().as_ref() == Some(r));
+        if named.count() > 1 {
+            // A key tag is 32 bits: another key can be made to share it, so a tag that names
+            // two stanzas does not say which is this key's.
+            return Err(Error::InvalidOption(format!(
+                "more than one stanza carries the {} key tag {}: zseal cannot tell which is \
+                 this key's; give the recipients to keep instead",
+                r.kind, r.key_tag
+            )));
+        }
         if !old.iter().any(|s| s.recipient_id().as_ref() == Some(r)) {
             return Err(Error::InvalidOption(format!(
                 "no stanza of the file is for the {} key with tag {} (its stanzas: {}): nothing \
@@ -185,11 +195,28 @@ fn check_still_opens(
     {
         return Ok(());
     }
+    // An identity whose stanzas name it (an SSH key) is looked for by name: unwrapping again
+    // would ask for an encrypted key's passphrase once more. The others unwrap, asking nothing.
     let opens = |stanzas: &[crate::crypto::Stanza]| {
-        (identities.iter()).any(|id| id.unwrap_stanzas(stanzas).ok().flatten().is_some())
+        identities.iter().any(|id| match id.stanza_recipient() {
+            Some(r) => stanzas
+                .iter()
+                .any(|s| s.recipient_id().as_ref() == Some(&r)),
+            None => id.unwrap_stanzas(stanzas).ok().flatten().is_some(),
+        })
     };
     if opens(new) {
         return Ok(());
+    }
+    if old
+        .iter()
+        .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
+    {
+        return Err(Error::InvalidOption(
+            "the file was opened with its passphrase, which the new recipients replace: zseal \
+             cannot tell whether you hold a key for one of them. Pass --force if you do"
+                .into(),
+        ));
     }
     let opened: Vec<String> = (old.chunks(1).filter(|s| opens(s)))
         .map(|s| s[0].describe())

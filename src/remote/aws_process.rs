@@ -31,7 +31,26 @@ type Expiring = (Arc<AwsCredential>, Option<DateTime<Utc>>);
 #[derive(Debug)]
 pub(super) struct ProcessCredentials {
     command: Command,
-    cached: tokio::sync::Mutex<Option<Expiring>>,
+    cached: tokio::sync::Mutex<Runs>,
+}
+
+/// What the runs left: the credentials, and the last failure with when it ended, so that the
+/// requests that waited for a failing run fail with it instead of each running the command
+/// again (a hanging helper would otherwise cost its timeout once per request in flight).
+#[derive(Default)]
+struct Runs {
+    credentials: Option<Expiring>,
+    failed: Option<(Instant, String)>,
+}
+
+/// No credential in debug output.
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs")
+            .field("credentials", &self.credentials.as_ref().map(|(_, t)| t))
+            .field("failed", &self.failed)
+            .finish()
+    }
 }
 
 /// The command of a profile, and how long one run may take.
@@ -63,7 +82,7 @@ impl ProcessCredentials {
                 command: command.to_string(),
                 timeout,
             },
-            cached: tokio::sync::Mutex::new(None),
+            cached: tokio::sync::Mutex::new(Runs::default()),
         }
     }
 }
@@ -214,17 +233,33 @@ impl CredentialProvider for ProcessCredentials {
         };
         // An async lock, held across the run: concurrent requests wait for one run instead of
         // starting many, and no thread is held while they wait.
-        let mut cached = self.cached.lock().await;
-        if let Some(c) = cached.as_ref().filter(|c| fresh(c)) {
+        let asked = Instant::now();
+        let mut runs = self.cached.lock().await;
+        if let Some(c) = runs.credentials.as_ref().filter(|c| fresh(c)) {
             return Ok(c.0.clone());
         }
+        if let Some((_, why)) = runs.failed.as_ref().filter(|(at, _)| *at >= asked) {
+            return Err(object_store::Error::Unauthenticated {
+                path: String::new(),
+                source: why.clone().into(),
+            });
+        }
         let command = self.command.clone();
-        let (credential, expires) = tokio::task::spawn_blocking(move || command.run())
+        let ran = tokio::task::spawn_blocking(move || command.run())
             .await
-            .map_err(|e| self.command.error(format!("could not be run: {e}")))??;
-        let credential = Arc::new(credential);
-        *cached = Some((credential.clone(), expires));
-        Ok(credential)
+            .map_err(|e| self.command.error(format!("could not be run: {e}")))
+            .and_then(|r| r);
+        match ran {
+            Ok((credential, expires)) => {
+                let credential = Arc::new(credential);
+                runs.credentials = Some((credential.clone(), expires));
+                Ok(credential)
+            }
+            Err(e) => {
+                runs.failed = Some((Instant::now(), e.to_string()));
+                Err(e)
+            }
+        }
     }
 }
 
@@ -256,6 +291,40 @@ mod tests {
             );
             assert!(e.contains(&named) && e.contains("ZSEAL_TIMEOUT"), "{e}");
         }
+    }
+
+    /// Requests that waited for a run that failed fail with it: a hanging helper costs its
+    /// timeout once, not once per request in flight.
+    #[test]
+    fn requests_waiting_on_a_failed_run_do_not_run_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("runs");
+        let provider = ProcessCredentials {
+            command: Command {
+                profile: "p".into(),
+                command: format!("echo run >> {}; exec sleep 8", log.display()),
+                timeout: Duration::from_secs(1),
+            },
+            cached: tokio::sync::Mutex::new(Runs::default()),
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let provider = Arc::new(provider);
+        let started = Instant::now();
+        let asks: Vec<_> = (0..4)
+            .map(|_| {
+                let p = provider.clone();
+                rt.spawn(async move { p.get_credential().await.map(|_| ()) })
+            })
+            .collect();
+        let results: Vec<_> = asks.into_iter().map(|h| rt.block_on(h).unwrap()).collect();
+        assert!(results.iter().all(|r| r.is_err()));
+        let runs = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(runs.lines().count(), 1, "{runs}");
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

@@ -210,7 +210,9 @@ fn an_unsigned_file_fails_a_signer_check_and_releases_nothing_it_should_not() {
     s.open("verify", &plain_file, &["--signer", key.to_str().unwrap()])
         .assert()
         .failure()
-        .stderr(contains("not an OpenSSH public key"));
+        .stderr(contains(
+            "this is a private key; a signer is given by its public key",
+        ));
 }
 
 #[test]

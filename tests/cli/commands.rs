@@ -1433,4 +1433,37 @@ fn keys_in_the_wrong_place_are_named_and_secrets_never_echoed() {
         .assert()
         .code(1)
         .stderr(contains("this is a public key (a recipient, for -r/-R)"));
+    // A private key where a signer's public key goes: refused, not repeated.
+    let private = std::fs::read_to_string(fixtures().join("keys/ed25519")).unwrap();
+    let body = private.lines().nth(1).unwrap().to_string();
+    let out = zseal()
+        .args(["verify", "-i"])
+        .arg(fixtures().join("keys/age.key"))
+        .args(["--signer", "-"])
+        .arg(fixtures().join("v1/recipients.zseal"))
+        .write_stdin(private.clone())
+        .assert()
+        .code(1)
+        .stderr(contains("this is a private key"));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains(&body), "{stderr}");
+    let out = zseal()
+        .args(["verify", "-i"])
+        .arg(fixtures().join("keys/age.key"))
+        .arg(format!("--signer={private}"))
+        .arg(fixtures().join("v1/recipients.zseal"))
+        .assert()
+        .code(1)
+        .stderr(contains("this is a private key"));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains(&body), "{stderr}");
+    // The data on stdin claims it before a --signer - could read it as a key.
+    zseal()
+        .args(["decrypt", "-i"])
+        .arg(fixtures().join("keys/age.key"))
+        .args(["--signer", "-"])
+        .write_stdin(std::fs::read(fixtures().join("v1/recipients.zseal")).unwrap())
+        .assert()
+        .code(1)
+        .stderr(contains("--signer - reads standard input, but the data"));
 }

@@ -623,3 +623,40 @@ fn cli_rekey_refuses_a_lock_out_and_removes_an_ssh_recipient() {
         .success();
     assert_eq!(out.get_output().stdout, std::fs::read(&plain).unwrap());
 }
+
+/// The lock-out check asks an encrypted SSH key for nothing more: it looks for the key's own
+/// tag among the new stanzas (an unwrap would ask for the passphrase again, once a stanza).
+/// A file opened by its passphrase and given to recipients says zseal cannot tell.
+#[test]
+fn the_lock_out_check_asks_no_passphrase_again() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    #[derive(Clone)]
+    struct Counting(Arc<AtomicUsize>);
+    impl zseal::crypto::recipients::KeyPassphrase for Counting {
+        fn passphrase(&self, _: &str) -> Option<String> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Some("zseal fixture".into())
+        }
+    }
+    let asked = Arc::new(AtomicUsize::new(0));
+    let key_file = std::fs::read(keys().join("ed25519-encrypted")).unwrap();
+    let id = zseal::crypto::recipients::read_identities(&key_file, "enc", Counting(asked.clone()))
+        .unwrap()
+        .remove(0);
+    let plain = data(9000);
+    let (mine, age) = (recipient("ed25519-encrypted.pub"), recipient("age.pub"));
+    let c = seal_to(&plain, &[&mine]);
+    let kept = rekey(&c, &id, &[&age, &mine], &RekeyOptions::default()).unwrap();
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "asked once, to open the file"
+    );
+    let e = rekey(&kept, &id, &[&age], &RekeyOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("(ssh-ed25519 (key tag "), "{e}");
+    let pw = pass("old passphrase");
+    let by_pw = seal(&plain, &pw, &EncryptOptions::default().chunk_size(1024), 5);
+    let e = rekey(&by_pw, &pw, &[&age], &RekeyOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("opened with its passphrase"), "{e}");
+}

@@ -59,15 +59,16 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    let signers = a.signers.signers()?;
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
     // (and a signer check reads the whole file, a range too).
     let mode = match a.range {
-        Some(_) if !signers.is_required() => ReadMode::Random,
+        Some(_) if !a.signers.given() => ReadMode::Random,
         _ => ReadMode::Sequential,
     };
     let counters = Counters::default();
+    // The data claims standard input before a `--signer -` could (stdin.rs).
     let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
+    let signers = a.signers.signers()?;
     let what = display_name(c.input.as_deref(), "standard input");
     let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
     if signers.is_required() && output.streams() && !c.report.quiet {

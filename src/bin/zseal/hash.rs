@@ -65,6 +65,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// GETs, several in flight).
 fn hash_path(alg: HashAlg, path: &Path) -> std::io::Result<String> {
     if path == Path::new("-") {
+        crate::stdin::claim("the file -").map_err(std::io::Error::other)?;
         zseal::hash::hash_reader(alg, std::io::stdin().lock())
     } else if crate::files::url_of(path).is_some() {
         let input = crate::files::open_input(Some(path)).map_err(std::io::Error::other)?;
@@ -78,6 +79,7 @@ fn check_sums(lists: &[PathBuf]) -> anyhow::Result<()> {
     let mut entries = Vec::new();
     for l in lists {
         let text = if l == Path::new("-") {
+            crate::stdin::claim("the list -")?;
             std::io::read_to_string(std::io::stdin().lock())?
         } else {
             std::fs::read_to_string(l).with_context(|| format!("cannot read {}", l.display()))?

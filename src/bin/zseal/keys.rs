@@ -185,12 +185,7 @@ pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Age
                 "standard input",
             )?);
         } else {
-            let file = std::fs::File::open(f)
-                .with_context(|| format!("cannot open recipients file {}", f.display()))?;
-            out.extend(recipients::read_recipients(
-                std::io::BufReader::new(file),
-                &f.display().to_string(),
-            )?);
+            out.extend(recipients::read_recipients_file(f)?);
         }
     }
     Ok(out)

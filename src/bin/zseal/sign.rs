@@ -106,6 +106,11 @@ pub struct SignerArgs {
 }
 
 impl SignerArgs {
+    /// True when a signer was asked for (the check then needs the whole file, in order).
+    pub fn given(&self) -> bool {
+        !self.signer.is_empty() || !self.allowed_signers.is_empty()
+    }
+
     /// The signers given (none: nothing is required).
     pub fn signers(&self) -> anyhow::Result<zseal::crypto::sign::Signers> {
         let mut s = zseal::crypto::sign::Signers::default();
@@ -113,7 +118,8 @@ impl SignerArgs {
             match k.as_str() {
                 "-" => {
                     let text = crate::stdin::read_text("--signer -", crate::stdin::KEYS_MAX)?;
-                    s.add_key(text.trim()).context("--signer -")?
+                    s.add_key_text(&text, "standard input")
+                        .context("--signer -")?
                 }
                 k => s.add_key(k).context("--signer")?,
             }
