@@ -1434,3 +1434,15 @@ fn keys_in_the_wrong_place_are_named_and_secrets_never_echoed() {
         .code(1)
         .stderr(contains("this is a public key (a recipient, for -r/-R)"));
 }
+
+/// Issue 48, point 9: `-r` of encrypt and rekey names the post-quantum recipient too.
+#[test]
+fn recipient_help_names_post_quantum_recipients() {
+    for sub in ["encrypt", "rekey"] {
+        zseal()
+            .args([sub, "--help"])
+            .assert()
+            .success()
+            .stdout(contains("age1pq1…"));
+    }
+}
