@@ -1446,3 +1446,20 @@ fn recipient_help_names_post_quantum_recipients() {
             .stdout(contains("age1pq1…"));
     }
 }
+
+/// Issue 48, point 9: `zseal --help` opens with what the command does and its usage; the note
+/// on what sizes reveal (CRIME/BREACH) follows them, still in the help.
+#[test]
+fn help_opens_with_usage_and_keeps_the_note_on_sizes() {
+    let out = zseal().arg("--help").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let usage = text.find("Usage:").unwrap();
+    let crime = text.find("CRIME").expect("the note on sizes is in --help");
+    assert!(usage < crime, "{text}");
+    assert!(
+        text.lines().nth(2) == Some("Usage: zseal <COMMAND>"),
+        "{text}"
+    );
+    let encrypt = zseal().args(["encrypt", "--help"]).assert().success();
+    assert!(String::from_utf8_lossy(&encrypt.get_output().stdout).contains("CRIME"));
+}
