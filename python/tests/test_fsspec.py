@@ -313,3 +313,110 @@ def test_duckdb_polars_pyarrow_and_pandas_over_s3(keys, s3, s3_options):
     fs = ZsealFileSystem(target_protocol="s3", target_options=s3_options, identity=identity)
     _query_every_way(fs, "zseal-test/dd", want)
     assert fs.unstrip_protocol("zseal-test/dd/t0.parquet.zseal") == "zseal://s3://zseal-test/dd/t0.parquet.zseal"
+
+
+def test_pandas_reads_a_relative_path_in_the_forms_pandas_takes_for_urls(tmp_path, keys, monkeypatch):
+    """Issue 48, point 7: pandas hands a path to fsspec only when it looks like
+    ``proto[::proto]://…``, so ``zseal://d.csv.zseal`` and ``zseal::file://d.csv.zseal`` read a
+    relative path, while ``zseal::d.csv.zseal`` (fine for fsspec.open) is refused by pandas
+    itself: docs/PYTHON.md says exactly this."""
+    identity, recipient = keys
+    data = csv_text(300, seed=3)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_bytes(data)
+    zseal.encrypt_file("d.csv", "d.csv.zseal", recipients=[recipient])
+    want = pd.read_csv("d.csv")
+    opts = {"zseal": {"identity": identity}}
+    for url in ("zseal://d.csv.zseal", "zseal::file://d.csv.zseal"):
+        pd.testing.assert_frame_equal(pd.read_csv(url, storage_options=opts), want)
+    want.to_csv("zseal://w.csv.zseal", index=False, storage_options={"zseal": {"recipients": [recipient]}})
+    pd.testing.assert_frame_equal(pd.read_csv("zseal://w.csv.zseal", storage_options=opts), want)
+    with fsspec.open("zseal::d.csv.zseal", zseal={"identity": identity}) as f:
+        assert f.read() == data
+    with pytest.raises(ValueError, match="non-fsspec file path"):
+        pd.read_csv("zseal::d.csv.zseal", storage_options=opts)
+
+
+def test_a_missing_key_is_named_as_a_zseal_option(tmp_path, keys, monkeypatch):
+    """Issue 48, point 7: through fsspec the hint is storage_options={"zseal": {…}}, not the
+    identity= or passphrase= argument a pandas user has nowhere to pass."""
+    _, recipient = keys
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_bytes(csv_text(10))
+    zseal.encrypt_file("d.csv", "k.csv.zseal", recipients=[recipient])
+    zseal.encrypt_file("d.csv", "p.csv.zseal", passphrase="pw")
+    with pytest.raises(zseal.MissingKeyError, match=r'storage_options=\{"zseal": \{"identity": "me.key"\}\}') as e:
+        pd.read_csv("zseal://k.csv.zseal")
+    assert "k.csv.zseal" in str(e.value) and e.value.kind == "missing key" and "identity=" not in str(e.value).replace("(identity=", "")
+    with pytest.raises(zseal.MissingKeyError, match=r'storage_options=\{"zseal": \{"passphrase"'):
+        pd.read_csv("zseal::file://p.csv.zseal")
+    with pytest.raises(zseal.MissingKeyError, match=r'zseal=\{"identity"'):
+        fsspec.open("zseal::k.csv.zseal").open()
+
+
+def test_inner_options_reach_the_inner_filesystem_in_the_one_layer_form(keys, s3, s3_options):
+    """Issue 48, point 7: ``zseal://s3://…`` is one layer, to which fsspec hands the whole
+    storage_options; the ``s3`` entry is the inner filesystem's (s3fs here), not dropped."""
+    identity, recipient = keys
+    fs, path = fsspec.core.url_to_fs("zseal://s3://zseal-test/x.zseal", zseal={"identity": identity}, s3=s3_options)
+    assert path == "s3://zseal-test/x.zseal"
+    assert fs.fs.protocol[0] == "s3" and fs.fs.storage_options["endpoint_url"] == s3_options["endpoint_url"]
+    data = csv_text(500, seed=4)
+    s3.pipe("zseal-test/one-layer.csv.zseal", _seal(data, recipient))
+    got = pd.read_csv("zseal://s3://zseal-test/one-layer.csv.zseal", storage_options={"zseal": {"identity": identity}, "s3": s3_options})
+    pd.testing.assert_frame_equal(got, pd.read_csv(io.BytesIO(data)))
+
+
+WITHOUT_S3FS = r"""
+import sys
+sys.modules["s3fs"] = None  # import s3fs raises ImportError, as when it is not installed
+import fsspec, pandas as pd, pytest, zseal
+
+identity, recipient, want, plain_size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+df = pd.read_csv("zseal://s3://zseal-test/own.csv.zseal", storage_options={"zseal": {"identity": identity}})
+assert df.to_csv(index=False).encode() == open(want, "rb").read()
+df.to_csv("zseal://s3://zseal-test/own-w.csv.zseal", index=False, storage_options={"zseal": {"recipients": [recipient]}})
+with zseal.open("s3://zseal-test/own-w.csv.zseal", identity=identity) as f:
+    assert f.read() == open(want, "rb").read()
+fs, path = fsspec.core.url_to_fs("zseal://s3://zseal-test/own.csv.zseal", zseal={"identity": identity})
+info = fs.info(path)
+assert info["size"] == plain_size and info["encrypted_size"] > 0 and fs.exists(path)
+assert not fs.exists("s3://zseal-test/none.zseal")
+with pytest.raises(zseal.MissingKeyError, match="own.csv.zseal.*storage_options"):
+    pd.read_csv("zseal://s3://zseal-test/own.csv.zseal")
+with pytest.raises(NotImplementedError, match="install it to list"):
+    fs.ls("zseal-test")
+with pytest.raises(zseal.OptionError, match="key, secret.*environment"):
+    fsspec.core.url_to_fs("zseal://s3://zseal-test/own.csv.zseal", s3={"key": "k", "secret": "s"})
+with pytest.raises(ImportError, match="s3fs"):
+    pd.read_csv("zseal::s3://zseal-test/own.csv.zseal", storage_options={"zseal": {"identity": identity}})
+print("ok")
+"""
+
+
+def test_zseal_over_s3_without_s3fs_uses_zseals_own_store(tmp_path, keys, s3, s3_endpoint):
+    """Issue 48, point 7: with s3fs not installed, ``zseal://s3://…`` (docs/PYTHON.md, README)
+    reads and writes through zseal's own object store with the environment's credentials;
+    ``zseal::s3://…`` needs s3fs, since fsspec loads every layer of a ``::`` chain itself."""
+    import os
+    import subprocess
+    import sys
+
+    identity, recipient = keys
+    data = csv_text(2000, seed=8)
+    s3.pipe("zseal-test/own.csv.zseal", _seal(data, recipient, chunk_size=65536))
+    (tmp_path / "want.csv").write_bytes(pd.read_csv(io.BytesIO(data)).to_csv(index=False).encode())
+    env = dict(
+        os.environ,
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_REGION="us-east-1",
+        AWS_ENDPOINT_URL=s3_endpoint,
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    env.pop("AWS_PROFILE", None)
+    out = subprocess.run(
+        [sys.executable, "-c", WITHOUT_S3FS, identity, recipient, str(tmp_path / "want.csv"), str(len(data))],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -4,6 +4,13 @@ A chained filesystem over any other fsspec filesystem (local, ``s3://``, ``gs://
 
     pd.read_csv("zseal::s3://bucket/big.csv.zseal",
                 storage_options={"zseal": {"identity": "me.key"}, "s3": {"anon": False}})
+    pd.read_csv("zseal://big.csv.zseal", storage_options={"zseal": {"identity": "me.key"}})
+
+``zseal::s3://…`` is fsspec's chain (fsspec loads s3fs for the inner layer); ``zseal://s3://…``
+is one layer given the inner URL, whose ``"s3"`` options fsspec hands to this layer: it reads
+through s3fs when installed, else through zseal's own object store (``_OwnStore``: one object
+at a time, credentials from the environment). pandas sees a URL only in ``proto://`` or
+``proto::proto://``, so a local file is ``zseal://d.csv.zseal``, not ``zseal::d.csv.zseal``.
 
 Paths are the inner filesystem's. ``info()``/``size()``/``ls()`` report the plaintext size, read
 from the container's authenticated trailer (this needs the key). Opening for reading fetches the
@@ -31,11 +38,104 @@ import fsspec
 from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
-from . import ZsealReader, ZsealWriter
-from .errors import ZsealError
+from . import ZsealReader, ZsealWriter, _zseal
+from .errors import MissingKeyError, OptionError, ZsealError
 from .options import OpenOptions, SealOptions
 
 __all__ = ["ZsealFileSystem"]
+
+
+#: Schemes zseal's own object store reads and writes (docs/OBJECTS.md).
+_OWN_SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "http", "https")
+
+#: How to pass a key through fsspec: the text replacing the library's "pass identity=".
+_HOW_TO_PASS = {
+    "pass identity=": 'pass the identity as a zseal option (storage_options={"zseal": {"identity": "me.key"}}'
+    ' in pandas and Dask, fsspec.open(url, zseal={"identity": …}), ZsealFileSystem(identity=…))',
+    "pass passphrase=": 'pass the passphrase as a zseal option (storage_options={"zseal": {"passphrase": …}}'
+    ' in pandas and Dask, fsspec.open(url, zseal={"passphrase": …}), ZsealFileSystem(passphrase=…))',
+}
+
+
+def _inner(protocol: str, options: dict[str, Any] | None) -> Any:
+    """The inner fsspec filesystem; for an object store whose fsspec package is missing, zseal's
+    own object store (its credentials from the environment, as the command line's)."""
+    try:
+        return fsspec.filesystem(protocol, **(options or {}))
+    except ImportError:
+        if protocol not in _OWN_SCHEMES:
+            raise
+    if options:
+        raise OptionError(
+            f"options for {protocol}:// ({', '.join(sorted(options))}) are its fsspec filesystem's, which is not "
+            f"installed: install it (s3fs, gcsfs, adlfs), or drop the options and set the store's credentials in "
+            f"the environment (AWS_*, GOOGLE_*, AZURE_*; docs/OBJECTS.md), which zseal's own object store reads"
+        )
+    return _OwnStore(protocol)
+
+
+class _OwnStore:
+    """The inner filesystem when it is zseal's own object store (s3fs or its kin not installed):
+    it names objects and answers what one HEAD answers; the reads and writes are the Rust
+    reader's and writer's. Listing needs the store's fsspec filesystem."""
+
+    def __init__(self, scheme: str) -> None:
+        self.scheme = scheme
+
+    def unstrip_protocol(self, path: str) -> str:
+        """The object's URL (``bucket/key`` or ``s3://bucket/key`` -> ``s3://bucket/key``)."""
+        return path if "://" in path else f"{self.scheme}://{path}"
+
+    def _version(self, path: str) -> tuple[int, str | None]:
+        url = self.unstrip_protocol(path)
+        seen = _zseal.object_version(url)
+        if seen is None:
+            raise FileNotFoundError(f"{url}: no such object")
+        return seen
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        size, etag = self._version(path)
+        return {"name": path.split("://", 1)[-1], "size": size, "type": "file", "ETag": etag}
+
+    def exists(self, path: str, **kwargs: Any) -> bool:
+        try:
+            self._version(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def isfile(self, path: str) -> bool:
+        return self.exists(path)
+
+    def isdir(self, path: str) -> bool:
+        return False
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        """Nothing to do: an object store has no directories (fsspec.open asks before a write)."""
+
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        """Nothing to do, as makedirs."""
+
+    def ukey(self, path: str) -> str:
+        size, etag = self._version(path)
+        return f"{self.unstrip_protocol(path)} {size} {etag}"
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotImplementedError(
+            f"{name}: without the {self.scheme}:// fsspec filesystem (s3fs, gcsfs, adlfs) zseal reads and writes "
+            f"one object at a time through its own object store; install it to list, copy or remove objects"
+        )
+
+
+def _key_hint(e: MissingKeyError) -> MissingKeyError:
+    """The MissingKeyError `e` with its hint in fsspec's terms: identity= and passphrase= are
+    not arguments a pandas or Dask user can pass."""
+    msg = str(e)
+    for lib, here in _HOW_TO_PASS.items():
+        msg = msg.replace(lib, here)
+    out = MissingKeyError(msg)
+    out.__dict__.update(e.__dict__)
+    return out
 
 
 class ZsealFileSystem(ChainedFileSystem):
@@ -59,9 +159,14 @@ class ZsealFileSystem(ChainedFileSystem):
         # filesystem's; the rest are fsspec's.
         keys = {k: kwargs.pop(k) for k in list(kwargs) if k in OpenOptions.__annotations__}
         seal = {k: kwargs.pop(k) for k in list(kwargs) if k in SealOptions.__annotations__}
+        # zseal://s3://bucket/key (one layer, the inner URL in the path): fsspec hands this layer
+        # the whole storage_options, the inner filesystem's under its protocol's name.
+        inner_options = kwargs.pop(target_protocol, None) if target_protocol else None
+        if target_options is None:
+            target_options = inner_options
         super().__init__(**kwargs)
         if fs is None:
-            fs = fsspec.filesystem(target_protocol or "file", **(target_options or {}))
+            fs = _inner(target_protocol or "file", target_options)
         self.fs = fs
         self._read = {"passphrase": passphrase, "threads": threads, **keys}
         self._write = {"passphrase": passphrase, "threads": threads, "format": format, **seal}
@@ -99,9 +204,11 @@ class ZsealFileSystem(ChainedFileSystem):
     # -- reading and writing --------------------------------------------------------------
 
     def _source(self, path: str) -> tuple[Any, Any]:
-        """What the reader reads: a local path (read by Rust directly), or an inner file opened
-        without read-ahead cache (the reader buffers frame headers itself and asks for whole
-        frames, so every byte fetched is one it needs)."""
+        """What the reader reads: a local path or an object's URL (read by Rust directly), or an
+        inner file opened without read-ahead cache (the reader buffers frame headers itself and
+        asks for whole frames, so every byte fetched is one it needs)."""
+        if isinstance(self.fs, _OwnStore):
+            return self.fs.unstrip_protocol(path), None
         if isinstance(self.fs, LocalFileSystem):
             return self.fs._strip_protocol(path), None
         try:
@@ -124,11 +231,15 @@ class ZsealFileSystem(ChainedFileSystem):
             src, owned = self._source(path)
             try:
                 return ZsealReader(src, _owned=owned, **self._read)
-            except BaseException:
+            except BaseException as e:
                 if owned is not None:
                     owned.close()
+                if isinstance(e, MissingKeyError):
+                    raise _key_hint(e) from None
                 raise
         exclusive = "x" in mode
+        if isinstance(self.fs, _OwnStore):
+            return ZsealWriter(self.fs.unstrip_protocol(path), exclusive=exclusive, **self._write)
         if isinstance(self.fs, LocalFileSystem):
             return ZsealWriter(self.fs._strip_protocol(path), exclusive=exclusive, **self._write)
         if exclusive and self.fs.exists(path):

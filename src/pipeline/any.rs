@@ -164,6 +164,19 @@ impl<R: Read> AnyChunks<R> {
         self.as_zseal().and_then(|d| d.digest_hex())
     }
 
+    /// The file's chunks, as `inspect` counts them: a container's data frames (its footer's
+    /// count), once it was read whole and authenticated; an age file's STREAM chunks (those of
+    /// the age payload, also in one zseal wrote with zstd), once its final chunk was
+    /// authenticated. Not the chunks the reader opened, which count a chunk read twice (the
+    /// final ones, read first for the length or the seek table) twice. `None` before.
+    pub fn chunk_count(&self) -> Option<u64> {
+        match self {
+            AnyChunks::Zseal(d) => d.verified().map(|f| f.chunk_count),
+            AnyChunks::Age(d) => d.verified_chunks(),
+            AnyChunks::AgeZstd(d) => d.verified_chunks(),
+        }
+    }
+
     /// The one place the format is dispatched on.
     fn chunks(&mut self) -> &mut dyn ChunkSource {
         match self {

@@ -6,9 +6,10 @@
 //!
 //! The vectors are installed by `scripts/fetch-cctv` (run by `scripts/test-all`) into
 //! `target/cctv-age/testdata`, or found in `ZSEAL_CCTV_DIR`. Missing, the test skips, unless
-//! `ZSEAL_REQUIRE_PEERS` is set (CI), where it fails. Vectors of features zseal does not
-//! implement are listed in SKIPPED with the reason, and the test checks that exactly those were
-//! skipped: a new vector is never passed silently.
+//! `ZSEAL_REQUIRE_PEERS` is set (CI), where it fails. Every vector runs, the 19 post-quantum
+//! ("hybrid", `mlkem768x25519`) ones included, and the test checks that none was skipped and
+//! that all 19 hybrid ones are there: docs/CLI.md states it, and a new vector is never passed
+//! silently.
 
 use std::collections::BTreeMap;
 use std::io::Read;

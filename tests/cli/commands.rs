@@ -6,6 +6,8 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
 
+use crate::common;
+
 fn zseal() -> Command {
     let mut c = Command::cargo_bin("zseal").unwrap();
     c.env_remove("ZSEAL_PASSPHRASE");
@@ -1466,4 +1468,89 @@ fn keys_in_the_wrong_place_are_named_and_secrets_never_echoed() {
         .assert()
         .code(1)
         .stderr(contains("--signer - reads standard input, but the data"));
+}
+
+/// The chunk count `zseal inspect --json` reports for `f`, and the one `zseal verify` states
+/// ("OK, … in N chunks").
+fn inspected_and_verified_chunks(f: &Path, key: &Path) -> (u64, u64) {
+    let j = zseal()
+        .args(["inspect", "--json"])
+        .arg(f)
+        .assert()
+        .success();
+    let j: serde_json::Value = serde_json::from_slice(&j.get_output().stdout).unwrap();
+    let v = zseal()
+        .arg("verify")
+        .arg(f)
+        .arg("-i")
+        .arg(key)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&v.get_output().stderr).to_string();
+    let n = err
+        .split(" in ")
+        .nth(1)
+        .and_then(|t| t.strip_suffix(" chunks\n"))
+        .unwrap_or_else(|| panic!("no chunk count in {err:?}"));
+    (j["chunks"].as_u64().unwrap(), n.parse().unwrap())
+}
+
+/// Issue 48, point 9: `inspect` said 54 chunks where `verify` said 56 for one age file written
+/// with zstd (verify counted chunks opened, the final ones read twice for the seek table): both
+/// now state the file's chunks.
+#[test]
+fn inspect_and_verify_count_the_same_chunks() {
+    let d = tempfile::tempdir().unwrap();
+    let (key, public) = common::keygen_file(d.path(), "me.key");
+    let plain = d.path().join("p.bin");
+    std::fs::write(&plain, common::noise(54 * 65536 - 1000, 7)).unwrap();
+    for (name, args) in [
+        ("zstd.age", &["--format", "age"][..]),
+        ("plain.age", &["--format", "age", "-c", "none"][..]),
+        ("small.zseal", &["--chunk-size", "64K"][..]),
+        ("padded.zseal", &["--chunk-size", "64K", "--pad"][..]),
+    ] {
+        let f = d.path().join(name);
+        zseal()
+            .arg("encrypt")
+            .args(args)
+            .args(["-r", &public])
+            .arg(&plain)
+            .arg("-o")
+            .arg(&f)
+            .assert()
+            .success();
+        let (inspected, verified) = inspected_and_verified_chunks(&f, &key);
+        assert_eq!(inspected, verified, "{name}");
+        assert!(inspected >= 54, "{name}: {inspected}");
+    }
+}
+
+/// Issue 48, point 9: `zseal --help` opens with what the command does and its usage; the note
+/// on what sizes reveal (CRIME/BREACH) follows them, still in the help.
+#[test]
+fn help_opens_with_usage_and_keeps_the_note_on_sizes() {
+    let out = zseal().arg("--help").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let usage = text.find("Usage:").unwrap();
+    let crime = text.find("CRIME").expect("the note on sizes is in --help");
+    assert!(usage < crime, "{text}");
+    assert!(
+        text.lines().nth(2) == Some("Usage: zseal <COMMAND>"),
+        "{text}"
+    );
+    let encrypt = zseal().args(["encrypt", "--help"]).assert().success();
+    assert!(String::from_utf8_lossy(&encrypt.get_output().stdout).contains("CRIME"));
+}
+
+/// Issue 48, point 9: `-r` of encrypt and rekey names the post-quantum recipient too.
+#[test]
+fn recipient_help_names_post_quantum_recipients() {
+    for sub in ["encrypt", "rekey"] {
+        zseal()
+            .args([sub, "--help"])
+            .assert()
+            .success()
+            .stdout(contains("age1pq1…"));
+    }
 }

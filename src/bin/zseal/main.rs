@@ -30,7 +30,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-const EXAMPLES: &str = "\
+/// The examples every `--help` ends with (a macro, so that `zseal --help` can append them to
+/// the note on sizes at compile time).
+macro_rules! examples {
+    () => {
+        "\
 Examples:
   zseal encrypt big.tar -o big.tar.zseal              # asks for a passphrase
   tar c dir | zseal encrypt --passphrase-file pw > dir.tar.zseal
@@ -44,25 +48,35 @@ Examples:
   zseal verify big.zseal                              # prints the digest like b3sum
   zseal inspect data.bin.zseal                        # no key needed
   zseal rekey data.bin.zseal -i me.key --add -r age1… # share it with one more key
-  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?";
+  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?"
+    };
+}
 
-const LONG_ABOUT: &str = "\
-Hash, compress and encrypt files and pipes on every core, into a framed, seekable container.
+const EXAMPLES: &str = examples!();
 
+/// What the sizes tell, after the usage and the commands of `zseal --help` (where `encrypt
+/// --help` also says it), so that the help opens with what the command does and how to call it.
+const AFTER_LONG_HELP: &str = concat!(
+    "\
 What the sizes tell: encryption hides the bytes, not their amount. A container shows the plaintext \
 length to within a chunk and each chunk's compressed size, so equal files give equal-length \
 containers (an observer can link them), and compressing attacker-chosen data together with a \
 secret can reveal the secret through the lengths (the CRIME and BREACH attacks on TLS). Use \
 `encrypt -c none` for such data. Rekeying changes who can unwrap a file's key, not the key: a \
-removed recipient who kept the file can still read it (see `zseal rekey --help`, --rotate).";
+removed recipient who kept the file can still read it (see `zseal rekey --help`, --rotate).
+
+",
+    examples!()
+);
 
 #[derive(Parser)]
 #[command(
     name = "zseal",
     version,
     about = "Hash, compress and encrypt files and pipes on every core",
-    long_about = LONG_ABOUT,
-    after_help = EXAMPLES
+    long_about = "Hash, compress and encrypt files and pipes on every core, into a framed, seekable container.",
+    after_help = EXAMPLES,
+    after_long_help = AFTER_LONG_HELP
 )]
 struct Cli {
     #[command(subcommand)]

@@ -103,7 +103,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 Some(z) => (
                     len,
                     z.digest_hex(),
-                    z.verified().map_or(0, |f| f.chunk_count),
+                    d.chunk_count().unwrap_or(0),
                     Signed {
                         statement: z.statement(),
                         found: z.signatures().to_vec(),
@@ -116,7 +116,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                         },
                     },
                 ),
-                None => (len, None, d.stats().chunks, Signed::default()),
+                None => (len, None, d.chunk_count().unwrap_or(0), Signed::default()),
             })
         })
         .with_context(|| format!("verifying {what}"))?;

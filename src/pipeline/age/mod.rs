@@ -95,6 +95,8 @@ struct Counts {
     stages: Stages,
     chunks: u64,
     opened: u64,
+    /// The file's chunk count, once a read authenticated its final chunk.
+    final_chunk: Option<u64>,
 }
 
 /// Opens the chunks `first..` held in `ct[..n]` into `plain`, packed from its start; `ends`:
@@ -200,8 +202,17 @@ impl<R: Read> ChunkReader<AgeChunks<R>> {
 }
 
 impl<R: Read> AgeChunks<R> {
+    /// The file's STREAM chunks, once its final chunk was authenticated (by a seek, or by
+    /// reading up to it): its index plus one.
+    pub(crate) fn verified_chunks(&self) -> Option<u64> {
+        self.shape.map(|(n, _)| n).or(self.counts.final_chunk)
+    }
+
     fn release(&mut self, g: Group, cursor: &mut Cursor) {
         self.counts.chunks += g.chunks;
+        if g.last {
+            self.counts.final_chunk = Some(g.first + g.chunks);
+        }
         self.counts.stages.add_chunk(&g.times);
         if g.spare.capacity() > 0 {
             self.spares.push(g.spare);

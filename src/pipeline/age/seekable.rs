@@ -95,6 +95,11 @@ impl<R: Read> ZstdChunks<R> {
         self.decoder.get_ref()
     }
 
+    /// The age file's STREAM chunks, once it was read whole and authenticated.
+    pub(crate) fn verified_chunks(&self) -> Option<u64> {
+        self.age().source.verified_chunks()
+    }
+
     /// Makes `buf[..len]`, the plaintext from offset `start`, current; keeps the buffer it
     /// replaces.
     fn load_chunk(&mut self, cursor: &mut Cursor, buf: Vec<u8>, len: usize, start: u64) {
