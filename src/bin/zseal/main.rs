@@ -24,6 +24,7 @@ mod rekey;
 mod report;
 mod sign;
 mod stdin;
+mod tty;
 mod verify;
 
 use std::process::ExitCode;
