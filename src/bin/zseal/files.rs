@@ -390,7 +390,7 @@ impl Write for Output {
         let r = match self {
             Output::Stdout(s) => s.write(buf),
             Output::File { file, .. } => file.write(buf),
-            // Its own errors name the output already.
+            // The refusal names no output; the output behind the gate names its own errors.
             Output::Terminal(gate) => return gate.write(buf),
             #[cfg(feature = "remote")]
             Output::Remote(w) => return w.write(buf),
