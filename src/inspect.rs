@@ -1,13 +1,13 @@
 //! What can be told about a container without any key: the header's algorithms and stanzas, and
 //! for a file, the footer's chunk count and so the plaintext size to within one chunk (the exact
-//! size is inside the encrypted final frame).
+//! size is inside the encrypted final frame), or, for a file cut short or with a damaged end,
+//! what is wrong with its end (the header is still described).
 
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
-use crate::format::frame::parse_footer;
-use crate::format::{Header, FOOTER_LEN};
-use crate::pipeline::{AgeLocked, Locked, Sealed};
+use crate::format::Header;
+use crate::pipeline::{read_footer, AgeLocked, Locked, Sealed};
 
 /// A container's public description.
 #[derive(Clone, Debug)]
@@ -18,8 +18,12 @@ pub struct Info {
     pub header_len: u64,
     /// Container length, when the input is a file.
     pub container_len: Option<u64>,
-    /// Number of chunks, from the footer, when the input is a file.
+    /// Number of chunks, from the footer, when the input is a file whose end is a footer.
     pub chunks: Option<u64>,
+    /// Why the end of a file is not a valid footer, when it is not: cut short
+    /// ([`crate::ErrorKind::Truncated`]: the copy is incomplete), damaged or extended. The
+    /// header fields still say what the file's header says; `chunks` is `None`.
+    pub problem: Option<Error>,
 }
 
 /// What an age file says without a key (FORMAT.md §10).
@@ -91,6 +95,7 @@ pub fn describe_stream(r: impl Read) -> Result<Described> {
             header: l.header().clone(),
             container_len: None,
             chunks: None,
+            problem: None,
         }),
         Sealed::Age(l) => Described::Age(age_info(&l)),
     })
@@ -122,24 +127,21 @@ pub fn inspect_stream(r: impl Read) -> Result<Info> {
         header: locked.header().clone(),
         container_len: None,
         chunks: None,
+        problem: None,
     })
 }
 
-/// Describes a container file (header and footer).
+/// Describes a container file (header and footer). A file whose header is whole but whose end
+/// is not a valid footer (cut short, damaged, extended) is described all the same, with
+/// [`Info::problem`] saying what is wrong; a header cut short or damaged is an error.
 pub fn inspect_file(mut f: impl Read + Seek) -> Result<Info> {
     let mut info = inspect_stream(&mut f)?;
     let len = f.seek(SeekFrom::End(0))?;
-    let mut footer = [0u8; FOOTER_LEN];
-    if len >= info.header_len + FOOTER_LEN as u64 {
-        f.seek(SeekFrom::End(-(FOOTER_LEN as i64)))?;
-        f.read_exact(&mut footer)?;
-        info.chunks = parse_footer(&footer).ok();
-    }
     info.container_len = Some(len);
-    if info.chunks.is_none() {
-        return Err(Error::Damaged(
-            "no valid footer: the file is truncated or damaged".into(),
-        ));
+    match read_footer(&mut f, info.header_len, len) {
+        Ok(n) => info.chunks = Some(n),
+        Err(e) if e.kind().is_integrity() => info.problem = Some(e),
+        Err(e) => return Err(e),
     }
     Ok(info)
 }
@@ -184,6 +186,8 @@ impl Info {
             "chunks": self.chunks,
             "plaintext_min": lo,
             "plaintext_max": hi,
+            "problem": self.problem.as_ref().map(Error::to_string),
+            "problem_kind": self.problem.as_ref().map(|e| e.kind().name()),
         })
     }
 

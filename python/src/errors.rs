@@ -18,6 +18,7 @@ pub(crate) fn class_for(e: &Error) -> &'static str {
         ErrorKind::DictionaryMissing => "MissingDictionaryError",
         ErrorKind::WrongPassphrase | ErrorKind::NoMatchingKey => "WrongKeyError",
         ErrorKind::InvalidOption | ErrorKind::RangePastEnd => "OptionError",
+        ErrorKind::Truncated => "TruncatedError",
         k if k.is_integrity() || k == ErrorKind::InvalidHeader || k == ErrorKind::Limit => {
             "IntegrityError"
         }

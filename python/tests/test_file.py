@@ -753,3 +753,60 @@ def test_keys_as_text_one_recipient_string_recipients_files_and_signing(tmp_path
     done = subprocess.run([zseal_bin, "verify", "-i", identity_path, "--signer", str(tmp_path / "alice.pub"),
                            str(signed)], capture_output=True, text=True)
     assert done.returncode == 0 and "good signature by" in done.stderr, done.stderr
+
+
+def cut_copies(tmp_path: Path, recipient: str) -> tuple[bytes, list[tuple[str, Path]]]:
+    """A container of several chunks and copies of it cut inside the header, a frame, the final
+    frame, the index and the footer (issue 48, point 6)."""
+    data = noise(5 * C + 77, seed=48)
+    whole = seal(tmp_path / "whole.zseal", data, recipient, chunk_size=C).read_bytes()
+    info = zseal.inspect(tmp_path / "whole.zseal")
+    h, n = info["header_len"], info["chunks"]
+    index_at = len(whole) - 16 - 4 * n
+    cuts = [("header", 40), ("frame", h + 300), ("frame 3", h + 3 * (C + 21) + 9),
+            ("final frame", index_at - 30), ("index", index_at + 3), ("footer", len(whole) - 6)]
+    copies = []
+    for where, at in cuts:
+        p = tmp_path / f"cut-{where.replace(' ', '')}.zseal"
+        p.write_bytes(whole[:at])
+        copies.append((where, p))
+    return data, copies
+
+
+def test_a_cut_file_raises_truncated_error_on_every_path(tmp_path, keys):
+    """Issue 48, point 6: zseal.open said "the footer's end magic is wrong" (damaged) where
+    decrypt_file said "truncated". Now every path raises TruncatedError (an IntegrityError) whose
+    message says truncated and fetch it again, and inspect describes the header of a cut file."""
+    identity, recipient = keys
+    _, copies = cut_copies(tmp_path, recipient)
+
+    def reads(p: Path):
+        yield "open+read", lambda: zseal.open(p, identity=identity).read()
+        yield "open+seek", lambda: zseal.open(p, identity=identity).seek(2 * C)
+
+        def seek_read():
+            with zseal.open(p, identity=identity) as f:
+                f.seek(C + 5)
+                return f.read(100)
+
+        yield "seek+read", seek_read
+        yield "decrypt_file", lambda: zseal.decrypt_file(p, tmp_path / "out", identity=identity)
+        yield "verify", lambda: zseal.verify(p, identity=identity)
+        yield "stream", lambda: zseal.open(io.BufferedReader(io.BytesIO(p.read_bytes())), identity=identity).read()
+
+    for where, p in copies:
+        for how, call in reads(p):
+            with pytest.raises(zseal.TruncatedError) as e:
+                call()
+            assert isinstance(e.value, zseal.IntegrityError)
+            assert e.value.kind == "truncated", (where, how, e.value)
+            assert "truncated" in str(e.value) and "fetch it again" in str(e.value), (where, how)
+            assert not (tmp_path / "out").exists()
+        if where == "header":
+            with pytest.raises(zseal.TruncatedError):
+                zseal.inspect(p)
+            continue
+        info = zseal.inspect(p)
+        assert info["problem_kind"] == "truncated" and "fetch it again" in info["problem"], where
+        assert info["chunks"] is None and info["cipher"] == "aes-256-gcm", where
+    assert zseal.inspect(tmp_path / "whole.zseal")["problem"] is None

@@ -420,3 +420,29 @@ def test_zseal_over_s3_without_s3fs_uses_zseals_own_store(tmp_path, keys, s3, s3
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_cut_file_raises_truncated_error_through_fsspec(tmp_path, keys):
+    """Issue 48, point 6: through the zseal:: layer a cut copy said "the footer's end magic is
+    wrong"; it raises TruncatedError, as zseal.open does, and ls reports it without failing."""
+    identity, recipient = keys
+    data = csv_text(3000)
+    url = f"zseal::file://{tmp_path}/d.csv.zseal"
+    with fsspec.open(url, "wb", zseal={"recipients": [recipient], "chunk_size": 16384}) as f:
+        f.write(data)
+    whole = (tmp_path / "d.csv.zseal").read_bytes()
+    fs, path = fsspec.core.url_to_fs(url, zseal={"identity": identity})
+    for at in (len(whole) // 2, len(whole) - 30, len(whole) - 3):
+        (tmp_path / "d.csv.zseal").write_bytes(whole[:at])
+        fs.invalidate_cache()
+        for how, call in [
+            ("open", lambda: fs.open(path).read()),
+            ("cat_file", lambda: fs.cat_file(path, start=10, end=20)),
+            ("info", lambda: fs.info(path)),
+            ("pandas", lambda: pd.read_csv(url, storage_options={"zseal": {"identity": identity}})),
+        ]:
+            with pytest.raises(zseal.TruncatedError, match="truncated.*fetch it again") as e:
+                call()
+            assert e.value.kind == "truncated", (at, how)
+        listed = {e["name"].rsplit("/", 1)[-1]: e for e in fs.ls(str(tmp_path))}
+        assert "truncated" in listed["d.csv.zseal"]["zseal_error"], at

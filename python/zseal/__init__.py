@@ -45,6 +45,7 @@ from .errors import (
     MissingKeyError,
     NotZsealError,
     OptionError,
+    TruncatedError,
     WrongKeyError,
     ZsealError,
     ZsealFileExistsError,

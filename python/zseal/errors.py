@@ -11,6 +11,7 @@ __all__ = [
     "MissingDictionaryError",
     "WrongKeyError",
     "IntegrityError",
+    "TruncatedError",
     "OptionError",
     "ZsealIOError",
     "ZsealFileNotFoundError",
@@ -45,6 +46,12 @@ class WrongKeyError(ZsealError):
 class IntegrityError(ZsealError):
     """The container's bytes are not what was written: damaged, truncated, extended or forged.
     No plaintext from the failing part is ever returned."""
+
+
+class TruncatedError(IntegrityError):
+    """The file ends before its container does: the copy is incomplete (a download or a copy
+    cut short), so fetching it again is what helps. Raised alike by ``zseal.open`` (reads, seeks,
+    ranges), ``decrypt_file``, ``verify`` and the ``zseal::`` fsspec layer, wherever the cut is."""
 
 
 class OptionError(ZsealError, ValueError):

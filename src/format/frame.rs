@@ -232,6 +232,47 @@ pub fn footer(chunk_count: u64) -> [u8; FOOTER_LEN] {
     f
 }
 
+/// How many bytes before a container file's end [`footer_at_end`] looks at.
+pub const END_SEARCH_LEN: usize = 4096;
+
+/// Bytes of the end magic that may differ for a wrong end magic to count as damage rather
+/// than the end of a file cut short: a cut end shows 6 of the 8 bytes in place by chance with
+/// probability about 2^-44.
+const MAGIC_FLIPS: usize = 2;
+
+/// The chunk count the footer at the end of `tail` claims (not yet authenticated), where `tail`
+/// is the last bytes of a container file read for random access (FORMAT.md §6): at least
+/// [`FOOTER_LEN`] and at most [`END_SEARCH_LEN`] of them, after the header. Where the file
+/// does not end with the end magic, the error says what it most likely is:
+/// - extended ([`Error::TrailingData`]): the end magic is in `tail`, with bytes after it;
+/// - damaged: the last 8 bytes are the end magic with at most [`MAGIC_FLIPS`] bytes changed;
+/// - cut short ([`Error::Truncated`], "fetch it again"): anything else, as a cut file's end is
+///   frame, index or part of the footer's bytes. (A footer with the end magic whose contents
+///   do not fit the file is damage, found by the caller.)
+pub fn footer_at_end(tail: &[u8]) -> Result<u64> {
+    let Some((_, footer)) = tail.split_last_chunk::<FOOTER_LEN>() else {
+        return Err(Error::Truncated("before the footer".into()));
+    };
+    let magic = &footer[8..];
+    if magic == END_MAGIC {
+        return parse_footer(footer);
+    }
+    if tail.windows(END_MAGIC.len()).any(|w| w == END_MAGIC) {
+        return Err(Error::TrailingData);
+    }
+    let changed = magic
+        .iter()
+        .zip(END_MAGIC)
+        .filter(|(a, b)| **a != *b)
+        .count();
+    if changed <= MAGIC_FLIPS {
+        return Err(Error::Damaged("the footer's end magic is wrong".into()));
+    }
+    Err(Error::Truncated(
+        "it ends before the footer that closes a container".into(),
+    ))
+}
+
 /// Decodes the footer and returns the chunk count it claims (not yet authenticated).
 pub fn parse_footer(f: &[u8; FOOTER_LEN]) -> Result<u64> {
     if f[8..] != END_MAGIC {
@@ -282,6 +323,39 @@ mod tests {
         let mut bad = footer(3);
         bad[FOOTER_LEN - 1] ^= 1;
         assert!(parse_footer(&bad).is_err(), "end magic");
+    }
+
+    /// Issue 48, point 6: a file cut anywhere in its frames, index or footer is "truncated"
+    /// (a cut copy is to be fetched again), not "damaged"; a flipped magic byte is damage, and
+    /// bytes after the footer are an extended file.
+    #[test]
+    fn the_end_of_a_cut_file_is_told_from_damage() {
+        // Frame bytes, then a 3-entry index and the footer.
+        let frames: Vec<u8> = (0..3000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let file = [&frames[..], &[17, 0, 0, 0].repeat(3), &footer(3)].concat();
+        let tail = |f: &[u8]| f[f.len().saturating_sub(END_SEARCH_LEN)..].to_vec();
+        assert_eq!(footer_at_end(&tail(&file)).unwrap(), 3);
+        for cut in [1, 5, 8, 9, 15, 16, 20, 28, 100, 2000] {
+            let e = footer_at_end(&tail(&file[..file.len() - cut])).unwrap_err();
+            assert!(matches!(e, Error::Truncated(_)), "cut {cut}: {e}");
+            assert!(e.to_string().contains("fetch it again"), "{e}");
+        }
+        for at in [8, 9, 15] {
+            let mut bad = file.clone();
+            let i = bad.len() - FOOTER_LEN + at;
+            bad[i] ^= 0x20;
+            let e = footer_at_end(&tail(&bad)).unwrap_err();
+            assert!(e.to_string().contains("end magic is wrong"), "{at}: {e}");
+        }
+        for extra in [&b"\n"[..], &[0; 512]] {
+            let longer = [&file[..], extra].concat();
+            let e = footer_at_end(&tail(&longer)).unwrap_err();
+            assert!(matches!(e, Error::TrailingData), "{e}");
+        }
+        assert!(matches!(
+            footer_at_end(&file[..10]),
+            Err(Error::Truncated(_))
+        ));
     }
 
     /// Padmé's values from its paper's definition, worked by hand: 2^E..2^(E+1) is cut into

@@ -1,6 +1,6 @@
 //! The command line on a real terminal: each test runs zseal in a pseudo-terminal (rexpect) and
-//! follows the transcript a person would see — the passphrase prompts, the refusal to print
-//! binary, and the progress line, which must appear on a terminal and nowhere else.
+//! follows the transcript a person would see — the passphrase prompts, text printed and binary
+//! refused, and the progress line, which must appear on a terminal and nowhere else.
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
@@ -159,6 +159,94 @@ fn binary_is_never_written_to_the_terminal() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("terminal"), "{out}");
     assert!(out.contains("-o"), "says what to do: {out}");
+}
+
+/// `zseal encrypt FILE -o DIR/NAME --passphrase-file …` off the terminal.
+fn seal_file(plain: &Path, sealed: &Path) {
+    let status = Command::new(bin())
+        .arg("encrypt")
+        .arg(plain)
+        .arg("-o")
+        .arg(sealed)
+        .arg("--passphrase-file")
+        .arg(fixtures().join("passphrase.txt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Issue 48, point 5: `zseal decrypt note.zseal` on a terminal refused to print plaintext that
+/// is text; age, `gzip -dc` and `zstd -dc` print it.
+#[test]
+fn text_plaintext_is_printed_on_the_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let (note, sealed) = (d.path().join("note.txt"), d.path().join("note.txt.zseal"));
+    std::fs::write(&note, "Dear reader,\nthe keys are under the mat ✓\n").unwrap();
+    seal_file(&note, &sealed);
+    let pw = fixtures().join("passphrase.txt");
+    let mut p = on_terminal(&[
+        "decrypt",
+        "--passphrase-file",
+        pw.to_str().unwrap(),
+        sealed.to_str().unwrap(),
+    ]);
+    // (rexpect shows the bytes as Latin-1: the ✓, UTF-8 that counts as text, is not matched.)
+    p.exp_string("Dear reader,\r\nthe keys are under the mat")
+        .unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("refusing"), "{out}");
+}
+
+/// Issue 48, point 5: binary plaintext is refused before any of it reaches the terminal, and
+/// the refusal names the output to use, the input's name without `.zseal`, as `zstd -d` would.
+#[test]
+fn binary_plaintext_is_refused_with_the_output_name_to_use() {
+    let d = tempfile::tempdir().unwrap();
+    let (tar, sealed) = (d.path().join("x.tar"), d.path().join("x.tar.zseal"));
+    // Text first, so that printing any of it would show; a NUL a few bytes in.
+    let mut data = b"VISIBLE-MARKER-START\0".to_vec();
+    data.extend((0..20_000u32).map(|i| (i % 251) as u8));
+    std::fs::write(&tar, &data).unwrap();
+    seal_file(&tar, &sealed);
+    let pw = fixtures().join("passphrase.txt");
+    let p = on_terminal(&[
+        "decrypt",
+        "--passphrase-file",
+        pw.to_str().unwrap(),
+        sealed.to_str().unwrap(),
+    ]);
+    let (out, code) = finish(p);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("binary data to the terminal"), "{out}");
+    assert!(
+        out.contains(&format!("use -o {}", tar.display())),
+        "suggests the output name: {out}"
+    );
+    assert!(!out.contains("VISIBLE-MARKER"), "nothing printed: {out}");
+}
+
+/// Issue 48, point 5: `zseal encrypt` with no input on a terminal read the keyboard, under a
+/// spinner, until Ctrl-D; it now refuses at once.
+#[test]
+fn encrypt_refuses_to_read_the_terminal() {
+    let pw = fixtures().join("passphrase.txt");
+    let d = tempfile::tempdir().unwrap();
+    let out_path = d.path().join("typed.zseal");
+    let p = on_terminal(&[
+        "encrypt",
+        "--passphrase-file",
+        pw.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    let (out, code) = finish(p);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("stdin is a terminal: give a file, or pipe the data in"),
+        "{out}"
+    );
+    assert!(!out_path.exists());
 }
 
 /// A producer that takes about 1.5 s, so the work lasts more than a moment whatever the

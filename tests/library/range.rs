@@ -383,10 +383,50 @@ fn damaged_index_final_frame_or_footer_is_rejected() {
             "{what}: {msg}"
         );
     }
+    // Issue 48, point 6: a file cut short is "truncated" (fetch it again), as a whole read
+    // says, not "damaged".
     let e = dec(&sealed[..sealed.len() - 1], &pw, 2)
         .plaintext_len()
         .unwrap_err();
-    assert!(e.to_string().contains("damaged"), "{e}");
+    assert!(matches!(e, Error::Truncated(_)), "{e}");
+    assert!(e.to_string().contains("fetch it again"), "{e}");
+}
+
+/// Issue 48, point 6: a seekable range read the end of the file first and called a copy cut
+/// short "damaged: the footer's end magic is wrong", where a whole read said "truncated". Cut at
+/// every offset, a range at the start, one in the middle, `plaintext_len` and a whole read all
+/// fail as `Truncated`, with nothing of the range released.
+#[test]
+fn a_cut_file_is_truncated_for_every_range_at_every_cut() {
+    let (_, sealed, pw) = fixture();
+    let opts = DecryptOptions::default().threads(2);
+    for n in 0..sealed.len() {
+        let cut = &sealed[..n];
+        let open = || Decryptor::new(Cursor::new(cut), &[&pw], &opts);
+        let d = match open() {
+            Err(e) => {
+                assert!(matches!(e, Error::Truncated(_)), "cut at {n}: {e}");
+                continue;
+            }
+            Ok(d) => d,
+        };
+        let mut out = Vec::new();
+        let e = open()
+            .unwrap()
+            .copy_range_to(0, Some(10), &mut out)
+            .unwrap_err();
+        assert!(matches!(e, Error::Truncated(_)), "cut at {n}, start: {e}");
+        let e = open()
+            .unwrap()
+            .copy_range_to(3 * C as u64 + 7, Some(5 * C as u64), &mut out)
+            .unwrap_err();
+        assert!(matches!(e, Error::Truncated(_)), "cut at {n}, middle: {e}");
+        assert!(out.is_empty(), "cut at {n}: {} bytes released", out.len());
+        let e = open().unwrap().plaintext_len().unwrap_err();
+        assert!(matches!(e, Error::Truncated(_)), "cut at {n}, length: {e}");
+        let e = { d }.copy_to(&mut std::io::sink()).unwrap_err();
+        assert!(matches!(e, Error::Truncated(_)), "cut at {n}, whole: {e}");
+    }
 }
 
 /// A range streamed from a pipe that reaches the last chunk must check the trailer as a full read

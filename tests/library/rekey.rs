@@ -431,7 +431,7 @@ fn a_damaged_container_is_not_rekeyed() {
         assert!(
             matches!(
                 e,
-                Error::Truncated(_) | Error::Damaged(_) | Error::FinalAuth
+                Error::Truncated(_) | Error::Damaged(_) | Error::FinalAuth | Error::TrailingData
             ),
             "{what}: {e:?}"
         );

@@ -70,7 +70,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
     let signers = a.signers.signers()?;
     let what = display_name(c.input.as_deref(), "standard input");
-    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let output = Output::create_plaintext(c.output.as_deref(), c.force, c.input.as_deref())?;
     if signers.is_required() && output.streams() && !c.report.quiet {
         eprintln!(
             "zseal: note: the signer check completes only at the end of the stream: what reaches \

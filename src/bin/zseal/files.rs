@@ -1,6 +1,7 @@
 //! The command line's two ends: where data comes from and where it goes, with the rules every
 //! output follows (no file overwritten without --force, no half-written file, no binary on a
-//! terminal), the registry of temporary outputs and uploads that an interrupt removes or
+//! terminal: only decrypted plaintext that looks like text, [`crate::tty`]; no data read from
+//! a terminal), the registry of temporary outputs and uploads that an interrupt removes or
 //! aborts, and the signal handling that does it.
 //!
 //! Errors name the user's path and state the operating system's reason once; the hidden
@@ -14,6 +15,8 @@ use std::sync::Mutex;
 use anyhow::{anyhow, bail};
 use zseal::io::{named, without_path, Destination, OutputFile, ReadMode, What};
 use zseal::transfer::Source;
+
+use crate::tty::TextGate;
 
 /// How a path is named in messages: `-` and no path are standard input or output.
 pub fn display_name(p: Option<&Path>, stdio: &str) -> String {
@@ -68,6 +71,10 @@ pub fn open_input_for(path: Option<&Path>, mode: ReadMode) -> anyhow::Result<Sou
     }
     match path.filter(|p| *p != Path::new("-")) {
         None => {
+            // What is typed would be read as the data, under a spinner, until Ctrl-D.
+            if io::stdin().is_terminal() {
+                bail!("stdin is a terminal: give a file, or pipe the data in");
+            }
             crate::stdin::claim("the data (no input file, or -)")?;
             let stdin = Source::stdin();
             if stdin.is_stdin_stream() {
@@ -173,6 +180,20 @@ pub enum Output {
     /// An object, uploaded in parts; it appears only on commit.
     #[cfg(feature = "remote")]
     Remote(zseal::remote::RemoteWriter),
+    /// Standard output or a file that is a terminal, for plaintext: written only if it looks
+    /// like text ([`crate::tty`]).
+    Terminal(Box<TextGate<Output>>),
+}
+
+/// What a command writes, which decides whether a terminal may receive it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Content {
+    /// Containers, signatures, dictionaries: never to a terminal.
+    Binary,
+    /// Keys (text, written to files only).
+    Private,
+    /// Decrypted plaintext: to a terminal when it looks like text.
+    Plaintext,
 }
 
 /// Starts writing the object at `url`: refused before anything is uploaded when it exists and
@@ -200,7 +221,7 @@ impl Output {
     /// other than /dev/null): nothing can be held back until a check at the end has passed.
     pub fn streams(&self) -> bool {
         match self {
-            Output::Stdout(_) => true,
+            Output::Stdout(_) | Output::Terminal(_) => true,
             Output::File { file, .. } => {
                 file.temporary_path().is_none() && file.destination() != Path::new("/dev/null")
             }
@@ -213,22 +234,45 @@ impl Output {
     /// overwrite anything without `force` (`/dev/null` and descriptors such as `/dev/stdout`
     /// need none), would not be the input itself, and would not put binary on a terminal.
     pub fn create(path: Option<&Path>, force: bool, input: Option<&Path>) -> anyhow::Result<Self> {
-        Self::create_as(path, force, input, false)
+        Self::create_as(path, force, input, Content::Binary)
+    }
+
+    /// [`Output::create`] for the plaintext of `input`: a terminal receives it when its first
+    /// bytes look like text, and is refused it, before a byte is written, when they look
+    /// binary, the refusal suggesting `-o` with the input's name without `.zseal`/`.age`.
+    pub fn create_plaintext(
+        path: Option<&Path>,
+        force: bool,
+        input: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let out = Self::create_as(path, force, input, Content::Plaintext)?;
+        let terminal = match &out {
+            Output::Stdout(_) => io::stdout().is_terminal(),
+            Output::File { file, .. } => file.as_file().is_terminal(),
+            _ => false,
+        };
+        if !terminal {
+            return Ok(out);
+        }
+        let suggest = crate::tty::suggested_output(input);
+        Ok(Output::Terminal(Box::new(TextGate::new(out, suggest))))
     }
 
     /// [`Output::create`] for a key file: never over an existing file, and mode 0600.
     pub fn create_private(path: Option<&Path>) -> anyhow::Result<Self> {
-        Self::create_as(path, false, None, true)
+        Self::create_as(path, false, None, Content::Private)
     }
 
     fn create_as(
         path: Option<&Path>,
         force: bool,
         input: Option<&Path>,
-        private: bool,
+        content: Content,
     ) -> anyhow::Result<Self> {
+        let private = content == Content::Private;
+        let to_terminal = content == Content::Plaintext;
         let Some(dest) = path.filter(|p| *p != Path::new("-")) else {
-            if io::stdout().is_terminal() {
+            if io::stdout().is_terminal() && !to_terminal {
                 bail!("refusing to write binary data to the terminal: use -o FILE or redirect the output (> FILE, | program)");
             }
             return Ok(Output::Stdout(io::stdout().lock()));
@@ -273,7 +317,7 @@ impl Output {
                 "{name} already exists{what}: use --force to overwrite it, or choose another -o"
             )
         })?;
-        if file.as_file().is_terminal() {
+        if file.as_file().is_terminal() && !to_terminal {
             bail!("refusing to write binary data to the terminal {name}: use -o FILE or redirect the output (> FILE, | program)");
         }
         let guard = file.temporary_path().map(PartialGuard::new);
@@ -294,6 +338,7 @@ impl Output {
                 file.commit(sync)
                     .map_err(|e| anyhow!("cannot write {dest}: {}", without_path(&e)))
             }
+            Output::Terminal(gate) => gate.into_inner().map_err(|e| anyhow!("{e}"))?.commit(sync),
             #[cfg(feature = "remote")]
             Output::Remote(w) => {
                 let url = w.url().to_string();
@@ -332,6 +377,7 @@ impl Output {
     fn name(&self) -> String {
         match self {
             Output::Stdout(_) => "standard output".into(),
+            Output::Terminal(gate) => gate.get_ref().name(),
             Output::File { file, .. } => file.destination().display().to_string(),
             #[cfg(feature = "remote")]
             Output::Remote(w) => w.url().to_string(),
@@ -344,6 +390,8 @@ impl Write for Output {
         let r = match self {
             Output::Stdout(s) => s.write(buf),
             Output::File { file, .. } => file.write(buf),
+            // The refusal names no output; the output behind the gate names its own errors.
+            Output::Terminal(gate) => return gate.write(buf),
             #[cfg(feature = "remote")]
             Output::Remote(w) => return w.write(buf),
         };
@@ -354,6 +402,7 @@ impl Write for Output {
         let r = match self {
             Output::Stdout(s) => s.flush(),
             Output::File { file, .. } => file.flush(),
+            Output::Terminal(gate) => return gate.flush(),
             #[cfg(feature = "remote")]
             Output::Remote(w) => return w.flush(),
         };

@@ -39,7 +39,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             _ => println!("{}", info.to_json()),
         }
     }
-    Ok(())
+    // A file cut short or with a damaged end: its header is described above, and the command
+    // fails, so that `zseal inspect f && …` does not go on with a file that cannot be read.
+    match info {
+        Described::Zseal(Info {
+            problem: Some(e), ..
+        }) => Err(anyhow::Error::new(e).context(format!("reading {what}"))),
+        _ => Ok(()),
+    }
 }
 
 /// Human-readable lines.
@@ -73,14 +80,33 @@ fn to_text(info: &Info, name: &str) -> String {
             human_bytes(len)
         );
     }
+    if let (Some(len), Some(e)) = (info.container_len, &info.problem) {
+        t += &format!(
+            "  container:   {len} bytes ({}), {}\n",
+            human_bytes(len),
+            end_text(e)
+        );
+    }
     match info.plaintext_bounds() {
         Some((lo, hi)) if lo == hi => t += &format!("  plaintext:   {lo} bytes\n"),
         Some((lo, hi)) => {
             t += &format!("  plaintext:   {lo} to {hi} bytes (the exact size is encrypted)\n")
         }
+        None if info.problem.is_some() => {
+            t += "  plaintext:   unknown (the file's end is not valid)\n"
+        }
         None => t += "  plaintext:   unknown (read from a pipe)\n",
     }
     t
+}
+
+/// What is wrong with the end of a container, in a few words (the error says the rest).
+fn end_text(e: &zseal::Error) -> &'static str {
+    match e.kind() {
+        zseal::ErrorKind::Truncated => "cut short: the end of the container is missing",
+        zseal::ErrorKind::TrailingData => "extended: data follows the end of the container",
+        _ => "damaged: its end is not a valid footer",
+    }
 }
 
 /// Human-readable lines for an age file.

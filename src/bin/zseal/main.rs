@@ -24,6 +24,7 @@ mod rekey;
 mod report;
 mod sign;
 mod stdin;
+mod tty;
 mod verify;
 
 use std::process::ExitCode;
@@ -109,7 +110,8 @@ enum Command {
     /// Zstd dictionaries for sealed records: `zseal dict train SAMPLES… -o DICT`
     #[command(subcommand)]
     Dict(dict::Command),
-    /// Show a container's header without any key (--json for scripts)
+    /// Show a container's header without any key (--json for scripts); a file cut short or
+    /// with a damaged end shows its header, says what is wrong, and exits 1
     Inspect(inspect::Args),
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
     #[command(after_help = bench::EXAMPLES)]

@@ -11,7 +11,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use super::ContainerChunks;
 use crate::error::{Error, Result};
-use crate::format::frame::{listed_bounds, parse_footer, parse_frame_header};
+use crate::format::frame::{
+    footer_at_end, listed_bounds, parse_footer, parse_frame_header, END_SEARCH_LEN,
+};
 use crate::format::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
     MAX_PLAINTEXT,
@@ -179,19 +181,8 @@ pub(crate) fn read_trailer<R: Read + Seek>(
 ) -> Result<SeekIndex> {
     let c = opener.chunk_size();
     let file_len = frames.inner.seek(SeekFrom::End(0))?;
-    let fixed = frames.first_at + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
-    if file_len < fixed {
-        return Err(Error::Truncated("before the final frame".into()));
-    }
-    let mut footer = [0u8; FOOTER_LEN];
+    let n = read_footer(&mut frames.inner, frames.first_at, file_len)?;
     let footer_at = file_len - FOOTER_LEN as u64;
-    frames.read_at(footer_at, &mut footer, "footer")?;
-    let n = parse_footer(&footer)?;
-    if n * 4 > file_len - fixed {
-        return Err(Error::Damaged(format!(
-            "the footer claims {n} chunks, more than the file holds"
-        )));
-    }
     let fin_at = footer_at - 4 * n - FINAL_FRAME_LEN as u64;
     let mut frame = [0u8; FINAL_FRAME_LEN];
     frames.read_at(fin_at, &mut frame, "final frame")?;
@@ -235,6 +226,44 @@ pub(crate) fn read_trailer<R: Read + Seek>(
         ));
     }
     Ok(built.finish(fin, index_at))
+}
+
+/// The chunk count the footer of a container claims (not authenticated), read from the last
+/// bytes of `r`, `file_len` bytes long, whose frames start at `first_at`. A file whose end is
+/// not a footer is told apart as cut short, damaged or extended ([`footer_at_end`]); one too short
+/// for a final frame and a footer is cut short, and one too short for the chunks its footer
+/// claims is damaged. Leaves the reader anywhere.
+pub(crate) fn read_footer(r: &mut (impl Read + Seek), first_at: u64, file_len: u64) -> Result<u64> {
+    let fixed = first_at + (FINAL_FRAME_LEN + FOOTER_LEN) as u64;
+    if file_len < fixed {
+        return Err(Error::Truncated("before the final frame".into()));
+    }
+    // The footer alone, and more of the end only to tell what is wrong when it is not one.
+    let mut footer = [0u8; FOOTER_LEN];
+    read_end(r, file_len, &mut footer)?;
+    let n = match parse_footer(&footer) {
+        Ok(n) => n,
+        Err(_) => {
+            let mut tail = vec![0u8; (file_len - first_at).min(END_SEARCH_LEN as u64) as usize];
+            read_end(r, file_len, &mut tail)?;
+            footer_at_end(&tail)?
+        }
+    };
+    if n * 4 > file_len - fixed {
+        return Err(Error::Damaged(format!(
+            "the footer claims {n} chunks, more than the file holds"
+        )));
+    }
+    Ok(n)
+}
+
+/// Reads the last `buf.len()` bytes of `r`, `file_len` bytes long.
+fn read_end(r: &mut (impl Read + Seek), file_len: u64, buf: &mut [u8]) -> Result<()> {
+    r.seek(SeekFrom::Start(file_len - buf.len() as u64))?;
+    if crate::io::read_full(r, buf)? != buf.len() {
+        return Err(Error::Truncated("in the footer".into()));
+    }
+    Ok(())
 }
 
 impl<R: Read + Seek> ContainerChunks<R> {
