@@ -158,7 +158,7 @@ def test_dask_encrypt_refuses_what_it_cannot_do_and_leaves_nothing(tmp_path, key
     src, dst = tmp_path / "p.bin", tmp_path / "p.zseal"
     src.write_bytes(b"x" * 200_000)
     dst.write_bytes(b"keep")
-    with pytest.raises(zseal.ZsealFileExistsError, match="pass overwrite=True"):
+    with pytest.raises(zseal.ZsealFileExistsError, match=r"overwrite=True replaces it; -f on the command line"):
         zseal.dask.encrypt(src, dst, recipients=[recipient], client=client)
     assert dst.read_bytes() == b"keep"
     with pytest.raises(zseal.OptionError, match="XXH3 of the whole file cannot be merged"):
