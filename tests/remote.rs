@@ -2049,17 +2049,11 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
     seal_into(base, &url, b"x", &[]);
     let d = tempfile::tempdir().unwrap();
     let runs = d.path().join("runs");
-    let script = d.path().join("creds.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho run >> '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
-             \"SecretAccessKey\": \"testing\", \"Expiration\": \"2999-01-01T00:00:00Z\"}}'\n",
-            runs.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = credential_script(
+        d.path(),
+        &format!("echo run >> '{}'", runs.display()),
+        ", \"Expiration\": \"2999-01-01T00:00:00Z\"",
+    );
     let config = d.path().join("config");
     std::fs::write(
         &config,
@@ -2125,17 +2119,7 @@ fn a_credential_process_gets_no_zseal_variables_and_is_stopped_at_the_timeout() 
     seal_into(base, &url, b"x", &[]);
     let d = tempfile::tempdir().unwrap();
     let seen = d.path().join("env");
-    let script = d.path().join("creds.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nenv > '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
-             \"SecretAccessKey\": \"testing\"}}'\n",
-            seen.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = credential_script(d.path(), &format!("env > '{}'", seen.display()), "");
     let config = d.path().join("config");
     // `sh -c 'sleep 30'` keeps sleep as the shell's child (dash): it outlives the killed shell,
     // and must not hold zseal's stderr (this test's pipe) open.
@@ -2281,4 +2265,20 @@ fn age_files_in_objects_read_whole_and_by_range() {
         assert!(fetched < 3 * C + C / 2, "{codec}: fetched {fetched}");
     }
     assert_eq!(uploads_in_progress(base, &b), 0);
+}
+
+/// A `credential_process` script in `dir` that runs `first`, then prints moto's credentials
+/// (with `extra` JSON fields, such as an expiry).
+fn credential_script(dir: &Path, first: &str, extra: &str) -> PathBuf {
+    let script = dir.join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n{first}\necho '{{\"Version\": 1, \"AccessKeyId\": \"testing\", \
+             \"SecretAccessKey\": \"testing\"{extra}}}'\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script
 }

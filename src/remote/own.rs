@@ -90,7 +90,7 @@ pub(crate) struct Answer {
     pub(crate) body: Bytes,
 }
 
-/// What [`Bucket::send_tracked`] got: the answer or the error, and whether an attempt failed
+/// What [`Bucket::send`] got: the answer or the error, and whether an attempt failed
 /// in a way that leaves open whether the store carried it out (no answer, an answer cut short,
 /// a 5xx: whatever is retried).
 pub(crate) struct Sent {
@@ -179,23 +179,10 @@ impl Bucket {
     /// `request` expects, parsed whole: S3 may answer a completion or a copy `200 OK`, keep the
     /// connection open with whitespace for minutes and only then send an `<Error>` document, so
     /// neither the status nor the first bytes say that it worked.
+    ///
+    /// What it got comes with whether an attempt may have been carried out although it failed
+    /// ([`Sent`]); most callers take only its `result`.
     pub(crate) async fn send(
-        &self,
-        what: &str,
-        request: Request,
-        method: Method,
-        url: url::Url,
-        headers: &[(&str, String)],
-        body: Bytes,
-    ) -> io::Result<Answer> {
-        self.send_tracked(what, request, method, url, headers, body)
-            .await
-            .result
-    }
-
-    /// [`Bucket::send`], saying also whether an attempt may have been carried out although it
-    /// failed.
-    pub(crate) async fn send_tracked(
         &self,
         what: &str,
         request: Request,
@@ -296,7 +283,7 @@ impl Own {
         sent.result.map(drop)
     }
 
-    /// Sends the completion (retried as [`Bucket::send_tracked`] retries).
+    /// Sends the completion (retried as [`Bucket::send`] retries).
     async fn send_completion(
         &self,
         key: &str,
@@ -326,7 +313,7 @@ impl Own {
         xml += "</CompleteMultipartUpload>";
         let url = bucket.url(key, &[("uploadId", id)]);
         let mut sent = bucket
-            .send_tracked(
+            .send(
                 "completing the upload",
                 Request::Complete,
                 Method::POST,
@@ -430,6 +417,7 @@ async fn head(bucket: &Bucket, key: &str, name: &str) -> Option<String> {
             Bytes::new(),
         )
         .await
+        .result
         .ok()?;
     a.headers.get(name)?.to_str().ok().map(str::to_string)
 }
@@ -452,6 +440,7 @@ async fn committed_blocks(container: &Bucket, key: &str) -> Option<Vec<String>> 
             Bytes::new(),
         )
         .await
+        .result
         .ok()?;
     let list: BlockList = parse(&a.body).ok()?;
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -508,7 +497,7 @@ async fn complete_blocks(
     headers.extend(when.headers(("if-none-match", "*"), "if-match"));
     let url = container.url(key, &[("comp", "blocklist")]);
     container
-        .send_tracked(
+        .send(
             "committing the blocks",
             Request::CommitBlocks,
             Method::PUT,

@@ -138,7 +138,8 @@ impl S3 {
                 &headers,
                 Bytes::new(),
             )
-            .await?;
+            .await
+            .result?;
         let copied: ETagged = parse(&a.body)?;
         Ok(copied.e_tag)
     }
