@@ -1,7 +1,10 @@
 //! `zseal encrypt`: INPUT (or stdin) into a container (or, with `--format age`, an age v1 file),
 //! to recipients or a passphrase.
 
+use std::io::Write;
 use std::path::PathBuf;
+
+use age::armor::{ArmoredWriter, Format as ArmorFormat};
 
 use anyhow::Context;
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
@@ -37,6 +40,11 @@ pub struct Args {
     /// file). An age file has no digest, padding or rekey (FORMAT.md §10.4)
     #[arg(long, value_name = "FORMAT", default_value = "zseal", value_parser = parse_format)]
     format: Format,
+    /// With --format age: ASCII-armored output, as `age -a` writes ("-----BEGIN AGE ENCRYPTED
+    /// FILE-----", base64 in lines of 64 columns), for mail and text fields. A third larger, and
+    /// written by the calling thread alone
+    #[arg(short, long)]
+    armor: bool,
     /// Chunk size, a power of two from 1K to 16M [default: 8M] (with --format age: the zstd
     /// frame size; without compression, the input each job seals, default 2M)
     #[arg(long, value_name = "SIZE", value_parser = parse_chunk)]
@@ -111,6 +119,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Age => opts.check().context("--format age")?,
         _ => opts.check()?,
     }
+    if a.armor && a.format != Format::Age {
+        anyhow::bail!(
+            "-a/--armor writes ASCII-armored age files: add --format age (a zseal container \
+             has no armored form)"
+        );
+    }
     let mut input = open_input(c.input.as_deref())?;
     let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
@@ -125,8 +139,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let what = display_name(c.input.as_deref(), "standard input");
     let counters = Counters::default();
     let size = input.size();
-    let shared = output.shared_handle();
+    // Armor is a streaming transform of the output bytes: the workers cannot write by offset
+    // into it, so they hand their output to the calling thread.
+    let shared = output.shared_handle().filter(|_| !a.armor);
     let output = Counted::new(output, counters.output.clone());
+    let output = Sink::new(output, a.armor)?;
     let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
     let mut enc = Writer::new(output, &targets.refs(), &opts)?;
     let clock = Clock::start();
@@ -143,7 +160,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .finish_with_stats()
         .with_context(|| format!("encrypting {what}"))?;
     progress.finish();
-    let output = output.into_inner();
+    let output = output
+        .finish()
+        .with_context(|| format!("encrypting {what}"))?
+        .into_inner();
     let signature = signing.map(|s| s.sign(&output)).transpose()?;
     output.commit(!c.no_fsync)?;
     if let Some(sig) = signature {
@@ -152,4 +172,44 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Encrypt, bytes, stats);
     Ok(())
+}
+
+/// The encrypted bytes on their way to the output: as they are, or ASCII-armored (age's own
+/// armor writer, `age::armor`), whose end lines are written by [`Sink::finish`].
+enum Sink<W: Write> {
+    Plain(W),
+    Armored(ArmoredWriter<W>),
+}
+
+impl<W: Write> Sink<W> {
+    fn new(inner: W, armor: bool) -> std::io::Result<Self> {
+        Ok(match armor {
+            false => Sink::Plain(inner),
+            true => Sink::Armored(ArmoredWriter::wrap_output(inner, ArmorFormat::AsciiArmor)?),
+        })
+    }
+
+    /// The output, after the armor's last line and its end marker.
+    fn finish(self) -> std::io::Result<W> {
+        match self {
+            Sink::Plain(w) => Ok(w),
+            Sink::Armored(w) => w.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Armored(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Armored(w) => w.flush(),
+        }
+    }
 }
