@@ -40,3 +40,65 @@ fn armor_without_format_age_is_refused() {
         .stderr(contains("-a/--armor").and(contains("add --format age")));
     assert!(!out.exists());
 }
+
+/// `encrypt -i KEY` seals to the key's own recipient, as `age -e -i` does: an age identity
+/// (X25519 and post-quantum) and an OpenSSH private key (an encrypted one too, with no
+/// passphrase asked: its public part is in the clear). The same key opens the file, and the
+/// header names the recipient's kind.
+#[test]
+fn encrypt_to_an_identity_seals_to_its_own_recipient() {
+    let d = tempfile::tempdir().unwrap();
+    let pq = d.path().join("pq.key");
+    zseal()
+        .args(["keygen", "--pq", "-o"])
+        .arg(&pq)
+        .assert()
+        .success();
+    let cases = [
+        (keys().join("age.key"), "X25519"),
+        (pq.clone(), "mlkem768x25519"),
+        (keys().join("ed25519"), "ssh-ed25519"),
+        (keys().join("ed25519-encrypted"), "ssh-ed25519"),
+        (keys().join("rsa"), "ssh-rsa"),
+    ];
+    for (i, (key, kind)) in cases.iter().enumerate() {
+        let f = d.path().join(format!("{i}.zseal"));
+        zseal()
+            .args(["encrypt", "-i"])
+            .arg(key)
+            .arg("-o")
+            .arg(&f)
+            .write_stdin("to myself")
+            .assert()
+            .success();
+        zseal()
+            .arg("inspect")
+            .arg(&f)
+            .assert()
+            .success()
+            .stdout(contains(*kind));
+        if key.ends_with("ed25519-encrypted") {
+            continue; // opening it asks for the key's passphrase on the terminal
+        }
+        zseal()
+            .args(["decrypt", "-i"])
+            .arg(key)
+            .arg(&f)
+            .assert()
+            .success()
+            .stdout("to myself");
+    }
+}
+
+/// A public key given to `encrypt -i` is named as one, with the option that takes it.
+#[test]
+fn encrypt_to_a_public_key_file_given_as_identity_says_use_r() {
+    zseal()
+        .args(["encrypt", "-i"])
+        .arg(keys().join("age.pub"))
+        .args(["-o", "-"])
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains("this is a public key").and(contains("give it with -r")));
+}

@@ -26,6 +26,11 @@ pub struct Args {
     /// Encrypt to every recipient in FILE (one per line, # comments); repeatable
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     recipients_file: Vec<PathBuf>,
+    /// Encrypt to the recipient of each identity in FILE, as `age -e -i`: age keys
+    /// (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…) or an OpenSSH private key (its public key; an
+    /// encrypted one needs no passphrase). `-`: standard input; repeatable
+    #[arg(short, long = "identity", value_name = "FILE")]
+    identity: Vec<PathBuf>,
     /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
     #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
     compress: Codec,
@@ -126,7 +131,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     let mut input = open_input(c.input.as_deref())?;
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+    let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+    recipients.extend(keys::recipients_of_identities(&a.identity)?);
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
     let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;

@@ -196,6 +196,29 @@ pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Age
     Ok(out)
 }
 
+/// The recipients of the identity files of `encrypt -i` (as `age -e -i`): each age identity's
+/// recipient (X25519, post-quantum), an OpenSSH private key's public key.
+pub fn recipients_of_identities(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeRecipient>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let data = match crate::stdin::is_dash(p) {
+            true => crate::stdin::read_all("-i -", crate::stdin::KEYS_MAX)?,
+            false => Zeroizing::new(
+                std::fs::read(p)
+                    .with_context(|| format!("cannot read identity file {}", p.display()))?,
+            ),
+        };
+        let name = match crate::stdin::is_dash(p) {
+            true => "standard input".to_string(),
+            false => p.display().to_string(),
+        };
+        for r in recipients::recipients_of(&data, &name)? {
+            out.push(AgeRecipient::parse(&r)?);
+        }
+    }
+    Ok(out)
+}
+
 /// The passphrase from `--passphrase-file`, `ZSEAL_PASSPHRASE`, or the terminal (asked twice
 /// when encrypting); a short one gets a warning when encrypting.
 pub fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> {
