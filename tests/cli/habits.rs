@@ -102,3 +102,51 @@ fn encrypt_to_a_public_key_file_given_as_identity_says_use_r() {
         .code(1)
         .stderr(contains("this is a public key").and(contains("give it with -r")));
 }
+
+fn pw() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/passphrase.txt")
+}
+
+/// A container of `text` sealed with the fixtures' passphrase.
+fn sealed(text: &str) -> Vec<u8> {
+    let out = zseal()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(pw())
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// `zseal -d FILE` and `zseal --decrypt FILE` decrypt, as `age -d` and `zstd -d` do, from a file
+/// and from a pipe, and `zseal --help` says so.
+#[test]
+fn dash_d_decrypts_like_age_and_zstd() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("n.zseal");
+    std::fs::write(&f, sealed("habit")).unwrap();
+    for flag in ["-d", "--decrypt"] {
+        zseal()
+            .arg(flag)
+            .arg("--passphrase-file")
+            .arg(pw())
+            .arg(&f)
+            .assert()
+            .success()
+            .stdout("habit");
+    }
+    zseal()
+        .args(["-d", "--passphrase-file"])
+        .arg(pw())
+        .pipe_stdin(&f)
+        .unwrap()
+        .assert()
+        .success()
+        .stdout("habit");
+    zseal()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(contains("-d, --decrypt").and(contains("zseal -d")));
+}

@@ -33,6 +33,7 @@ use clap::{Parser, Subcommand};
 const EXAMPLES: &str = "\
 Examples:
   zseal encrypt big.tar -o big.tar.zseal              # asks for a passphrase
+  zseal -d big.tar.zseal -o big.tar                   # -d: decrypt, as age -d and zstd -d
   tar c dir | zseal encrypt --passphrase-file pw > dir.tar.zseal
   zseal decrypt big.tar.zseal -o big.tar
   zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x
@@ -65,8 +66,25 @@ removed recipient who kept the file can still read it (see `zseal rekey --help`,
     after_help = EXAMPLES
 )]
 struct Cli {
+    /// Decrypt, as `age -d` and `zstd -d`: `zseal -d ARGS…` is `zseal decrypt ARGS…`
+    /// (first argument only)
+    #[arg(short = 'd', long = "decrypt")]
+    _decrypt: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The arguments with a leading `-d`/`--decrypt` (age's and zstd's habit) turned into the
+/// `decrypt` subcommand; anything else as it is. Only the first argument is looked at, so a
+/// `-d` among a subcommand's arguments keeps its meaning there.
+fn with_decrypt_alias(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args
+        .get(1)
+        .is_some_and(|a| a == "-d" || a == "--decrypt")
+    {
+        args[1] = "decrypt".into();
+    }
+    args
 }
 
 #[derive(Subcommand)]
@@ -110,7 +128,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(with_decrypt_alias(std::env::args_os().collect()));
     files::on_termination_signals(|signal| {
         files::remove_partial_outputs();
         std::process::exit(128 + signal);
