@@ -150,3 +150,50 @@ fn dash_d_decrypts_like_age_and_zstd() {
         .success()
         .stdout(contains("-d, --decrypt").and(contains("zseal -d")));
 }
+
+/// `--range -LEN` gives the last LEN bytes (as `tail -c`), `..END` the first END bytes, from a
+/// container and from an age file; more than the file gives all of it. From a pipe, `-LEN` is
+/// refused (its length is known only at its end), naming `tail -c`.
+#[test]
+fn ranges_from_the_end_and_from_the_start() {
+    let d = tempfile::tempdir().unwrap();
+    let plain: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let p = d.path().join("p");
+    std::fs::write(&p, &plain).unwrap();
+    for format in ["zseal", "age"] {
+        let f = d.path().join(format!("p.{format}"));
+        zseal()
+            .args(["encrypt", "--chunk-size", "64K", "--format", format, "-r"])
+            .arg(public("age.pub"))
+            .arg(&p)
+            .arg("-o")
+            .arg(&f)
+            .assert()
+            .success();
+        let range = |r: &[&str]| {
+            let out = zseal()
+                .args(["decrypt", "-i"])
+                .arg(keys().join("age.key"))
+                .args(r)
+                .arg(&f)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{r:?}: {}", String::from_utf8_lossy(&out.stderr));
+            out.stdout
+        };
+        let n = plain.len();
+        assert!(range(&["--range", "-1000"]) == plain[n - 1000..], "{format}");
+        assert!(range(&["--range=-100K"]) == plain[n - 102_400..], "{format}");
+        assert!(range(&["--range", "-0"]).is_empty(), "{format}");
+        assert!(range(&["--range", "-10M"]) == plain, "{format}");
+        assert!(range(&["--range", "..70000"]) == plain[..70_000], "{format}");
+        zseal()
+            .args(["decrypt", "--range", "-10", "-i"])
+            .arg(keys().join("age.key"))
+            .pipe_stdin(&f)
+            .unwrap()
+            .assert()
+            .code(1)
+            .stderr(contains("a pipe's length is known only at its end").and(contains("tail -c")));
+    }
+}
