@@ -197,3 +197,35 @@ fn ranges_from_the_end_and_from_the_start() {
             .stderr(contains("a pipe's length is known only at its end").and(contains("tail -c")));
     }
 }
+
+/// Sizes are binary whatever the spelling, as zstd reads them: `--chunk-size 1MB`, `1MiB`, `1M`
+/// and `1048576` all make 1 MiB chunks (never 1,000,000 bytes, which is no power of two), and
+/// `zseal --help` says so.
+#[test]
+fn one_mb_is_one_mib_and_help_says_so() {
+    for size in ["1MB", "1MiB", "1M", "1m", "1048576"] {
+        let out = zseal()
+            .args(["encrypt", "--chunk-size", size, "--passphrase-file"])
+            .arg(pw())
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{size}");
+        zseal()
+            .arg("inspect")
+            .write_stdin(out.stdout)
+            .assert()
+            .success()
+            .stdout(contains("chunk size:  1.0 MiB"));
+    }
+    zseal()
+        .args(["encrypt", "--chunk-size", "1.5M"])
+        .assert()
+        .code(2)
+        .stderr(contains("powers of 1024: 1M = 1MiB = 1MB"));
+    zseal()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(contains("1M = 1MiB = 1MB = 1,048,576 bytes"));
+}

@@ -19,9 +19,9 @@ pub struct Args {
     ids: Identities,
     /// Only bytes START..END (END exclusive), START.., START..+LEN, START..START+LEN, ..END (the
     /// first END bytes) or -LEN (the last LEN bytes, as `tail -c`) of the plaintext; SIZE
-    /// suffixes (K = 1024). From a file only the chunks of the range are read; from a pipe
-    /// everything before the range is read and skipped, which is slower, and -LEN is refused
-    /// (a pipe's length is known only at its end: use `| tail -c LEN`)
+    /// suffixes (powers of 1024: 1M = 1MiB = 1MB). From a file only the chunks of the range
+    /// are read; from a pipe everything before the range is read and skipped, which is slower,
+    /// and -LEN is refused (a pipe's length is known only at its end: use `| tail -c LEN`)
     #[arg(long, value_name = "RANGE", value_parser = parse_range, allow_hyphen_values = true)]
     range: Option<Range>,
     /// For an age file zseal wrote with compression: give its plaintext as it is (the seekable

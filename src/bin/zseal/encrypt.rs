@@ -51,7 +51,8 @@ pub struct Args {
     #[arg(short, long)]
     armor: bool,
     /// Chunk size, a power of two from 1K to 16M [default: 8M] (with --format age: the zstd
-    /// frame size; without compression, the input each job seals, default 2M)
+    /// frame size; without compression, the input each job seals, default 2M). K and M are
+    /// powers of 1024, as in zstd: 1M = 1MiB = 1MB
     #[arg(long, value_name = "SIZE", value_parser = parse_chunk)]
     chunk_size: Option<usize>,
     /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger): hides each

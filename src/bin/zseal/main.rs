@@ -45,7 +45,10 @@ Examples:
   zseal verify big.zseal                              # prints the digest like b3sum
   zseal inspect data.bin.zseal                        # no key needed
   zseal rekey data.bin.zseal -i me.key --add -r age1… # share it with one more key
-  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?";
+  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?
+
+Sizes (--chunk-size, --range, dict --size, bench --size): K, M, G, T are powers of 1024, with or
+without iB or B, as zstd reads them: 1M = 1MiB = 1MB = 1,048,576 bytes.";
 
 const LONG_ABOUT: &str = "\
 Hash, compress and encrypt files and pipes on every core, into a framed, seekable container.
