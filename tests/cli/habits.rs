@@ -229,3 +229,108 @@ fn one_mb_is_one_mib_and_help_says_so() {
         .success()
         .stdout(contains("1M = 1MiB = 1MB = 1,048,576 bytes"));
 }
+
+/// `zseal encrypt a.csv b.csv` seals each beside it (`--format age`: `.age`), `zseal decrypt
+/// a.csv.zseal b.csv.zseal` writes `a.csv`, `b.csv`. Refused before anything is written: -o,
+/// `-` among them, an existing output without --force (all named), a name without
+/// .zseal/.age. A failing input leaves the others done, is named, and exits 1.
+#[test]
+fn several_inputs_each_to_its_own_output() {
+    let d = tempfile::tempdir().unwrap();
+    let at = |n: &str| d.path().join(n);
+    std::fs::write(at("a.csv"), "1,2\n").unwrap();
+    std::fs::write(at("b.csv"), "3,4\n").unwrap();
+    let encrypt = |args: &[&str]| {
+        let mut c = zseal();
+        c.current_dir(d.path())
+            .args(["encrypt", "-r", &public("age.pub")])
+            .args(args);
+        c
+    };
+    let decrypt = |args: &[&str]| {
+        let mut c = zseal();
+        c.current_dir(d.path())
+            .args(["decrypt", "-i"])
+            .arg(keys().join("age.key"))
+            .args(args);
+        c
+    };
+    encrypt(&["a.csv", "b.csv", "-o", "x"])
+        .assert()
+        .code(1)
+        .stderr(contains("-o x names one output, but 2 inputs"));
+    encrypt(&["a.csv", "-"])
+        .assert()
+        .code(1)
+        .stderr(contains("cannot be one of several inputs"));
+    encrypt(&["a.csv", "b.csv"]).assert().success();
+    encrypt(&["--format", "age", "a.csv", "b.csv"]).assert().success();
+    for n in ["a.csv.zseal", "b.csv.zseal", "a.csv.age", "b.csv.age"] {
+        assert!(at(n).exists(), "{n}");
+    }
+    encrypt(&["a.csv", "b.csv"])
+        .assert()
+        .code(1)
+        .stderr(contains("a.csv.zseal, b.csv.zseal already exist").and(contains("--force")));
+    encrypt(&["-f", "a.csv", "b.csv"]).assert().success();
+    // Every output checked before any is written: b.csv exists, so a.csv is not written either.
+    std::fs::remove_file(at("a.csv")).unwrap();
+    decrypt(&["a.csv.zseal", "b.csv.zseal"])
+        .assert()
+        .code(1)
+        .stderr(contains("b.csv already exists"));
+    assert!(!at("a.csv").exists());
+    std::fs::remove_file(at("b.csv")).unwrap();
+    decrypt(&["a.csv.zseal", "b.csv.age"]).assert().success();
+    assert_eq!(std::fs::read(at("a.csv")).unwrap(), b"1,2\n");
+    assert_eq!(std::fs::read(at("b.csv")).unwrap(), b"3,4\n");
+    decrypt(&["a.csv.zseal", "b.csv"])
+        .assert()
+        .code(1)
+        .stderr(contains("does not end in .zseal or .age"));
+    // One fails, the other is done; the failure is named and the exit status is 1.
+    std::fs::write(at("junk.zseal"), "not sealed").unwrap();
+    std::fs::remove_file(at("a.csv")).unwrap();
+    decrypt(&["junk.zseal", "a.csv.zseal"])
+        .assert()
+        .code(1)
+        .stderr(contains("junk.zseal: reading").and(contains("1 of 2 inputs failed (junk.zseal)")));
+    assert!(at("a.csv").exists() && !at("junk").exists());
+    encrypt(&["-f", "c.csv", "a.csv"])
+        .assert()
+        .code(1)
+        .stderr(contains("1 of 2 inputs failed (c.csv)"));
+    assert!(at("a.csv.zseal").exists());
+}
+
+/// Several inputs with a passphrase file: asked (read) for each, and each opens.
+#[test]
+fn several_inputs_with_a_passphrase() {
+    let d = tempfile::tempdir().unwrap();
+    for n in ["x", "y"] {
+        std::fs::write(d.path().join(n), n).unwrap();
+    }
+    let run = |sub: &str, files: &[&str]| {
+        zseal()
+            .current_dir(d.path())
+            .arg(sub)
+            .args(files)
+            .arg("--passphrase-file")
+            .arg(pw())
+            .assert()
+            .success();
+    };
+    run("encrypt", &["x", "y"]);
+    for n in ["x", "y"] {
+        std::fs::remove_file(d.path().join(n)).unwrap();
+    }
+    run("decrypt", &["x.zseal", "y.zseal"]);
+    assert_eq!(std::fs::read(d.path().join("y")).unwrap(), b"y");
+    zseal()
+        .current_dir(d.path())
+        .args(["decrypt", "x.zseal", "y.zseal", "--passphrase-file", "-"])
+        .write_stdin("pw\n")
+        .assert()
+        .code(1)
+        .stderr(contains("cannot give the key of several inputs"));
+}

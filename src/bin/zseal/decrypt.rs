@@ -97,7 +97,37 @@ fn parse_range(s: &str) -> Result<Range, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
-    let signers = a.signers.signers()?;
+    if c.inputs.len() > 1 {
+        // Standard input is one stream: it cannot give a key for every file.
+        let dash = a.ids.identity.iter().chain(&c.passphrase_file);
+        if let Some(d) = dash.into_iter().find(|p| crate::stdin::is_dash(p)) {
+            anyhow::bail!(
+                "{} (standard input) cannot give the key of several inputs: give it as a file",
+                d.display()
+            );
+        }
+        let pairs = crate::many::plan(
+            &c.inputs,
+            c.output.as_deref(),
+            c.force,
+            crate::many::decrypted_name,
+        )?;
+        let signers = a.signers.signers()?;
+        return crate::many::run_each(&pairs, |input, output| {
+            decrypt(&a, Some(input), Some(output), signers.clone())
+        });
+    }
+    decrypt(&a, c.input(), c.output.as_deref(), a.signers.signers()?)
+}
+
+/// Decrypts `input` (`None`: standard input) into `output` (`None`: standard output).
+fn decrypt(
+    a: &Args,
+    input_name: Option<&std::path::Path>,
+    output_name: Option<&std::path::Path>,
+    signers: zseal::crypto::sign::Signers,
+) -> anyhow::Result<()> {
+    let c = &a.common;
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
     // (and a signer check reads the whole file, a range too).
     let mode = match a.range {
@@ -105,8 +135,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         _ => ReadMode::Sequential,
     };
     let counters = Counters::default();
-    let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
-    let what = display_name(c.input.as_deref(), "standard input");
+    let input = open_input_for(input_name, mode)?.counting(counters.input.clone());
+    let what = display_name(input_name, "standard input");
     // The transfer layer chooses how: a range from the index or by reading through, a whole
     // file with its frame bodies read by the workers.
     let plan = input.read_plan();
@@ -123,7 +153,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let output = Output::create(output_name, c.force, input_name)?;
     if signers.is_required() && output.streams() && !c.report.quiet {
         eprintln!(
             "zseal: note: the signer check completes only at the end of the stream: what reaches \

@@ -131,9 +131,36 @@ pub fn run(a: Args) -> anyhow::Result<()> {
              has no armored form)"
         );
     }
-    let mut input = open_input(c.input.as_deref())?;
-    let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
-    recipients.extend(keys::recipients_of_identities(&a.identity)?);
+    let recipients_now = || -> anyhow::Result<Vec<zseal::AgeRecipient>> {
+        let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+        recipients.extend(keys::recipients_of_identities(&a.identity)?);
+        Ok(recipients)
+    };
+    if c.inputs.len() > 1 {
+        let suffix = match a.format {
+            Format::Age => ".age",
+            _ => ".zseal",
+        };
+        let pairs = crate::many::plan(&c.inputs, c.output.as_deref(), c.force, |i| {
+            Ok(crate::many::encrypted_name(i, suffix))
+        })?;
+        // The keys once, for every file: one passphrase prompt, one read of each key file.
+        let recipients = recipients_now()?;
+        if a.format != Format::Age {
+            for key in crate::sign::read_keys(&a.sign)? {
+                opts = opts.sign(key);
+            }
+        }
+        let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
+        return crate::many::run_each(&pairs, |input, output| {
+            let source = open_input(Some(input))?;
+            let signing = crate::sign::Signing::prepare(&a.sign, a.format, Some(output), c.force)?;
+            let sink = Output::create(Some(output), c.force, Some(input))?;
+            seal(&a, &opts, &targets, (source, Some(input)), sink, signing)
+        });
+    }
+    let input = open_input(c.input())?;
+    let recipients = recipients_now()?;
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
     let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;
@@ -142,8 +169,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             opts = opts.sign(key);
         }
     }
-    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let what = display_name(c.input.as_deref(), "standard input");
+    let output = Output::create(c.output.as_deref(), c.force, c.input())?;
+    let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
+    seal(&a, &opts, &targets, (input, c.input()), output, signing)
+}
+
+/// Seals one input (and its name, `None` for standard input) into `output` for `targets`, and
+/// signs it (with --format age, into OUT.sig) when `signing` says so.
+fn seal(
+    a: &Args,
+    opts: &EncryptOptions,
+    targets: &keys::Targets,
+    (mut input, name): (zseal::transfer::Source, Option<&std::path::Path>),
+    output: Output,
+    signing: Option<crate::sign::Signing>,
+) -> anyhow::Result<()> {
+    let c = &a.common;
+    let what = display_name(name, "standard input");
     let counters = Counters::default();
     let size = input.size();
     // Armor is a streaming transform of the output bytes: the workers cannot write by offset
@@ -151,8 +193,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let shared = output.shared_handle().filter(|_| !a.armor);
     let output = Counted::new(output, counters.output.clone());
     let output = Sink::new(output, a.armor)?;
-    let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
-    let mut enc = Writer::new(output, &targets.refs(), &opts)?;
+    let mut enc = Writer::new(output, &targets.refs(), opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     // The transfer layer chooses how: a regular file is read by the workers (progress counts

@@ -305,6 +305,12 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
         let n = p.chars().count();
         return Ok((Passphrase::new(p.into_bytes())?, n));
     }
+    // Several inputs (`decrypt a.zseal b.zseal`) ask once: the passphrase typed for the first
+    // opens the others (kept, wiped, until the process ends).
+    let mut typed = TYPED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = typed.as_ref().filter(|_| !confirm) {
+        return Ok((Passphrase::new(t.as_bytes().to_vec())?, t.chars().count()));
+    }
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -328,11 +334,17 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
             bail!("the passphrases do not match; nothing was written");
         }
     }
+    if !confirm {
+        *typed = Some(first.clone());
+    }
     Ok((
         Passphrase::new(first.as_bytes().to_vec())?,
         first.chars().count(),
     ))
 }
+
+/// The passphrase typed on the terminal to decrypt, for the next input of the same command.
+static TYPED: std::sync::Mutex<Option<Zeroizing<String>>> = std::sync::Mutex::new(None);
 
 #[cfg(test)]
 mod tests {

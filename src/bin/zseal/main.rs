@@ -19,6 +19,7 @@ mod hash;
 mod inspect;
 mod keygen;
 mod keys;
+mod many;
 mod progress;
 mod rekey;
 mod report;
