@@ -295,6 +295,27 @@ def test_encrypt_file_returns_what_decrypt_file_returns(tmp_path, keys, alg):
     assert zseal.encrypt_file(tmp_path / "p", tmp_path / "c.age", recipients=[recipient], format="age") is None
 
 
+def test_a_damaged_first_chunk_is_not_blamed_on_the_key(tmp_path, keys):
+    identity, recipient = keys
+    data = noise(3 * C)
+    (tmp_path / "p").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient], chunk_size=C, compress="none")
+    header = zseal.inspect(tmp_path / "c")["header_len"]
+    bad = bytearray((tmp_path / "c").read_bytes())
+    bad[header + 100] ^= 1  # chunk 0, after a header that verifies
+    (tmp_path / "bad").write_bytes(bad)
+    calls = [
+        lambda: zseal.decrypt_file(tmp_path / "bad", tmp_path / "out", identity=identity),
+        lambda: zseal.verify(tmp_path / "bad", identity=identity),
+        lambda: zseal.open(tmp_path / "bad", identity=identity).read(),
+    ]
+    for call in calls:
+        with pytest.raises(zseal.IntegrityError, match="chunk 0 failed authentication: it is damaged or was tampered") as e:
+            call()
+        assert "key is wrong" not in str(e.value) and "wrong key" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_files_inspect_keygen_and_passphrases(tmp_path, keys, zseal_bin):
     identity, recipient = keys
     data = text(100_000)

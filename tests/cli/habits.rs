@@ -334,3 +334,45 @@ fn several_inputs_with_a_passphrase() {
         .code(1)
         .stderr(contains("cannot give the key of several inputs"));
 }
+
+/// A flipped byte in the first data chunk, after a header that verified: decrypt, verify and a
+/// range say the chunk failed authentication (damaged or tampered) and never blame the key.
+#[test]
+fn a_damaged_chunk_is_not_blamed_on_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p");
+    std::fs::write(&p, vec![7u8; 200_000]).unwrap();
+    let f = d.path().join("c.zseal");
+    zseal()
+        .args(["encrypt", "-c", "none", "--chunk-size", "64K", "-r", &public("age.pub")])
+        .arg(&p)
+        .arg("-o")
+        .arg(&f)
+        .assert()
+        .success();
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[1000] ^= 1; // inside chunk 0 (the header is ~200 bytes)
+    std::fs::write(&f, &bytes).unwrap();
+    for args in [
+        &["decrypt", "-o", "out"][..],
+        &["verify"][..],
+        &["decrypt", "--range", "0..10", "-o", "out"][..],
+    ] {
+        let out = zseal()
+            .current_dir(d.path())
+            .args(args)
+            .arg("-i")
+            .arg(keys().join("age.key"))
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("chunk 0 failed authentication: it is damaged or was tampered with"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("key is wrong") && !err.contains("wrong key"), "{err}");
+    }
+    assert!(!d.path().join("out").exists());
+}
