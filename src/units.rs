@@ -64,12 +64,27 @@ mod tests {
         assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
         assert_eq!(parse_size("2MB").unwrap(), 2 << 20);
         // 1MB is 1 MiB, as zstd reads it, never 1,000,000.
-        for one_mib in ["1M", "1m", "1MiB", "1mib", "1MB", "1mb", "1048576", "1048576B"] {
+        for one_mib in [
+            "1M", "1m", "1MiB", "1mib", "1MB", "1mb", "1048576", "1048576B",
+        ] {
             assert_eq!(parse_size(one_mib).unwrap(), 1 << 20, "{one_mib}");
         }
         assert_eq!(parse_size("3KiB").unwrap(), 3072);
         assert_eq!(parse_size("2T").unwrap(), 2 << 40);
-        for bad in ["", "M", "4X", "-1", "1.5M", "1 M", "1MiBB", "1Mi", "1MBB", "1iB", "1BB", "99999999999999999999T"] {
+        for bad in [
+            "",
+            "M",
+            "4X",
+            "-1",
+            "1.5M",
+            "1 M",
+            "1MiBB",
+            "1Mi",
+            "1MBB",
+            "1iB",
+            "1BB",
+            "99999999999999999999T",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
         assert_eq!(human_bytes(1536), "1.5 KiB");

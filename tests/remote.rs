@@ -654,12 +654,19 @@ fn bad_urls_and_missing_things_are_named() {
         .stderr(contains("s3://no-such-bucket/x").and(contains(no_bucket)));
     run(&["decrypt", "--range", "0..5", "s3://no-such-bucket/x"]).stderr(contains(no_bucket));
     zseal(base)
-        .args(["encrypt", "-o", "s3://no-such-bucket/x", "--passphrase-file"])
+        .args([
+            "encrypt",
+            "-o",
+            "s3://no-such-bucket/x",
+            "--passphrase-file",
+        ])
         .arg(pw())
         .write_stdin("x")
         .assert()
         .code(1)
-        .stderr(contains(format!("cannot write s3://no-such-bucket/x: {no_bucket}")));
+        .stderr(contains(format!(
+            "cannot write s3://no-such-bucket/x: {no_bucket}"
+        )));
     run(&["decrypt", &format!("s3://{b}/missing")])
         .stderr(contains(format!("s3://{b}/missing: no such object")));
     run(&["decrypt", &format!("s3://{b}")]).stderr(contains("names no object"));

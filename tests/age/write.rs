@@ -609,14 +609,21 @@ fn armored_age_files_go_both_ways_with_age() {
     std::fs::write(&p, &plain).unwrap();
     let key = common::keys().join("age.key");
     let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
-    for (codec, piped) in [("none", false), ("none", true), ("zstd", false), ("zstd", true)] {
+    for (codec, piped) in [
+        ("none", false),
+        ("none", true),
+        ("zstd", false),
+        ("zstd", true),
+    ] {
         let what = format!("-c {codec}, piped {piped}");
         let f = d.path().join(format!("{codec}{piped}.age"));
         let mut c = zseal();
-        c.args(["encrypt", "--format", "age", "-a", "-c", codec, "-j", "2", "-r"])
-            .arg(public.trim())
-            .arg("-o")
-            .arg(&f);
+        c.args([
+            "encrypt", "--format", "age", "-a", "-c", codec, "-j", "2", "-r",
+        ])
+        .arg(public.trim())
+        .arg("-o")
+        .arg(&f);
         match piped {
             true => c.pipe_stdin(&p).unwrap(),
             false => c.arg(&p),
@@ -626,7 +633,10 @@ fn armored_age_files_go_both_ways_with_age() {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "-----BEGIN AGE ENCRYPTED FILE-----", "{what}");
         assert_eq!(lines[lines.len() - 1], "-----END AGE ENCRYPTED FILE-----");
-        assert!(lines[1..lines.len() - 2].iter().all(|l| l.len() == 64), "{what}");
+        assert!(
+            lines[1..lines.len() - 2].iter().all(|l| l.len() == 64),
+            "{what}"
+        );
         let out = Command::new(&age)
             .arg("-d")
             .arg("-i")

@@ -178,15 +178,28 @@ fn ranges_from_the_end_and_from_the_start() {
                 .arg(&f)
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{r:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{r:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             out.stdout
         };
         let n = plain.len();
-        assert!(range(&["--range", "-1000"]) == plain[n - 1000..], "{format}");
-        assert!(range(&["--range=-100K"]) == plain[n - 102_400..], "{format}");
+        assert!(
+            range(&["--range", "-1000"]) == plain[n - 1000..],
+            "{format}"
+        );
+        assert!(
+            range(&["--range=-100K"]) == plain[n - 102_400..],
+            "{format}"
+        );
         assert!(range(&["--range", "-0"]).is_empty(), "{format}");
         assert!(range(&["--range", "-10M"]) == plain, "{format}");
-        assert!(range(&["--range", "..70000"]) == plain[..70_000], "{format}");
+        assert!(
+            range(&["--range", "..70000"]) == plain[..70_000],
+            "{format}"
+        );
         zseal()
             .args(["decrypt", "--range", "-10", "-i"])
             .arg(keys().join("age.key"))
@@ -264,7 +277,9 @@ fn several_inputs_each_to_its_own_output() {
         .code(1)
         .stderr(contains("cannot be one of several inputs"));
     encrypt(&["a.csv", "b.csv"]).assert().success();
-    encrypt(&["--format", "age", "a.csv", "b.csv"]).assert().success();
+    encrypt(&["--format", "age", "a.csv", "b.csv"])
+        .assert()
+        .success();
     for n in ["a.csv.zseal", "b.csv.zseal", "a.csv.age", "b.csv.age"] {
         assert!(at(n).exists(), "{n}");
     }
@@ -344,7 +359,15 @@ fn a_damaged_chunk_is_not_blamed_on_the_key() {
     std::fs::write(&p, vec![7u8; 200_000]).unwrap();
     let f = d.path().join("c.zseal");
     zseal()
-        .args(["encrypt", "-c", "none", "--chunk-size", "64K", "-r", &public("age.pub")])
+        .args([
+            "encrypt",
+            "-c",
+            "none",
+            "--chunk-size",
+            "64K",
+            "-r",
+            &public("age.pub"),
+        ])
         .arg(&p)
         .arg("-o")
         .arg(&f)
@@ -372,7 +395,10 @@ fn a_damaged_chunk_is_not_blamed_on_the_key() {
             err.contains("chunk 0 failed authentication: it is damaged or was tampered with"),
             "{args:?}: {err}"
         );
-        assert!(!err.contains("key is wrong") && !err.contains("wrong key"), "{err}");
+        assert!(
+            !err.contains("key is wrong") && !err.contains("wrong key"),
+            "{err}"
+        );
     }
     assert!(!d.path().join("out").exists());
 }

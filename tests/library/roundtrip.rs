@@ -408,7 +408,8 @@ fn the_writer_returns_the_digest_the_reader_returns() {
             .chunk_size(CHUNK)
             .threads(2)
             .hash(hash);
-        let mut enc = zseal::Writer::new(Vec::new(), &[&pw as &dyn zseal::Recipient], &opts).unwrap();
+        let mut enc =
+            zseal::Writer::new(Vec::new(), &[&pw as &dyn zseal::Recipient], &opts).unwrap();
         enc.write_all(&plain).unwrap();
         let (sealed, digest) = enc.finish_with_digest().unwrap();
         let mut dec = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();

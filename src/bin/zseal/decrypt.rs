@@ -143,10 +143,14 @@ fn decrypt(
     if let Some(Range::Last(_)) = a.range {
         if !plan.is_seekable() || signers.is_required() {
             let why = match signers.is_required() {
-                true => "with --signer/--allowed-signers the file is read from its start: run \
-                         `zseal verify --signer …` first, then the range without the check",
-                false => "a pipe's length is known only at its end: give the file (or object \
-                          URL) itself, or pipe the whole output into `tail -c LEN`",
+                true => {
+                    "with --signer/--allowed-signers the file is read from its start: run \
+                         `zseal verify --signer …` first, then the range without the check"
+                }
+                false => {
+                    "a pipe's length is known only at its end: give the file (or object \
+                          URL) itself, or pipe the whole output into `tail -c LEN`"
+                }
             };
             anyhow::bail!(
                 "--range -LEN (the last LEN bytes) needs the plaintext's length first, and {why}"

@@ -82,10 +82,7 @@ struct Cli {
 /// `decrypt` subcommand; anything else as it is. Only the first argument is looked at, so a
 /// `-d` among a subcommand's arguments keeps its meaning there.
 fn with_decrypt_alias(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    if args
-        .get(1)
-        .is_some_and(|a| a == "-d" || a == "--decrypt")
-    {
+    if args.get(1).is_some_and(|a| a == "-d" || a == "--decrypt") {
         args[1] = "decrypt".into();
     }
     args
