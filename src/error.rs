@@ -49,8 +49,9 @@ pub enum Error {
     /// The header MAC does not verify although a stanza unwrapped.
     #[error("header failed authentication: the file header is damaged or was modified")]
     HeaderAuth,
-    /// A data frame failed AEAD authentication.
-    #[error("chunk {0} failed authentication: the file is damaged or the key is wrong")]
+    /// A data frame failed AEAD authentication. Its key is the one that verified the header
+    /// MAC (a wrong key fails there, before any chunk), so the chunk itself is at fault.
+    #[error("chunk {0} failed authentication: it is damaged or was tampered with (the key is right: the header verified with it); fetch the file again or restore it from a copy")]
     ChunkAuth(u64),
     /// The final frame failed authentication (or the stream was cut or extended around it).
     #[error("the final frame failed authentication: the file is damaged, truncated or extended")]

@@ -647,7 +647,26 @@ fn bad_urls_and_missing_things_are_named() {
             .code(1)
     };
     run(&["decrypt", "ftp://host/x"]).stderr(contains("unknown scheme 'ftp://'"));
-    run(&["decrypt", "s3://no-such-bucket/x"]).stderr(contains("s3://no-such-bucket/x"));
+    // A missing bucket is named as a bucket (issue 48), reading and writing, whole and by range;
+    // a missing key in a bucket that exists stays "no such object".
+    let no_bucket = "there is no bucket named 'no-such-bucket'";
+    run(&["decrypt", "s3://no-such-bucket/x"])
+        .stderr(contains("s3://no-such-bucket/x").and(contains(no_bucket)));
+    run(&["decrypt", "--range", "0..5", "s3://no-such-bucket/x"]).stderr(contains(no_bucket));
+    zseal(base)
+        .args([
+            "encrypt",
+            "-o",
+            "s3://no-such-bucket/x",
+            "--passphrase-file",
+        ])
+        .arg(pw())
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "cannot write s3://no-such-bucket/x: {no_bucket}"
+        )));
     run(&["decrypt", &format!("s3://{b}/missing")])
         .stderr(contains(format!("s3://{b}/missing: no such object")));
     run(&["decrypt", &format!("s3://{b}")]).stderr(contains("names no object"));

@@ -73,7 +73,8 @@ pub(crate) fn is_output_error(e: &Error) -> bool {
     matches!(e, Error::Io(io) if io.get_ref().is_some_and(|r| r.is::<OutputError>()))
 }
 
-/// Encrypts `src` (a path) into `dst` (a path), which appears only when complete.
+/// Encrypts `src` (a path) into `dst` (a path), which appears only when complete; returns what
+/// `decrypt_file` returns: the whole-plaintext digest in hex, or `None` (hash none, an age file).
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, threads=None, overwrite=false, format=None, **seal))]
 pub(crate) fn encrypt_file(
@@ -84,7 +85,7 @@ pub(crate) fn encrypt_file(
     overwrite: bool,
     format: Option<String>,
     seal: Option<&Bound<'_, PyDict>>,
-) -> PyResult<()> {
+) -> PyResult<Option<String>> {
     let name = src.display().to_string();
     let out_name = dst.display().to_string();
     crate::writer::refuse_dash(py, &src, "the input")?;
@@ -102,7 +103,9 @@ pub(crate) fn encrypt_file(
     py.detach(|| {
         let mut enc = args.start(sink)?;
         zseal::transfer::seal(&mut enc, &mut source, shared, None)?;
-        persist(enc.finish()?)
+        let (sink, digest) = enc.finish_with_digest()?;
+        persist(sink)?;
+        Ok(digest)
     })
     .map_err(|e| to_py(py, &out_name, e))
 }

@@ -278,6 +278,44 @@ def test_verify_returns_the_digest_the_peer_tools_print(tmp_path, keys, alg, too
     assert zseal.verify(seal(tmp_path / "n.zseal", data, recipient, hash="none"), identity=identity) is None
 
 
+@pytest.mark.parametrize("alg", ["blake3", "xxh3", "none"])
+def test_encrypt_file_returns_what_decrypt_file_returns(tmp_path, keys, alg):
+    identity, recipient = keys
+    data = text(3 * C + 11)
+    (tmp_path / "p").write_bytes(data)
+    sealed = zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient], chunk_size=C, hash=alg)
+    opened = zseal.decrypt_file(tmp_path / "c", tmp_path / "back", identity=identity)
+    assert sealed == opened
+    if alg == "blake3":
+        assert sealed == zseal.verify(tmp_path / "c", identity=identity)
+    if alg == "none":
+        assert sealed is None
+    else:
+        assert isinstance(sealed, str) and len(sealed) == (64 if alg == "blake3" else 16)
+    assert zseal.encrypt_file(tmp_path / "p", tmp_path / "c.age", recipients=[recipient], format="age") is None
+
+
+def test_a_damaged_first_chunk_is_not_blamed_on_the_key(tmp_path, keys):
+    identity, recipient = keys
+    data = noise(3 * C)
+    (tmp_path / "p").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "p", tmp_path / "c", recipients=[recipient], chunk_size=C, compress="none")
+    header = zseal.inspect(tmp_path / "c")["header_len"]
+    bad = bytearray((tmp_path / "c").read_bytes())
+    bad[header + 100] ^= 1  # chunk 0, after a header that verifies
+    (tmp_path / "bad").write_bytes(bad)
+    calls = [
+        lambda: zseal.decrypt_file(tmp_path / "bad", tmp_path / "out", identity=identity),
+        lambda: zseal.verify(tmp_path / "bad", identity=identity),
+        lambda: zseal.open(tmp_path / "bad", identity=identity).read(),
+    ]
+    for call in calls:
+        with pytest.raises(zseal.IntegrityError, match="chunk 0 failed authentication: it is damaged or was tampered") as e:
+            call()
+        assert "key is wrong" not in str(e.value) and "wrong key" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_files_inspect_keygen_and_passphrases(tmp_path, keys, zseal_bin):
     identity, recipient = keys
     data = text(100_000)
@@ -560,8 +598,8 @@ def test_padded_containers_round_trip_and_match_the_command(tmp_path, keys, zsea
     sizes = {(tmp_path / n).stat().st_size for n in ("c", "w", "cli")}
     assert len(sizes) == 1, sizes  # the same class whichever front end wrote it
     size = sizes.pop()
-    plain = zseal.encrypt_file(tmp_path / "p", tmp_path / "u", recipients=[recipient], chunk_size=16384)
-    assert plain is None and size > (tmp_path / "u").stat().st_size
+    digest = zseal.encrypt_file(tmp_path / "p", tmp_path / "u", recipients=[recipient], chunk_size=16384)
+    assert len(digest) == 64 and size > (tmp_path / "u").stat().st_size
     for n in ("c", "w", "cli"):
         info = zseal.inspect(tmp_path / n)
         assert info["padded"] is True and info["plaintext_min"] == 0

@@ -61,9 +61,11 @@ def encrypt_file(
     overwrite: bool = False,
     format: str | None = None,
     **seal: Unpack[SealOptions],
-) -> None:
+) -> str | None:
     """Encrypts the file src into dst (a container, or with format="age" an age v1 file), which
-    appears (atomically) only when complete."""
+    appears (atomically) only when complete; returns what decrypt_file returns: the
+    whole-plaintext digest (hex, as b3sum or xxhsum -H3 print it), or None for hash="none" and
+    for an age file."""
 
 def decrypt_file(
     src: _Path,

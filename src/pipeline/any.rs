@@ -374,6 +374,10 @@ impl<W: Write> ChunkSink for AnySink<W> {
         self.sink_ref().stats()
     }
 
+    fn digest_hex(&self) -> Option<String> {
+        self.sink_ref().digest_hex()
+    }
+
     fn into_state(self) -> SinkState<W> {
         match self {
             AnySink::Zseal(s) => s.into_state(),

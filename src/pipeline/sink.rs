@@ -69,6 +69,11 @@ pub trait ChunkSink {
     fn end(&mut self) -> Result<()>;
     /// Chunks, threads and time per stage so far.
     fn stats(&self) -> StreamStats;
+    /// The whole-plaintext digest in the standard tool's hex form, once `end` ran: a
+    /// container's with a digest; `None` otherwise (an age file records none).
+    fn digest_hex(&self) -> Option<String> {
+        None
+    }
     /// Gives back the parts, the inner writer among them.
     fn into_state(self) -> SinkState<Self::Inner>
     where
@@ -196,6 +201,16 @@ impl<S: ChunkSink> ChunkWriter<S> {
         self.guard(|s| s.end())?;
         let stats = self.sink.stats();
         Ok((self.sink.into_state().inner, stats))
+    }
+
+    /// As [`ChunkWriter::finish`], also returning the whole-plaintext digest it recorded in the
+    /// standard tool's hex form (what `b3sum`/`xxhsum -H3` print, and a decrypt returns);
+    /// `None` for `--hash none` and for an age file.
+    pub fn finish_with_digest(mut self) -> Result<(S::Inner, Option<String>)> {
+        self.check()?;
+        self.guard(|s| s.end())?;
+        let digest = self.sink.digest_hex();
+        Ok((self.sink.into_state().inner, digest))
     }
 
     /// Chunks, threads and time per stage so far.

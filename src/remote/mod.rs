@@ -319,14 +319,63 @@ impl Remote {
 }
 
 impl Object {
+    /// True when the store's "not found" `e` means the bucket (container), not the object: the
+    /// answer says so (S3's NoSuchBucket, Azure's ContainerNotFound, GCS's "bucket does not
+    /// exist"), or, since a HEAD's 404 has no body to say it, a listing under the key finds no
+    /// bucket either. Only on the calling thread outside the runtime (it blocks on the listing).
+    fn bucket_is_missing(&self, e: &object_store::Error) -> bool {
+        let says = |t: &str| {
+            ["NoSuchBucket", "ContainerNotFound", "bucket does not exist"]
+                .iter()
+                .any(|w| t.contains(w))
+        };
+        if says(&format!("{e:?}")) {
+            return true;
+        }
+        if self.scheme == Scheme::Http || tokio::runtime::Handle::try_current().is_ok() {
+            return false;
+        }
+        match block_on(self.store.list_with_delimiter(Some(&self.path))) {
+            Ok(_) => false,
+            // A listing in a bucket that exists finds nothing rather than failing.
+            Err(object_store::Error::NotFound { .. }) => true,
+            Err(l) => says(&format!("{l:?}")),
+        }
+    }
+
+    /// What the store calls the URL's first part.
+    fn bucket_word(&self) -> &'static str {
+        match self.scheme {
+            Scheme::Azure => "container",
+            _ => "bucket",
+        }
+    }
+
+    /// The bucket (container) of the URL: its first part after the scheme (for abfs://, the
+    /// part before `@`).
+    fn bucket_name(&self) -> &str {
+        let rest = self.url.split_once("://").map_or(&*self.url, |(_, r)| r);
+        let first = rest.split('/').next().unwrap_or(rest);
+        first.split('@').next().unwrap_or(first)
+    }
+
     /// `e` as an `io::Error` whose message names the URL and says what to do.
     pub(crate) fn error(&self, verb: &str, e: object_store::Error) -> io::Error {
         use object_store::Error as E;
         let url = &self.url;
         let (kind, msg) = match &e {
+            E::NotFound { .. } if self.bucket_is_missing(&e) => (
+                io::ErrorKind::NotFound,
+                format!(
+                    "cannot {verb} {url}: there is no {} named '{}' (check its name, and the \
+                     account, endpoint and region the URL is resolved in)",
+                    self.bucket_word(),
+                    self.bucket_name()
+                ),
+            ),
             E::NotFound { .. } => (
                 io::ErrorKind::NotFound,
-                format!("cannot {verb} {url}: no such object (check the bucket and key)"),
+                format!("cannot {verb} {url}: no such object (check the key)"),
             ),
             E::AlreadyExists { .. } => return self.exists(),
             E::Precondition { .. } => (

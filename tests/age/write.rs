@@ -593,3 +593,84 @@ fn raw_gives_the_age_plaintext_as_age_does() {
         assert!(out.stdout == raw, "age -d gives what --raw gives");
     }
 }
+
+/// `-a`: an ASCII-armored age file (c2sp.org/age, "-----BEGIN AGE ENCRYPTED FILE-----", lines of
+/// 64 columns), from a file (whose workers would otherwise write by offset) and from a pipe, with
+/// and without compression: `age -d` decrypts it, zseal decrypts it, and zseal decrypts what
+/// `age -a` writes.
+#[test]
+fn armored_age_files_go_both_ways_with_age() {
+    let Some(age) = common::peer_tool("age") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let plain = mixed(3 * 1024 * 1024 + 5, 9);
+    let p = d.path().join("p");
+    std::fs::write(&p, &plain).unwrap();
+    let key = common::keys().join("age.key");
+    let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    for (codec, piped) in [
+        ("none", false),
+        ("none", true),
+        ("zstd", false),
+        ("zstd", true),
+    ] {
+        let what = format!("-c {codec}, piped {piped}");
+        let f = d.path().join(format!("{codec}{piped}.age"));
+        let mut c = zseal();
+        c.args([
+            "encrypt", "--format", "age", "-a", "-c", codec, "-j", "2", "-r",
+        ])
+        .arg(public.trim())
+        .arg("-o")
+        .arg(&f);
+        match piped {
+            true => c.pipe_stdin(&p).unwrap(),
+            false => c.arg(&p),
+        };
+        c.assert().success();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "-----BEGIN AGE ENCRYPTED FILE-----", "{what}");
+        assert_eq!(lines[lines.len() - 1], "-----END AGE ENCRYPTED FILE-----");
+        assert!(
+            lines[1..lines.len() - 2].iter().all(|l| l.len() == 64),
+            "{what}"
+        );
+        let out = Command::new(&age)
+            .arg("-d")
+            .arg("-i")
+            .arg(&key)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: age -d failed");
+        let opened = match codec {
+            "zstd" => zstd::stream::decode_all(&out.stdout[..]).unwrap(),
+            _ => out.stdout,
+        };
+        assert!(opened == plain, "{what}: age -d gives other bytes");
+        let back = zseal()
+            .args(["decrypt", "-i"])
+            .arg(&key)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(back.status.success() && back.stdout == plain, "{what}");
+    }
+    let f = d.path().join("by-age.age");
+    let s = Command::new(&age)
+        .args(["-a", "-r", public.trim(), "-o"])
+        .arg(&f)
+        .arg(&p)
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let back = zseal()
+        .args(["decrypt", "-i"])
+        .arg(&key)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(back.status.success() && back.stdout == plain);
+}

@@ -210,7 +210,7 @@ fn truncated_or_damaged_container_leaves_no_output_file() {
     .assert()
     .code(1)
     .stderr(contains(
-        "failed authentication: the file is damaged or the key is wrong",
+        "failed authentication: it is damaged or was tampered with",
     ));
     assert!(!out.exists());
     no_partial_files(d.path());

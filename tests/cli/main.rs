@@ -6,6 +6,7 @@ mod common;
 
 mod commands;
 mod fixtures;
+mod habits;
 mod outputs;
 mod records;
 mod tamper;

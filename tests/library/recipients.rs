@@ -338,6 +338,27 @@ fn recipients_of_an_identity_file_are_those_age_prints() {
     assert!(recipients::recipients_of(b"AGE-SECRET-KEY-1NOPE\n", "bad").is_err());
 }
 
+/// An OpenSSH private key's recipient is its public key, as its `.pub` file starts (an
+/// encrypted key's too, with no passphrase: `encrypt -i`); a public key is refused as one.
+#[test]
+fn recipients_of_an_ssh_private_key_are_its_public_key() {
+    for (private, public) in [
+        ("ed25519", "ed25519.pub"),
+        ("ed25519-encrypted", "ed25519-encrypted.pub"),
+        ("rsa", "rsa.pub"),
+    ] {
+        let data = std::fs::read(keys().join(private)).unwrap();
+        let got = recipients::recipients_of(&data, private).unwrap();
+        let line = std::fs::read_to_string(keys().join(public)).unwrap();
+        let mut words = line.split_whitespace();
+        let want = format!("{} {}", words.next().unwrap(), words.next().unwrap());
+        assert_eq!(got, vec![want], "{private}");
+    }
+    let public = std::fs::read(keys().join("age.pub")).unwrap();
+    let e = recipients::recipients_of(&public, "age.pub").unwrap_err();
+    assert!(e.to_string().contains("this is a public key"), "{e}");
+}
+
 /// A front end that cannot ask (the Python package without `key_passphrase=`).
 #[derive(Clone)]
 struct CannotAsk;

@@ -396,3 +396,33 @@ fn one_shot_helpers() {
     let sealed = zseal::encrypt_to_vec(b"abc", &[&pw], &EncryptOptions::default()).unwrap();
     assert_eq!(zseal::decrypt_to_vec(&sealed, &[&pw]).unwrap(), b"abc");
 }
+
+/// `finish_with_digest` returns the digest a decrypt returns (b3sum's or xxhsum -H3's hex), and
+/// `None` for hash none and for an age file (Python's `encrypt_file` returns it).
+#[test]
+fn the_writer_returns_the_digest_the_reader_returns() {
+    let pw = pass("pw");
+    let plain = data(3 * CHUNK + 5);
+    for hash in [HashAlg::Blake3, HashAlg::Xxh3, HashAlg::None] {
+        let opts = EncryptOptions::default()
+            .chunk_size(CHUNK)
+            .threads(2)
+            .hash(hash);
+        let mut enc =
+            zseal::Writer::new(Vec::new(), &[&pw as &dyn zseal::Recipient], &opts).unwrap();
+        enc.write_all(&plain).unwrap();
+        let (sealed, digest) = enc.finish_with_digest().unwrap();
+        let mut dec = Decryptor::new(&sealed[..], &[&pw], &DecryptOptions::default()).unwrap();
+        dec.copy_to(&mut Vec::new()).unwrap();
+        assert_eq!(digest, dec.digest_hex(), "{hash:?}");
+        match hash {
+            HashAlg::Blake3 => assert_eq!(digest, Some(blake3::hash(&plain).to_hex().to_string())),
+            HashAlg::None => assert_eq!(digest, None),
+            _ => assert_eq!(digest.map(|d| d.len()), Some(16)),
+        }
+    }
+    let age = EncryptOptions::default().format(zseal::Format::Age);
+    let mut enc = zseal::Writer::new(Vec::new(), &[&pw as &dyn zseal::Recipient], &age).unwrap();
+    enc.write_all(b"x").unwrap();
+    assert_eq!(enc.finish_with_digest().unwrap().1, None);
+}

@@ -88,7 +88,7 @@ fn flipped_chunk_names_the_chunk() {
     assert!(matches!(e, Error::ChunkAuth(2)), "{e}");
     assert_eq!(
         e.to_string(),
-        "chunk 2 failed authentication: the file is damaged or the key is wrong"
+        "chunk 2 failed authentication: it is damaged or was tampered with (the key is right: the header verified with it); fetch the file again or restore it from a copy"
     );
 }
 

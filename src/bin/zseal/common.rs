@@ -42,8 +42,11 @@ impl Reporting {
 /// The arguments of `encrypt` and `decrypt`.
 #[derive(Args)]
 pub struct Common {
-    /// Input file; absent or `-` reads stdin
-    pub input: Option<PathBuf>,
+    /// Input file; absent or `-` reads stdin. Several (`*.csv`): each is written beside it,
+    /// to NAME.zseal (encrypt; NAME.age with --format age) or NAME without .zseal/.age
+    /// (decrypt); no -o, and no output may exist without --force
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     /// Output file; absent or `-` writes stdout
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -63,6 +66,13 @@ pub struct Common {
     pub no_fsync: bool,
     #[command(flatten)]
     pub report: Reporting,
+}
+
+impl Common {
+    /// The one input (`None`: standard input) of a command given at most one.
+    pub fn input(&self) -> Option<&std::path::Path> {
+        self.inputs.first().map(PathBuf::as_path)
+    }
 }
 
 /// The command's stopwatch, started once the data starts to move (prompts excluded).

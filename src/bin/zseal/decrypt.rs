@@ -17,12 +17,13 @@ pub struct Args {
     common: Common,
     #[command(flatten)]
     ids: Identities,
-    /// Only bytes START..END (END exclusive), START.., START..+LEN or START..START+LEN of the
-    /// plaintext;
-    /// K/M/G suffixes. From a file only the chunks of the range are read; from a pipe
-    /// everything before the range is read and skipped, which is slower
-    #[arg(long, value_name = "RANGE", value_parser = parse_range)]
-    range: Option<ByteRange>,
+    /// Only bytes START..END (END exclusive), START.., START..+LEN, START..START+LEN, ..END (the
+    /// first END bytes) or -LEN (the last LEN bytes, as `tail -c`) of the plaintext; SIZE
+    /// suffixes (powers of 1024: 1M = 1MiB = 1MB). From a file only the chunks of the range
+    /// are read; from a pipe everything before the range is read and skipped, which is slower,
+    /// and -LEN is refused (a pipe's length is known only at its end: use `| tail -c LEN`)
+    #[arg(long, value_name = "RANGE", value_parser = parse_range, allow_hyphen_values = true)]
+    range: Option<Range>,
     /// For an age file zseal wrote with compression: give its plaintext as it is (the seekable
     /// zstd stream, what `age -d` gives) instead of decompressing it
     #[arg(long)]
@@ -31,18 +32,53 @@ pub struct Args {
     signers: crate::sign::SignerArgs,
 }
 
-/// Parses `START..END` (END exclusive), `START..`, `START..+LEN` or `START..START+LEN`; every
-/// number takes the
-/// suffixes of [`zseal::units::parse_size`].
-fn parse_range(s: &str) -> Result<ByteRange, String> {
+/// What `--range` asks for: bytes from a known start, or the last bytes (whose start needs the
+/// plaintext's length).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Range {
+    Bytes(ByteRange),
+    Last(u64),
+}
+
+impl Range {
+    /// The byte range, the last bytes' from the plaintext's length (read from the index; only
+    /// for a seekable input).
+    fn resolve(self, d: &mut zseal::Reader<zseal::transfer::Source>) -> zseal::Result<ByteRange> {
+        match self {
+            Range::Bytes(r) => Ok(r),
+            Range::Last(n) => {
+                let len = d.plaintext_len()?;
+                Ok(ByteRange {
+                    start: len.saturating_sub(n),
+                    end: None,
+                })
+            }
+        }
+    }
+}
+
+/// Parses `START..END` (END exclusive), `START..`, `START..+LEN`, `START..START+LEN`, `..END`
+/// (from 0) or `-LEN` (the last LEN bytes); every number takes the suffixes of
+/// [`zseal::units::parse_size`].
+fn parse_range(s: &str) -> Result<Range, String> {
     let bad = |why: &str| {
-        format!("invalid range '{s}': {why}; use START..END, START.., START..+LEN or START..START+LEN, e.g. 10G..+64M")
+        format!("invalid range '{s}': {why}; use START..END, START.., START..+LEN, START..START+LEN, ..END or -LEN, e.g. 10G..+64M")
     };
     let size = |t: &str| zseal::units::parse_size(t).map_err(|e| e.to_string());
+    if let Some(last) = s.trim().strip_prefix('-') {
+        return Ok(Range::Last(size(last)?));
+    }
     let (a, b) = s.split_once("..").ok_or_else(|| bad("no '..'"))?;
-    let start = size(a)?;
+    // ..END: from the first byte, as Rust's and Python's slices.
+    let start = match a.trim() {
+        "" => 0,
+        a => size(a)?,
+    };
     if b.trim().is_empty() {
-        return Ok(ByteRange { start, end: None });
+        if a.trim().is_empty() {
+            return Err(bad("no start and no end"));
+        }
+        return Ok(Range::Bytes(ByteRange { start, end: None }));
     }
     // START..+LEN: LEN bytes from START (as in the examples of age and zstd users' scripts).
     let (mut end, b) = match b.trim().strip_prefix('+') {
@@ -54,10 +90,44 @@ fn parse_range(s: &str) -> Result<ByteRange, String> {
             .checked_add(size(term)?)
             .ok_or_else(|| bad("the end overflows"))?;
     }
-    ByteRange::new(start, Some(end)).map_err(|e| bad(&e.to_string()))
+    ByteRange::new(start, Some(end))
+        .map(Range::Bytes)
+        .map_err(|e| bad(&e.to_string()))
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let c = &a.common;
+    if c.inputs.len() > 1 {
+        // Standard input is one stream: it cannot give a key for every file.
+        let dash = a.ids.identity.iter().chain(&c.passphrase_file);
+        if let Some(d) = dash.into_iter().find(|p| crate::stdin::is_dash(p)) {
+            anyhow::bail!(
+                "{} (standard input) cannot give the key of several inputs: give it as a file",
+                d.display()
+            );
+        }
+        let pairs = crate::many::plan(
+            &c.inputs,
+            c.output.as_deref(),
+            c.force,
+            crate::many::decrypted_name,
+        )?;
+        let signers = a.signers.signers()?;
+        return crate::many::run_each(&pairs, |input, output| {
+            decrypt(&a, Some(input), Some(output), Some(signers.clone()))
+        });
+    }
+    decrypt(&a, c.input(), c.output.as_deref(), None)
+}
+
+/// Decrypts `input` (`None`: standard input) into `output` (`None`: standard output), checked
+/// against `signers` (`None`: read from the flags once the input claimed standard input).
+fn decrypt(
+    a: &Args,
+    input_name: Option<&std::path::Path>,
+    output_name: Option<&std::path::Path>,
+    signers: Option<zseal::crypto::sign::Signers>,
+) -> anyhow::Result<()> {
     let c = &a.common;
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
     // (and a signer check reads the whole file, a range too).
@@ -67,10 +137,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let counters = Counters::default();
     // The data claims standard input before a `--signer -` could (stdin.rs).
-    let input = open_input_for(c.input.as_deref(), mode)?.counting(counters.input.clone());
-    let signers = a.signers.signers()?;
-    let what = display_name(c.input.as_deref(), "standard input");
-    let output = Output::create_plaintext(c.output.as_deref(), c.force, c.input.as_deref())?;
+    let input = open_input_for(input_name, mode)?.counting(counters.input.clone());
+    let signers = match signers {
+        Some(s) => s,
+        None => a.signers.signers()?,
+    };
+    let what = display_name(input_name, "standard input");
+    // The transfer layer chooses how: a range from the index or by reading through, a whole
+    // file with its frame bodies read by the workers.
+    let plan = input.read_plan();
+    if let Some(Range::Last(_)) = a.range {
+        if !plan.is_seekable() || signers.is_required() {
+            let why = match signers.is_required() {
+                true => {
+                    "with --signer/--allowed-signers the file is read from its start: run \
+                         `zseal verify --signer …` first, then the range without the check"
+                }
+                false => {
+                    "a pipe's length is known only at its end: give the file (or object \
+                          URL) itself, or pipe the whole output into `tail -c LEN`"
+                }
+            };
+            anyhow::bail!(
+                "--range -LEN (the last LEN bytes) needs the plaintext's length first, and {why}"
+            );
+        }
+    }
+    let output = Output::create_plaintext(output_name, c.force, input_name)?;
     if signers.is_required() && output.streams() && !c.report.quiet {
         eprintln!(
             "zseal: note: the signer check completes only at the end of the stream: what reaches \
@@ -96,12 +189,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         raw_age: a.raw,
         signers,
     };
-    // The transfer layer chooses how: a range from the index or by reading through, a whole
-    // file with its frame bodies read by the workers.
-    let plan = input.read_plan();
     let (signer, stats, clock) = job
         .run(keys.open(input)?, |d| {
-            plan.copy(d, a.range, &mut output)?;
+            let range = a.range.map(|r| r.resolve(d)).transpose()?;
+            plan.copy(d, range, &mut output)?;
             Ok(d.as_zseal().and_then(|z| z.signer().map(str::to_string)))
         })
         .with_context(|| format!("decrypting {what}"))?;
@@ -120,7 +211,11 @@ mod tests {
 
     #[test]
     fn ranges() {
-        let r = |s| parse_range(s).map(|r| (r.start, r.end));
+        let r = |s| match parse_range(s) {
+            Ok(Range::Bytes(r)) => Ok((r.start, r.end)),
+            Ok(Range::Last(n)) => Err(format!("last {n}")),
+            Err(e) => Err(e),
+        };
         assert_eq!(r("10..20").unwrap(), (10, Some(20)));
         assert_eq!(r("1K..").unwrap(), (1024, None));
         assert_eq!(
@@ -133,10 +228,19 @@ mod tests {
             (40 << 30, Some((40 << 30) + (1 << 20)))
         );
         assert_eq!(r("3..+0").unwrap(), (3, Some(3)));
+        assert_eq!(r("..5").unwrap(), (0, Some(5)));
+        assert_eq!(r("..1M").unwrap(), (0, Some(1 << 20)));
+        assert_eq!(r("..+3").unwrap(), (0, Some(3)));
+        assert_eq!(parse_range("-100"), Ok(Range::Last(100)));
+        assert_eq!(parse_range("-1M"), Ok(Range::Last(1 << 20)));
+        assert_eq!(parse_range("-0"), Ok(Range::Last(0)));
         for bad in [
             "10",
             "20..10",
-            "..5",
+            "..",
+            "-",
+            "-x",
+            "--5",
             "a..b",
             "1..2+",
             "1..+",

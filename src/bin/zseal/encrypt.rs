@@ -1,7 +1,10 @@
 //! `zseal encrypt`: INPUT (or stdin) into a container (or, with `--format age`, an age v1 file),
 //! to recipients or a passphrase.
 
+use std::io::Write;
 use std::path::PathBuf;
+
+use age::armor::{ArmoredWriter, Format as ArmorFormat};
 
 use anyhow::Context;
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
@@ -24,6 +27,11 @@ pub struct Args {
     /// Encrypt to every recipient in FILE (one per line, # comments); repeatable
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
     recipients_file: Vec<PathBuf>,
+    /// Encrypt to the recipient of each identity in FILE, as `age -e -i`: age keys
+    /// (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…) or an OpenSSH private key (its public key; an
+    /// encrypted one needs no passphrase). `-`: standard input; repeatable
+    #[arg(short, long = "identity", value_name = "FILE")]
+    identity: Vec<PathBuf>,
     /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
     #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
     compress: Codec,
@@ -38,8 +46,14 @@ pub struct Args {
     /// file). An age file has no digest, padding or rekey (FORMAT.md §10.4)
     #[arg(long, value_name = "FORMAT", default_value = "zseal", value_parser = parse_format)]
     format: Format,
+    /// With --format age: ASCII-armored output, as `age -a` writes ("-----BEGIN AGE ENCRYPTED
+    /// FILE-----", base64 in lines of 64 columns), for mail and text fields. A third larger, and
+    /// written by the calling thread alone
+    #[arg(short, long)]
+    armor: bool,
     /// Chunk size, a power of two from 1K to 16M [default: 8M] (with --format age: the zstd
-    /// frame size; without compression, the input each job seals, default 2M)
+    /// frame size; without compression, the input each job seals, default 2M). K and M are
+    /// powers of 1024, as in zstd: 1M = 1MiB = 1MB
     #[arg(long, value_name = "SIZE", value_parser = parse_chunk)]
     chunk_size: Option<usize>,
     /// Pad every chunk and the whole file to size classes (Padmé, at most 12% larger): hides each
@@ -112,8 +126,42 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Age => opts.check().context("--format age")?,
         _ => opts.check()?,
     }
-    let mut input = open_input(c.input.as_deref())?;
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+    if a.armor && a.format != Format::Age {
+        anyhow::bail!(
+            "-a/--armor writes ASCII-armored age files: add --format age (a zseal container \
+             has no armored form)"
+        );
+    }
+    let recipients_now = || -> anyhow::Result<Vec<zseal::AgeRecipient>> {
+        let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+        recipients.extend(keys::recipients_of_identities(&a.identity)?);
+        Ok(recipients)
+    };
+    if c.inputs.len() > 1 {
+        let suffix = match a.format {
+            Format::Age => ".age",
+            _ => ".zseal",
+        };
+        let pairs = crate::many::plan(&c.inputs, c.output.as_deref(), c.force, |i| {
+            Ok(crate::many::encrypted_name(i, suffix))
+        })?;
+        // The keys once, for every file: one passphrase prompt, one read of each key file.
+        let recipients = recipients_now()?;
+        if a.format != Format::Age {
+            for key in crate::sign::read_keys(&a.sign)? {
+                opts = opts.sign(key);
+            }
+        }
+        let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
+        return crate::many::run_each(&pairs, |input, output| {
+            let source = open_input(Some(input))?;
+            let signing = crate::sign::Signing::prepare(&a.sign, a.format, Some(output), c.force)?;
+            let sink = Output::create(Some(output), c.force, Some(input))?;
+            seal(&a, &opts, &targets, (source, Some(input)), sink, signing)
+        });
+    }
+    let input = open_input(c.input())?;
+    let recipients = recipients_now()?;
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
     let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;
@@ -122,14 +170,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             opts = opts.sign(key);
         }
     }
-    let output = Output::create(c.output.as_deref(), c.force, c.input.as_deref())?;
-    let what = display_name(c.input.as_deref(), "standard input");
+    let output = Output::create(c.output.as_deref(), c.force, c.input())?;
+    let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
+    seal(&a, &opts, &targets, (input, c.input()), output, signing)
+}
+
+/// Seals one input (and its name, `None` for standard input) into `output` for `targets`, and
+/// signs it (with --format age, into OUT.sig) when `signing` says so.
+fn seal(
+    a: &Args,
+    opts: &EncryptOptions,
+    targets: &keys::Targets,
+    (mut input, name): (zseal::transfer::Source, Option<&std::path::Path>),
+    output: Output,
+    signing: Option<crate::sign::Signing>,
+) -> anyhow::Result<()> {
+    let c = &a.common;
+    let what = display_name(name, "standard input");
     let counters = Counters::default();
     let size = input.size();
-    let shared = output.shared_handle();
+    // Armor is a streaming transform of the output bytes: the workers cannot write by offset
+    // into it, so they hand their output to the calling thread.
+    let shared = output.shared_handle().filter(|_| !a.armor);
     let output = Counted::new(output, counters.output.clone());
-    let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
-    let mut enc = Writer::new(output, &targets.refs(), &opts)?;
+    let output = Sink::new(output, a.armor)?;
+    let mut enc = Writer::new(output, &targets.refs(), opts)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     // The transfer layer chooses how: a regular file is read by the workers (progress counts
@@ -144,7 +209,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .finish_with_stats()
         .with_context(|| format!("encrypting {what}"))?;
     progress.finish();
-    let output = output.into_inner();
+    let output = output
+        .finish()
+        .with_context(|| format!("encrypting {what}"))?
+        .into_inner();
     let signature = signing.map(|s| s.sign(&output)).transpose()?;
     output.commit(!c.no_fsync)?;
     if let Some(sig) = signature {
@@ -153,4 +221,44 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Encrypt, bytes, stats);
     Ok(())
+}
+
+/// The encrypted bytes on their way to the output: as they are, or ASCII-armored (age's own
+/// armor writer, `age::armor`), whose end lines are written by [`Sink::finish`].
+enum Sink<W: Write> {
+    Plain(W),
+    Armored(ArmoredWriter<W>),
+}
+
+impl<W: Write> Sink<W> {
+    fn new(inner: W, armor: bool) -> std::io::Result<Self> {
+        Ok(match armor {
+            false => Sink::Plain(inner),
+            true => Sink::Armored(ArmoredWriter::wrap_output(inner, ArmorFormat::AsciiArmor)?),
+        })
+    }
+
+    /// The output, after the armor's last line and its end marker.
+    fn finish(self) -> std::io::Result<W> {
+        match self {
+            Sink::Plain(w) => Ok(w),
+            Sink::Armored(w) => w.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Armored(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Armored(w) => w.flush(),
+        }
+    }
 }

@@ -15,7 +15,8 @@ pub struct Args {
     /// Write the identity to FILE (created with mode 0600; never overwritten) instead of stdout
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Print the recipients of the identities in FILE instead (like age-keygen -y)
+    /// Print the recipients of the identities in FILE instead (like age-keygen -y; of an OpenSSH
+    /// private key, its public key)
     #[arg(short = 'y', value_name = "FILE", conflicts_with = "output")]
     convert: Option<PathBuf>,
     /// Make a record key (for `zseal::records`, Python's RecordSealer) instead, sealed in a

@@ -191,6 +191,29 @@ pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Age
     Ok(out)
 }
 
+/// The recipients of the identity files of `encrypt -i` (as `age -e -i`): each age identity's
+/// recipient (X25519, post-quantum), an OpenSSH private key's public key.
+pub fn recipients_of_identities(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeRecipient>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let data = match crate::stdin::is_dash(p) {
+            true => crate::stdin::read_all("-i -", crate::stdin::KEYS_MAX)?,
+            false => Zeroizing::new(
+                std::fs::read(p)
+                    .with_context(|| format!("cannot read identity file {}", p.display()))?,
+            ),
+        };
+        let name = match crate::stdin::is_dash(p) {
+            true => "standard input".to_string(),
+            false => p.display().to_string(),
+        };
+        for r in recipients::recipients_of(&data, &name)? {
+            out.push(AgeRecipient::parse(&r)?);
+        }
+    }
+    Ok(out)
+}
+
 /// The passphrase from `--passphrase-file`, `ZSEAL_PASSPHRASE`, or the terminal (asked twice
 /// when encrypting); a short one gets a warning when encrypting.
 pub fn passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<Passphrase> {
@@ -277,6 +300,12 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
         let n = p.chars().count();
         return Ok((Passphrase::new(p.into_bytes())?, n));
     }
+    // Several inputs (`decrypt a.zseal b.zseal`) ask once: the passphrase typed for the first
+    // opens the others (kept, wiped, until the process ends).
+    let mut typed = TYPED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = typed.as_ref().filter(|_| !confirm) {
+        return Ok((Passphrase::new(t.as_bytes().to_vec())?, t.chars().count()));
+    }
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -300,11 +329,17 @@ fn read_passphrase(file: Option<&Path>, confirm: bool) -> anyhow::Result<(Passph
             bail!("the passphrases do not match; nothing was written");
         }
     }
+    if !confirm {
+        *typed = Some(first.clone());
+    }
     Ok((
         Passphrase::new(first.as_bytes().to_vec())?,
         first.chars().count(),
     ))
 }
+
+/// The passphrase typed on the terminal to decrypt, for the next input of the same command.
+static TYPED: std::sync::Mutex<Option<Zeroizing<String>>> = std::sync::Mutex::new(None);
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,7 @@ mod hash;
 mod inspect;
 mod keygen;
 mod keys;
+mod many;
 mod progress;
 mod rekey;
 mod report;
@@ -38,6 +39,7 @@ macro_rules! examples {
         "\
 Examples:
   zseal encrypt big.tar -o big.tar.zseal              # asks for a passphrase
+  zseal -d big.tar.zseal -o big.tar                   # -d: decrypt, as age -d and zstd -d
   tar c dir | zseal encrypt --passphrase-file pw > dir.tar.zseal
   zseal decrypt big.tar.zseal -o big.tar
   zseal decrypt --passphrase-file pw < dir.tar.zseal | tar x
@@ -49,7 +51,10 @@ Examples:
   zseal verify big.zseal                              # prints the digest like b3sum
   zseal inspect data.bin.zseal                        # no key needed
   zseal rekey data.bin.zseal -i me.key --add -r age1… # share it with one more key
-  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?"
+  producer | zseal encrypt -r age1… --stats > out.zseal  # where did the time go?
+
+Sizes (--chunk-size, --range, dict --size, bench --size): K, M, G, T are powers of 1024, with or
+without iB or B, as zstd reads them: 1M = 1MiB = 1MB = 1,048,576 bytes."
     };
 }
 
@@ -80,8 +85,22 @@ removed recipient who kept the file can still read it (see `zseal rekey --help`,
     after_long_help = AFTER_LONG_HELP
 )]
 struct Cli {
+    /// Decrypt, as `age -d` and `zstd -d`: `zseal -d ARGS…` is `zseal decrypt ARGS…`
+    /// (first argument only)
+    #[arg(short = 'd', long = "decrypt")]
+    _decrypt: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The arguments with a leading `-d`/`--decrypt` (age's and zstd's habit) turned into the
+/// `decrypt` subcommand; anything else as it is. Only the first argument is looked at, so a
+/// `-d` among a subcommand's arguments keeps its meaning there.
+fn with_decrypt_alias(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.get(1).is_some_and(|a| a == "-d" || a == "--decrypt") {
+        args[1] = "decrypt".into();
+    }
+    args
 }
 
 #[derive(Subcommand)]
@@ -126,7 +145,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(with_decrypt_alias(std::env::args_os().collect()));
     files::on_termination_signals(|signal| {
         files::remove_partial_outputs();
         std::process::exit(128 + signal);

@@ -122,6 +122,9 @@ struct Tally {
     emitted: u64,
     /// The keys that sign the plaintext at its end (FORMAT.md §12).
     sign: Vec<crate::crypto::sign::SigningKey>,
+    /// The digest's algorithm, and the digest in hex once the final frame is written.
+    hash: HashAlg,
+    digest_hex: Option<String>,
 }
 
 impl<W: Write> ChunkWriter<ContainerSink<W>> {
@@ -170,6 +173,8 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
                 padded: opts.pad,
                 emitted: 0,
                 sign: opts.sign.clone(),
+                hash: opts.hash,
+                digest_hex: None,
             },
             adapt,
             range: None,
@@ -469,6 +474,8 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             return Ok(timed(&mut self.state.stages.write, || inner.flush())?);
         }
         let digest = std::mem::replace(&mut self.tally.digest, Digest::new(HashAlg::None)).finish();
+        let alg = self.tally.hash;
+        self.tally.digest_hex = (!alg.is_empty()).then(|| crate::hash::to_hex(alg, &digest));
         if !self.tally.sign.is_empty() {
             self.write_signatures(&digest)?;
         }
@@ -509,6 +516,10 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             threads: self.window.threads(),
             stages: self.state.stages,
         }
+    }
+
+    fn digest_hex(&self) -> Option<String> {
+        self.tally.digest_hex.clone()
     }
 
     fn into_state(self) -> SinkState<W> {
