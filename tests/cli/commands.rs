@@ -1536,7 +1536,7 @@ fn help_opens_with_usage_and_keeps_the_note_on_sizes() {
     let crime = text.find("CRIME").expect("the note on sizes is in --help");
     assert!(usage < crime, "{text}");
     assert!(
-        text.lines().nth(2) == Some("Usage: zseal <COMMAND>"),
+        text.lines().nth(2) == Some("Usage: zseal [OPTIONS] <COMMAND>"),
         "{text}"
     );
     let encrypt = zseal().args(["encrypt", "--help"]).assert().success();
