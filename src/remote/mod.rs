@@ -17,6 +17,7 @@
 //!
 //! Every error is an `io::Error` whose message names the URL and says what to do.
 
+mod answer;
 mod aws_process;
 mod aws_profile;
 mod own;

@@ -19,7 +19,8 @@ use bytes::Bytes;
 use http::Method;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 
-use super::own::{parse, Bucket, ETagged, Request, Signer};
+use super::answer::{parse, ETagged, Request};
+use super::own::{Bucket, Signer};
 
 /// An S3 bucket as the target of requests of our own.
 pub(crate) struct S3 {
