@@ -181,6 +181,11 @@ impl Digest {
         }
     }
 
+    /// The algorithm this digest is built with.
+    pub(crate) fn alg(&self) -> HashAlg {
+        self.alg
+    }
+
     /// Adds the next chunk in plaintext order, with what the worker computed for it.
     pub(crate) fn push(&mut self, data: &[u8], hash: &ChunkHash) {
         if let Some(x) = self.xxh3.as_mut() {

@@ -196,21 +196,23 @@ impl<S: ChunkSink> ChunkWriter<S> {
     }
 
     /// As [`ChunkWriter::finish`], also returning the stream's counters.
-    pub fn finish_with_stats(mut self) -> Result<(S::Inner, StreamStats)> {
-        self.check()?;
-        self.guard(|s| s.end())?;
-        let stats = self.sink.stats();
-        Ok((self.sink.into_state().inner, stats))
+    pub fn finish_with_stats(self) -> Result<(S::Inner, StreamStats)> {
+        self.close().map(|(w, stats, _)| (w, stats))
     }
 
     /// As [`ChunkWriter::finish`], also returning the whole-plaintext digest it recorded in the
     /// standard tool's hex form (what `b3sum`/`xxhsum -H3` print, and a decrypt returns);
     /// `None` for `--hash none` and for an age file.
-    pub fn finish_with_digest(mut self) -> Result<(S::Inner, Option<String>)> {
+    pub fn finish_with_digest(self) -> Result<(S::Inner, Option<String>)> {
+        self.close().map(|(w, _, digest)| (w, digest))
+    }
+
+    /// Ends the stream, and gives back the inner writer with what the end leaves to know.
+    fn close(mut self) -> Result<(S::Inner, StreamStats, Option<String>)> {
         self.check()?;
         self.guard(|s| s.end())?;
-        let digest = self.sink.digest_hex();
-        Ok((self.sink.into_state().inner, digest))
+        let (stats, digest) = (self.sink.stats(), self.sink.digest_hex());
+        Ok((self.sink.into_state().inner, stats, digest))
     }
 
     /// Chunks, threads and time per stage so far.

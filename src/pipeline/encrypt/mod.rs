@@ -122,8 +122,7 @@ struct Tally {
     emitted: u64,
     /// The keys that sign the plaintext at its end (FORMAT.md §12).
     sign: Vec<crate::crypto::sign::SigningKey>,
-    /// The digest's algorithm, and the digest in hex once the final frame is written.
-    hash: HashAlg,
+    /// The digest in hex, once the final frame is written.
     digest_hex: Option<String>,
 }
 
@@ -173,7 +172,6 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
                 padded: opts.pad,
                 emitted: 0,
                 sign: opts.sign.clone(),
-                hash: opts.hash,
                 digest_hex: None,
             },
             adapt,
@@ -473,8 +471,8 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             let inner = &mut self.state.inner;
             return Ok(timed(&mut self.state.stages.write, || inner.flush())?);
         }
+        let alg = self.tally.digest.alg();
         let digest = std::mem::replace(&mut self.tally.digest, Digest::new(HashAlg::None)).finish();
-        let alg = self.tally.hash;
         self.tally.digest_hex = (!alg.is_empty()).then(|| crate::hash::to_hex(alg, &digest));
         if !self.tally.sign.is_empty() {
             self.write_signatures(&digest)?;
