@@ -2086,15 +2086,7 @@ fn profiles_with_credential_process_work_and_others_are_refused_by_name() {
         ),
     )
     .unwrap();
-    let with_profile = |p: &str| {
-        let mut c = zseal(base);
-        c.env_remove("AWS_ACCESS_KEY_ID")
-            .env_remove("AWS_SECRET_ACCESS_KEY")
-            .env("AWS_PROFILE", p)
-            .env("AWS_CONFIG_FILE", &config)
-            .args(["inspect", &url]);
-        c
-    };
+    let with_profile = |p: &str| inspect_with_profile(base, &config, p, &url);
     with_profile("proc").assert().success();
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
     with_profile("role").assert().code(1).stderr(contains(
@@ -2151,15 +2143,7 @@ fn a_credential_process_gets_no_zseal_variables_and_is_stopped_at_the_timeout() 
         ),
     )
     .unwrap();
-    let with_profile = |p: &str| {
-        let mut c = zseal(base);
-        c.env_remove("AWS_ACCESS_KEY_ID")
-            .env_remove("AWS_SECRET_ACCESS_KEY")
-            .env("AWS_PROFILE", p)
-            .env("AWS_CONFIG_FILE", &config)
-            .args(["inspect", &url]);
-        c
-    };
+    let with_profile = |p: &str| inspect_with_profile(base, &config, p, &url);
     with_profile("env")
         .env("ZSEAL_PASSPHRASE", "not for the helper")
         .env("KEPT_FOR_THE_HELPER", "1")
@@ -2300,4 +2284,16 @@ fn credential_script(dir: &Path, first: &str, extra: &str) -> PathBuf {
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     script
+}
+
+/// `zseal inspect URL` with the AWS profile `profile` of the config file `config` and no keys in
+/// the environment.
+fn inspect_with_profile(base: &str, config: &Path, profile: &str, url: &str) -> Command {
+    let mut c = zseal(base);
+    c.env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env("AWS_PROFILE", profile)
+        .env("AWS_CONFIG_FILE", config)
+        .args(["inspect", url]);
+    c
 }

@@ -609,6 +609,20 @@ fn armored_age_files_go_both_ways_with_age() {
     std::fs::write(&p, &plain).unwrap();
     let key = common::keys().join("age.key");
     let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    let opened_by_zseal = |f: &std::path::Path| {
+        let back = zseal()
+            .args(["decrypt", "-i"])
+            .arg(&key)
+            .arg(f)
+            .output()
+            .unwrap();
+        assert!(
+            back.status.success(),
+            "{}",
+            String::from_utf8_lossy(&back.stderr)
+        );
+        back.stdout
+    };
     for (codec, piped) in [
         ("none", false),
         ("none", true),
@@ -650,13 +664,7 @@ fn armored_age_files_go_both_ways_with_age() {
             _ => out.stdout,
         };
         assert!(opened == plain, "{what}: age -d gives other bytes");
-        let back = zseal()
-            .args(["decrypt", "-i"])
-            .arg(&key)
-            .arg(&f)
-            .output()
-            .unwrap();
-        assert!(back.status.success() && back.stdout == plain, "{what}");
+        assert!(opened_by_zseal(&f) == plain, "{what}");
     }
     let f = d.path().join("by-age.age");
     let s = Command::new(&age)
@@ -666,11 +674,5 @@ fn armored_age_files_go_both_ways_with_age() {
         .status()
         .unwrap();
     assert!(s.success());
-    let back = zseal()
-        .args(["decrypt", "-i"])
-        .arg(&key)
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(back.status.success() && back.stdout == plain);
+    assert!(opened_by_zseal(&f) == plain);
 }
