@@ -309,12 +309,10 @@ impl<P: KeyPassphrase> age::Callbacks for Callbacks<P> {
 }
 
 /// The recipient an OpenSSH private key's stanzas name, from its public half (kept in clear in
-/// the key file, also when the key is encrypted); `None` for a key ssh-key cannot read (an RSA
-/// key in PEM form).
+/// the key file, also when the key is encrypted: [`ssh_recipient_of`]); `None` for a key age
+/// cannot encrypt to.
 fn ssh_stanza_recipient(data: &[u8]) -> Option<super::StanzaRecipient> {
-    let key = ssh_key::PrivateKey::from_openssh(data).ok()?;
-    let public = key.public_key().to_openssh().ok()?;
-    let recipient = AgeRecipient::parse(&public).ok()?;
+    let recipient = AgeRecipient::parse(&ssh_recipient_of(data, "").ok()?).ok()?;
     super::StanzaRecipient::of(&recipient).ok().flatten()
 }
 
