@@ -54,13 +54,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return record_key(&a);
     }
     if let Some(f) = a.convert {
-        let data = match crate::stdin::is_dash(&f) {
-            true => crate::stdin::read_all("-y -", crate::stdin::KEYS_MAX)?,
-            false => Zeroizing::new(
-                std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?,
-            ),
-        };
-        for r in recipients::recipients_of(&data, &f.display().to_string())? {
+        let (data, name) = crate::stdin::read_path(&f, "-y -")?;
+        for r in recipients::recipients_of(&data, &name)? {
             println!("{r}");
         }
         return Ok(());

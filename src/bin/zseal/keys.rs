@@ -196,17 +196,7 @@ pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Age
 pub fn recipients_of_identities(paths: &[PathBuf]) -> anyhow::Result<Vec<AgeRecipient>> {
     let mut out = Vec::new();
     for p in paths {
-        let data = match crate::stdin::is_dash(p) {
-            true => crate::stdin::read_all("-i -", crate::stdin::KEYS_MAX)?,
-            false => Zeroizing::new(
-                std::fs::read(p)
-                    .with_context(|| format!("cannot read identity file {}", p.display()))?,
-            ),
-        };
-        let name = match crate::stdin::is_dash(p) {
-            true => "standard input".to_string(),
-            false => p.display().to_string(),
-        };
+        let (data, name) = crate::stdin::read_path(p, "-i -")?;
         for r in recipients::recipients_of(&data, &name)? {
             out.push(AgeRecipient::parse(&r)?);
         }

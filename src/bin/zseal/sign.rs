@@ -141,12 +141,7 @@ impl SignerArgs {
 
 /// A detached signature file (`ssh-keygen -Y sign` writes them armored).
 pub fn read_signature(path: &std::path::Path) -> anyhow::Result<zseal::crypto::sign::Signature> {
-    let pem = match crate::stdin::is_dash(path) {
-        true => crate::stdin::read_text("the signature -", crate::stdin::KEYS_MAX)?.to_string(),
-        false => {
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
-        }
-    };
-    zseal::crypto::sign::Signature::from_pem(&pem)
-        .with_context(|| format!("reading {}", path.display()))
+    let (pem, name) = crate::stdin::read_path(path, "the signature -")?;
+    let pem = String::from_utf8_lossy(&pem);
+    zseal::crypto::sign::Signature::from_pem(&pem).with_context(|| format!("reading {name}"))
 }

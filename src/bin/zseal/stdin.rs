@@ -61,5 +61,16 @@ pub fn read_text(what: &str, limit: usize) -> anyhow::Result<Zeroizing<String>> 
     }
 }
 
+/// The whole file at `path` (`-`: standard input, claimed for `what`) in a wiped buffer, and
+/// its name for messages.
+pub fn read_path(path: &Path, what: &str) -> anyhow::Result<(Zeroizing<Vec<u8>>, String)> {
+    if is_dash(path) {
+        return Ok((read_all(what, KEYS_MAX)?, "standard input".into()));
+    }
+    let name = path.display().to_string();
+    let data = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    Ok((Zeroizing::new(data), name))
+}
+
 /// The most a key, a list of keys or a signature read from standard input may hold.
 pub const KEYS_MAX: usize = 1 << 20;
