@@ -35,6 +35,7 @@ pub mod pipeline;
 pub mod records;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod resume;
 pub mod stats;
 pub mod transfer;
 pub mod units;

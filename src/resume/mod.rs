@@ -1,0 +1,4 @@
+//! Jobs that survive a broken connection or a killed process (issue 47 §2, docs/OBJECTS.md
+//! "Resuming"): the journals they keep (`journal`).
+
+pub mod journal;
