@@ -153,8 +153,11 @@ impl<S: ChunkSink> ChunkWriter<S> {
     pub fn copy_from_file(&mut self, f: &File) -> Result<u64> {
         self.check()?;
         let mut total = 0;
+        // With one thread too: the job then runs on the calling thread, reading straight into
+        // the buffer it seals, where reading through the intake would copy every byte once more
+        // (7-9 % of a one-thread age encryption, docs/PERFORMANCE.md §6).
         #[cfg(unix)]
-        if self.sink.state().intake.len() == 0 && self.sink.threads() > 1 {
+        if self.sink.state().intake.len() == 0 {
             let c = self.sink.state().intake.chunk_size();
             total = super::intake::file_chunks(f, c, |file, pos| {
                 self.guard(|s| s.submit_at(file, pos))
