@@ -147,6 +147,7 @@ impl Stanza {
     /// stanzas are anonymous by design), a passphrase stanza that it is one.
     pub fn describe(&self) -> String {
         match self.recipient_id() {
+            Some(id) if id.kind == recipients::KMS_TAG => format!("AWS KMS key {}", id.key_tag),
             Some(id) => format!("{} (key tag {})", id.kind, id.key_tag),
             None if self.kind == passphrase::STANZA_TYPE => "passphrase".into(),
             None if recipients::is_age_stanza(self.kind) => {
@@ -156,14 +157,16 @@ impl Stanza {
         }
     }
 
-    /// The recipient this stanza names, when its type names one (SSH stanzas: their key tag).
+    /// The recipient this stanza names, when its type names one (SSH stanzas: their key tag;
+    /// AWS KMS stanzas: their key ARN).
     pub fn recipient_id(&self) -> Option<StanzaRecipient> {
         if !recipients::is_age_stanza(self.kind) {
             return None;
         }
         let s = recipients::decode(self).ok()?;
         let key_tag = s.args.first()?;
-        s.tag.starts_with("ssh-").then(|| StanzaRecipient {
+        let named = s.tag.starts_with("ssh-") || s.tag == recipients::KMS_TAG;
+        named.then(|| StanzaRecipient {
             kind: s.tag.clone(),
             key_tag: key_tag.clone(),
         })
@@ -181,7 +184,7 @@ impl Stanza {
 pub struct StanzaRecipient {
     /// The stanza type (`ssh-ed25519`, `ssh-rsa`).
     pub kind: String,
-    /// The key tag age writes as the stanza's first argument.
+    /// The key tag age writes as the stanza's first argument (an AWS KMS stanza's: the key ARN).
     pub key_tag: String,
 }
 

@@ -21,6 +21,10 @@ pub const STANZA_TYPE_LONG: u8 = 0x03;
 const MAX_TAG: usize = 64;
 const MAX_ARGS: usize = 16;
 
+/// The age stanza tag of a file key wrapped by AWS KMS (FORMAT.md §1.1 "AWS KMS recipients";
+/// the calls are `remote::kms`'s).
+pub const KMS_TAG: &str = "zseal-aws-kms";
+
 /// True for the zseal stanza types that carry an age stanza.
 pub fn is_age_stanza(kind: u8) -> bool {
     kind == STANZA_TYPE || kind == STANZA_TYPE_LONG
@@ -119,7 +123,9 @@ impl AgeRecipient {
     /// Parses one recipient as age and OpenSSH print them (a trailing comment is allowed).
     pub fn parse(s: &str) -> Result<Self> {
         let s = s.trim();
-        let inner: Box<dyn age::Recipient + Send + Sync> = if s.starts_with(RECIPIENT_PREFIX) {
+        let inner: Box<dyn age::Recipient + Send + Sync> = if s.starts_with("arn:") {
+            kms_recipient(s)?
+        } else if s.starts_with(RECIPIENT_PREFIX) {
             Box::new(super::pq::PqRecipient::parse(s)?)
         } else if s.starts_with("age1") {
             Box::new(age::x25519::Recipient::from_str(s).map_err(|e| {
@@ -158,6 +164,27 @@ impl AgeRecipient {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+}
+
+/// An AWS KMS key ARN as a recipient (`remote::kms`, which holds the one upward import of this
+/// module: the KMS calls need the object stores' credentials and HTTP client).
+#[cfg(feature = "remote")]
+fn kms_recipient(s: &str) -> Result<Box<dyn age::Recipient + Send + Sync>> {
+    Ok(Box::new(crate::remote::kms::KmsRecipient::parse(s)?))
+}
+
+#[cfg(not(feature = "remote"))]
+fn kms_recipient(s: &str) -> Result<Box<dyn age::Recipient + Send + Sync>> {
+    Err(no_kms(s))
+}
+
+#[cfg(not(feature = "remote"))]
+fn no_kms(s: &str) -> Error {
+    Error::InvalidOption(format!(
+        "'{}' is an AWS KMS key, and this build of zseal has no AWS support (the `remote` \
+         feature)",
+        short(s)
+    ))
 }
 
 /// The start of a long key (its first 40 characters), for messages.
@@ -271,6 +298,8 @@ impl Identity for AgeIdentity {
             Some(Err(age::DecryptError::KeyDecryptionFailed)) => Err(Error::InvalidOption(
                 "the passphrase-protected OpenSSH identity could not be decrypted: its passphrase was wrong".into(),
             )),
+            // A key service that failed (AWS KMS): its own message, naming the key.
+            Some(Err(age::DecryptError::Io(e))) => Err(Error::from(e)),
             Some(Err(e)) => Err(Error::InvalidHeader(format!(
                 "a recipient stanza failed to unwrap: {e}"
             ))),
@@ -433,6 +462,7 @@ pub fn load_identities(
                 "the identity string",
                 ask.clone(),
             )?),
+            IdentitySource::File(p) if is_kms_arn(p) => out.push(kms_identity(p)?),
             IdentitySource::File(p) => {
                 let name = p.display().to_string();
                 let data = zeroize::Zeroizing::new(std::fs::read(p).map_err(|e| {
@@ -444,6 +474,35 @@ pub fn load_identities(
         }
     }
     Ok(out)
+}
+
+/// True when an identity "file" is an AWS KMS key ARN (`-i arn:aws:kms:…`) and no file of
+/// that name exists.
+fn is_kms_arn(p: &std::path::Path) -> bool {
+    p.to_str()
+        .is_some_and(|s| s.starts_with("arn:") && s.split(':').nth(2) == Some("kms"))
+        && !p.exists()
+}
+
+/// An AWS KMS key ARN as an identity; its stanzas name the key ARN (an alias names nothing
+/// until KMS resolves it).
+#[cfg(feature = "remote")]
+fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
+    let text = p.to_string_lossy();
+    let id = crate::remote::kms::KmsIdentity::parse(&text)?;
+    let names = id.key_arn().map(|arn| super::StanzaRecipient {
+        kind: KMS_TAG.into(),
+        key_tag: arn.into(),
+    });
+    Ok(AgeIdentity {
+        inner: Box::new(id),
+        names,
+    })
+}
+
+#[cfg(not(feature = "remote"))]
+fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
+    Err(no_kms(&p.to_string_lossy()))
 }
 
 /// The public key of the OpenSSH private key in `data`, as its `.pub` file starts.

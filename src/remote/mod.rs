@@ -20,6 +20,7 @@
 mod answer;
 mod aws_process;
 mod aws_profile;
+pub mod kms;
 mod own;
 mod parts;
 mod reader;

@@ -281,7 +281,7 @@ impl Retries {
 
 /// A connection must open within 10 s (or the request timeout, when shorter), and a request be
 /// answered within the request timeout; a stalled one is cut and retried.
-fn client_config(opts: &TransferOptions) -> object_store::ClientOptions {
+pub(super) fn client_config(opts: &TransferOptions) -> object_store::ClientOptions {
     object_store::ClientOptions::new()
         .with_connect_timeout(opts.request_timeout.min(Duration::from_secs(10)))
         .with_timeout(opts.request_timeout)

@@ -17,8 +17,9 @@ use crate::format::age::{payload_shape, AgeHeader, CHUNK, NONCE_LEN};
 use crate::io::read_full;
 
 /// The stanza tags this build has identities for.
-const KNOWN_TAGS: [&str; 5] = [
+const KNOWN_TAGS: [&str; 6] = [
     "X25519",
+    crate::crypto::recipients::KMS_TAG,
     crate::crypto::pq::TAG,
     "ssh-ed25519",
     "ssh-rsa",
