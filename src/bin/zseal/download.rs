@@ -12,6 +12,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
+#[cfg(unix)]
+use nix::fcntl::FlockArg;
 use serde::{Deserialize, Serialize};
 use zseal::io::{named, Destination, What};
 use zseal::resume::journal::{self, Kind};
@@ -135,7 +137,15 @@ impl Download {
             return Ok(());
         };
         let (shown, partial) = (&self.shown, r.partial.display());
+        if busy(&r.partial) {
+            bail!(
+                "another zseal is downloading into {shown} now (it writes {partial}): wait for it \
+                 to end, or stop it first"
+            );
+        }
         match (resume, self.force) {
+            // Nothing was kept: starting over loses nothing.
+            (false, _) if r.done == 0 => return self.discard(),
             (false, false) => bail!(
                 "{shown}: a download of {} into it was cut short ({} bytes are kept in \
                  {partial}): add --resume to continue it, or --force to start over",
@@ -207,8 +217,13 @@ impl Download {
             done: from,
             ..record
         };
+        #[cfg(unix)]
+        let lock = nix::fcntl::Flock::lock(file.try_clone()?, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| anyhow!("cannot lock {}: {e}", self.partial.display()))?;
         store(&self.key, &record)?;
         Ok(Partial {
+            #[cfg(unix)]
+            _lock: lock,
             file,
             from,
             record,
@@ -281,6 +296,10 @@ fn refuse(ask: &Ask, why: &str) -> anyhow::Result<Option<Download>> {
 
 /// The partial file being written, and what its journal says.
 pub struct Partial {
+    /// Held while this run writes the partial file: a second run into the same destination is
+    /// refused instead of removing or cutting it.
+    #[cfg(unix)]
+    _lock: nix::fcntl::Flock<File>,
     file: File,
     from: u64,
     record: Record,
@@ -490,6 +509,23 @@ fn store(key: &str, record: &Record) -> anyhow::Result<()> {
     let bytes = serde_json::to_vec_pretty(record)?;
     journal::store(Kind::Download, key, &bytes)?;
     Ok(())
+}
+
+/// True when another process holds the lock on the partial file at `p` (it is downloading).
+#[cfg(unix)]
+fn busy(p: &Path) -> bool {
+    let Ok(f) = open_partial(p) else {
+        return false;
+    };
+    matches!(
+        nix::fcntl::Flock::lock(f, FlockArg::LockExclusiveNonblock),
+        Err((_, nix::errno::Errno::EWOULDBLOCK))
+    )
+}
+
+#[cfg(not(unix))]
+fn busy(_: &Path) -> bool {
+    false
 }
 
 /// A new file at `p`, 0600, that was not there.
