@@ -333,6 +333,20 @@ fn resume_is_refused_where_it_cannot_work() {
         .assert()
         .code(1)
         .stderr(contains("--resume is for a download from an object"));
+    // Without a state directory a download still works, not resumable; --resume says why.
+    let nowhere = |c: &mut Command| {
+        c.env_remove("XDG_STATE_HOME").env("HOME", "relative");
+    };
+    let mut c = s.decrypt(s.base, &["--resume"]);
+    nowhere(&mut c);
+    c.assert()
+        .code(1)
+        .stderr(contains("cannot place the resume journal"));
+    let mut c = s.decrypt(s.base, &[]);
+    nowhere(&mut c);
+    c.assert().success();
+    assert!(std::fs::read(s.out()).unwrap() == s.plain);
+    std::fs::remove_file(s.out()).unwrap();
     s.decrypt(s.base, &["--resume"]).assert().success();
     assert!(std::fs::read(s.out()).unwrap() == s.plain);
     assert!(s.journal().is_none());

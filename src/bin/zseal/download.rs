@@ -97,6 +97,14 @@ impl Download {
         let Some(etag) = input.etag() else {
             return refuse(ask, &format!("needs a store that gives the object's version (a strong ETag), so that a changed object is told apart; {url} has none: download it again without --resume"));
         };
+        // Without a state directory (no HOME, or one not private), a download is not resumable
+        // but still works, as before.
+        if let Err(e) = journal::state_dir() {
+            return match ask.resume {
+                true => Err(e.into()),
+                false => Ok(None),
+            };
+        }
         let shown = out.display().to_string();
         let resolved = Destination::resolve(out)
             .map_err(|e| anyhow!("cannot write {shown}: {}", zseal::io::without_path(&e)))?;
@@ -394,9 +402,13 @@ impl Partial {
     /// failed had a damaged kept part, which is removed. Returns the error to report.
     fn keep(mut self, e: zseal::Error) -> anyhow::Error {
         let r = &self.record;
-        if self.from > 0 && matches!(e, zseal::Error::DigestMismatch) {
+        if matches!(e, zseal::Error::DigestMismatch) {
+            // Nothing in the partial file can be vouched for: it goes.
             let _ = remove_if_there(&r.partial);
             let _ = journal::remove(Kind::Download, &self.key);
+            if self.from == 0 {
+                return anyhow::Error::from(e);
+            }
             return anyhow!(
                 "the whole-file digest does not match: the {} bytes kept in {} since the earlier \
                  run were changed or damaged since (everything fetched now was authenticated). \
