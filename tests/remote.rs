@@ -621,6 +621,18 @@ fn http_urls_are_read_only() {
         .output()
         .unwrap();
     assert_eq!(out.stdout, plain[1 << 20..(1 << 20) + 10]);
+    // A plain URL pins no version: a download from it is not resumed (docs/OBJECTS.md).
+    let d = tempfile::tempdir().unwrap();
+    zseal(base)
+        .args(["decrypt", &http, "--resume", "-o"])
+        .arg(d.path().join("p"))
+        .arg("--passphrase-file")
+        .arg(pw())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "--resume needs a store that gives the object's version",
+        ));
     zseal(base)
         .args([
             "encrypt",
