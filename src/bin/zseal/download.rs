@@ -5,11 +5,9 @@
 //! the partial file onto it once the whole file is checked.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 #[cfg(unix)]
@@ -21,8 +19,8 @@ use zseal::transfer::Source;
 
 use crate::files::url_of;
 
-/// How often, at most, the journal is advanced while data arrives: what a kill can lose.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+mod partial;
+pub use partial::Partial;
 
 /// What the journal of a download records (docs/OBJECTS.md: the table of fields).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -217,20 +215,20 @@ impl Download {
             partial: self.partial.clone(),
             done: 0,
         };
-        let (file, from) = match &self.pending {
+        let (file, lock, from) = match &self.pending {
             Some(r) => self.reopen(r, &record, unit)?,
-            None => (self.create()?, 0),
+            None => {
+                let f = self.create()?;
+                let lock = lock(&f, &self.partial)?;
+                (f, lock, 0)
+            }
         };
         let record = Record {
             done: from,
             ..record
         };
-        #[cfg(unix)]
-        let lock = nix::fcntl::Flock::lock(file.try_clone()?, FlockArg::LockExclusiveNonblock)
-            .map_err(|(_, e)| anyhow!("cannot lock {}: {e}", self.partial.display()))?;
         store(&self.key, &record)?;
         Ok(Partial {
-            #[cfg(unix)]
             _lock: lock,
             file,
             from,
@@ -261,7 +259,7 @@ impl Download {
 
     /// The pending partial file, cut to the whole chunks its journal vouches for; a shorter
     /// one is refused (something other than zseal changed it).
-    fn reopen(&self, r: &Record, now: &Record, unit: u64) -> anyhow::Result<(File, u64)> {
+    fn reopen(&self, r: &Record, now: &Record, unit: u64) -> anyhow::Result<(File, Lock, u64)> {
         let len = now.plaintext_len.unwrap_or(0);
         let known = r.plaintext_len.is_none_or(|l| l == len);
         if r.format != now.format || !known || r.done > len {
@@ -279,6 +277,8 @@ impl Download {
             Err(e) if e.kind() == io::ErrorKind::NotFound && r.done == 0 => self.create()?,
             Err(e) => return Err(named(&e, "open", &name).into()),
         };
+        // Locked before it is cut: another run that got here first keeps its file.
+        let lock = lock(&file, p)?;
         let len = file.metadata().map_err(|e| named(&e, "read", &name))?.len();
         if len < r.done {
             bail!(
@@ -290,7 +290,7 @@ impl Download {
         }
         let from = r.done - r.done % unit;
         file.set_len(from).map_err(|e| named(&e, "write", &name))?;
-        Ok((file, from))
+        Ok((file, lock, from))
     }
 }
 
@@ -299,207 +299,6 @@ fn refuse(ask: &Ask, why: &str) -> anyhow::Result<Option<Download>> {
     match ask.resume {
         true => bail!("--resume {why}"),
         false => Ok(None),
-    }
-}
-
-/// The partial file being written, and what its journal says.
-pub struct Partial {
-    /// Held while this run writes the partial file: a second run into the same destination is
-    /// refused instead of removing or cutting it.
-    #[cfg(unix)]
-    _lock: nix::fcntl::Flock<File>,
-    file: File,
-    from: u64,
-    record: Record,
-    key: String,
-    shown: String,
-    force: bool,
-    /// Bytes written after `from` (the checkpoints read it).
-    written: Arc<AtomicU64>,
-}
-
-impl Partial {
-    /// Where the fetched plaintext starts.
-    pub fn from(&self) -> u64 {
-        self.from
-    }
-
-    /// The kept part, to be hashed again (its first `from` bytes).
-    pub fn kept(&self) -> anyhow::Result<impl Read> {
-        let name = self.record.partial.display().to_string();
-        let f = File::open(&self.record.partial).map_err(|e| named(&e, "open", &name))?;
-        Ok(io::BufReader::with_capacity(1 << 20, f).take(self.from))
-    }
-
-    /// Runs `copy` into the partial file (appended after the kept part) while a checkpoint
-    /// advances the journal once a second; then completes (`sync`: fsync before the rename) or
-    /// keeps what it has and says how to go on.
-    pub fn run<T>(
-        mut self,
-        sync: bool,
-        copy: impl FnOnce(&mut Appender) -> zseal::Result<T>,
-    ) -> anyhow::Result<T> {
-        let name = self.record.partial.display().to_string();
-        self.file
-            .seek(SeekFrom::Start(self.from))
-            .map_err(|e| named(&e, "write", &name))?;
-        let ticker = Ticker::start(&self)?;
-        let mut out = Appender {
-            file: self
-                .file
-                .try_clone()
-                .map_err(|e| named(&e, "write", &name))?,
-            written: self.written.clone(),
-        };
-        let result = copy(&mut out);
-        ticker.stop();
-        match result {
-            Ok(t) => self.complete(sync).map(|()| t),
-            Err(e) => Err(self.keep(e)),
-        }
-    }
-
-    /// The whole file checked: synced, given its mode, renamed into place, the journal removed.
-    fn complete(self, sync: bool) -> anyhow::Result<()> {
-        let r = &self.record;
-        let name = r.partial.display().to_string();
-        let fail = |e: io::Error| {
-            anyhow!(
-                "cannot write {}: {}",
-                self.shown,
-                zseal::io::without_path(&e)
-            )
-        };
-        if sync {
-            self.file
-                .sync_all()
-                .map_err(|e| named(&e, "write", &name))?;
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = zseal::io::committed_mode(&r.destination, self.force, false);
-            let perms = std::fs::Permissions::from_mode(mode);
-            self.file.set_permissions(perms).map_err(fail)?;
-        }
-        place(&r.partial, &r.destination, self.force).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => anyhow!(
-                "{} appeared while it was being downloaded: use --force to replace it (with \
-                 --resume: nothing is fetched again), or choose another -o",
-                self.shown
-            ),
-            _ => fail(e),
-        })?;
-        if sync {
-            if let Some(dir) = r.destination.parent() {
-                File::open(dir).and_then(|d| d.sync_all()).map_err(fail)?;
-            }
-        }
-        Ok(journal::remove(Kind::Download, &self.key)?)
-    }
-
-    /// A failed run: the journal vouches for all that was written; a resumed run whose digest
-    /// failed had a damaged kept part, which is removed. Returns the error to report.
-    fn keep(mut self, e: zseal::Error) -> anyhow::Error {
-        let r = &self.record;
-        if matches!(e, zseal::Error::DigestMismatch) {
-            // Nothing in the partial file can be vouched for: it goes.
-            let _ = remove_if_there(&r.partial);
-            let _ = journal::remove(Kind::Download, &self.key);
-            if self.from == 0 {
-                return anyhow::Error::from(e);
-            }
-            return anyhow!(
-                "the whole-file digest does not match: the {} bytes kept in {} since the earlier \
-                 run were changed or damaged since (everything fetched now was authenticated). \
-                 The partial file was removed: run the command again, without --resume, to \
-                 download it all",
-                self.from,
-                r.partial.display()
-            );
-        }
-        let done = self.from + self.written.load(Ordering::Acquire);
-        let kept = checkpoint(&self.file, &mut self.record, &self.key, done);
-        let r = &self.record;
-        if kept.is_ok() && r.done > 0 {
-            eprintln!(
-                "zseal: {} bytes of the plaintext of {} are kept in {}: run the same command with \
-                 --resume to fetch the rest",
-                r.done,
-                r.url,
-                r.partial.display()
-            );
-        }
-        anyhow::Error::from(e)
-    }
-}
-
-/// The partial file as the engine's output: counts what it writes, for the checkpoints.
-pub struct Appender {
-    file: File,
-    written: Arc<AtomicU64>,
-}
-
-impl Write for Appender {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.written.fetch_add(n as u64, Ordering::Release);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
-    }
-}
-
-/// Syncs the partial file, then records `done` in the journal: the journal never vouches for
-/// bytes a power loss could take back.
-fn checkpoint(file: &File, record: &mut Record, key: &str, done: u64) -> anyhow::Result<()> {
-    if done == record.done {
-        return Ok(());
-    }
-    file.sync_data()?;
-    record.done = done;
-    store(key, record)
-}
-
-/// The thread that advances the journal once a second while the download runs (so a stalled
-/// connection's bytes are recorded too, and a kill loses at most a second's work).
-struct Ticker {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Ticker {
-    fn start(p: &Partial) -> anyhow::Result<Ticker> {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let file = p.file.try_clone()?;
-        let (mut record, key, from) = (p.record.clone(), p.key.clone(), p.from);
-        let (written, flag) = (p.written.clone(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            let (lock, wake) = &*flag;
-            let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-            while !*stopped {
-                stopped = match wake.wait_timeout(stopped, CHECKPOINT_EVERY) {
-                    Ok((g, _)) => g,
-                    Err(e) => e.into_inner().0,
-                };
-                if !*stopped {
-                    // A failed checkpoint leaves the last one: the next may succeed.
-                    let done = from + written.load(Ordering::Acquire);
-                    let _ = checkpoint(&file, &mut record, &key, done);
-                }
-            }
-        });
-        Ok(Ticker { stop, thread })
-    }
-
-    /// Stops the thread and waits for it (a checkpoint in progress completes first).
-    fn stop(self) {
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        wake.notify_all();
-        let _ = self.thread.join();
     }
 }
 
@@ -520,6 +319,32 @@ fn load(key: &str) -> anyhow::Result<Option<Record>> {
 fn store(key: &str, record: &Record) -> anyhow::Result<()> {
     let bytes = serde_json::to_vec_pretty(record)?;
     journal::store(Kind::Download, key, &bytes)?;
+    Ok(())
+}
+
+/// An exclusive lock on a partial file (`flock`), held while a run writes it.
+#[cfg(unix)]
+type Lock = nix::fcntl::Flock<File>;
+#[cfg(not(unix))]
+type Lock = ();
+
+/// Takes the lock on the partial file `f` (at `p`), or says who holds it.
+#[cfg(unix)]
+fn lock(f: &File, p: &Path) -> anyhow::Result<Lock> {
+    let name = p.display();
+    let dup = f
+        .try_clone()
+        .map_err(|e| anyhow!("cannot lock {name}: {e}"))?;
+    nix::fcntl::Flock::lock(dup, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| match e {
+        nix::errno::Errno::EWOULDBLOCK => {
+            anyhow!("another zseal is writing {name} now: wait for it to end, or stop it first")
+        }
+        e => anyhow!("cannot lock {name}: {e}"),
+    })
+}
+
+#[cfg(not(unix))]
+fn lock(_: &File, _: &Path) -> anyhow::Result<Lock> {
     Ok(())
 }
 
