@@ -130,6 +130,16 @@ impl Source {
         }
     }
 
+    /// The strong ETag every read of an object is conditional on (the version it reads); `None`
+    /// for other sources and for a store that gives none.
+    pub fn etag(&self) -> Option<&str> {
+        match &self.kind {
+            #[cfg(feature = "remote")]
+            Kind::Object(o) => o.etag(),
+            _ => None,
+        }
+    }
+
     /// True when the source can seek: a range is then read from the index.
     pub fn is_seekable(&self) -> bool {
         match &self.kind {

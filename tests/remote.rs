@@ -16,6 +16,8 @@ use predicates::prelude::*;
 use predicates::str::contains;
 
 mod common;
+#[path = "remote/resume.rs"]
+mod resume;
 
 /// The running server's base URL (`http://127.0.0.1:PORT`), or `None` to skip.
 fn moto() -> Option<&'static str> {
@@ -619,6 +621,18 @@ fn http_urls_are_read_only() {
         .output()
         .unwrap();
     assert_eq!(out.stdout, plain[1 << 20..(1 << 20) + 10]);
+    // A plain URL pins no version: a download from it is not resumed (docs/OBJECTS.md).
+    let d = tempfile::tempdir().unwrap();
+    zseal(base)
+        .args(["decrypt", &http, "--resume", "-o"])
+        .arg(d.path().join("p"))
+        .arg("--passphrase-file")
+        .arg(pw())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "--resume needs a store that gives the object's version",
+        ));
     zseal(base)
         .args([
             "encrypt",
@@ -757,6 +771,12 @@ mod proxy {
         pub lose_completion_answers: u64,
         /// Every completion is answered `409 Conflict` with this error code, unforwarded.
         pub complete_conflict: Option<&'static str>,
+        /// Once N body bytes were relayed, the answer is cut there, and every later request is
+        /// answered by closing the connection (a connection lost for good).
+        pub cut_after: u64,
+        /// Once N body bytes were relayed, the answer stops there and the connection hangs (a
+        /// stalled transfer, for a test to kill the client in).
+        pub stall_after: u64,
     }
 
     /// Counters of what went through, shared with the test.
@@ -941,6 +961,12 @@ mod proxy {
         while let Some(req) = read_head(&mut reader)? {
             let body = read_body(&mut reader, &req, false)?;
             let n = seen.requests.fetch_add(1, Ordering::Relaxed) + 1;
+            let limit = f.cut_after.max(f.stall_after);
+            if limit > 0 && bytes.load(Ordering::SeqCst) >= limit {
+                served.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(stall_for(f));
+                return Ok(());
+            }
             // S3's and GCS's CompleteMultipartUpload, and Azure's Put Block List.
             let post_completion = req.line.starts_with("POST ") && req.line.contains("uploadId=");
             let completion = post_completion
@@ -1040,10 +1066,28 @@ mod proxy {
                 bytes.fetch_add(half as u64, Ordering::Relaxed);
                 return Ok(());
             }
+            let before = bytes.load(Ordering::SeqCst);
+            if limit > 0 && before + rbody.len() as u64 > limit {
+                served.fetch_add(1, Ordering::Relaxed);
+                let n = (limit - before.min(limit)) as usize;
+                out.write_all(&rbody[..n])?;
+                out.flush()?;
+                bytes.fetch_add(n as u64, Ordering::SeqCst);
+                std::thread::sleep(stall_for(f));
+                return Ok(());
+            }
             out.write_all(&rbody)?;
             bytes.fetch_add(rbody.len() as u64, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// How long a connection past `cut_after` or `stall_after` hangs before it is closed.
+    fn stall_for(f: Faults) -> Duration {
+        match f.stall_after > 0 {
+            true => Duration::from_secs(30),
+            false => Duration::ZERO,
+        }
     }
 }
 
@@ -1109,8 +1153,9 @@ fn transient_faults_are_retried() {
 }
 
 /// A store that stops answering (every request 503 from some point on) ends a decrypt with one
-/// error naming the URL, no output file and nothing unauthenticated; an upload with no object and
-/// its upload aborted once the store is back.
+/// error naming the URL, no output file and nothing unauthenticated (the partial file kept for
+/// `--resume` holds plaintext only); an upload with no object and its upload aborted once the
+/// store is back.
 #[test]
 fn a_store_that_goes_away_fails_cleanly() {
     let Some(base) = moto() else { return };
@@ -1128,8 +1173,10 @@ fn a_store_that_goes_away_fails_cleanly() {
         },
     );
     let out = d.path().join("plain");
+    let state = tempfile::tempdir().unwrap();
     zseal(base)
         .env("AWS_ENDPOINT_URL", &p.url)
+        .env("XDG_STATE_HOME", state.path())
         .env("ZSEAL_RETRY_TIMEOUT", "2")
         .env("ZSEAL_PARTS_IN_FLIGHT", "1")
         .args(["decrypt", &url, "-o"])
@@ -1140,7 +1187,13 @@ fn a_store_that_goes_away_fails_cleanly() {
         .code(1)
         .stderr(contains(format!("cannot read {url}")));
     assert!(!out.exists(), "no output file");
-    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    let names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["plain.zseal-partial"]);
+    let kept = std::fs::read(d.path().join("plain.zseal-partial")).unwrap();
+    assert!(kept[..] == plain[..kept.len()], "plaintext only");
     // An upload whose parts fail: no object; the abort could not reach the store, so the upload
     // is listed until it is aborted, which a retry of the same write does not need.
     let p = proxy::start(

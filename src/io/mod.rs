@@ -4,6 +4,8 @@
 
 mod output;
 
+#[cfg(unix)]
+pub use output::committed_mode;
 pub use output::{AtomicFile, Destination, OutputFile, What};
 
 use std::io::{self, Read, Write};

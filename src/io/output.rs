@@ -462,15 +462,7 @@ impl AtomicFile {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let allowed = if self.private {
-                0o600
-            } else {
-                0o666 & !umask()
-            };
-            let mode = match std::fs::symlink_metadata(&self.dest) {
-                Ok(m) if self.overwrite && m.is_file() => m.permissions().mode() & allowed,
-                _ => allowed,
-            };
+            let mode = committed_mode(&self.dest, self.overwrite, self.private);
             self.tmp
                 .as_file()
                 .set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -503,6 +495,19 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.tmp.flush()
+    }
+}
+
+/// The mode a file written beside `dest` takes when it is renamed onto it (see [`AtomicFile`]):
+/// what the umask gives a new file, a replaced file's old mode within that (when `overwrite`),
+/// or 0600 when `private`. Also for a resumed download's partial file (docs/OBJECTS.md).
+#[cfg(unix)]
+pub fn committed_mode(dest: &Path, overwrite: bool, private: bool) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let allowed = if private { 0o600 } else { 0o666 & !umask() };
+    match std::fs::symlink_metadata(dest) {
+        Ok(m) if overwrite && m.is_file() => m.permissions().mode() & allowed,
+        _ => allowed,
     }
 }
 

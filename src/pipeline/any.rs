@@ -274,6 +274,30 @@ impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
         }
     }
 
+    /// The plaintext offsets a resumed download may start at are multiples of this: a
+    /// container's chunk size (its kept part is hashed whole chunks at a time), 1 for an age
+    /// file.
+    pub fn resume_unit(&self) -> u64 {
+        match &self.source {
+            AnyChunks::Zseal(d) => d.resume_unit(),
+            _ => 1,
+        }
+    }
+
+    /// Writes the plaintext from byte `from` to the end into `w`, for a download resumed after
+    /// its first `from` bytes, which `kept` gives (docs/OBJECTS.md, "Resuming a download"): a
+    /// container's kept part is hashed again (`from` a multiple of [`Self::resume_unit`]) and the
+    /// whole-plaintext digest checked at the end as a whole read checks it; an age file's kept
+    /// part is not read (it has no digest to check it against). Only the frames from `from` on
+    /// are read. A success means every chunk written was authenticated and, for a container,
+    /// the digest of the kept part and the rest matched; with `from` 0 it is a whole read.
+    pub fn copy_resumed_to(&mut self, from: u64, kept: impl Read, w: impl Write) -> Result<u64> {
+        if let AnyChunks::Zseal(d) = &mut self.source {
+            d.hash_kept(from, kept)?;
+        }
+        self.copy_range_to(from, None, w)
+    }
+
     /// For a container read from a regular file: see [`Decryptor::read_bodies_from`](super::Decryptor)
     /// (`ChunkReader::read_bodies_from`). Nothing for other inputs or for age files.
     pub fn read_bodies_from(

@@ -852,3 +852,47 @@ fn the_trailer_is_placed_by_the_file_length() {
         );
     }
 }
+
+/// A download resumed after a kept part (docs/OBJECTS.md, "Resuming a download") writes the rest
+/// and checks the kept part and the rest against the whole-plaintext digest, BLAKE3 and XXH3
+/// alike: a kept part with one byte flipped fails it, at any resume point including the end; a
+/// point inside a chunk is refused before anything is written.
+#[test]
+fn a_resumed_copy_checks_the_kept_part_with_the_rest() {
+    let (plain, _, pw) = fixture();
+    let len = plain.len();
+    for hash in [zseal::HashAlg::Blake3, zseal::HashAlg::Xxh3] {
+        let opts = EncryptOptions::default()
+            .chunk_size(C)
+            .threads(2)
+            .hash(hash);
+        let sealed = seal(&plain, &pw, &opts, 8);
+        let reader = || {
+            zseal::Sealed::read(Cursor::new(&sealed[..]))
+                .unwrap()
+                .unlock(&[&pw], &DecryptOptions::default().threads(2))
+                .unwrap()
+        };
+        for from in [0, C, 5 * C, 10 * C] {
+            let mut r = reader();
+            assert_eq!(r.resume_unit(), C as u64);
+            let mut out = Vec::new();
+            let n = r.copy_resumed_to(from as u64, &plain[..from], &mut out);
+            assert_eq!(n.unwrap(), (len - from) as u64, "{hash} from {from}");
+            assert!(out == plain[from..], "{hash} from {from}");
+            assert!(r.chunk_count().is_some(), "verified to the end");
+            if from > 0 {
+                let mut kept = plain[..from].to_vec();
+                kept[from / 2] ^= 1;
+                let err = reader()
+                    .copy_resumed_to(from as u64, &kept[..], &mut Vec::new())
+                    .unwrap_err();
+                assert!(matches!(err, Error::DigestMismatch), "{hash} {from}: {err}");
+            }
+        }
+        let err = reader()
+            .copy_resumed_to(C as u64 + 1, &plain[..C + 1], &mut Vec::new())
+            .unwrap_err();
+        assert!(err.to_string().contains("whole chunk"), "{err}");
+    }
+}

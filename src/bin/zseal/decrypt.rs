@@ -30,6 +30,12 @@ pub struct Args {
     raw: bool,
     #[command(flatten)]
     signers: crate::sign::SignerArgs,
+    /// Continue a download from an object into -o FILE that was cut short (a lost connection, a
+    /// killed run: what it fetched is kept in FILE.zseal-partial): only what is missing is
+    /// fetched, and the whole file is checked before it is renamed into place. Without it, a
+    /// cut download is refused until --resume continues it or --force starts over
+    #[arg(long, conflicts_with = "range")]
+    resume: bool,
 }
 
 /// What `--range` asks for: bytes from a known start, or the last bytes (whose start needs the
@@ -131,8 +137,10 @@ fn decrypt(
     let c = &a.common;
     // From an object, a range fetches only its frames; a whole read keeps GETs in flight ahead
     // (and a signer check reads the whole file, a range too).
+    // A resumed download seeks to where it stopped: only what it reads is fetched.
     let mode = match a.range {
         Some(_) if !a.signers.given() => ReadMode::Random,
+        None if a.resume => ReadMode::Random,
         _ => ReadMode::Sequential,
     };
     let counters = Counters::default();
@@ -162,6 +170,27 @@ fn decrypt(
                 "--range -LEN (the last LEN bytes) needs the plaintext's length first, and {why}"
             );
         }
+    }
+    let ask = crate::download::Ask {
+        input: input_name,
+        output: output_name,
+        resume: a.resume,
+        force: c.force,
+        signer: signers.is_required(),
+        range: a.range.is_some(),
+    };
+    if let Some(download) = crate::download::Download::plan(&ask, &input)? {
+        let keys = Unlock {
+            what: &what,
+            passphrase_file: c.passphrase_file.as_deref(),
+            ids: &a.ids,
+            threads: c.threads,
+            raw_age: a.raw,
+            signers,
+        };
+        let size = input.size();
+        let reader = keys.open(input)?;
+        return resumable(a, download, (reader, &what, size), plan, &counters);
     }
     let output = Output::create_plaintext(output_name, c.force, input_name)?;
     if signers.is_required() && output.streams() && !c.report.quiet {
@@ -200,6 +229,48 @@ fn decrypt(
         eprintln!("zseal: {what}: good signature by {who}");
     }
     output.into_inner().commit(!c.no_fsync)?;
+    let bytes = (counters.input(), counters.output());
+    clock.report(&c.report, Direction::Decrypt, bytes, stats);
+    Ok(())
+}
+
+/// A whole object into a regular file, through a partial file and a journal that a cut run
+/// leaves for `--resume` (download.rs).
+fn resumable(
+    a: &Args,
+    download: crate::download::Download,
+    (mut reader, what, size): (zseal::Reader<zseal::transfer::Source>, &str, Option<u64>),
+    plan: zseal::transfer::ReadPlan,
+    counters: &Counters,
+) -> anyhow::Result<()> {
+    let c = &a.common;
+    let partial = download
+        .start(&mut reader)
+        .with_context(|| format!("decrypting {what}"))?;
+    let from = partial.from();
+    let kept = partial.kept()?;
+    let job = Job {
+        how: &c.report,
+        counters,
+        size,
+        verb: "decrypting",
+    };
+    let (_, stats, clock) = partial
+        .run(!c.no_fsync, |out| {
+            let mut out = Counted::new(out, counters.output.clone());
+            job.run(reader, |d| {
+                match from {
+                    0 => plan.copy(d, None, &mut out)?,
+                    _ => d.copy_resumed_to(from, kept, &mut out)?,
+                };
+                // Only a file read to its authenticated end is renamed into place.
+                match d.chunk_count() {
+                    Some(_) => Ok(()),
+                    None => Err(zseal::Error::Bug("the download ended unverified".into())),
+                }
+            })
+        })
+        .with_context(|| format!("decrypting {what}"))?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Decrypt, bytes, stats);
     Ok(())

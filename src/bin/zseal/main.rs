@@ -13,6 +13,7 @@ mod bench;
 mod common;
 mod decrypt;
 mod dict;
+mod download;
 mod encrypt;
 mod files;
 mod hash;

@@ -18,6 +18,7 @@ mod direct;
 pub(crate) mod frames;
 mod locked;
 pub(crate) mod opener;
+mod resume;
 pub(crate) mod seek;
 mod signed;
 mod split;

@@ -383,7 +383,8 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
         if self.signed.required.is_required() {
             return Err(super::signed::not_whole());
         }
-        if start > 0 {
+        // A resumed download's range goes on with the digest of its kept part.
+        if start > 0 && !self.verifier.is_resumed() {
             self.verifier.drop_digest();
         }
         self.limit_read_ahead(cursor, Some(end))

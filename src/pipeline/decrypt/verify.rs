@@ -26,6 +26,11 @@ pub(crate) struct Verifier {
     /// The hash of each chunk accepted since the last restart, when a caller collects them (a
     /// range opened in pieces, FORMAT.md §11.4): the workers compute them, as for the digest.
     collected: Option<Vec<ChunkHash>>,
+    /// The digest of a resumed download's kept part and the chunk it ends before
+    /// ([`Verifier::prepare_resume`]), taken by the restart at that chunk.
+    prepared: Option<(u64, Digest)>,
+    /// The digest was resumed after a kept part: the frame lengths before it were not read.
+    resumed: bool,
     alg: HashAlg,
 }
 
@@ -41,8 +46,27 @@ impl Verifier {
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
             collected: None,
+            prepared: None,
+            resumed: false,
             alg,
         }
+    }
+
+    /// The whole-plaintext digest's algorithm.
+    pub(crate) fn alg(&self) -> HashAlg {
+        self.alg
+    }
+
+    /// Holds `digest`, computed over chunks `0..chunk` of a download's kept part, for the restart
+    /// at `chunk` (the resumed range's first): the digest then goes on from it instead of being
+    /// dropped, and is checked at the end as a whole read's is.
+    pub(crate) fn prepare_resume(&mut self, chunk: u64, digest: Digest) {
+        self.prepared = Some((chunk, digest));
+    }
+
+    /// The digest goes on from a kept part ([`Verifier::prepare_resume`]).
+    pub(crate) fn is_resumed(&self) -> bool {
+        self.resumed
     }
 
     /// From now on, keeps each accepted chunk's hash (cleared at every restart).
@@ -64,6 +88,13 @@ impl Verifier {
         self.signatures = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
+        self.resumed = false;
+        if let Some((at, d)) = self.prepared.take() {
+            if at == chunk {
+                self.digest = Some(d);
+                self.resumed = at > 0;
+            }
+        }
         if let Some(c) = self.collected.as_mut() {
             c.clear();
         }
@@ -193,7 +224,9 @@ impl Verifier {
                 self.frames()
             )));
         }
-        if *self.lengths.finalize().as_bytes() != fin.index_digest {
+        // A resumed read hashed the lengths of the frames it read only; each was placed by the
+        // authenticated index all the same.
+        if !self.resumed && *self.lengths.finalize().as_bytes() != fin.index_digest {
             return Err(Error::Damaged(
                 "the frame lengths do not match the authenticated index".into(),
             ));
