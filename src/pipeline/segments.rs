@@ -10,7 +10,7 @@
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, SeekSource};
+use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
 use super::drive::{self, Drive, Framing};
 use super::threads::Threads;
 use super::window::Window;
@@ -403,6 +403,15 @@ impl<I: Read, S: SegmentFormat> ChunkSource for Segments<I, S> {
         self.header_len
     }
 
+    /// No digest; a cut at a segment boundary is refused when the format marks its last one.
+    fn promises(&self) -> Promises {
+        Promises {
+            digest: false,
+            whole: S::MARKS_LAST,
+            seek: SeekBy::Arithmetic,
+        }
+    }
+
     fn verified_len(&self, _: &Cursor) -> Option<u64> {
         self.end.len
     }
@@ -486,7 +495,8 @@ mod tests {
 
     #[test]
     fn unmarked_segments_read_whole_by_seek_and_by_range_at_every_edge() {
-        for len in [0, 1, 7, 8, 9, 8 * GROUP - 1, 8 * GROUP, 8 * GROUP + 1, 8 * GROUP * 3 + 5] {
+        let run = 8 * GROUP;
+        for len in [0, 1, 7, 8, 9, run - 1, run, run + 1, 3 * run + 5] {
             let p = plain(len);
             for threads in [1, 2] {
                 let mut r = reader(&seal(&p), threads);
@@ -519,11 +529,18 @@ mod tests {
         let mut got = Vec::new();
         let e = r.read_to_end(&mut got).unwrap_err();
         assert!(e.to_string().contains("20"), "{e}");
-        assert_eq!(got, p[..8 * 20], "the segments before it, and no byte of it");
+        assert_eq!(
+            got,
+            p[..8 * 20],
+            "the segments before it, and no byte of it"
+        );
         let sealed = seal(&p);
         let cut = &sealed[..sealed.len() - 2];
         assert!(reader(cut, 2).read_to_end(&mut Vec::new()).is_err());
-        assert!(reader(cut, 1).plaintext_len().is_err(), "by its last segment");
+        assert!(
+            reader(cut, 1).plaintext_len().is_err(),
+            "by its last segment"
+        );
     }
 
     #[test]
@@ -532,7 +549,11 @@ mod tests {
         let p = plain(8 * 40);
         let sealed = seal(&p);
         let mut got = Vec::new();
-        reader(&sealed[..4 + 12 * 30], 2).read_to_end(&mut got).unwrap();
+        let mut r = reader(&sealed[..4 + 12 * 30], 2);
+        let promised = r.promises();
+        let got_promised = (promised.digest, promised.whole, promised.seek);
+        assert_eq!(got_promised, (false, false, SeekBy::Arithmetic));
+        r.read_to_end(&mut got).unwrap();
         assert_eq!(got, p[..8 * 30]);
     }
 }

@@ -26,7 +26,7 @@ mod verify;
 pub use locked::Locked;
 pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, OpenedRange};
 
-use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
+use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy};
 use super::drive::{self, Drive, Framing};
 use super::intake::{aligned_at, ALIGN};
 use super::options::DecryptOptions;
@@ -432,6 +432,15 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
 
     fn header_len(&self) -> u64 {
         self.frames.first_at
+    }
+
+    /// The final frame records the length and count; the header, whether there is a digest.
+    fn promises(&self) -> Promises {
+        Promises {
+            digest: !self.opener.header.hash.is_empty(),
+            whole: true,
+            seek: SeekBy::Index,
+        }
     }
 
     fn verified_len(&self, _: &Cursor) -> Option<u64> {
