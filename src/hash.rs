@@ -68,6 +68,20 @@ impl HashAlg {
     pub fn is_empty(self) -> bool {
         self == HashAlg::None
     }
+
+    /// True when the digest is a tree over the chunks: each chunk's value is computed on the
+    /// workers ([`ChunkHash`]) and merged in order, so pieces sealed or opened apart can have
+    /// their values merged into the whole file's digest (FORMAT.md §11.1). BLAKE3 is.
+    pub fn merges_chunks(self) -> bool {
+        matches!(self, HashAlg::Blake3)
+    }
+
+    /// True when the digest reads each chunk's plaintext on the ordered side, in order (it has
+    /// no tree to compute on the workers): a chunk's plaintext must still be intact when its
+    /// sealed frame comes back, so a raw frame is not sealed over it. XXH3 does.
+    pub fn reads_in_order(self) -> bool {
+        matches!(self, HashAlg::Xxh3)
+    }
 }
 
 /// The name as the command line spells it; [`std::str::FromStr`] reads it back.
@@ -135,7 +149,7 @@ pub(crate) struct ChunkHasher {
 
 impl ChunkHasher {
     pub(crate) fn new(alg: HashAlg, index: u64, chunk_size: usize) -> Self {
-        let blake3 = (alg == HashAlg::Blake3).then(|| {
+        let blake3 = alg.merges_chunks().then(|| {
             let mut h = blake3::Hasher::new();
             h.set_input_offset(index * chunk_size as u64);
             h
@@ -177,7 +191,7 @@ impl Digest {
             stack: Vec::new(),
             chunks: 0,
             single_root: None,
-            xxh3: (alg == HashAlg::Xxh3).then(|| Box::new(Xxh3::new())),
+            xxh3: alg.reads_in_order().then(|| Box::new(Xxh3::new())),
         }
     }
 

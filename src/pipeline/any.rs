@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
-use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
+use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::{ContainerSink, Encryptor};
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
@@ -225,6 +225,10 @@ impl<R: Read> ChunkSource for AnyChunks<R> {
 
     fn header_len(&self) -> u64 {
         self.chunks_ref().header_len()
+    }
+
+    fn promises(&self) -> Promises {
+        self.chunks_ref().promises()
     }
 
     fn verified_len(&self, cursor: &Cursor) -> Option<u64> {

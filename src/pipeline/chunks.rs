@@ -116,6 +116,31 @@ impl Cursor {
     }
 }
 
+/// What a format promises a reader that reads it to its end, asked instead of its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Promises {
+    /// A digest of the whole plaintext is checked at the end (a container with a hash).
+    pub digest: bool,
+    /// A file cut at a chunk boundary, or with chunks dropped at its end, is refused (a
+    /// container's final frame, age's last-chunk flag). Without it, such a cut goes unseen.
+    pub whole: bool,
+    /// How a position is found.
+    pub seek: SeekBy,
+}
+
+/// How a format finds the chunk holding a plaintext position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SeekBy {
+    /// From an authenticated index (a container's).
+    Index,
+    /// By arithmetic: every chunk but the last has one size (age STREAM).
+    Arithmetic,
+    /// From a table inside the plaintext (seekable zstd's seek table).
+    Table,
+}
+
 /// What a format gives the engine's reader: authenticated chunks in order.
 ///
 /// Public only because the readers' types name it; implemented inside the crate.
@@ -133,6 +158,9 @@ pub trait ChunkSource {
 
     /// Time spent writing out (the stream's statistics).
     fn write_time(&mut self) -> &mut Duration;
+
+    /// What a read to the end proves, and how positions are found.
+    fn promises(&self) -> Promises;
 
     /// Chunks, threads and time per stage so far.
     fn stats(&self) -> StreamStats;
@@ -300,6 +328,12 @@ impl<S: ChunkSource> ChunkReader<S> {
     /// Length of the header in bytes (of an armored age file: decoded).
     pub fn header_len(&self) -> u64 {
         self.source.header_len()
+    }
+
+    /// What the format promises a read to its end: a whole-file digest, that a cut at a chunk
+    /// boundary is refused, how positions are found.
+    pub fn promises(&self) -> Promises {
+        self.source.promises()
     }
 
     /// The plaintext length, once the whole file was read from its first byte and verified.

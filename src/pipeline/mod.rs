@@ -12,17 +12,19 @@ mod any;
 mod attach;
 mod chunks;
 mod decrypt;
+mod drive;
 mod encrypt;
 mod intake;
 mod options;
 mod rekey;
+mod segments;
 mod sink;
 mod threads;
 mod window;
 
 pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
-pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, SeekSource};
+pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
 pub(crate) use decrypt::seek::read_footer;
 pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,

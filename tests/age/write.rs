@@ -14,7 +14,8 @@ use predicates::str::contains;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use zseal::{
-    AgeWriter, Codec, DecryptOptions, EncryptOptions, Format, Identity, Recipient, Sealed,
+    AgeWriter, Codec, DecryptOptions, EncryptOptions, Format, HashAlg, Identity, Recipient, Sealed,
+    SeekBy,
 };
 
 const C: usize = 64 * 1024;
@@ -113,6 +114,31 @@ fn age_files_round_trip_at_every_boundary_alike_on_one_and_two_threads() {
                 }
             }
         }
+    }
+}
+
+/// What a reader promises comes from its format's capabilities, not its name: an age file is
+/// whole (its last chunk is flagged), found by arithmetic or by its seek table, and has no
+/// digest; a container has an index, and a digest unless its hash is none.
+#[test]
+fn readers_say_what_a_read_to_the_end_proves() {
+    let plain = mixed(C + 1, 3);
+    let promised = |file: &[u8]| {
+        let p = read_age(file, &DecryptOptions::default()).promises();
+        (p.digest, p.whole, p.seek)
+    };
+    for (codec, seek) in [
+        (Codec::None, SeekBy::Arithmetic),
+        (Codec::Zstd(3), SeekBy::Table),
+    ] {
+        let file = write_age(&plain, codec, C, 1, 7);
+        assert_eq!(promised(&file), (false, true, seek), "{codec}");
+    }
+    let r = common::recipient("age.pub");
+    for (hash, digest) in [(HashAlg::Blake3, true), (HashAlg::None, false)] {
+        let opts = EncryptOptions::default().hash(hash);
+        let file = zseal::encrypt_to_vec(&plain, &[&r as &dyn Recipient], &opts).unwrap();
+        assert_eq!(promised(&file), (digest, true, SeekBy::Index), "{hash}");
     }
 }
 

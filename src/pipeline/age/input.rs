@@ -13,8 +13,9 @@ use crate::format::age::ARMOR_BEGIN;
 /// Whitespace allowed before the armor (as Go age allows), at most.
 const MAX_LEADING_SPACE: usize = 1024;
 
-/// The decoded age file: binary bytes as they are, armored ones decoded.
-pub(crate) enum AgeInput<R> {
+/// The decoded age file: binary bytes as they are, armored ones decoded. (Public only because
+/// [`super::AgeChunks`] names it; made inside the crate.)
+pub enum AgeInput<R> {
     Binary(BufReader<Prefixed<R>>),
     Armored(ArmoredReader<BufReader<Prefixed<R>>>),
 }
@@ -101,7 +102,7 @@ impl<R: Read + Seek> Seek for AgeInput<R> {
 
 /// An input whose first bytes were already read (to tell the formats apart): they are read again
 /// first. Positions are those of the whole input, whose first byte is offset 0.
-pub(crate) struct Prefixed<R> {
+pub struct Prefixed<R> {
     head: Vec<u8>,
     /// Position inside `head` while it is being read again; `head.len()` once past it.
     at: usize,

@@ -2,18 +2,16 @@
 //! needs, and its unlocking into an [`AgeReader`].
 
 use std::io::{Read, Seek, SeekFrom};
-use std::sync::Arc;
 
 use super::super::chunks::ChunkReader;
 use super::super::options::{DecryptOptions, KeyNeeded};
-use super::super::window::Window;
 use super::input::AgeInput;
 use super::AgeChunks;
-use super::{AgeReader, Counts, Position, Verified, GROUP};
+use super::{AgeReader, AgeStream};
 use crate::crypto::aead::{Cipher, PayloadCipher};
 use crate::crypto::{FileKey, Identity};
 use crate::error::{Error, Result};
-use crate::format::age::{payload_shape, AgeHeader, CHUNK, NONCE_LEN};
+use crate::format::age::{payload_shape, AgeHeader, NONCE_LEN};
 use crate::io::read_full;
 
 /// The stanza tags this build has identities for.
@@ -122,21 +120,10 @@ impl<R: Read> AgeLocked<R> {
             return Err(Error::Truncated("in the age payload nonce".into()));
         }
         let payload_key = key.age_payload_key(&nonce);
-        Ok(ChunkReader::from_source(AgeChunks {
-            input: self.input,
-            cipher: Arc::new(PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0)),
-            window: Window::new(&opts.threads, GROUP * CHUNK),
-            payload_at: self.header.len + NONCE_LEN as u64,
-            at: Position::default(),
-            shape: None,
-            pending: None,
-            end: Verified {
-                from_start: true,
-                len: None,
-            },
-            spares: Vec::new(),
-            counts: Counts::default(),
-        }))
+        let cipher = PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0);
+        let at = (self.header.len, self.header.len + NONCE_LEN as u64);
+        let chunks = AgeChunks::new(self.input, AgeStream::new(cipher), at, &opts.threads);
+        Ok(ChunkReader::from_source(chunks))
     }
 }
 

@@ -3,11 +3,14 @@
 //! gives its decompressed bytes. Read from the start it is decoded as one zstd stream (zstd skips
 //! the marker and the seek table, both skippable frames); a seek, a range or a length loads the
 //! seek table from the authenticated end of the file and then decodes frame by frame, opening
-//! only the age chunks under the frames it needs.
+//! only the age chunks under the frames it needs. Frame by frame, the seek table is the framing
+//! the engine's read driver ([`Drive`]) runs: each frame is read in order and decoded on a
+//! worker.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, SeekSource};
+use super::super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
+use super::super::drive::{self, Drive, Framing};
 use super::super::threads::Threads;
 use super::super::window::Window;
 use super::AgeReader;
@@ -54,18 +57,16 @@ pub struct ZstdChunks<R: Read> {
     frames: Option<Frames>,
     /// The stream decoder reached the end (streaming mode): the whole file was decoded.
     at_end: bool,
-    /// Frame mode: frames being decoded on the workers, in order.
-    window: Window<Decoded>,
+    /// Frame mode: frames being decoded on the workers, in order; the driver's buffers are
+    /// the decoded frames' (and the streamed steps').
+    drive: Drive<Decoded>,
     /// The next frame to read and hand to a worker.
     next_read: usize,
     /// Frames from this one on are not read ahead (a range's end).
     read_stop: usize,
-    /// Buffers for reuse: decoded frames (and streamed steps), and compressed frames, kept
-    /// apart so that neither is handed out for the other and grown again.
-    spares: Vec<Vec<u8>>,
+    /// Compressed frames' buffers, kept apart from the decoded ones so that neither is handed
+    /// out for the other and grown again.
     spare_packed: Vec<Vec<u8>>,
-    /// Time spent writing the decompressed bytes out.
-    write_time: std::time::Duration,
 }
 
 impl<R: Read> ZstdChunks<R> {
@@ -82,12 +83,10 @@ impl<R: Read> ZstdChunks<R> {
             frames: None,
             at_end: false,
             // Sized for the default chunk: one frame in flight per worker, and two more.
-            window: Window::new(threads, 1 << 20),
+            drive: Drive::new(Window::new(threads, 1 << 20)),
             next_read: 0,
             read_stop: usize::MAX,
-            spares: Vec::new(),
             spare_packed: Vec::new(),
-            write_time: std::time::Duration::ZERO,
         })
     }
 
@@ -103,12 +102,8 @@ impl<R: Read> ZstdChunks<R> {
     /// Makes `buf[..len]`, the plaintext from offset `start`, current; keeps the buffer it
     /// replaces.
     fn load_chunk(&mut self, cursor: &mut Cursor, buf: Vec<u8>, len: usize, start: u64) {
-        let old = cursor.load(Chunk {
-            buf,
-            bytes: 0..len,
-            start,
-        });
-        self.spares.push(old);
+        let bytes = 0..len;
+        self.drive.load(cursor, Chunk { buf, bytes, start });
     }
 
     /// The next decompressed bytes become current; false at the end.
@@ -117,7 +112,7 @@ impl<R: Read> ZstdChunks<R> {
             return self.decode_frame(cursor);
         }
         let start = cursor.position;
-        let mut buf = self.spares.pop().unwrap_or_default();
+        let mut buf = self.drive.spare();
         buf.resize(STEP, 0);
         let n = self.decoder.read(&mut buf).map_err(|e| {
             let e = Error::from(e);
@@ -141,48 +136,56 @@ impl<R: Read> ZstdChunks<R> {
         if cursor.position >= frames.len() {
             return Ok(false);
         }
-        self.read_frames_ahead();
-        let Some(done) = self.window.next() else {
-            return Ok(false); // a range's last frame was the one before
-        };
-        let d = done?;
+        // No frame left in the window: a range's last frame was the one before.
+        drive::advance(self, cursor)
+    }
+}
+
+/// The seek table's framing: frame `k` is its entry's compressed bytes, read in order from the
+/// age reader (which opens their chunks on the workers), decoded on a worker.
+impl<R: Read> Framing for ZstdChunks<R> {
+    type Done = Decoded;
+
+    fn drive(&mut self) -> &mut Drive<Decoded> {
+        &mut self.drive
+    }
+
+    /// While the read-ahead limit allows.
+    fn more(&self) -> bool {
+        let frames = self.frames.as_ref().expect("frame mode");
+        self.next_read < (frames.packed.len() - 1).min(self.read_stop)
+    }
+
+    fn read_job(&mut self) -> Result<()> {
+        let frames = self.frames.as_ref().expect("frame mode");
+        let k = self.next_read;
+        let csize = (frames.packed[k + 1] - frames.packed[k]) as usize;
+        let dsize = (frames.plain[k + 1] - frames.plain[k]) as usize;
+        let mut packed = self.spare_packed.pop().unwrap_or_default();
+        packed.resize(csize, 0);
+        self.next_read += 1;
+        self.decoder.get_mut().read_exact(&mut packed)?;
+        let out = self.drive.spare();
+        self.drive.push(move || decode(k, packed, dsize, out));
+        Ok(())
+    }
+
+    /// Until the next seek places the reader again.
+    fn stop(&mut self) {
+        self.next_read = usize::MAX;
+    }
+
+    fn release(&mut self, d: Decoded, cursor: &mut Cursor) -> Result<bool> {
         let frames = self.frames.as_ref().expect("frame mode");
         let (p0, p1) = (frames.plain[d.k], frames.plain[d.k + 1]);
         self.spare_packed.push(d.packed);
         self.load_chunk(cursor, d.plain, (p1 - p0) as usize, p0);
         Ok(true)
     }
-
-    /// Reads the frames after the last one read, in order, from the age reader (which opens
-    /// their chunks on the workers), and hands each to a worker to decode, while the window has
-    /// room and the read-ahead limit allows. A read failure takes its place in the window.
-    fn read_frames_ahead(&mut self) {
-        let frames = self.frames.as_ref().expect("frame mode");
-        let last = (frames.packed.len() - 1).min(self.read_stop);
-        while self.window.has_room() && self.next_read < last {
-            let frames = self.frames.as_ref().expect("frame mode");
-            let k = self.next_read;
-            let csize = (frames.packed[k + 1] - frames.packed[k]) as usize;
-            let dsize = (frames.plain[k + 1] - frames.plain[k]) as usize;
-            let mut packed = self.spare_packed.pop().unwrap_or_default();
-            packed.resize(csize, 0);
-            self.next_read += 1;
-            match self.decoder.get_mut().read_exact(&mut packed) {
-                Ok(()) => {
-                    let out = self.spares.pop().unwrap_or_default();
-                    self.window.push(move || decode(k, packed, dsize, out));
-                }
-                Err(e) => {
-                    self.window.push_done(Err(e.into()));
-                    self.next_read = last;
-                }
-            }
-        }
-    }
 }
 
 /// A decoded frame, back from a worker, with the buffer of its compressed bytes.
-struct Decoded {
+pub(crate) struct Decoded {
     k: usize,
     plain: Vec<u8>,
     packed: Vec<u8>,
@@ -227,20 +230,28 @@ impl<R: Read> ChunkSource for ZstdChunks<R> {
     }
 
     fn write_time(&mut self) -> &mut std::time::Duration {
-        &mut self.write_time
+        self.drive.write_time()
     }
 
     /// STREAM chunks opened, threads, and time per stage (the age reader's, and the time the
     /// decompressed bytes took to write out).
     fn stats(&self) -> StreamStats {
         let mut stats = self.age().stats();
-        stats.stages.write += self.write_time;
+        stats.stages.write += self.drive.stages.write;
         stats
     }
 
     /// Of the (decoded) age header.
     fn header_len(&self) -> u64 {
         self.age().header_len()
+    }
+
+    /// The age file's, found by the seek table.
+    fn promises(&self) -> Promises {
+        Promises {
+            seek: SeekBy::Table,
+            ..self.age().promises()
+        }
     }
 
     /// Once the whole file was decoded from its first byte to its verified end.
@@ -280,7 +291,7 @@ impl<R: Read + Seek> ZstdChunks<R> {
         };
         let at = frames.packed[k];
         self.decoder.get_mut().seek(SeekFrom::Start(at))?;
-        self.window.clear();
+        self.drive.restart();
         self.next_read = k;
         cursor.reset(pos);
         Ok(())

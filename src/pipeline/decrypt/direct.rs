@@ -97,7 +97,7 @@ impl<R: Read> ContainerChunks<R> {
         let skip = (pos % c as u64) as usize;
         let first_whole = if skip == 0 { 0 } else { c - skip };
         if !cursor.available().is_empty()
-            || !self.window.is_empty()
+            || !self.drive.window.is_empty()
             || self.frames.next != pos / c as u64
             || !self.frames.more()
             || buf.len() < first_whole + c
@@ -107,7 +107,7 @@ impl<R: Read> ContainerChunks<R> {
         // The chunk the cursor held is behind the frames read from here on: forget it, or a
         // seek back into it would continue with the wrong frame.
         if let Some(old) = cursor.take() {
-            self.recycle(old.buf);
+            self.drive.recycle(old.buf);
         }
         // On a failure `direct` zeroed what it had written.
         Ok(Some(self.direct(cursor, buf, skip)?).filter(|&n| n > 0))
@@ -116,8 +116,8 @@ impl<R: Read> ContainerChunks<R> {
     fn direct(&mut self, cursor: &mut Cursor, buf: &mut [u8], skip: usize) -> Result<usize> {
         let opener = Arc::clone(&self.opener);
         let hash = self.verifier.chunk_hash();
-        let limit = self.window.limit();
-        let (results, stopped) = match self.window.pool()? {
+        let limit = self.drive.window.limit();
+        let (results, stopped) = match self.drive.window.pool()? {
             Some(pool) => pool.in_place_scope_fifo(|s| {
                 self.feed(&mut *buf, skip, &opener, hash, limit, &mut |job| {
                     s.spawn_fifo(move |_| job())
@@ -142,9 +142,9 @@ impl<R: Read> ContainerChunks<R> {
                 Outcome::Part(o, copied) => {
                     self.accept(index, o.bytes(), &o.hash, &o.times)?;
                     let (chunk, spare) = self.chunk_of(o);
-                    self.recycle(spare);
+                    self.drive.recycle(spare);
                     if let Some(old) = kept.replace(chunk) {
-                        self.recycle(old.buf);
+                        self.drive.recycle(old.buf);
                     }
                     Ok(copied)
                 }
@@ -158,7 +158,7 @@ impl<R: Read> ContainerChunks<R> {
             }
         }
         if let Some(k) = kept {
-            self.make_current(k, cursor);
+            self.drive.load(cursor, k);
         }
         cursor.advance(n);
         if let Some(e) = failure {
@@ -168,7 +168,7 @@ impl<R: Read> ContainerChunks<R> {
             }
             // The bytes before the failure are returned; the failure comes with the next read.
             self.frames.ended = true;
-            self.window.push_done(Err(e));
+            self.drive.window.push_done(Err(e));
         }
         Ok(n)
     }
@@ -193,7 +193,7 @@ impl<R: Read> ContainerChunks<R> {
         let collect = |this: &mut Self, results: &mut [Option<Result<Outcome>>]| {
             if let Ok((k, r, body)) = rx.recv() {
                 results[k] = Some(r);
-                this.recycle(body);
+                this.drive.recycle(body);
             }
         };
         let mut rest = buf;
@@ -242,7 +242,7 @@ impl<R: Read> ContainerChunks<R> {
             head = 0;
             let k = results.len();
             results.push(None);
-            self.counts.frames_opened += 1;
+            self.drive.opened += 1;
             let tx = tx.clone();
             spawn(Box::new(move || {
                 let (r, body) = guarded(|| Ok(run(opener, frame, target, hash)))

@@ -5,12 +5,13 @@ use std::io::Read;
 use std::sync::Arc;
 
 use super::super::chunks::ChunkReader;
+use super::super::drive::Drive;
 use super::super::options::{DecryptOptions, KeyNeeded};
 use super::super::window::Window;
 use super::frames::Frames;
 use super::opener::Opener;
 use super::verify::Verifier;
-use super::{ContainerChunks, Counts, Decryptor};
+use super::{ContainerChunks, Decryptor};
 use crate::crypto::{kind_names, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::Header;
@@ -145,13 +146,11 @@ impl<R: Read> Locked<R> {
         ChunkReader::from_source(ContainerChunks {
             frames: Frames::new(self.inner, header_len, &header),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, payload_key)),
-            window: Window::new(&opts.threads, chunk_size),
+            drive: Drive::new(Window::new(&opts.threads, chunk_size)),
             verifier: Verifier::new(chunk_size, hash),
             index: None,
             verified: None,
             kept: None,
-            spares: Vec::new(),
-            counts: Counts::default(),
             bodies: None,
             signed: super::signed::Signed::requiring(opts.signers.clone()),
         })

@@ -27,20 +27,20 @@ mod verify;
 pub use locked::Locked;
 pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, OpenedRange};
 
-use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor};
+use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy};
+use super::drive::{self, Drive, Framing};
 use super::intake::{aligned_at, ALIGN};
 use super::options::DecryptOptions;
-use super::window::Window;
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};
-use crate::stats::{timed, Stages, StreamStats};
+use crate::stats::{timed, StreamStats};
 use frames::Frames;
 use opener::{DataFrame, Opened, Opener};
 use verify::Verifier;
 
 /// What comes back from the window, in stream order.
-enum Item {
+pub(crate) enum Item {
     Chunk(Opened),
     /// A padding frame of a padded file, authenticated and all zeros; its buffer for reuse.
     Padding(Vec<u8>),
@@ -59,7 +59,8 @@ pub type Decryptor<R> = ChunkReader<ContainerChunks<R>>;
 pub struct ContainerChunks<R: Read> {
     frames: Frames<R>,
     opener: Arc<Opener>,
-    window: Window<Item>,
+    /// The engine's read driver: the window of frames in flight, buffers for reuse, counters.
+    drive: Drive<Item>,
     verifier: Verifier,
     /// The authenticated index, loaded by the first seek.
     index: Option<seek::SeekIndex>,
@@ -67,20 +68,10 @@ pub struct ContainerChunks<R: Read> {
     verified: Option<FinalFrame>,
     /// The authenticated chunk that was current before the last seek: (buffer, length, start).
     kept: Option<Chunk>,
-    spares: Vec<Vec<u8>>,
-    counts: Counts,
     /// The regular file the container is read from, when the workers read long frame bodies
     /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
     bodies: Option<Arc<BodyFile>>,
     signed: signed::Signed,
-}
-
-/// The stream's counters.
-#[derive(Default)]
-struct Counts {
-    stages: Stages,
-    /// Frames handed to the workers to open (the final frame is not counted).
-    frames_opened: u64,
 }
 
 /// Frame bodies this long and longer are read by the worker that opens them, when the input is
@@ -161,18 +152,6 @@ impl<R: Read> ContainerChunks<R> {
         &self.frames.inner
     }
 
-    /// Reads frames while the window has room. A read failure takes its place in the window, so
-    /// the chunks before it still come out first: errors surface in stream order whatever the
-    /// number of threads.
-    fn fill_window(&mut self) {
-        while self.window.has_room() && self.frames.more() {
-            if let Err(e) = self.read_frame() {
-                self.frames.ended = true;
-                self.window.push_done(Err(e));
-            }
-        }
-    }
-
     /// Reads one frame: a data frame goes to a worker, the final frame to the end of the window.
     /// A long data body of a regular file is left for the worker to read ([`Self::pass_long_body`]).
     fn read_frame(&mut self) -> Result<()> {
@@ -187,14 +166,14 @@ impl<R: Read> ContainerChunks<R> {
         if kind == FrameKind::Final {
             body.truncate(body_len);
             self.frames.ended = true;
-            self.window.push_done(Ok(Item::End(body)));
+            self.drive.push_done(Ok(Item::End(body)));
             return Ok(());
         }
         self.verifier.frame_read(body_len);
-        self.counts.frames_opened += 1;
+        self.drive.opened += 1;
         let opener = Arc::clone(&self.opener);
         if kind == FrameKind::Padding {
-            self.window.push(move || {
+            self.drive.push(move || {
                 opener
                     .open_padding(index, &mut body[..body_len])
                     .map(|()| Item::Padding(body))
@@ -202,7 +181,7 @@ impl<R: Read> ContainerChunks<R> {
             return Ok(());
         }
         if kind == FrameKind::Signature {
-            self.window.push(move || {
+            self.drive.push(move || {
                 opener
                     .open_signature(index, &mut body[..body_len])
                     .map(|s| Item::Signature(s, body))
@@ -218,7 +197,7 @@ impl<R: Read> ContainerChunks<R> {
             start: 0,
             body_len,
         };
-        self.window.push(move || {
+        self.drive.push(move || {
             let mut read = std::time::Duration::ZERO;
             if let Some((file, at)) = deferred {
                 frame.start = aligned_at(&frame.body, 0, at);
@@ -278,7 +257,7 @@ impl<R: Read> ContainerChunks<R> {
 
     /// The spare buffer that best holds `len` bytes ([`pick_spare`]).
     fn fitting_spare(&mut self, len: usize) -> Vec<u8> {
-        pick_spare(&mut self.spares, len, self.opener.chunk_size())
+        pick_spare(self.drive.spares(), len, self.opener.chunk_size())
     }
 
     /// The longest spare buffer: the room a whole chunk is decompressed into.
@@ -312,16 +291,16 @@ impl<R: Read> ContainerChunks<R> {
         let c = self.opener.chunk_size();
         let want = self.index.as_ref().map(|ix| ix.chunk_len(index, c));
         self.verifier.accept(index, bytes, hash, want)?;
-        self.counts.stages.add_chunk(times);
+        self.drive.stages.add_chunk(times);
         Ok(())
     }
 
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
-    fn release(&mut self, o: Opened, cursor: &mut Cursor) -> Result<()> {
+    fn release_chunk(&mut self, o: Opened, cursor: &mut Cursor) -> Result<()> {
         self.accept(o.index, o.bytes(), &o.hash, &o.times)?;
         let (chunk, spare) = self.chunk_of(o);
-        self.recycle(spare);
-        self.make_current(chunk, cursor);
+        self.drive.recycle(spare);
+        self.drive.load(cursor, chunk);
         Ok(())
     }
 
@@ -334,19 +313,6 @@ impl<R: Read> ContainerChunks<R> {
             start,
         };
         (chunk, o.spare)
-    }
-
-    /// Keeps `buf` for a later frame or chunk (one never allocated is not worth keeping).
-    fn recycle(&mut self, buf: Vec<u8>) {
-        if buf.capacity() > 0 {
-            self.spares.push(buf);
-        }
-    }
-
-    /// Makes `chunk` current; the buffer of the chunk it replaces is kept for reuse.
-    fn make_current(&mut self, chunk: Chunk, cursor: &mut Cursor) {
-        let old = cursor.load(chunk);
-        self.recycle(old);
     }
 
     /// The final frame of a sequential read: its counts, the index, the footer, the end of the
@@ -451,22 +417,31 @@ impl<R: Read + io::Seek> ChunkReader<ContainerChunks<R>> {
 
 impl<R: Read> ChunkSource for ContainerChunks<R> {
     fn write_time(&mut self) -> &mut std::time::Duration {
-        &mut self.counts.stages.write
+        self.drive.write_time()
     }
 
     fn stats(&self) -> StreamStats {
-        let mut stages = self.counts.stages;
+        let mut stages = self.drive.stages;
         stages.read += self.frames.read_time;
         StreamStats {
             chunks: self.verifier.chunks,
-            frames_opened: self.counts.frames_opened,
-            threads: self.window.threads(),
+            frames_opened: self.drive.opened,
+            threads: self.drive.window.threads(),
             stages,
         }
     }
 
     fn header_len(&self) -> u64 {
         self.frames.first_at
+    }
+
+    /// The final frame records the length and count; the header, whether there is a digest.
+    fn promises(&self) -> Promises {
+        Promises {
+            digest: !self.opener.header.hash.is_empty(),
+            whole: true,
+            seek: SeekBy::Index,
+        }
     }
 
     fn verified_len(&self, _: &Cursor) -> Option<u64> {
@@ -487,25 +462,51 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
     }
 
     fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
-        self.fill_window();
-        let window = &mut self.window;
-        match timed(&mut self.counts.stages.wait, || window.next()) {
-            Some(Ok(Item::Chunk(opened))) => self.release(opened, cursor).map(|()| true),
-            Some(Ok(Item::Padding(spare))) => {
-                self.recycle(spare);
+        drive::advance(self, cursor)
+    }
+}
+
+/// A container's framing: frame headers say where each frame ends; data, padding and signature
+/// frames are opened on the workers, the final frame is read in order and ends the stream.
+impl<R: Read> Framing for ContainerChunks<R> {
+    type Done = Item;
+
+    fn drive(&mut self) -> &mut Drive<Item> {
+        &mut self.drive
+    }
+
+    fn more(&self) -> bool {
+        self.frames.more()
+    }
+
+    fn read_job(&mut self) -> Result<()> {
+        self.read_frame()
+    }
+
+    fn stop(&mut self) {
+        self.frames.ended = true;
+    }
+
+    fn release(&mut self, item: Item, cursor: &mut Cursor) -> Result<bool> {
+        match item {
+            Item::Chunk(opened) => self.release_chunk(opened, cursor).map(|()| true),
+            Item::Padding(spare) => {
+                self.drive.recycle(spare);
                 self.verifier.trailing(FrameKind::Padding)?;
                 Ok(true)
             }
-            Some(Ok(Item::Signature(sig, spare))) => {
-                self.recycle(spare);
+            Item::Signature(sig, spare) => {
+                self.drive.recycle(spare);
                 self.verifier.trailing(FrameKind::Signature)?;
                 self.signed.found.push(sig);
                 Ok(true)
             }
-            Some(Ok(Item::End(body))) => self.end_of_stream(body).map(|()| false),
-            Some(Err(e)) => Err(e),
-            None => self.end_of_indexed().map(|()| false),
+            Item::End(body) => self.end_of_stream(body).map(|()| false),
         }
+    }
+
+    fn end(&mut self, _: &mut Cursor) -> Result<bool> {
+        self.end_of_indexed().map(|()| false)
     }
 }
 

@@ -333,7 +333,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// position at or past the end reads nothing.
     fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
         if self.signed.required.is_required() {
-            if pos == 0 && self.frames.next == 0 && self.window.is_empty() {
+            if pos == 0 && self.frames.next == 0 && self.drive.window.is_empty() {
                 return Ok(());
             }
             return Err(super::signed::not_whole());
@@ -353,7 +353,7 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
             other => {
                 if let Some(k) = other {
                     // A kept chunk always has its buffer (and `ix` still borrows self).
-                    self.spares.push(k.buf);
+                    self.drive.recycle(k.buf);
                 }
                 ((pos / c).min(d), None)
             }
@@ -365,14 +365,14 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
             true => Some(ix.frame_offset(chunk + 1, &mut self.frames.inner)? - at),
             false => None,
         };
-        self.window.clear();
+        self.drive.window.clear();
         self.frames.seek_to(chunk, at)?;
         self.frames.listed = listed.map(|l| (chunk, l as usize - FRAME_HEADER_LEN));
         self.frames.stop_at = Some(d);
         self.verifier.restart(chunk);
         cursor.reset(pos);
         if let Some(k) = reuse {
-            self.make_current(k, cursor);
+            self.drive.load(cursor, k);
         }
         self.verified = None;
         Ok(())
@@ -408,7 +408,7 @@ impl<R: Read> ContainerChunks<R> {
         range: ByteRange,
         w: &mut dyn Write,
     ) -> Result<u64> {
-        if self.frames.next != 0 || !self.window.is_empty() || cursor.failed.is_some() {
+        if self.frames.next != 0 || !self.drive.window.is_empty() || cursor.failed.is_some() {
             return Err(Error::InvalidOption(
                 "a streamed range must start on a fresh decryptor".into(),
             ));
@@ -451,7 +451,7 @@ impl<R: Read> ContainerChunks<R> {
     fn check_trailer_after_range(&mut self, cursor: &mut Cursor) -> Result<()> {
         if self.frames.ended
             || self.frames.stop_at != Some(self.frames.next)
-            || !self.window.is_empty()
+            || !self.drive.window.is_empty()
         {
             return Ok(());
         }

@@ -200,14 +200,11 @@ pub fn merged_digest(
     let c = chunk_size as u64;
     let mut at = 0u64;
     let mut chunks = 0u64;
-    let mut digest = Digest::new(if alg == HashAlg::Blake3 {
-        alg
-    } else {
-        HashAlg::None
-    });
+    let merges = alg.merges_chunks();
+    let mut digest = Digest::new(if merges { alg } else { HashAlg::None });
     for (k, r) in ranges.iter().enumerate() {
         let n = r.plaintext_len.div_ceil(c);
-        let cvs_ok = alg != HashAlg::Blake3 || r.chaining_values.len() as u64 == n;
+        let cvs_ok = !merges || r.chaining_values.len() as u64 == n;
         if r.first_chunk != chunks || at != r.first_chunk * c || !cvs_ok {
             return Err(Error::InvalidOption(format!(
                 "opened range {k} (from chunk {}, {} bytes) does not follow the ranges before it",
@@ -219,7 +216,7 @@ pub fn merged_digest(
             digest.push(&[], &ChunkHash::from_parts(*cv, root));
             chunks += 1;
         }
-        if alg != HashAlg::Blake3 {
+        if !merges {
             chunks += n;
         }
         at += r.plaintext_len;
@@ -230,7 +227,7 @@ pub fn merged_digest(
             fin.plaintext_len
         )));
     }
-    if alg != HashAlg::Blake3 {
+    if !merges {
         return Ok(None);
     }
     let got = digest.finish();

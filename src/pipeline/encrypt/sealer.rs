@@ -222,7 +222,7 @@ impl Sealer {
             let room = &mut output[d..self.frame_room() - TAG_LEN];
             codec.compress(&input[data.clone()], room, self.chunk_log2)
         })?;
-        let in_place = compressed.is_none() && self.hash != HashAlg::Xxh3;
+        let in_place = compressed.is_none() && !self.hash.reads_in_order();
         let (mut frame, start, other, mut kind, mut body) = match compressed {
             Some(n) => (output, 0, input, FrameKind::Compressed, n),
             None if in_place => (input, at - d, output, FrameKind::Raw, len),

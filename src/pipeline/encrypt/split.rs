@@ -247,12 +247,12 @@ impl SplitSeal {
                     .into(),
             ));
         }
-        if opts.hash == HashAlg::Xxh3 {
-            return Err(Error::InvalidOption(
-                "XXH3 of the whole file cannot be merged from pieces sealed apart (FORMAT.md \
-                 §11.1): use the blake3 hash, or none"
-                    .into(),
-            ));
+        if !opts.hash.merges_chunks() && !opts.hash.is_empty() {
+            return Err(Error::InvalidOption(format!(
+                "{} of the whole file cannot be merged from pieces sealed apart (FORMAT.md \
+                 §11.1): use the blake3 hash, or none",
+                opts.hash.name().to_uppercase()
+            )));
         }
         if opts.adapt.is_some() {
             return Err(Error::InvalidOption(
@@ -345,9 +345,9 @@ impl SplitSeal {
             let last = k + 1 == results.len();
             let whole = r.plaintext_len == n * c;
             let fits = r.plaintext_len > (n.max(1) - 1) * c && r.plaintext_len <= n * c;
-            let hashes = match self.key.hash {
-                HashAlg::Blake3 => r.chaining_values.len() as u64 == n,
-                _ => r.chaining_values.is_empty(),
+            let hashes = match self.key.hash.merges_chunks() {
+                true => r.chaining_values.len() as u64 == n,
+                false => r.chaining_values.is_empty(),
             };
             if r.first_chunk != chunks || !(whole || (last && fits)) || !hashes {
                 return Err(Error::InvalidOption(format!(
