@@ -43,7 +43,7 @@ impl EditList {
             ))
         };
         if self.lengths.is_empty() {
-            return Ok(vec![0..stored_len]);
+            return Ok(std::iter::once(0..stored_len).collect());
         }
         let mut runs = Vec::with_capacity(self.lengths.len() / 2 + 1);
         let mut pos = 0u64;

@@ -110,7 +110,7 @@ impl Layout {
             Some(e) => stored_ranges(&e.kept_runs(self.stored_len())?, out),
             None => {
                 let end = out.end.min(self.stored_len());
-                vec![out.start.min(end)..end]
+                std::iter::once(out.start.min(end)..end).collect()
             }
         };
         Ok(stored.into_iter().flat_map(pieces_of).collect())
