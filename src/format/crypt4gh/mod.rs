@@ -14,6 +14,7 @@
 //!
 //! Keys (crypt4gh key files, OpenSSH ed25519 and age X25519 keys) are `crate::crypto::c4gh`.
 
+pub mod describe;
 pub mod edit;
 pub mod header;
 pub mod layout;
