@@ -297,3 +297,34 @@ fn age_and_openssh_keys_are_crypt4gh_keys() {
         .to_string()
         .contains("ssh-ed25519 keys only"));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Hostile bytes after a valid preamble, and hostile plaintexts in packets the reader opens
+    /// (a writer who knows its public key can make any): an error or a file, never a panic.
+    #[test]
+    fn hostile_headers_and_packets_never_panic(
+        body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        plains in proptest::collection::vec(
+            proptest::collection::vec(proptest::prelude::any::<u8>(), 0..60), 1..4),
+        count in 0u32..4,
+        tail in 0usize..200,
+    ) {
+        let key = SecretKey::from_bytes([1; 32]);
+        let mut bytes = [&b"crypt4gh\x01\0\0\0"[..], &count.to_le_bytes(), &body].concat();
+        let _ = open_file(&bytes, std::slice::from_ref(&key), None);
+        let mut rng = ChaCha20Rng::seed_from_u64(tail as u64);
+        let writer = SecretKey::generate(&mut rng);
+        let mut packets = Vec::new();
+        for (i, p) in plains.iter().enumerate() {
+            // Some start with a valid type, so the decoder's inner paths run.
+            let typed = [&(i as u32 % 2).to_le_bytes()[..], p].concat();
+            let plain = if i % 3 == 2 { p.clone() } else { typed };
+            packets.push(zseal::format::crypt4gh::Packet::seal(&plain, &writer, &key.public(), &mut rng).unwrap());
+        }
+        bytes = Header { packets }.to_bytes().unwrap();
+        bytes.extend(std::iter::repeat_n(7u8, tail));
+        let _ = open_file(&bytes, std::slice::from_ref(&key), None);
+    }
+}
