@@ -1,12 +1,13 @@
 //! What can be told about a container without any key: the header's algorithms and stanzas, and
 //! for a file, the footer's chunk count and so the plaintext size to within one chunk (the exact
 //! size is inside the encrypted final frame), or, for a file cut short or with a damaged end,
-//! what is wrong with its end (the header is still described).
+//! what is wrong with its end (the header is still described). Age and crypt4gh files
+//! (FORMAT.md §10, §13) are described by what their headers and lengths say.
 
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
-use crate::format::Header;
+use crate::format::{crypt4gh, Header};
 use crate::pipeline::{read_footer, AgeLocked, Locked, Sealed};
 
 /// A container's public description.
@@ -45,7 +46,7 @@ pub struct AgeInfo {
     pub plaintext_len: Option<u64>,
 }
 
-/// A file of either format, described.
+/// A file of any format zseal reads, described.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Described {
@@ -53,6 +54,8 @@ pub enum Described {
     Zseal(Info),
     /// An age file.
     Age(AgeInfo),
+    /// A crypt4gh file (FORMAT.md §13).
+    Crypt4gh(crypt4gh::describe::Info),
 }
 
 impl Described {
@@ -60,6 +63,7 @@ impl Described {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             Described::Zseal(i) => i.to_json(),
+            Described::Crypt4gh(c) => c.to_json(),
             Described::Age(a) => serde_json::json!({
                 "format": "age",
                 "version": 1,
@@ -87,8 +91,19 @@ fn age_info<R: Read>(l: &AgeLocked<R>) -> AgeInfo {
     }
 }
 
-/// Describes a file of either format read from a pipe (header only).
+/// The first bytes of `r` (up to 8, fewer only at its end), and `r` with them put back.
+fn peek(mut r: impl Read) -> Result<(Vec<u8>, impl Read)> {
+    let mut head = Vec::with_capacity(8);
+    (&mut r).take(8).read_to_end(&mut head)?;
+    Ok((head.clone(), std::io::Cursor::new(head).chain(r)))
+}
+
+/// Describes a file of any format read from a pipe (header only).
 pub fn describe_stream(r: impl Read) -> Result<Described> {
+    let (head, r) = peek(r)?;
+    if crypt4gh::is_crypt4gh(&head) {
+        return crypt4gh::describe::describe_stream(r).map(Described::Crypt4gh);
+    }
     Ok(match Sealed::read(r)? {
         Sealed::Zseal(l) => Described::Zseal(Info {
             header_len: l.header_len(),
@@ -101,8 +116,13 @@ pub fn describe_stream(r: impl Read) -> Result<Described> {
     })
 }
 
-/// Describes a file of either format (header, and the footer or the length).
+/// Describes a file of any format (header, and the footer or the length).
 pub fn describe_file(mut f: impl Read + Seek) -> Result<Described> {
+    let (head, _) = peek(&mut f)?;
+    f.seek(SeekFrom::Start(0))?;
+    if crypt4gh::is_crypt4gh(&head) {
+        return crypt4gh::describe::describe_file(f).map(Described::Crypt4gh);
+    }
     match Sealed::read(&mut f)? {
         Sealed::Zseal(_) => {
             f.seek(SeekFrom::Start(0))?;

@@ -848,3 +848,14 @@ def test_a_cut_file_raises_truncated_error_on_every_path(tmp_path, keys):
         assert info["problem_kind"] == "truncated" and "fetch it again" in info["problem"], where
         assert info["chunks"] is None and info["cipher"] == "aes-256-gcm", where
     assert zseal.inspect(tmp_path / "whole.zseal")["problem"] is None
+
+
+def test_inspect_describes_a_crypt4gh_file():
+    """A crypt4gh file (the reference tool's, fixtures/crypt4gh) is described without a key, with
+    the same fields as `zseal inspect --json`, and says that v1 cannot show a cut file."""
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "crypt4gh" / "hello.c4gh"
+    info = zseal.inspect(path)
+    assert info["format"] == "crypt4gh"
+    assert (info["packets"], info["segments"], info["stored_plaintext_len"]) == (2, 1, 1008)
+    assert info["truncation_detectable"] is False
+    assert "segment boundary" in info["note"]

@@ -1,7 +1,9 @@
 //! Keys and the primitives composed from audited crates: HKDF and HMAC (docs/FORMAT.md §2),
-//! the payload AEAD and STREAM nonces ([`aead`]), and key stanzas ([`passphrase`]).
+//! the payload AEAD and STREAM nonces ([`aead`]), key stanzas ([`passphrase`]), and crypt4gh
+//! keys ([`c4gh`], FORMAT.md §13.7).
 
 pub mod aead;
+pub mod c4gh;
 pub mod passphrase;
 pub mod pq;
 pub mod recipients;

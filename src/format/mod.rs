@@ -1,7 +1,9 @@
-//! The container layout of docs/FORMAT.md, section by section: [`header`] (§1), [`frame`] (§3–5).
+//! The container layout of docs/FORMAT.md, section by section: [`header`] (§1), [`frame`] (§3–5);
+//! the age (§10) and [`crypt4gh`] (§13) formats zseal also reads and writes.
 //! This module only encodes and decodes bytes; keys and the pipeline live elsewhere.
 
 pub mod age;
+pub mod crypt4gh;
 pub mod frame;
 pub mod header;
 

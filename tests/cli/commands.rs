@@ -652,6 +652,53 @@ fn key_misuse_is_explained() {
         .stderr(contains("protected by a passphrase"));
 }
 
+/// A crypt4gh file is recognised by its magic: `inspect` names the format, its packets and
+/// segments, and says what an unsigned v1 file cannot show (FORMAT.md §13.10), from a file and
+/// from a pipe; a file cut inside a segment is described, and the command fails.
+#[test]
+fn inspect_describes_a_crypt4gh_file() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crypt4gh/hello.c4gh");
+    let caveat = "cannot show a cut at a segment boundary";
+    zseal().arg("inspect").arg(&f).assert().success().stdout(
+        contains("crypt4gh (GA4GH) format version 1")
+            .and(contains("packets:     2 (232 bytes of header)"))
+            .and(contains("1268 bytes"))
+            .and(contains("1 segment\n"))
+            .and(contains("1008 bytes stored"))
+            .and(contains(caveat)),
+    );
+    let out = zseal()
+        .args(["inspect", "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["format"], "crypt4gh");
+    assert_eq!(
+        (v["packets"].as_u64(), v["segments"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(v["stored_plaintext_len"].as_u64(), Some(1008));
+    assert_eq!(v["truncation_detectable"], false);
+    let bytes = std::fs::read(&f).unwrap();
+    zseal()
+        .arg("inspect")
+        .write_stdin(bytes.clone())
+        .assert()
+        .success()
+        .stdout(contains("read from a pipe").and(contains(caveat)));
+    let d = tempfile::tempdir().unwrap();
+    let cut = d.path().join("cut.c4gh");
+    std::fs::write(&cut, &bytes[..232 + 20]).unwrap();
+    zseal()
+        .arg("inspect")
+        .arg(&cut)
+        .assert()
+        .code(1)
+        .stdout(contains("file:        252 bytes"))
+        .stderr(contains("cut inside a segment"));
+}
+
 #[test]
 fn inspect_needs_no_key() {
     let f = fixtures().join("v1/recipients.zseal");

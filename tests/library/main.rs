@@ -1,5 +1,5 @@
 //! The library's behaviour through its public API: round trips, properties, padding, ranges,
-//! records, rekey, tampering, test vectors, AEAD peers, recipients, insertions and the fast
+//! records, rekey, tampering, test vectors, AEAD peers, recipients, insertions, crypt4gh and the fast
 //! paths. One test binary with a module per subject (as ripgrep's tests/tests.rs), so that a
 //! clean build links a few binaries instead of one per file.
 
@@ -7,6 +7,7 @@
 mod common;
 
 mod aead_peer;
+mod crypt4gh;
 mod fast_paths;
 mod insertions;
 mod padding;

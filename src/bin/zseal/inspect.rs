@@ -1,9 +1,10 @@
-//! `zseal inspect`: what a container (or an age file) says about itself without any key, as text
-//! or JSON.
+//! `zseal inspect`: what a container (or an age or crypt4gh file) says about itself without any
+//! key, as text or JSON.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
+use zseal::format::crypt4gh::describe::{Info as C4ghInfo, UNSIGNED_CAVEAT};
 use zseal::format::VERSION;
 use zseal::inspect::{describe_file, describe_stream, AgeInfo, Described};
 use zseal::units::human_bytes;
@@ -14,7 +15,7 @@ use zseal::io::ReadMode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Container or age file to describe; absent or `-` reads stdin
+    /// Container, age or crypt4gh file to describe; absent or `-` reads stdin
     input: Option<PathBuf>,
     /// One JSON object on stdout
     #[arg(long)]
@@ -36,6 +37,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         match &info {
             Described::Zseal(i) => print!("{}", to_text(i, &what)),
             Described::Age(a) => print!("{}", age_text(a, &what)),
+            Described::Crypt4gh(c) => print!("{}", crypt4gh_text(c, &what)),
             _ => println!("{}", info.to_json()),
         }
     }
@@ -43,6 +45,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // fails, so that `zseal inspect f && …` does not go on with a file that cannot be read.
     match info {
         Described::Zseal(Info {
+            problem: Some(e), ..
+        })
+        | Described::Crypt4gh(C4ghInfo {
             problem: Some(e), ..
         }) => Err(anyhow::Error::new(e).context(format!("reading {what}"))),
         _ => Ok(()),
@@ -107,6 +112,33 @@ fn end_text(e: &zseal::Error) -> &'static str {
         zseal::ErrorKind::TrailingData => "extended: data follows the end of the container",
         _ => "damaged: its end is not a valid footer",
     }
+}
+
+/// Human-readable lines for a crypt4gh file (FORMAT.md §13).
+fn crypt4gh_text(c: &C4ghInfo, name: &str) -> String {
+    let mut t = format!("{name}: crypt4gh (GA4GH) format version 1\n");
+    t += "  cipher:      ChaCha20-Poly1305 (64 KiB segments; X25519 header packets)\n";
+    let other = match c.other_methods {
+        0 => String::new(),
+        n => format!("; {n} of another method, which no key opens"),
+    };
+    t += &format!(
+        "  packets:     {} ({} bytes of header{other})\n",
+        c.packets, c.header_len
+    );
+    match (c.file_len, c.segments, c.stored_len, &c.problem) {
+        (Some(len), Some(n), Some(p), _) => {
+            let plural = if n == 1 { "" } else { "s" };
+            t += &format!(
+                "  file:        {len} bytes ({}), {n} segment{plural}\n",
+                human_bytes(len)
+            );
+            t += &format!("  plaintext:   {p} bytes stored (an edit list, if any, is encrypted)\n");
+        }
+        (Some(len), _, _, Some(e)) => t += &format!("  file:        {len} bytes, {e}\n"),
+        _ => t += "  plaintext:   unknown (read from a pipe)\n",
+    }
+    t + &format!("  note:        {UNSIGNED_CAVEAT}\n")
 }
 
 /// Human-readable lines for an age file.
