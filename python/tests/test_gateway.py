@@ -247,6 +247,16 @@ def test_aws_cli_cp_up_and_down_and_ls(gateway, zseal_bin, keys, tmp_path):
     cli("rm", "s3://cli/small.txt")
     assert "small.txt" not in cli("ls", "s3://cli/")
 
+    # sync: a second run finds nothing to copy (sizes and times from HEAD and the listing).
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "one.txt").write_bytes(b"one\n")
+    (tree / "sub" / "two.bin").write_bytes(data(100_000, seed=2))
+    first = cli("sync", str(tree), "s3://cli/tree")
+    assert first.count("upload:") == 2, first
+    assert cli("sync", str(tree), "s3://cli/tree").count("upload:") == 0
+    assert decrypt(zseal_bin, keys[0], gateway.root / "cli" / "tree" / "sub" / "two.bin") == data(100_000, seed=2)
+
 
 def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
     import socket

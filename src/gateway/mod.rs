@@ -177,7 +177,9 @@ fn build_service(config: Config) -> s3s::service::S3Service {
     builder.build()
 }
 
-/// One request through s3s, and its log line: method, path, status, milliseconds.
+/// One request through s3s, and its log line: method, path (bucket and key), status, bytes
+/// received and sent (as declared: the plaintext length of an aws-chunked body, the response's
+/// Content-Length), milliseconds.
 async fn logged(
     svc: s3s::service::S3Service,
     req: http::Request<hyper::body::Incoming>,
@@ -185,16 +187,27 @@ async fn logged(
 ) -> std::result::Result<s3s::HttpResponse, s3s::HttpError> {
     let t0 = Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let received = length(req.headers(), "x-amz-decoded-content-length")
+        .or_else(|| length(req.headers(), "content-length"))
+        .unwrap_or(0);
     let answer = svc.call(req.map(s3s::Body::from)).await;
     if !quiet {
-        let status = match &answer {
-            Ok(r) => r.status().as_u16().to_string(),
-            Err(_) => "error".to_string(),
+        let (status, sent) = match &answer {
+            Ok(r) => (
+                r.status().as_u16().to_string(),
+                length(r.headers(), "content-length").unwrap_or(0),
+            ),
+            Err(_) => ("error".to_string(), 0),
         };
         let ms = t0.elapsed().as_millis();
-        eprintln!("zseal serve: {method} {path} {status} {ms} ms");
+        eprintln!("zseal serve: {method} {path} {status} in={received} out={sent} {ms} ms");
     }
     answer
+}
+
+/// A length header's value.
+fn length(headers: &http::HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.parse().ok()
 }
 
 /// Resolves on SIGINT or SIGTERM.

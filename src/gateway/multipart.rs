@@ -4,9 +4,11 @@
 //! the recipients. No part is on disk in plaintext, and an upload dies with the gateway.
 
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use md5::Digest as _;
 use s3s::dto::*;
@@ -31,6 +33,20 @@ pub struct Upload {
     dir: PathBuf,
     content_type: Option<String>,
     user: BTreeMap<String, String>,
+    started: Instant,
+}
+
+/// An upload neither completed nor aborted this long after it started is abandoned: the next
+/// CreateMultipartUpload removes it and its parts (a restart removes every upload).
+pub const ABANDONED_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// The uploads started more than `ttl` before `now`.
+fn abandoned(uploads: &HashMap<String, Arc<Upload>>, now: Instant, ttl: Duration) -> Vec<String> {
+    uploads
+        .iter()
+        .filter(|(_, u)| now.saturating_duration_since(u.started) > ttl)
+        .map(|(id, _)| id.clone())
+        .collect()
 }
 
 /// What is known of a stored part (`part-NNNNN.json` beside its container).
@@ -86,11 +102,19 @@ impl Gateway {
             dir,
             content_type: input.content_type,
             user: input.metadata.unwrap_or_default().into_iter().collect(),
+            started: Instant::now(),
         };
-        self.uploads
-            .lock()
-            .map_err(|e| internal("uploads", e))?
-            .insert(id.clone(), Arc::new(upload));
+        let dropped = {
+            let mut uploads = self.uploads.lock().map_err(|e| internal("uploads", e))?;
+            let old = abandoned(&uploads, Instant::now(), ABANDONED_AFTER);
+            let dropped: Vec<Arc<Upload>> =
+                old.iter().filter_map(|id| uploads.remove(id)).collect();
+            uploads.insert(id.clone(), Arc::new(upload));
+            dropped
+        };
+        for u in dropped {
+            let _ = fs::remove_dir_all(&u.dir);
+        }
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(input.bucket),
             key: Some(input.key),
@@ -329,4 +353,34 @@ fn multipart_etag(dir: &Path, numbers: &[i32]) -> String {
         }
     }
     format!("{}-{}", store::hex(&md5.finalize()), numbers.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upload(started: Instant) -> Arc<Upload> {
+        let (secret, public) = recipients::generate();
+        Arc::new(Upload {
+            bucket: "bkt".into(),
+            key: "k".into(),
+            secret,
+            recipient: AgeRecipient::parse(&public).unwrap(),
+            dir: PathBuf::from("unused"),
+            content_type: None,
+            user: BTreeMap::new(),
+            started,
+        })
+    }
+
+    #[test]
+    fn uploads_older_than_the_limit_are_abandoned() {
+        let t0 = Instant::now();
+        let later = t0 + ABANDONED_AFTER + Duration::from_secs(1);
+        let mut uploads = HashMap::new();
+        uploads.insert("old".to_string(), upload(t0));
+        uploads.insert("new".to_string(), upload(later - Duration::from_secs(60)));
+        assert_eq!(abandoned(&uploads, later, ABANDONED_AFTER), ["old"]);
+        assert!(abandoned(&uploads, t0, ABANDONED_AFTER).is_empty());
+    }
 }
