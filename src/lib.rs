@@ -28,6 +28,8 @@ pub mod codec;
 pub mod crypto;
 pub mod error;
 pub mod format;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 pub mod hash;
 pub mod inspect;
 pub mod io;

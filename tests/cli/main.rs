@@ -9,5 +9,6 @@ mod fixtures;
 mod habits;
 mod outputs;
 mod records;
+mod serve;
 mod tamper;
 mod terminal;

@@ -24,6 +24,7 @@ mod many;
 mod progress;
 mod rekey;
 mod report;
+mod serve;
 mod sign;
 mod stdin;
 mod tty;
@@ -136,6 +137,9 @@ enum Command {
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
     #[command(after_help = bench::EXAMPLES)]
     Bench(bench::Args),
+    /// Serve an encrypting S3 gateway: `zseal serve s3 ROOT -R team.txt --credentials FILE`
+    #[command(subcommand)]
+    Serve(serve::Command),
     /// Print a shell completion script: bash, zsh, fish or powershell
     Completions {
         /// The shell
@@ -173,6 +177,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dict(c) => dict::run(c),
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Serve(c) => serve::run(c),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut command(), "zseal", &mut std::io::stdout());
             Ok(())

@@ -1,0 +1,257 @@
+//! `zseal serve s3`: an S3 endpoint that stores every object as a zseal container sealed to the
+//! gateway's recipients, and opens them again for GET when it holds an identity
+//! (docs/GATEWAY.md). S3's protocol — SigV4, aws-chunked bodies, checksums, XML — is the `s3s`
+//! crate's; hyper serves it. This module holds the configuration and the server loop; the
+//! operations are in `service.rs` and `multipart.rs`, the files in `store.rs`.
+
+mod body;
+mod copy;
+mod list;
+mod multipart;
+pub mod names;
+mod read;
+mod service;
+mod store;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+use zeroize::Zeroizing;
+
+use crate::crypto::recipients::AgeRecipient;
+use crate::error::{Error, Result};
+use crate::EncryptOptions;
+
+pub use service::WRITE_ONLY;
+
+/// Everything `zseal serve s3` is started with.
+pub struct Config {
+    /// The directory whose subdirectories are the buckets.
+    pub root: PathBuf,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Serve plain HTTP on an address other than loopback (`--insecure-http`).
+    pub insecure_http: bool,
+    /// Every object is sealed to these.
+    pub recipients: Vec<AgeRecipient>,
+    /// The identity files' contents (`-i`); none: write-only.
+    pub identities: Vec<Zeroizing<Vec<u8>>>,
+    /// The access key pairs a request may be signed with.
+    pub credentials: Vec<(String, Zeroizing<String>)>,
+    /// How objects are sealed (codec, chunk size, threads).
+    pub encrypt: EncryptOptions,
+    /// Uploads and downloads that run at once (`--max-requests`).
+    pub max_requests: usize,
+    /// No line per request.
+    pub quiet: bool,
+}
+
+/// Reads a credentials file's text: one `ACCESS_KEY_ID SECRET_ACCESS_KEY` pair a line, `#`
+/// comments and blank lines skipped. `origin` names the file in messages (never a secret).
+pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<(String, Zeroizing<String>)>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [id, secret] => out.push((id.to_string(), Zeroizing::new(secret.to_string()))),
+            _ => {
+                return Err(Error::InvalidOption(format!(
+                    "{origin} line {}: expected ACCESS_KEY_ID SECRET_ACCESS_KEY (two fields separated by spaces), found {} field(s)",
+                    i + 1,
+                    fields.len()
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidOption(format!(
+            "{origin} holds no ACCESS_KEY_ID SECRET_ACCESS_KEY line: every request must be signed with one"
+        )));
+    }
+    Ok(out)
+}
+
+/// Refuses to serve plain HTTP beyond loopback unless asked to (`--insecure-http`).
+pub fn check_listen(addr: SocketAddr, insecure_http: bool) -> Result<()> {
+    if addr.ip().is_loopback() || insecure_http {
+        return Ok(());
+    }
+    Err(Error::InvalidOption(format!(
+        "--listen {addr} is not a loopback address: credentials and data would cross the network in clear. \
+         TLS (--tls-cert/--tls-key) is not implemented yet: listen on 127.0.0.1 behind a TLS-terminating \
+         reverse proxy, or pass --insecure-http if the network is protected otherwise"
+    )))
+}
+
+/// Checks the configuration, binds, calls `ready` with the bound address, and serves until
+/// SIGINT or SIGTERM.
+pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    check_listen(config.listen, config.insecure_http)?;
+    if config.recipients.is_empty() {
+        return Err(Error::InvalidOption(
+            "the gateway seals every object to its recipients: give -r or -R".into(),
+        ));
+    }
+    config.encrypt.check()?;
+    if !config.root.is_dir() {
+        return Err(Error::InvalidOption(format!(
+            "{} is not a directory: create it first (its subdirectories are the buckets)",
+            config.root.display()
+        )));
+    }
+    service::parse_identities(&config.identities)?;
+    let removed = store::clean_leftovers(&config.root)?;
+    if removed > 0 && !config.quiet {
+        eprintln!("zseal serve: removed {removed} unfinished upload(s) left by an earlier run");
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run(config, ready))
+}
+
+async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let quiet = config.quiet;
+    let service = build_service(config);
+    ready(listener.local_addr()?);
+    let http = ConnBuilder::new(TokioExecutor::new());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut stop = std::pin::pin!(stop_signal());
+    loop {
+        let socket = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => socket,
+                Err(e) => {
+                    eprintln!("zseal serve: accepting a connection: {e}");
+                    continue;
+                }
+            },
+            () = stop.as_mut() => break,
+        };
+        let svc = service.clone();
+        let logged = hyper::service::service_fn(move |req| logged(svc.clone(), req, quiet));
+        let conn = http.serve_connection(TokioIo::new(socket), logged);
+        let conn = graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    // Requests in flight get 30 s to end; an upload cut then leaves no object.
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {}
+    }
+    Ok(())
+}
+
+fn build_service(config: Config) -> s3s::service::S3Service {
+    let gateway = service::Gateway {
+        root: config.root,
+        recipients: Arc::new(config.recipients),
+        identities: match config.identities.is_empty() {
+            true => None,
+            false => Some(Arc::new(config.identities)),
+        },
+        encrypt: Arc::new(config.encrypt),
+        slots: Arc::new(tokio::sync::Semaphore::new(config.max_requests.max(1))),
+        uploads: Mutex::new(HashMap::new()),
+    };
+    let mut auth = SimpleAuth::new();
+    for (id, secret) in config.credentials {
+        auth.register(id, secret.as_str().into());
+    }
+    let mut builder = S3ServiceBuilder::new(gateway);
+    builder.set_auth(auth);
+    builder.build()
+}
+
+/// One request through s3s, and its log line: method, path (bucket and key), status, bytes
+/// received and sent (as declared: the plaintext length of an aws-chunked body, the response's
+/// Content-Length), milliseconds.
+async fn logged(
+    svc: s3s::service::S3Service,
+    req: http::Request<hyper::body::Incoming>,
+    quiet: bool,
+) -> std::result::Result<s3s::HttpResponse, s3s::HttpError> {
+    let t0 = Instant::now();
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let received = length(req.headers(), "x-amz-decoded-content-length")
+        .or_else(|| length(req.headers(), "content-length"))
+        .unwrap_or(0);
+    let answer = svc.call(req.map(s3s::Body::from)).await;
+    if !quiet {
+        let (status, sent) = match &answer {
+            Ok(r) => (
+                r.status().as_u16().to_string(),
+                length(r.headers(), "content-length").unwrap_or(0),
+            ),
+            Err(_) => ("error".to_string(), 0),
+        };
+        let ms = t0.elapsed().as_millis();
+        eprintln!("zseal serve: {method} {path} {status} in={received} out={sent} {ms} ms");
+    }
+    answer
+}
+
+/// A length header's value.
+fn length(headers: &http::HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.parse().ok()
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_pairs_a_line() {
+        let c = parse_credentials("# team\nAKID1 s3cr3t\n\n  AKID2\tother  \n", "creds").unwrap();
+        let ids: Vec<&str> = c.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["AKID1", "AKID2"]);
+        assert_eq!(c[1].1.as_str(), "other");
+        let e = parse_credentials("AKID1 a b\n", "creds")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("creds line 1") && e.contains("3 field"), "{e}");
+        assert!(parse_credentials("# nothing\n", "creds").is_err());
+    }
+
+    #[test]
+    fn plain_http_beyond_loopback_needs_insecure_http() {
+        let lo: SocketAddr = "127.0.0.1:9000".parse().unwrap();
+        let lo6: SocketAddr = "[::1]:9000".parse().unwrap();
+        let any: SocketAddr = "0.0.0.0:9000".parse().unwrap();
+        assert!(check_listen(lo, false).is_ok());
+        assert!(check_listen(lo6, false).is_ok());
+        let e = check_listen(any, false).unwrap_err().to_string();
+        assert!(e.contains("--insecure-http"), "{e}");
+        assert!(check_listen(any, true).is_ok());
+    }
+}

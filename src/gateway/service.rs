@@ -1,0 +1,500 @@
+//! The S3 operations over the local-directory backend (docs/GATEWAY.md, "Operations"): s3s
+//! hands each one over parsed and authenticated; this module seals, opens, lists and deletes.
+//! Multipart uploads are in `multipart.rs`.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use s3s::dto::*;
+use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
+use tokio::sync::Semaphore;
+use zeroize::Zeroizing;
+
+use super::body::{self, Expected};
+use super::list::{self, Entry, Query};
+use super::multipart::Upload;
+use super::read;
+use super::store::{self, internal, refused, Meta};
+use crate::crypto::recipients::{read_identities, AgeIdentity, AgeRecipient, KeyPassphrase};
+use crate::{EncryptOptions, Identity, Recipient};
+
+/// The message of every read a write-only gateway refuses.
+pub const WRITE_ONLY: &str =
+    "this gateway is write-only (started without -i): it holds no key to read objects";
+
+/// The gateway: its root, the keys it seals to and opens with, and the uploads in progress.
+pub struct Gateway {
+    pub(super) root: PathBuf,
+    pub(super) recipients: Arc<Vec<AgeRecipient>>,
+    /// The identity files' contents (an `AgeIdentity` is not `Send`: each read parses them).
+    pub(super) identities: Option<Arc<Vec<Zeroizing<Vec<u8>>>>>,
+    pub(super) encrypt: Arc<EncryptOptions>,
+    /// Sealing and opening jobs that may run at once (the memory bound).
+    pub(super) slots: Arc<Semaphore>,
+    pub(super) uploads: Mutex<HashMap<String, Arc<Upload>>>,
+}
+
+/// An identity loader that never asks: an encrypted SSH key was refused at start.
+#[derive(Clone)]
+pub(super) struct NoPrompt;
+
+impl KeyPassphrase for NoPrompt {
+    fn passphrase(&self, _description: &str) -> Option<String> {
+        None
+    }
+
+    fn refusal(&self) -> Option<String> {
+        Some("the gateway cannot ask for a key's passphrase: give it an unencrypted identity (zseal keygen)".into())
+    }
+}
+
+/// Parses identity files' contents into identities.
+pub(super) fn parse_identities(files: &[Zeroizing<Vec<u8>>]) -> crate::Result<Vec<AgeIdentity>> {
+    let mut out = Vec::new();
+    for f in files {
+        out.extend(read_identities(f, "-i", NoPrompt)?);
+    }
+    Ok(out)
+}
+
+/// Runs blocking work (file system, engine) off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> S3Result<T> + Send + 'static,
+) -> S3Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| internal("a worker stopped", e))?
+}
+
+impl Gateway {
+    /// The identities, or the write-only refusal (403).
+    pub(super) fn identities(&self) -> S3Result<Arc<Vec<Zeroizing<Vec<u8>>>>> {
+        self.identities
+            .clone()
+            .ok_or_else(|| s3_error!(AccessDenied, "{WRITE_ONLY}"))
+    }
+
+    /// A sealing or opening slot (waits while `--max-requests` jobs run).
+    pub(super) async fn slot(&self) -> S3Result<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.slots)
+            .acquire_owned()
+            .await
+            .map_err(|e| internal("the gateway is stopping", e))
+    }
+
+    /// HEAD's and a listing's view of an object: its metadata file, or, when that is missing or
+    /// describes another container, the container's authenticated trailer (needs `-i`).
+    fn info(
+        &self,
+        bucket: &str,
+        key: &str,
+        path: &Path,
+    ) -> S3Result<(Meta, std::time::SystemTime)> {
+        let stat = fs::metadata(path).map_err(|e| internal("reading the object", e))?;
+        let modified = stat
+            .modified()
+            .map_err(|e| internal("reading the object", e))?;
+        if let Some(meta) = store::read_meta(&self.root, bucket, key, path) {
+            return Ok((meta, modified));
+        }
+        let Some(ids) = &self.identities else {
+            return Err(internal(
+                "the object's metadata file is missing or stale, and a write-only gateway cannot read its size from the container",
+                path.display(),
+            ));
+        };
+        let size = read::plaintext_len(path, ids)?;
+        let meta = Meta {
+            size,
+            etag: store::random_etag(),
+            stored_len: stat.len(),
+            content_type: None,
+            user: Default::default(),
+        };
+        Ok((meta, modified))
+    }
+}
+
+fn etag(s: &str) -> ETag {
+    ETag::Strong(s.to_string())
+}
+
+fn metadata(user: &std::collections::BTreeMap<String, String>) -> Option<Metadata> {
+    (!user.is_empty()).then(|| user.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+pub(super) fn recipient_refs(r: &[AgeRecipient]) -> Vec<&dyn Recipient> {
+    r.iter().map(|r| r as &dyn Recipient).collect()
+}
+
+pub(super) fn identity_refs(ids: &[AgeIdentity]) -> Vec<&dyn Identity> {
+    ids.iter().map(|i| i as &dyn Identity).collect()
+}
+
+#[async_trait::async_trait]
+impl S3 for Gateway {
+    async fn list_buckets(
+        &self,
+        _req: S3Request<ListBucketsInput>,
+    ) -> S3Result<S3Response<ListBucketsOutput>> {
+        let root = self.root.clone();
+        let buckets = blocking(move || {
+            let mut out = Vec::new();
+            for entry in fs::read_dir(&root).map_err(|e| internal("listing buckets", e))? {
+                let entry = entry.map_err(|e| internal("listing buckets", e))?;
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if !is_dir || crate::gateway::names::bucket_dir(&root, &name).is_err() {
+                    continue;
+                }
+                let made = entry.metadata().and_then(|m| m.created().or(m.modified()));
+                out.push(Bucket {
+                    name: Some(name),
+                    creation_date: made.ok().map(Timestamp::from),
+                    ..Default::default()
+                });
+            }
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
+        .await?;
+        Ok(S3Response::new(ListBucketsOutput {
+            buckets: Some(buckets),
+            ..Default::default()
+        }))
+    }
+
+    async fn create_bucket(
+        &self,
+        req: S3Request<CreateBucketInput>,
+    ) -> S3Result<S3Response<CreateBucketOutput>> {
+        let dir = super::names::bucket_dir(&self.root, &req.input.bucket).map_err(refused)?;
+        match fs::create_dir(&dir) {
+            Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists"))
+            }
+            Err(e) => Err(internal("creating the bucket", e)),
+        }
+    }
+
+    async fn head_bucket(
+        &self,
+        req: S3Request<HeadBucketInput>,
+    ) -> S3Result<S3Response<HeadBucketOutput>> {
+        store::existing_bucket(&self.root, &req.input.bucket)?;
+        Ok(S3Response::new(HeadBucketOutput::default()))
+    }
+
+    async fn get_bucket_location(
+        &self,
+        req: S3Request<GetBucketLocationInput>,
+    ) -> S3Result<S3Response<GetBucketLocationOutput>> {
+        store::existing_bucket(&self.root, &req.input.bucket)?;
+        Ok(S3Response::new(GetBucketLocationOutput::default()))
+    }
+
+    async fn delete_bucket(
+        &self,
+        req: S3Request<DeleteBucketInput>,
+    ) -> S3Result<S3Response<DeleteBucketOutput>> {
+        let dir = store::existing_bucket(&self.root, &req.input.bucket)?;
+        let keys = blocking({
+            let dir = dir.clone();
+            move || store::walk(&dir)
+        })
+        .await?;
+        if !keys.is_empty() {
+            return Err(s3_error!(
+                BucketNotEmpty,
+                "the bucket holds {} object(s)",
+                keys.len()
+            ));
+        }
+        let own = dir.join(super::names::OWN_DIR);
+        let _ = fs::remove_dir_all(own);
+        fs::remove_dir(&dir).map_err(|e| internal("deleting the bucket", e))?;
+        Ok(S3Response::new(DeleteBucketOutput::default()))
+    }
+
+    async fn list_objects(
+        &self,
+        req: S3Request<ListObjectsInput>,
+    ) -> S3Result<S3Response<ListObjectsOutput>> {
+        let marker = req.input.marker.clone();
+        let v2 = self
+            .list_objects_v2(req.map_input(|i| ListObjectsV2Input {
+                bucket: i.bucket,
+                delimiter: i.delimiter,
+                encoding_type: i.encoding_type,
+                max_keys: i.max_keys,
+                prefix: i.prefix,
+                start_after: i.marker,
+                ..Default::default()
+            }))
+            .await?;
+        Ok(v2.map_output(|v2| ListObjectsOutput {
+            next_marker: v2.next_continuation_token,
+            contents: v2.contents,
+            common_prefixes: v2.common_prefixes,
+            delimiter: v2.delimiter,
+            encoding_type: v2.encoding_type,
+            name: v2.name,
+            prefix: v2.prefix,
+            max_keys: v2.max_keys,
+            is_truncated: v2.is_truncated,
+            marker,
+            ..Default::default()
+        }))
+    }
+
+    async fn list_objects_v2(
+        &self,
+        req: S3Request<ListObjectsV2Input>,
+    ) -> S3Result<S3Response<ListObjectsV2Output>> {
+        let input = req.input;
+        let dir = store::existing_bucket(&self.root, &input.bucket)?;
+        let max_keys = input.max_keys.unwrap_or(1000).clamp(0, 1000);
+        let all = blocking(move || store::walk(&dir)).await?;
+        let keys: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
+        let page = list::select(
+            &keys,
+            &Query {
+                prefix: input.prefix.as_deref().unwrap_or(""),
+                delimiter: input.delimiter.as_deref(),
+                start_after: input.start_after.as_deref(),
+                token: input.continuation_token.as_deref(),
+                max_keys: max_keys as usize,
+            },
+        );
+        let mut contents = Vec::new();
+        let mut prefixes = Vec::new();
+        for entry in &page.entries {
+            match entry {
+                Entry::Prefix(p) => prefixes.push(CommonPrefix {
+                    prefix: Some(p.clone()),
+                }),
+                Entry::Object(i) => {
+                    let (key, path) = &all[*i];
+                    let Ok((meta, modified)) = self.info(&input.bucket, key, path) else {
+                        continue;
+                    };
+                    contents.push(Object {
+                        key: Some(key.clone()),
+                        size: Some(meta.size as i64),
+                        e_tag: Some(etag(&meta.etag)),
+                        last_modified: Some(Timestamp::from(modified)),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        Ok(S3Response::new(ListObjectsV2Output {
+            key_count: Some((contents.len() + prefixes.len()) as i32),
+            max_keys: Some(max_keys),
+            is_truncated: Some(page.next.is_some()),
+            next_continuation_token: page.next,
+            continuation_token: input.continuation_token,
+            contents: Some(contents),
+            common_prefixes: (!prefixes.is_empty()).then_some(prefixes),
+            delimiter: input.delimiter,
+            encoding_type: input.encoding_type,
+            name: Some(input.bucket),
+            prefix: input.prefix,
+            start_after: input.start_after,
+            ..Default::default()
+        }))
+    }
+
+    async fn head_object(
+        &self,
+        req: S3Request<HeadObjectInput>,
+    ) -> S3Result<S3Response<HeadObjectOutput>> {
+        let input = req.input;
+        let path = store::existing_object(&self.root, &input.bucket, &input.key)?;
+        let (meta, modified) = self.info(&input.bucket, &input.key, &path)?;
+        Ok(S3Response::new(HeadObjectOutput {
+            content_length: Some(meta.size as i64),
+            e_tag: Some(etag(&meta.etag)),
+            last_modified: Some(Timestamp::from(modified)),
+            content_type: meta.content_type.clone(),
+            metadata: metadata(&meta.user),
+            accept_ranges: Some("bytes".into()),
+            ..Default::default()
+        }))
+    }
+
+    async fn get_object(
+        &self,
+        req: S3Request<GetObjectInput>,
+    ) -> S3Result<S3Response<GetObjectOutput>> {
+        let input = req.input;
+        let ids = self.identities()?;
+        if input.part_number.is_some() {
+            return Err(s3_error!(
+                NotImplemented,
+                "GET by part number is not supported: use a Range"
+            ));
+        }
+        let path = store::existing_object(&self.root, &input.bucket, &input.key)?;
+        let (meta, modified) = self.info(&input.bucket, &input.key, &path)?;
+        let permit = self.slot().await?;
+        let opened = read::stream(path, ids, input.range, permit).await?;
+        Ok(S3Response::new(GetObjectOutput {
+            body: Some(opened.body),
+            content_length: Some(opened.len as i64),
+            content_range: opened.content_range,
+            e_tag: Some(etag(&meta.etag)),
+            last_modified: Some(Timestamp::from(modified)),
+            content_type: meta.content_type.clone(),
+            metadata: metadata(&meta.user),
+            accept_ranges: Some("bytes".into()),
+            ..Default::default()
+        }))
+    }
+
+    async fn put_object(
+        &self,
+        req: S3Request<PutObjectInput>,
+    ) -> S3Result<S3Response<PutObjectOutput>> {
+        let trailers = req.trailing_headers;
+        let input = req.input;
+        // Refuse a bad key before reading any of the body.
+        super::names::object_path(&self.root, &input.bucket, &input.key).map_err(refused)?;
+        let body = input
+            .body
+            .ok_or_else(|| s3_error!(IncompleteBody, "the request has no body"))?;
+        let expected = Expected {
+            checksum: Checksum {
+                checksum_crc32: input.checksum_crc32,
+                checksum_crc32c: input.checksum_crc32c,
+                checksum_sha1: input.checksum_sha1,
+                checksum_sha256: input.checksum_sha256,
+                checksum_crc64nvme: input.checksum_crc64nvme,
+                ..Default::default()
+            },
+            algorithm: input.checksum_algorithm,
+            content_md5: input.content_md5,
+        };
+        let user = input.metadata.unwrap_or_default().into_iter().collect();
+        let (root, bucket, key) = (self.root.clone(), input.bucket, input.key);
+        let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
+        let content_type = input.content_type;
+        let rt = tokio::runtime::Handle::current();
+        let permit = self.slot().await?;
+        let (etag_hex, checksum) = blocking(move || {
+            let _permit = permit;
+            let tmp = store::temp_file(&root, &bucket)?;
+            let to = recipient_refs(&recipients);
+            let (fed, stored_len) = store::seal_into(tmp.as_file(), &to, &opts, |w| {
+                body::feed(&rt, body, expected, trailers, w)
+            })?;
+            let meta = Meta {
+                size: fed.len,
+                etag: store::random_etag(),
+                stored_len,
+                content_type,
+                user,
+            };
+            store::publish(&root, &bucket, &key, tmp, &meta)?;
+            Ok((meta.etag, fed.checksum))
+        })
+        .await?;
+        Ok(S3Response::new(PutObjectOutput {
+            e_tag: Some(etag(&etag_hex)),
+            checksum_crc32: checksum.checksum_crc32,
+            checksum_crc32c: checksum.checksum_crc32c,
+            checksum_sha1: checksum.checksum_sha1,
+            checksum_sha256: checksum.checksum_sha256,
+            checksum_crc64nvme: checksum.checksum_crc64nvme,
+            ..Default::default()
+        }))
+    }
+
+    async fn copy_object(
+        &self,
+        req: S3Request<CopyObjectInput>,
+    ) -> S3Result<S3Response<CopyObjectOutput>> {
+        self.copy(req.input).await
+    }
+
+    async fn delete_object(
+        &self,
+        req: S3Request<DeleteObjectInput>,
+    ) -> S3Result<S3Response<DeleteObjectOutput>> {
+        let (root, input) = (self.root.clone(), req.input);
+        blocking(move || store::delete_object(&root, &input.bucket, &input.key)).await?;
+        Ok(S3Response::new(DeleteObjectOutput::default()))
+    }
+
+    async fn delete_objects(
+        &self,
+        req: S3Request<DeleteObjectsInput>,
+    ) -> S3Result<S3Response<DeleteObjectsOutput>> {
+        let (root, input) = (self.root.clone(), req.input);
+        let quiet = input.delete.quiet.unwrap_or(false);
+        let (deleted, errors) = blocking(move || {
+            let (mut deleted, mut errors) = (Vec::new(), Vec::new());
+            for o in input.delete.objects {
+                match store::delete_object(&root, &input.bucket, &o.key) {
+                    Ok(()) => deleted.push(DeletedObject {
+                        key: Some(o.key),
+                        ..Default::default()
+                    }),
+                    Err(e) => errors.push(Error {
+                        key: Some(o.key),
+                        code: Some(e.code().as_str().to_string()),
+                        message: e.message().map(str::to_string),
+                        ..Default::default()
+                    }),
+                }
+            }
+            Ok((deleted, errors))
+        })
+        .await?;
+        Ok(S3Response::new(DeleteObjectsOutput {
+            deleted: (!quiet).then_some(deleted),
+            errors: (!errors.is_empty()).then_some(errors),
+            ..Default::default()
+        }))
+    }
+
+    async fn create_multipart_upload(
+        &self,
+        req: S3Request<CreateMultipartUploadInput>,
+    ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
+        self.create_upload(req.input).await
+    }
+
+    async fn upload_part(
+        &self,
+        req: S3Request<UploadPartInput>,
+    ) -> S3Result<S3Response<UploadPartOutput>> {
+        self.upload_one_part(req.input, req.trailing_headers).await
+    }
+
+    async fn list_parts(
+        &self,
+        req: S3Request<ListPartsInput>,
+    ) -> S3Result<S3Response<ListPartsOutput>> {
+        self.parts_of(req.input).await
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        req: S3Request<CompleteMultipartUploadInput>,
+    ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
+        self.complete(req.input).await
+    }
+
+    async fn abort_multipart_upload(
+        &self,
+        req: S3Request<AbortMultipartUploadInput>,
+    ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
+        self.abort(req.input).await
+    }
+}

@@ -1,0 +1,271 @@
+//! The local-directory backend's files (docs/GATEWAY.md): containers sealed into a temporary
+//! file and renamed into place, the metadata file HEAD and listings read, and the walk behind a
+//! listing. Everything here is blocking; the S3 side calls it from `spawn_blocking`.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rand_core::RngCore;
+use s3s::{s3_error, S3Error, S3Result};
+use serde::{Deserialize, Serialize};
+
+use super::names::{self, Refused, OWN_DIR};
+use crate::{EncryptOptions, Encryptor, Recipient};
+
+/// What HEAD and listings show of an object, written beside it at seal time
+/// (`ROOT/B/.zseal-gateway/meta/K`, JSON).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Meta {
+    /// The plaintext's length.
+    pub size: u64,
+    /// The ETag clients see: random hex, `HEX-N` for an object of N parts.
+    pub etag: String,
+    /// The container's length when this was written: a container of another length is not the
+    /// one described (a gateway stopped between the two renames).
+    pub stored_len: u64,
+    /// Content-Type as the client gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// `x-amz-meta-*` as the client gave them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub user: BTreeMap<String, String>,
+}
+
+/// A refused name as S3's error.
+pub fn refused(r: Refused) -> S3Error {
+    let code = s3s::S3ErrorCode::from_bytes(r.code.as_bytes())
+        .unwrap_or(s3s::S3ErrorCode::InvalidArgument);
+    S3Error::with_message(code, r.message)
+}
+
+/// A failure of the gateway itself (a file it cannot write, an engine error), as a 500 that
+/// says what failed.
+pub fn internal(what: &str, e: impl std::fmt::Display) -> S3Error {
+    S3Error::with_message(s3s::S3ErrorCode::InternalError, format!("{what}: {e}"))
+}
+
+/// 16 random bytes in hex: an ETag that says nothing about the plaintext.
+pub fn random_etag() -> String {
+    let mut b = [0u8; 16];
+    rand_core::OsRng.fill_bytes(&mut b);
+    hex(&b)
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Creates the directories from `base` down to `dir`, refusing any that exists as something
+/// other than a directory (a symbolic link included), so that a path built by `names` never
+/// leads outside `ROOT`.
+pub fn make_dirs(base: &Path, dir: &Path) -> S3Result<()> {
+    let rest = dir
+        .strip_prefix(base)
+        .map_err(|_| internal("a path outside its bucket", dir.display()))?;
+    let mut at = base.to_path_buf();
+    for part in rest.components() {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(s3_error!(
+                    InvalidArgument,
+                    "the key needs {} to be a folder, but an object of that name exists: delete it or choose another key",
+                    display_in_bucket(base, &at)
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&at) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(internal("creating a folder", e)),
+            },
+            Err(e) => return Err(internal("reading a folder", e)),
+        }
+    }
+    Ok(())
+}
+
+fn display_in_bucket(base: &Path, at: &Path) -> String {
+    at.strip_prefix(base).unwrap_or(at).display().to_string()
+}
+
+/// The bucket's directory, which must exist (NoSuchBucket otherwise).
+pub fn existing_bucket(root: &Path, bucket: &str) -> S3Result<PathBuf> {
+    let dir = names::bucket_dir(root, bucket).map_err(refused)?;
+    match fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        _ => Err(s3_error!(NoSuchBucket, "no bucket {bucket:?}")),
+    }
+}
+
+/// The object's file, which must be a regular file (NoSuchKey otherwise).
+pub fn existing_object(root: &Path, bucket: &str, key: &str) -> S3Result<PathBuf> {
+    existing_bucket(root, bucket)?;
+    let path = names::object_path(root, bucket, key).map_err(refused)?;
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => Ok(path),
+        _ => Err(s3_error!(
+            NoSuchKey,
+            "no object {key:?} in bucket {bucket:?}"
+        )),
+    }
+}
+
+/// A new temporary file (mode 0600) in the bucket's `tmp/`: removed when dropped, renamed into
+/// place by [`publish`].
+pub fn temp_file(root: &Path, bucket: &str) -> S3Result<tempfile::NamedTempFile> {
+    let base = existing_bucket(root, bucket)?;
+    let tmp = names::own_dir(root, bucket, "tmp").map_err(refused)?;
+    make_dirs(&base, &tmp)?;
+    tempfile::NamedTempFile::new_in(&tmp).map_err(|e| internal("creating a temporary file", e))
+}
+
+/// Seals what `feed` writes into `file`, to `recipients`: the whole container, flushed to disk.
+/// Returns what `feed` returned and the container's length.
+pub fn seal_into<T>(
+    file: &File,
+    recipients: &[&dyn Recipient],
+    opts: &EncryptOptions,
+    feed: impl FnOnce(&mut dyn Write) -> S3Result<T>,
+) -> S3Result<(T, u64)> {
+    let out = io::BufWriter::with_capacity(1 << 20, file);
+    let mut enc = Encryptor::new(out, recipients, opts).map_err(|e| internal("sealing", e))?;
+    let fed = feed(&mut enc)?;
+    let out = enc.finish().map_err(|e| internal("sealing", e))?;
+    out.into_inner()
+        .map_err(|e| internal("writing the container", e.error()))?;
+    file.sync_all()
+        .map_err(|e| internal("writing the container", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| internal("writing the container", e))?
+        .len();
+    Ok((fed, len))
+}
+
+/// Puts a finished container at `ROOT/B/K` with its metadata: the metadata file first, then the
+/// container, each renamed into place, so that a reader sees the old object or the new one.
+pub fn publish(
+    root: &Path,
+    bucket: &str,
+    key: &str,
+    container: tempfile::NamedTempFile,
+    meta: &Meta,
+) -> S3Result<SystemTime> {
+    let base = existing_bucket(root, bucket)?;
+    let target = names::object_path(root, bucket, key).map_err(refused)?;
+    let meta_target = names::meta_path(root, bucket, key).map_err(refused)?;
+    if let Some(parent) = target.parent() {
+        make_dirs(&base, parent)?;
+    }
+    if fs::symlink_metadata(&target).is_ok_and(|m| !m.is_file()) {
+        return Err(s3_error!(
+            InvalidArgument,
+            "{key:?} is a folder of other objects: an object cannot have its name"
+        ));
+    }
+    if let Some(parent) = meta_target.parent() {
+        make_dirs(&base, parent)?;
+    }
+    let mut meta_tmp = temp_file(root, bucket)?;
+    serde_json::to_writer(&mut meta_tmp, meta).map_err(|e| internal("writing metadata", e))?;
+    meta_tmp
+        .persist(&meta_target)
+        .map_err(|e| internal("writing metadata", e.error))?;
+    let file = container
+        .persist(&target)
+        .map_err(|e| internal("placing the object", e.error))?;
+    let modified = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .map_err(|e| internal("placing the object", e))?;
+    Ok(modified)
+}
+
+/// The object's metadata, when its file is there and describes the container as it is.
+pub fn read_meta(root: &Path, bucket: &str, key: &str, container: &Path) -> Option<Meta> {
+    let path = names::meta_path(root, bucket, key).ok()?;
+    let meta: Meta = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    let len = fs::symlink_metadata(container).ok()?.len();
+    (meta.stored_len == len).then_some(meta)
+}
+
+/// Removes object `key` and its metadata, then the folders its key made that are now empty (so
+/// that `a` can be an object again once `a/b` is gone). A missing object is no error (S3's).
+pub fn delete_object(root: &Path, bucket: &str, key: &str) -> S3Result<()> {
+    let base = existing_bucket(root, bucket)?;
+    let target = names::object_path(root, bucket, key).map_err(refused)?;
+    let meta = names::meta_path(root, bucket, key).map_err(refused)?;
+    match fs::symlink_metadata(&target) {
+        Ok(m) if m.is_file() => {
+            fs::remove_file(&target).map_err(|e| internal("deleting the object", e))?
+        }
+        _ => return Ok(()),
+    }
+    let _ = fs::remove_file(&meta);
+    prune_empty(&base, target.parent());
+    let meta_base = names::own_dir(root, bucket, "meta").map_err(refused)?;
+    prune_empty(&meta_base, meta.parent());
+    Ok(())
+}
+
+/// Removes empty directories from `dir` up to (not including) `base`.
+fn prune_empty(base: &Path, mut dir: Option<&Path>) {
+    while let Some(d) = dir {
+        if d == base || !d.starts_with(base) || fs::remove_dir(d).is_err() {
+            return;
+        }
+        dir = d.parent();
+    }
+}
+
+/// Every object key of a bucket, sorted (S3's order: by UTF-8 bytes), with its file. The
+/// gateway's own directory, symbolic links and names that are not UTF-8 are left out.
+pub fn walk(base: &Path) -> S3Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![(String::new(), base.to_path_buf())];
+    while let Some((prefix, dir)) = dirs.pop() {
+        let entries = fs::read_dir(&dir).map_err(|e| internal("listing", e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| internal("listing", e))?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if prefix.is_empty() && name == OWN_DIR {
+                continue;
+            }
+            let kind = entry.file_type().map_err(|e| internal("listing", e))?;
+            let key = format!("{prefix}{name}");
+            if kind.is_dir() {
+                dirs.push((format!("{key}/"), entry.path()));
+            } else if kind.is_file() {
+                out.push((key, entry.path()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Removes what a previous run left: temporary files, and multipart uploads (their parts are
+/// sealed to keys that died with it).
+pub fn clean_leftovers(root: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    let Ok(entries) = fs::read_dir(root) else {
+        return Ok(0);
+    };
+    for entry in entries.flatten() {
+        for which in ["tmp", "uploads"] {
+            let dir = entry.path().join(OWN_DIR).join(which);
+            if fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                removed += fs::read_dir(&dir)?.count();
+                fs::remove_dir_all(&dir)?;
+            }
+        }
+    }
+    Ok(removed)
+}
