@@ -6,7 +6,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::{Attribute, Attributes, MultipartId, PutMultipartOptions, PutPayload};
@@ -44,6 +44,9 @@ pub(crate) struct Upload {
     marker: Option<String>,
     /// Completed or aborted: a signal or a drop leaves it alone.
     ended: AtomicBool,
+    /// The key of the resume journal that records it (docs/OBJECTS.md §7): removed with the
+    /// upload when it is aborted.
+    journal: OnceLock<String>,
 }
 
 impl Upload {
@@ -68,17 +71,56 @@ impl Upload {
         }
         let id = block_on(store.create_multipart_opts(&obj.path, opts))
             .map_err(|e| obj.error("write", e))?;
+        Ok(Upload::register(&mut all, obj, store, id, marker))
+    }
+
+    /// The upload `id` of `obj` that an earlier process started (a resumed upload), registered
+    /// for [`abort_all_uploads`] as a new one is.
+    pub(crate) fn adopt(obj: &Arc<Object>, id: String) -> io::Result<Arc<Upload>> {
+        let store = obj.multipart.clone().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: this store is read-only", obj.url),
+            )
+        })?;
+        let mut all = registry();
+        if ENDING.load(Ordering::SeqCst) {
+            return Err(aborted(&obj.url));
+        }
+        Ok(Upload::register(&mut all, obj, store, id, None))
+    }
+
+    fn register(
+        all: &mut Vec<Weak<Upload>>,
+        obj: &Arc<Object>,
+        store: Arc<dyn MultipartStore>,
+        id: MultipartId,
+        marker: Option<String>,
+    ) -> Arc<Upload> {
         let up = Arc::new(Upload {
             obj: obj.clone(),
             store,
             id,
             marker,
             ended: AtomicBool::new(false),
+            journal: OnceLock::new(),
         });
         // Uploads ended are gone: a long-lived process (a Python worker) keeps only live ones.
         all.retain(|u| u.strong_count() > 0);
         all.push(Arc::downgrade(&up));
-        Ok(up)
+        up
+    }
+
+    /// Ties the resume journal kept under `key` to this upload: aborting the upload (a signal,
+    /// a refusal) removes it.
+    pub(crate) fn journaled(&self, key: &str) {
+        let _ = self.journal.set(key.to_string());
+    }
+
+    /// Leaves the upload pending at the store (a resumable job that failed): neither a drop
+    /// nor a signal aborts it.
+    pub(crate) fn keep(&self) {
+        self.ended.store(true, Ordering::SeqCst);
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -168,6 +210,14 @@ impl Upload {
     pub(crate) fn abort(&self) {
         if !self.ended.swap(true, Ordering::SeqCst) {
             let _ = block_on(self.store.abort_multipart(&self.obj.path, &self.id));
+            self.forget_journal();
+        }
+    }
+
+    /// Removes the resume journal of an upload that will never complete.
+    pub(crate) fn forget_journal(&self) {
+        if let Some(key) = self.journal.get() {
+            let _ = crate::resume::journal::remove(crate::resume::journal::Kind::Upload, key);
         }
     }
 

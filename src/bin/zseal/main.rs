@@ -23,6 +23,7 @@ mod many;
 mod progress;
 mod rekey;
 mod report;
+mod resume;
 mod sign;
 mod stdin;
 mod tty;
@@ -135,6 +136,9 @@ enum Command {
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
     #[command(after_help = bench::EXAMPLES)]
     Bench(bench::Args),
+    /// Show (--list) or end (--abort URL) the uploads a lost connection or a killed process
+    /// left pending; `encrypt … --resume` continues one
+    Resume(resume::Args),
     /// Print a shell completion script: bash, zsh, fish or powershell
     Completions {
         /// The shell
@@ -172,6 +176,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dict(c) => dict::run(c),
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Resume(a) => resume::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut command(), "zseal", &mut std::io::stdout());
             Ok(())
