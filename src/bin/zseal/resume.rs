@@ -167,8 +167,21 @@ pub fn seal(
             done.parts_sent
         );
     }
-    let stats = zseal::stats::StreamStats::default();
-    clock.report(&c.report, Direction::Encrypt, (done.sealed, 0), stats);
+    let stats = zseal::stats::StreamStats {
+        chunks: done.chunks,
+        frames_opened: done.chunks,
+        threads: match c.threads {
+            0 => zseal::pipeline::available_threads(),
+            n => n,
+        },
+        ..Default::default()
+    };
+    clock.report(
+        &c.report,
+        Direction::Encrypt,
+        (done.sealed, done.uploaded),
+        stats,
+    );
     Ok(())
 }
 

@@ -61,6 +61,9 @@ pub(super) struct Cutter {
     last_store: Instant,
     plain: Plain,
     sent: Option<Arc<AtomicU64>>,
+    /// Bytes handed to the store by this run, and chunks sealed.
+    pub(super) uploaded: u64,
+    pub(super) chunks: u64,
 }
 
 impl Cutter {
@@ -95,6 +98,8 @@ impl Cutter {
             last_store: Instant::now(),
             plain,
             sent,
+            uploaded: 0,
+            chunks: 0,
         }
     }
 
@@ -133,6 +138,7 @@ impl Cutter {
     fn frame_ended(&mut self, body_len: u32) -> io::Result<()> {
         self.part_lens.extend_from_slice(&body_len.to_le_bytes());
         self.next_chunk += 1;
+        self.chunks += 1;
         if self.buf.len() >= self.part_size {
             self.send(true)?;
         }
@@ -152,6 +158,7 @@ impl Cutter {
         let number = self.next_number;
         self.next_number += 1;
         let data = std::mem::replace(&mut self.buf, Vec::with_capacity(self.part_size));
+        self.uploaded += data.len() as u64;
         let task = spawn(
             self.upload
                 .put_part(number as usize - 1, PutPayload::from(data)),

@@ -51,6 +51,10 @@ pub struct UploadDone {
     pub parts_sent: usize,
     /// Plaintext bytes sealed by this run.
     pub sealed: u64,
+    /// Bytes this run sent to the store.
+    pub uploaded: u64,
+    /// Chunks this run sealed.
+    pub chunks: u64,
     /// The whole-plaintext digest, as `b3sum` prints it (`None` without one).
     pub digest_hex: Option<String>,
 }
@@ -288,10 +292,11 @@ fn send(
     let shared = Shared(Arc::new(Mutex::new(cutter)));
     let sealed = seal(&split, &shared, (&file, len, first_chunk, start.kept), job);
     let finished = sealed.and_then(|(digest, n)| {
-        let (parts, rec) = shared.lock().finish()?;
-        Ok((parts, rec, digest, n))
+        let mut cutter = shared.lock();
+        let (parts, rec) = cutter.finish()?;
+        Ok((parts, rec, digest, (n, cutter.uploaded, cutter.chunks)))
     });
-    let (parts, rec, digest, n) = match finished {
+    let (parts, rec, digest, (n, uploaded, chunks)) = match finished {
         Ok(f) => f,
         Err(e) => {
             let rec = shared.lock().settle();
@@ -312,6 +317,8 @@ fn send(
         parts_kept,
         parts_sent: parts.len() - parts_kept,
         sealed: n,
+        uploaded,
+        chunks,
         digest_hex: digest,
     })
 }

@@ -70,7 +70,7 @@ pub(super) struct PartRecord {
 impl PartRecord {
     /// The frames' body lengths.
     pub(super) fn lens(&self) -> io::Result<Vec<u32>> {
-        let bytes = from_hex(&self.body_lens).filter(|b| b.len() % 4 == 0);
+        let bytes = from_hex(&self.body_lens).filter(|b| b.len().is_multiple_of(4));
         let bytes = bytes.ok_or_else(|| damaged(&format!("part {}'s frames", self.number)))?;
         Ok(bytes
             .chunks_exact(4)
@@ -167,7 +167,7 @@ pub(super) fn to_hex(b: &[u8]) -> String {
 }
 
 pub(super) fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.is_ascii() {
+    if !s.len().is_multiple_of(2) || !s.is_ascii() {
         return None;
     }
     (0..s.len())
