@@ -949,7 +949,9 @@ mod proxy {
             let body = read_body(&mut reader, &req, false)?;
             let n = seen.requests.fetch_add(1, Ordering::Relaxed) + 1;
             let line = &req.line;
-            if line.starts_with("PUT ") && line.contains("partNumber=") && line.contains("uploadId=")
+            if line.starts_with("PUT ")
+                && line.contains("partNumber=")
+                && line.contains("uploadId=")
             {
                 let k = seen.upload_parts.fetch_add(1, Ordering::SeqCst) + 1;
                 if f.drop_parts_after > 0 && k > f.drop_parts_after {
@@ -2321,7 +2323,14 @@ mod resuming {
     use std::sync::atomic::Ordering;
 
     /// What every test here seals: 1 MiB chunks, no compression (fixed frame sizes).
-    pub const SEAL: &[&str] = &["-c", "none", "--chunk-size", "1M", "-q", "--passphrase-file"];
+    pub const SEAL: &[&str] = &[
+        "-c",
+        "none",
+        "--chunk-size",
+        "1M",
+        "-q",
+        "--passphrase-file",
+    ];
 
     /// `zseal` against `endpoint` (a proxy in front of `base`), with its journals in `state`.
     pub fn zs(base: &str, endpoint: &str, state: &Path) -> Command {
@@ -2407,8 +2416,15 @@ mod resuming {
             .arg(url)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout == want, "the object does not decrypt to the source");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == want,
+            "the object does not decrypt to the source"
+        );
     }
 
     /// Resumes the upload of `src` into `url` through a counting proxy; the UploadParts sent.
@@ -2418,7 +2434,11 @@ mod resuming {
             .arg("--stats")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         p.seen.upload_parts.load(Ordering::SeqCst)
     }
 }
@@ -2443,9 +2463,16 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
     resuming::encrypt(base, &p.url, &state, &src, &whole, &[])
         .assert()
         .success();
-    let parts = p.seen.upload_parts.load(std::sync::atomic::Ordering::SeqCst);
+    let parts = p
+        .seen
+        .upload_parts
+        .load(std::sync::atomic::Ordering::SeqCst);
     assert!(parts >= 8, "{parts} parts");
-    assert_eq!(resuming::journaled_parts(&state), None, "no journal after success");
+    assert_eq!(
+        resuming::journaled_parts(&state),
+        None,
+        "no journal after success"
+    );
 
     // The connection dies after 3 parts.
     let cut = format!("s3://{b}/cut");
@@ -2481,7 +2508,10 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while resuming::journaled_parts(&state).unwrap_or(0) < 2 {
-        assert!(Instant::now() < deadline, "the journal never held two parts");
+        assert!(
+            Instant::now() < deadline,
+            "the journal never held two parts"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
@@ -2554,7 +2584,9 @@ fn a_resume_is_refused_when_the_source_or_the_command_changed() {
     resuming::encrypt(base, base, &state, &src, &url, &["--resume"])
         .assert()
         .code(1)
-        .stderr(contains("(sent in part 1) are not what was sent: their BLAKE3 differs"))
+        .stderr(contains(
+            "(sent in part 1) are not what was sent: their BLAKE3 differs",
+        ))
         .stderr(contains("run the command again without --resume"));
     assert_eq!(resuming::journaled_parts(&state), None);
     assert_eq!(uploads_in_progress(base, &b), 0);
@@ -2566,7 +2598,9 @@ fn a_resume_is_refused_when_the_source_or_the_command_changed() {
     resuming::encrypt(base, base, &state, &src, &url, &["--resume"])
         .assert()
         .code(1)
-        .stderr(contains("changed since the upload began: its size (25165824 bytes, now 25165823)"));
+        .stderr(contains(
+            "changed since the upload began: its size (25165824 bytes, now 25165823)",
+        ));
     assert_eq!(resuming::journaled_parts(&state), None);
     assert_eq!(uploads_in_progress(base, &b), 0);
     assert!(object(base, &b, "k").is_none());
@@ -2613,4 +2647,39 @@ fn pending_uploads_are_listed_and_aborted() {
         .assert()
         .code(1)
         .stderr(contains("no pending upload"));
+
+    // SIGTERM ends a resumable upload as it ends any: aborted, and its journal removed.
+    let slow = proxy::start(
+        base,
+        proxy::Faults {
+            part_delay: Duration::from_millis(1000),
+            ..Default::default()
+        },
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .arg("encrypt")
+        .args(resuming::SEAL)
+        .arg(pw())
+        .args(["-o", &url])
+        .arg(&src)
+        .envs(zseal_env(base))
+        .env("AWS_ENDPOINT_URL", &slow.url)
+        .env("XDG_STATE_HOME", &state)
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while resuming::journaled_parts(&state).unwrap_or(0) < 1 {
+        assert!(Instant::now() < deadline, "the journal never held a part");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    assert_eq!(resuming::journaled_parts(&state), None);
 }

@@ -6,7 +6,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::{Attribute, Attributes, MultipartId, PutMultipartOptions, PutPayload};
@@ -46,7 +46,7 @@ pub(crate) struct Upload {
     ended: AtomicBool,
     /// The key of the resume journal that records it (docs/OBJECTS.md §7): removed with the
     /// upload when it is aborted.
-    journal: OnceLock<String>,
+    journal: Mutex<Option<String>>,
 }
 
 impl Upload {
@@ -103,7 +103,7 @@ impl Upload {
             id,
             marker,
             ended: AtomicBool::new(false),
-            journal: OnceLock::new(),
+            journal: Mutex::new(None),
         });
         // Uploads ended are gone: a long-lived process (a Python worker) keeps only live ones.
         all.retain(|u| u.strong_count() > 0);
@@ -114,7 +114,22 @@ impl Upload {
     /// Ties the resume journal kept under `key` to this upload: aborting the upload (a signal,
     /// a refusal) removes it.
     pub(crate) fn journaled(&self, key: &str) {
-        let _ = self.journal.set(key.to_string());
+        *self.journal_key() = Some(key.to_string());
+    }
+
+    fn journal_key(&self) -> MutexGuard<'_, Option<String>> {
+        self.journal.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes the journal by `store`, unless the upload has ended: under the lock that
+    /// [`Upload::forget_journal`] takes, so that a signal's abort, which removes the journal,
+    /// is never followed by a write that brings it back.
+    pub(crate) fn write_journal(&self, store: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let key = self.journal_key();
+        if key.is_some() && !self.ended() {
+            store()?;
+        }
+        Ok(())
     }
 
     /// Leaves the upload pending at the store (a resumable job that failed): neither a drop
@@ -216,8 +231,8 @@ impl Upload {
 
     /// Removes the resume journal of an upload that will never complete.
     pub(crate) fn forget_journal(&self) {
-        if let Some(key) = self.journal.get() {
-            let _ = crate::resume::journal::remove(crate::resume::journal::Kind::Upload, key);
+        if let Some(key) = self.journal_key().take() {
+            let _ = crate::resume::journal::remove(crate::resume::journal::Kind::Upload, &key);
         }
     }
 

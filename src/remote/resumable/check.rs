@@ -201,3 +201,98 @@ fn hash_chunks(
     }
     Ok(whole.finalize().to_hex().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(number: u32, etag: &str, len: u64) -> PartRecord {
+        PartRecord {
+            number,
+            etag: etag.into(),
+            len,
+            first_chunk: 0,
+            body_lens: String::new(),
+            plain_blake3: String::new(),
+        }
+    }
+
+    fn listed_part(number: u32, e_tag: &str, size: u64) -> ListedPart {
+        ListedPart {
+            number,
+            e_tag: e_tag.into(),
+            size,
+        }
+    }
+
+    fn refusal(r: Result<Vec<(usize, PartId)>, Refusal>) -> String {
+        match r {
+            Err(Refusal::Job(m)) => m,
+            Err(Refusal::Command(m)) => panic!("a command refusal: {m}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    /// The journal's parts must all be listed with their ETags and sizes; parts the store holds
+    /// past them (sent after the last journal write) are left to be sent again.
+    #[test]
+    fn the_stores_parts_are_checked_against_the_journals() {
+        let journal = [part(1, "a", 10), part(2, "b", 20)];
+        let store = [
+            listed_part(1, "A", 10),
+            listed_part(2, "b", 20),
+            listed_part(3, "c", 5),
+        ];
+        let kept = listed(&journal, &store).ok().expect("kept");
+        assert_eq!(kept.len(), 2);
+        assert_eq!((kept[1].0, kept[1].1.content_id.as_str()), (2, "b"));
+        let m = refusal(listed(&journal, &store[..1]));
+        assert!(m.contains("no longer holds part 2"), "{m}");
+        let m = refusal(listed(
+            &journal,
+            &[store[0].clone(), listed_part(2, "x", 20)],
+        ));
+        assert!(
+            m.contains("part 2 (ETag x, 20 bytes) is not the one sent"),
+            "{m}"
+        );
+        let m = refusal(listed(
+            &journal,
+            &[store[0].clone(), listed_part(2, "b", 21)],
+        ));
+        assert!(m.contains("is not the one sent"), "{m}");
+    }
+
+    /// A changed source is named by what changed.
+    #[test]
+    fn a_changed_source_is_named_by_what_changed() {
+        let then = SourceId {
+            path: "/d/f".into(),
+            dev: 1,
+            inode: 2,
+            size: 3,
+            mtime_ns: 4,
+        };
+        assert!(source(&then, &then.clone()).is_ok());
+        let now = SourceId {
+            size: 5,
+            mtime_ns: 6,
+            ..then.clone()
+        };
+        let Err(Refusal::Job(m)) = source(&then, &now) else {
+            panic!("accepted")
+        };
+        assert!(
+            m.contains("its size (3 bytes, now 5), its modification time"),
+            "{m}"
+        );
+        let now = SourceId {
+            inode: 9,
+            ..then.clone()
+        };
+        let Err(Refusal::Job(m)) = source(&then, &now) else {
+            panic!("accepted")
+        };
+        assert!(m.contains("device and inode"), "{m}");
+    }
+}

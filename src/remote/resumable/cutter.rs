@@ -131,7 +131,9 @@ impl Cutter {
         while !self.in_flight.is_empty() {
             let _ = self.wait_oldest();
         }
-        let _ = self.record.store();
+        // An upload a signal aborted has had its journal removed: it is not written again.
+        let (upload, record) = (&self.upload, &mut self.record);
+        let _ = upload.write_journal(|| record.store());
         self.record.clone()
     }
 
@@ -218,7 +220,8 @@ impl Cutter {
                 }
                 self.record.parts.push(r);
                 if self.last_store.elapsed() >= JOURNAL_EVERY {
-                    self.record.store()?;
+                    let (upload, record) = (&self.upload, &mut self.record);
+                    upload.write_journal(|| record.store())?;
                     self.last_store = Instant::now();
                 }
             }

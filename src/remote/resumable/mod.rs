@@ -153,8 +153,8 @@ impl Remote {
             created: record::now(),
             updated: 0,
         };
-        rec.store()?;
         upload.journaled(&obj.url);
+        upload.write_journal(|| rec.store())?;
         let start = Start {
             done: Vec::new(),
             kept: None,
