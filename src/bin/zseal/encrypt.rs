@@ -169,14 +169,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Into an object: a pending upload there, --resume, or an upload that keeps a journal.
     match c.output.as_deref().and_then(crate::files::url_of) {
         Some(url) => {
-            if let crate::resume::Route::Journaled {
-                remote,
-                path,
-                resume,
-            } = crate::resume::route(url, c.input(), &opts, a.resume)?
-            {
-                let route = (&remote, path.as_path(), resume);
-                return crate::resume::seal(route, &opts, c, recipients_now()?);
+            let how = (c.input(), &opts, a.resume);
+            if crate::resume::encrypt_into(url, how, c, recipients_now)? {
+                return Ok(());
             }
         }
         None if a.resume => bail!(

@@ -1,6 +1,9 @@
 //! Resumable uploads from the command line (docs/OBJECTS.md §7): which `encrypt` into an object
 //! keeps a journal ([`route`]), running one ([`seal`]), and `zseal resume --list / --abort URL`.
 
+// Without object storage only `route`'s refusals and `run`'s message remain.
+#![cfg_attr(not(feature = "remote"), allow(unused_imports, dead_code))]
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -25,7 +28,7 @@ pub struct Args {
 }
 
 /// How an `encrypt` into an object goes.
-pub enum Route {
+enum Route {
     /// As every upload: no journal.
     Plain,
     /// With a journal: a new upload, or (`resume`) the pending one continued.
@@ -37,10 +40,32 @@ pub enum Route {
     },
 }
 
+/// Encrypts `input` into `url` here when the upload keeps a journal or `resume` continues one
+/// (true), after the refusals of [`route`]; false when it goes as every upload.
+pub fn encrypt_into(
+    url: &str,
+    (input, opts, resume): (Option<&Path>, &EncryptOptions, bool),
+    c: &Common,
+    recipients: impl Fn() -> anyhow::Result<Vec<zseal::AgeRecipient>>,
+) -> anyhow::Result<bool> {
+    match route(url, input, opts, resume)? {
+        Route::Plain => Ok(false),
+        #[cfg(feature = "remote")]
+        Route::Journaled {
+            remote,
+            path,
+            resume,
+        } => {
+            seal((&remote, &path, resume), opts, c, recipients()?)?;
+            Ok(true)
+        }
+    }
+}
+
 /// Settles how the encryption of `input` into `url` goes: `--resume` needs a regular file and
 /// a pending upload; without it a pending upload is refused, and a file whose upload can be
 /// resumed gets a journal.
-pub fn route(
+fn route(
     url: &str,
     input: Option<&Path>,
     opts: &EncryptOptions,
@@ -124,7 +149,7 @@ fn fingerprint(recipients: &[zseal::AgeRecipient]) -> String {
 
 /// Runs a journaled upload (a new one, or with `resume` the pending one) of `path`.
 #[cfg(feature = "remote")]
-pub fn seal(
+fn seal(
     (remote, path, resume): (&zseal::remote::Remote, &Path, bool),
     opts: &EncryptOptions,
     c: &Common,
