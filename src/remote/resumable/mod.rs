@@ -168,7 +168,7 @@ impl Remote {
     /// the parts kept are sealed and sent.
     pub fn resume_upload(&self, job: &SealJob) -> io::Result<UploadDone> {
         let obj = &self.inner;
-        let Some(rec) = Record::load(&obj.url)? else {
+        let Some(mut rec) = Record::load(&obj.url)? else {
             return Err(invalid(format!(
                 "there is no pending upload into {} to resume (`zseal resume --list` shows \
                  those there are): run the command without --resume",
@@ -176,6 +176,10 @@ impl Remote {
             )));
         };
         let (file, now) = open_source(job.source)?;
+        if job.overwrite {
+            // --force now: the completion may replace an object, as the first run's could not.
+            rec.replace = "overwrite".into();
+        }
         let refused = |r: Refusal| match r {
             Refusal::Command(m) => invalid(m),
             Refusal::Job(m) => end_job(obj, &rec, &m),
