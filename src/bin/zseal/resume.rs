@@ -2,7 +2,10 @@
 //! keeps a journal ([`route`]), running one ([`seal`]), and `zseal resume --list / --abort URL`.
 
 // Without object storage only `route`'s refusals and `run`'s message remain.
-#![cfg_attr(not(feature = "remote"), allow(unused_imports, dead_code))]
+#![cfg_attr(
+    not(feature = "remote"),
+    allow(unused_imports, unused_variables, dead_code)
+)]
 
 use std::path::{Path, PathBuf};
 
