@@ -757,8 +757,8 @@ mod proxy {
         pub lose_completion_answers: u64,
         /// Every completion is answered `409 Conflict` with this error code, unforwarded.
         pub complete_conflict: Option<&'static str>,
-        /// After N UploadPart requests, every further one has its connection closed unanswered
-        /// (a connection that died).
+        /// Every UploadPart of a part number over N has its connection closed unanswered (a
+        /// connection that died after N parts; by number, as parts in flight race).
         pub drop_parts_after: u64,
         /// Every UploadPart is held this long before it is forwarded (a slow link).
         pub part_delay: Duration,
@@ -953,8 +953,13 @@ mod proxy {
                 && line.contains("partNumber=")
                 && line.contains("uploadId=")
             {
-                let k = seen.upload_parts.fetch_add(1, Ordering::SeqCst) + 1;
-                if f.drop_parts_after > 0 && k > f.drop_parts_after {
+                seen.upload_parts.fetch_add(1, Ordering::SeqCst);
+                let number = line
+                    .split(['?', '&', ' '])
+                    .find_map(|q| q.strip_prefix("partNumber="))
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                if f.drop_parts_after > 0 && number > f.drop_parts_after {
                     served.fetch_add(1, Ordering::Relaxed);
                     return Ok(());
                 }
