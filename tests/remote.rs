@@ -777,6 +777,11 @@ mod proxy {
         /// Once N body bytes were relayed, the answer stops there and the connection hangs (a
         /// stalled transfer, for a test to kill the client in).
         pub stall_after: u64,
+        /// Every UploadPart of a part number over N has its connection closed unanswered (a
+        /// connection that died after N parts; by number, as parts in flight race).
+        pub drop_parts_after: u64,
+        /// Every UploadPart is held this long before it is forwarded (a slow link).
+        pub part_delay: Duration,
     }
 
     /// Counters of what went through, shared with the test.
@@ -790,6 +795,8 @@ mod proxy {
         pub released: AtomicU64,
         /// Completions whose answers were lost.
         pub lost: AtomicU64,
+        /// UploadPart requests received (S3's PUT ?partNumber=N&uploadId=…).
+        pub upload_parts: AtomicU64,
     }
 
     pub struct Proxy {
@@ -966,6 +973,23 @@ mod proxy {
                 served.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(stall_for(f));
                 return Ok(());
+            }
+            let line = &req.line;
+            if line.starts_with("PUT ")
+                && line.contains("partNumber=")
+                && line.contains("uploadId=")
+            {
+                seen.upload_parts.fetch_add(1, Ordering::SeqCst);
+                let number = line
+                    .split(['?', '&', ' '])
+                    .find_map(|q| q.strip_prefix("partNumber="))
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                if f.drop_parts_after > 0 && number > f.drop_parts_after {
+                    served.fetch_add(1, Ordering::Relaxed);
+                    return Ok(());
+                }
+                std::thread::sleep(f.part_delay);
             }
             // S3's and GCS's CompleteMultipartUpload, and Azure's Put Block List.
             let post_completion = req.line.starts_with("POST ") && req.line.contains("uploadId=");
@@ -2349,4 +2373,371 @@ fn inspect_with_profile(base: &str, config: &Path, profile: &str, url: &str) -> 
         .env("AWS_CONFIG_FILE", config)
         .args(["inspect", url]);
     c
+}
+
+/// Resumable uploads (docs/OBJECTS.md §7): a file sealed into an object whose upload died.
+mod resuming {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    /// What every test here seals: 1 MiB chunks, no compression (fixed frame sizes).
+    pub const SEAL: &[&str] = &[
+        "-c",
+        "none",
+        "--chunk-size",
+        "1M",
+        "-q",
+        "--passphrase-file",
+    ];
+
+    /// `zseal` against `endpoint` (a proxy in front of `base`), with its journals in `state`.
+    pub fn zs(base: &str, endpoint: &str, state: &Path) -> Command {
+        let mut c = zseal(base);
+        c.env("AWS_ENDPOINT_URL", endpoint)
+            .env("XDG_STATE_HOME", state)
+            .env("ZSEAL_RETRY_TIMEOUT", "1");
+        c
+    }
+
+    /// `encrypt SRC -o URL` with [`SEAL`] and `extra`.
+    pub fn encrypt(
+        base: &str,
+        endpoint: &str,
+        state: &Path,
+        src: &Path,
+        url: &str,
+        extra: &[&str],
+    ) -> Command {
+        let mut c = zs(base, endpoint, state);
+        c.arg("encrypt")
+            .args(SEAL)
+            .arg(pw())
+            .args(["-o", url])
+            .args(extra)
+            .arg(src);
+        c
+    }
+
+    /// The parts the journals in `state` hold (one pending upload).
+    pub fn journaled_parts(state: &Path) -> Option<usize> {
+        let dir = state.join("zseal");
+        let entry = std::fs::read_dir(dir).ok()?.flatten().find(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("upload-") && name.ends_with(".json")
+        })?;
+        let text = std::fs::read(entry.path()).ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+        Some(v["parts"].as_array()?.len())
+    }
+
+    /// Seals `src` into `url` through a proxy whose connection dies after `parts` UploadParts:
+    /// the command fails, saying how to resume; the journal keeps exactly those parts.
+    pub fn cut_after(base: &str, state: &Path, src: &Path, url: &str, parts: u64) {
+        let faults = proxy::Faults {
+            drop_parts_after: parts,
+            ..Default::default()
+        };
+        let p = proxy::start(base, faults);
+        encrypt(base, &p.url, state, src, url, &[])
+            .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+            .assert()
+            .code(1)
+            .stderr(contains("run the same command with --resume"))
+            .stderr(contains(format!("zseal resume --abort {url}")));
+        assert_eq!(journaled_parts(state), Some(parts as usize));
+    }
+
+    /// The digest `zseal verify` prints for `url`, and `zseal hash` for the file `src`.
+    pub fn digests(base: &str, url: &str, src: &Path) -> (String, String) {
+        let first = |out: Vec<u8>| {
+            let text = String::from_utf8(out).unwrap();
+            text.split_whitespace().next().unwrap_or("").to_string()
+        };
+        let v = zseal(base)
+            .args(["verify", "--passphrase-file"])
+            .arg(pw())
+            .arg(url)
+            .output()
+            .unwrap();
+        assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+        let h = zseal(base).arg("hash").arg(src).output().unwrap();
+        assert!(h.status.success());
+        (first(v.stdout), first(h.stdout))
+    }
+
+    /// The object's plaintext is exactly `want`.
+    pub fn decrypts_to(base: &str, url: &str, want: &[u8]) {
+        let out = zseal(base)
+            .args(["decrypt", "--passphrase-file"])
+            .arg(pw())
+            .arg(url)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == want,
+            "the object does not decrypt to the source"
+        );
+    }
+
+    /// Resumes the upload of `src` into `url` through a counting proxy; the UploadParts sent.
+    pub fn resume(base: &str, state: &Path, src: &Path, url: &str) -> u64 {
+        let p = proxy::start(base, proxy::Faults::default());
+        let out = encrypt(base, &p.url, state, src, url, &["--resume"])
+            .arg("--stats")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        p.seen.upload_parts.load(Ordering::SeqCst)
+    }
+}
+
+/// An upload whose connection died after 3 parts, and one SIGKILLed after the journal held 2,
+/// each resume sends only the parts the store lacks (counted at a proxy: the parts of an
+/// uninterrupted upload of the same file, less those kept), completes, leaves no upload and
+/// no journal, and the objects decrypt to the source with the source's digest.
+#[test]
+fn a_broken_upload_resumes_sending_only_the_missing_parts() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "resumes");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    let plain = common::noise(40 << 20, 47);
+    std::fs::write(&src, &plain).unwrap();
+
+    // Uninterrupted: how many parts the file makes.
+    let whole = format!("s3://{b}/whole");
+    let p = proxy::start(base, proxy::Faults::default());
+    resuming::encrypt(base, &p.url, &state, &src, &whole, &[])
+        .assert()
+        .success();
+    let parts = p
+        .seen
+        .upload_parts
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(parts >= 8, "{parts} parts");
+    assert_eq!(
+        resuming::journaled_parts(&state),
+        None,
+        "no journal after success"
+    );
+
+    // The connection dies after 3 parts.
+    let cut = format!("s3://{b}/cut");
+    resuming::cut_after(base, &state, &src, &cut, 3);
+    assert_eq!(uploads_in_progress(base, &b), 1, "the upload is kept");
+    assert!(object(base, &b, "cut").is_none());
+    assert_eq!(resuming::resume(base, &state, &src, &cut), parts - 3);
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    resuming::decrypts_to(base, &cut, &plain);
+
+    // SIGKILL once the journal holds two parts (a slow link: half a second a part).
+    let killed = format!("s3://{b}/killed");
+    let slow = proxy::start(
+        base,
+        proxy::Faults {
+            part_delay: Duration::from_millis(500),
+            ..Default::default()
+        },
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .arg("encrypt")
+        .args(resuming::SEAL)
+        .arg(pw())
+        .args(["-o", &killed])
+        .arg(&src)
+        .envs(zseal_env(base))
+        .env("AWS_ENDPOINT_URL", &slow.url)
+        .env("XDG_STATE_HOME", &state)
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while resuming::journaled_parts(&state).unwrap_or(0) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the journal never held two parts"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept = resuming::journaled_parts(&state).unwrap() as u64;
+    assert!(kept >= 2 && kept < parts, "{kept} of {parts}");
+    assert_eq!(resuming::resume(base, &state, &src, &killed), parts - kept);
+    resuming::decrypts_to(base, &killed, &plain);
+
+    let (d1, source) = resuming::digests(base, &whole, &src);
+    let (d2, _) = resuming::digests(base, &cut, &src);
+    let (d3, _) = resuming::digests(base, &killed, &src);
+    assert_eq!((&d1, &d2, &d3), (&source, &source, &source));
+    assert_eq!(uploads_in_progress(base, &b), 0);
+}
+
+/// A resume is refused, naming why: a pipe (--resume needs the file); other options (the job
+/// stays pending); a source whose size changed, or whose bytes in a sent part changed under the
+/// same size and mtime (the job ends: upload aborted, journal removed). Without --resume a
+/// pending upload is refused before anything is sent.
+#[test]
+fn a_resume_is_refused_when_the_source_or_the_command_changed() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "refusals");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    let plain = common::noise(24 << 20, 48);
+    std::fs::write(&src, &plain).unwrap();
+    let url = format!("s3://{b}/k");
+    resuming::cut_after(base, &state, &src, &url, 2);
+
+    // Without --resume, nothing is sent.
+    let p = proxy::start(base, proxy::Faults::default());
+    resuming::encrypt(base, &p.url, &state, &src, &url, &[])
+        .assert()
+        .code(1)
+        .stderr(contains("has a pending resumable upload"))
+        .stderr(contains("add --resume to continue it"))
+        .stderr(contains(format!("zseal resume --abort {url}")));
+    assert_eq!(p.seen.requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // A pipe.
+    resuming::zs(base, base, &state)
+        .arg("encrypt")
+        .args(resuming::SEAL)
+        .arg(pw())
+        .args(["-o", &url, "--resume"])
+        .write_stdin(plain.clone())
+        .assert()
+        .code(1)
+        .stderr(contains("--resume needs a regular file"));
+
+    // Other options: refused, still pending.
+    resuming::encrypt(base, base, &state, &src, &url, &["--resume", "--pad"])
+        .assert()
+        .code(1)
+        .stderr(contains("was started with the options"))
+        .stderr(contains("padding off"));
+    assert_eq!(resuming::journaled_parts(&state), Some(2));
+
+    // The bytes of part 1 changed, size and mtime kept: the re-read finds it.
+    let mtime = std::fs::metadata(&src).unwrap().modified().unwrap();
+    let mut changed = plain.clone();
+    changed[1000] ^= 1;
+    std::fs::write(&src, &changed).unwrap();
+    let f = std::fs::File::options().write(true).open(&src).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    resuming::encrypt(base, base, &state, &src, &url, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "(sent in part 1) are not what was sent: their BLAKE3 differs",
+        ))
+        .stderr(contains("run the command again without --resume"));
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(uploads_in_progress(base, &b), 0);
+
+    // The size changed.
+    std::fs::write(&src, &plain).unwrap();
+    resuming::cut_after(base, &state, &src, &url, 2);
+    std::fs::write(&src, &plain[..plain.len() - 1]).unwrap();
+    resuming::encrypt(base, base, &state, &src, &url, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "changed since the upload began: its size (25165824 bytes, now 25165823)",
+        ));
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    assert!(object(base, &b, "k").is_none());
+}
+
+/// `zseal resume --list` shows a pending upload; `--abort URL` aborts it at the store (gone
+/// from ListMultipartUploads) and removes its journal; nothing is left to list.
+#[test]
+fn pending_uploads_are_listed_and_aborted() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "pending");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    std::fs::write(&src, common::noise(16 << 20, 49)).unwrap();
+    let url = format!("s3://{b}/k");
+    resuming::cut_after(base, &state, &src, &url, 1);
+    assert_eq!(uploads_in_progress(base, &b), 1);
+    let listed = resuming::zs(base, base, &state)
+        .args(["resume", "--list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(listed.stdout).unwrap();
+    assert!(
+        text.starts_with(&format!("{url}\t"))
+            && text.contains(&src.display().to_string())
+            && text.contains("1 parts"),
+        "{text}"
+    );
+    resuming::zs(base, base, &state)
+        .args(["resume", "--abort", &url])
+        .assert()
+        .success()
+        .stderr(contains("ended the upload"));
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    assert_eq!(resuming::journaled_parts(&state), None);
+    resuming::zs(base, base, &state)
+        .args(["resume", "--list"])
+        .assert()
+        .success()
+        .stdout("");
+    resuming::zs(base, base, &state)
+        .args(["resume", "--abort", &url])
+        .assert()
+        .code(1)
+        .stderr(contains("no pending upload"));
+
+    // SIGTERM ends a resumable upload as it ends any: aborted, and its journal removed.
+    let slow = proxy::start(
+        base,
+        proxy::Faults {
+            part_delay: Duration::from_millis(1000),
+            ..Default::default()
+        },
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .arg("encrypt")
+        .args(resuming::SEAL)
+        .arg(pw())
+        .args(["-o", &url])
+        .arg(&src)
+        .envs(zseal_env(base))
+        .env("AWS_ENDPOINT_URL", &slow.url)
+        .env("XDG_STATE_HOME", &state)
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while resuming::journaled_parts(&state).unwrap_or(0) < 1 {
+        assert!(Instant::now() < deadline, "the journal never held a part");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    assert_eq!(resuming::journaled_parts(&state), None);
 }

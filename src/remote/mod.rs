@@ -25,6 +25,7 @@ mod own;
 mod parts;
 mod reader;
 mod rekey;
+mod resumable;
 mod s3;
 mod store;
 mod upload;
@@ -41,6 +42,9 @@ use object_store::{DynObjectStore, ObjectStoreExt};
 pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_LEN, MAX_TASKS};
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, ObjectRekey};
+pub use resumable::{
+    abort_pending, pending_upload, pending_uploads, PendingUpload, SealJob, UploadDone,
+};
 use store::{build_store, Built};
 pub use upload::abort_all_uploads;
 pub use writer::{ObjectVersion, RemoteWriter, Replace};

@@ -44,6 +44,9 @@ pub(crate) struct Upload {
     marker: Option<String>,
     /// Completed or aborted: a signal or a drop leaves it alone.
     ended: AtomicBool,
+    /// The key of the resume journal that records it (docs/OBJECTS.md §7): removed with the
+    /// upload when it is aborted.
+    journal: Mutex<Option<String>>,
 }
 
 impl Upload {
@@ -68,17 +71,71 @@ impl Upload {
         }
         let id = block_on(store.create_multipart_opts(&obj.path, opts))
             .map_err(|e| obj.error("write", e))?;
+        Ok(Upload::register(&mut all, obj, store, id, marker))
+    }
+
+    /// The upload `id` of `obj` that an earlier process started (a resumed upload), registered
+    /// for [`abort_all_uploads`] as a new one is.
+    pub(crate) fn adopt(obj: &Arc<Object>, id: String) -> io::Result<Arc<Upload>> {
+        let store = obj.multipart.clone().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: this store is read-only", obj.url),
+            )
+        })?;
+        let mut all = registry();
+        if ENDING.load(Ordering::SeqCst) {
+            return Err(aborted(&obj.url));
+        }
+        Ok(Upload::register(&mut all, obj, store, id, None))
+    }
+
+    fn register(
+        all: &mut Vec<Weak<Upload>>,
+        obj: &Arc<Object>,
+        store: Arc<dyn MultipartStore>,
+        id: MultipartId,
+        marker: Option<String>,
+    ) -> Arc<Upload> {
         let up = Arc::new(Upload {
             obj: obj.clone(),
             store,
             id,
             marker,
             ended: AtomicBool::new(false),
+            journal: Mutex::new(None),
         });
         // Uploads ended are gone: a long-lived process (a Python worker) keeps only live ones.
         all.retain(|u| u.strong_count() > 0);
         all.push(Arc::downgrade(&up));
-        Ok(up)
+        up
+    }
+
+    /// Ties the resume journal kept under `key` to this upload: aborting the upload (a signal,
+    /// a refusal) removes it.
+    pub(crate) fn journaled(&self, key: &str) {
+        *self.journal_key() = Some(key.to_string());
+    }
+
+    fn journal_key(&self) -> MutexGuard<'_, Option<String>> {
+        self.journal.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes the journal by `store`, unless the upload has ended: under the lock that
+    /// [`Upload::forget_journal`] takes, so that a signal's abort, which removes the journal,
+    /// is never followed by a write that brings it back.
+    pub(crate) fn write_journal(&self, store: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let key = self.journal_key();
+        if key.is_some() && !self.ended() {
+            store()?;
+        }
+        Ok(())
+    }
+
+    /// Leaves the upload pending at the store (a resumable job that failed): neither a drop
+    /// nor a signal aborts it.
+    pub(crate) fn keep(&self) {
+        self.ended.store(true, Ordering::SeqCst);
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -168,6 +225,14 @@ impl Upload {
     pub(crate) fn abort(&self) {
         if !self.ended.swap(true, Ordering::SeqCst) {
             let _ = block_on(self.store.abort_multipart(&self.obj.path, &self.id));
+            self.forget_journal();
+        }
+    }
+
+    /// Removes the resume journal of an upload that will never complete.
+    pub(crate) fn forget_journal(&self) {
+        if let Some(key) = self.journal_key().take() {
+            let _ = crate::resume::journal::remove(crate::resume::journal::Kind::Upload, &key);
         }
     }
 

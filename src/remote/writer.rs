@@ -57,6 +57,20 @@ const PARTS_PER_DOUBLING: u64 = 1000;
 /// The parts zseal plans for when the input's size is known (S3 allows 10,000).
 const PLANNED_PARTS: u64 = 9000;
 
+/// The size of an upload's first parts: `base`, or for an input of known size parts large
+/// enough that 9,000 of them hold it with 5 % to spare (a container of incompressible data is a
+/// little larger than its input).
+pub(super) fn first_part_size(base: usize, size_hint: Option<u64>) -> usize {
+    let planned = size_hint
+        .map(|n| {
+            (n + n / 20)
+                .div_ceil(PLANNED_PARTS)
+                .next_multiple_of(1 << 20)
+        })
+        .unwrap_or(0);
+    (base as u64).max(planned) as usize
+}
+
 /// An object being written: bytes are gathered into parts, each uploaded on the runtime while
 /// the caller writes on, at most `parts_in_flight` at once (memory: that many parts plus the one
 /// being filled). Nothing is visible at the URL until [`RemoteWriter::commit`]; dropped without
@@ -79,17 +93,7 @@ pub struct RemoteWriter {
 
 impl RemoteWriter {
     pub(super) fn new(obj: Arc<Object>, replace: Replace, size_hint: Option<u64>) -> Self {
-        let base = obj.opts.part_size as u64;
-        // Known input: parts large enough that 9,000 of them hold it with 5 % to spare (a
-        // container of incompressible data is a little larger than its input).
-        let planned = size_hint
-            .map(|n| {
-                (n + n / 20)
-                    .div_ceil(PLANNED_PARTS)
-                    .next_multiple_of(1 << 20)
-            })
-            .unwrap_or(0);
-        let part_size = base.max(planned) as usize;
+        let part_size = first_part_size(obj.opts.part_size, size_hint);
         RemoteWriter {
             obj,
             replace,

@@ -459,6 +459,30 @@ fn resume_a_broken_copy_by_appending_the_rest() {
     assert!(partial == s);
 }
 
+/// `--resume` continues an upload into an object: without `-o URL` it is refused, naming what
+/// to give; `zseal resume` needs --list or --abort, and lists nothing when nothing is pending.
+#[test]
+fn resume_needs_an_object_and_lists_nothing_pending() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    std::fs::write(&src, b"data").unwrap();
+    with_pw("encrypt", [src.as_os_str(), "--resume".as_ref()])
+        .args(["-o"])
+        .arg(d.path().join("out.zseal"))
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "--resume continues an upload into an object: give -o s3://",
+        ));
+    zseal().arg("resume").assert().code(2);
+    zseal()
+        .args(["resume", "--list"])
+        .env("XDG_STATE_HOME", d.path())
+        .assert()
+        .success()
+        .stdout("");
+}
+
 #[test]
 fn verify_prints_a_line_b3sum_can_check_and_fails_on_damage() {
     let d = tempfile::tempdir().unwrap();

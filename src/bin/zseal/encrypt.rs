@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use age::armor::{ArmoredWriter, Format as ArmorFormat};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
 
 use crate::common::{Clock, Common};
@@ -75,6 +75,12 @@ pub struct Args {
     /// -n zseal` checks (FORMAT.md §12)
     #[arg(long = "sign", value_name = "KEY")]
     sign: Vec<PathBuf>,
+    /// Continue the pending upload of FILE into the object -o names, which a lost connection
+    /// or a killed process left (same command line, plus --resume): only the parts the store
+    /// lacks are sealed and sent. Refused, naming why, when FILE changed or the options differ
+    /// (docs/OBJECTS.md §7)
+    #[arg(long)]
+    resume: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -159,6 +165,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let sink = Output::create(Some(output), c.force, Some(input))?;
             seal(&a, &opts, &targets, (source, Some(input)), sink, signing)
         });
+    }
+    // Into an object: a pending upload there, --resume, or an upload that keeps a journal.
+    match c.output.as_deref().and_then(crate::files::url_of) {
+        Some(url) => {
+            let how = (c.input(), &opts, a.resume);
+            if crate::resume::encrypt_into(url, how, c, recipients_now)? {
+                return Ok(());
+            }
+        }
+        None if a.resume => bail!(
+            "--resume continues an upload into an object: give -o s3://BUCKET/KEY, the \
+             destination of the upload to continue"
+        ),
+        None => {}
     }
     let input = open_input(c.input())?;
     let recipients = recipients_now()?;

@@ -25,6 +25,7 @@ mod progress;
 mod rekey;
 mod report;
 mod serve;
+mod resume;
 mod sign;
 mod stdin;
 mod tty;
@@ -140,6 +141,9 @@ enum Command {
     /// Serve an encrypting S3 gateway: `zseal serve s3 ROOT -R team.txt --credentials FILE`
     #[command(subcommand)]
     Serve(serve::Command),
+    /// Show (--list) or end (--abort URL) the uploads a lost connection or a killed process
+    /// left pending; `encrypt … --resume` continues one
+    Resume(resume::Args),
     /// Print a shell completion script: bash, zsh, fish or powershell
     Completions {
         /// The shell
@@ -178,6 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Serve(c) => serve::run(c),
+        Command::Resume(a) => resume::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut command(), "zseal", &mut std::io::stdout());
             Ok(())

@@ -279,6 +279,13 @@ impl SplitSeal {
         Ok((split, header_bytes))
     }
 
+    /// The coordinator of a container whose header (`header_len` bytes) was written earlier
+    /// under `key`: a resumed upload (docs/OBJECTS.md §7) ends it with the ranges sealed before
+    /// and after its interruption.
+    pub fn resumed(key: TaskKey, header_len: u64) -> Self {
+        SplitSeal { key, header_len }
+    }
+
     /// What every task needs (see [`TaskKey`]).
     pub fn task_key(&self) -> &TaskKey {
         &self.key

@@ -1,0 +1,324 @@
+//! [`Cutter`]: the sealed bytes of a resumable upload cut into parts at frame boundaries
+//! (docs/OBJECTS.md §7), uploaded at most `parts_in_flight` at once, and each part the store
+//! acknowledges recorded in the journal, in order.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use object_store::multipart::PartId;
+use object_store::PutPayload;
+
+use super::super::upload::Upload;
+use super::super::{block_on, spawn, Object};
+use super::record::{to_hex, PartRecord, Record};
+use crate::format::FRAME_HEADER_LEN;
+
+/// How often, at most, the journal is written while parts are acknowledged.
+const JOURNAL_EVERY: Duration = Duration::from_secs(1);
+
+/// A part on its way, and what the journal records of it once it is acknowledged (`None` for
+/// the parts of the container's end, which a resume seals again).
+struct Sending {
+    number: u32,
+    task: tokio::task::JoinHandle<object_store::Result<PartId>>,
+    record: Option<PartRecord>,
+}
+
+/// Where the source's plaintext is, to hash what each part covers.
+pub(super) struct Plain {
+    pub(super) file: Arc<File>,
+    pub(super) len: u64,
+    pub(super) chunk_size: u64,
+}
+
+/// The sealed bytes on their way into parts.
+pub(super) struct Cutter {
+    obj: Arc<Object>,
+    upload: Arc<Upload>,
+    part_size: usize,
+    buf: Vec<u8>,
+    /// Cutting at frame ends (the frames of the range); `false` for the container's end.
+    in_frames: bool,
+    /// The frame header being read, and once it is read the frame's body length and the bytes
+    /// left of it.
+    head: Vec<u8>,
+    body_left: Option<(u32, usize)>,
+    /// The first chunk of the part being filled, its frames' body lengths, the next chunk.
+    part_first_chunk: u64,
+    part_lens: Vec<u8>,
+    next_chunk: u64,
+    next_number: u32,
+    in_flight: VecDeque<Sending>,
+    /// Every part of the upload so far, acknowledged, with its number.
+    done: Vec<(usize, PartId)>,
+    /// A part of the end was acknowledged: the journal takes no part after it.
+    journal_closed: bool,
+    pub(super) record: Record,
+    last_store: Instant,
+    plain: Plain,
+    sent: Option<Arc<AtomicU64>>,
+    /// Bytes handed to the store by this run, and chunks sealed.
+    pub(super) uploaded: u64,
+    pub(super) chunks: u64,
+}
+
+impl Cutter {
+    /// A cutter whose first part is number `first_number` and starts with chunk `first_chunk`,
+    /// after the parts `done` the store holds.
+    pub(super) fn new(
+        obj: Arc<Object>,
+        upload: Arc<Upload>,
+        record: Record,
+        done: Vec<(usize, PartId)>,
+        (first_number, first_chunk): (u32, u64),
+        plain: Plain,
+        sent: Option<Arc<AtomicU64>>,
+    ) -> Cutter {
+        let part_size = record.part_size as usize;
+        Cutter {
+            obj,
+            upload,
+            part_size,
+            buf: Vec::with_capacity(part_size),
+            in_frames: true,
+            head: Vec::with_capacity(FRAME_HEADER_LEN),
+            body_left: None,
+            part_first_chunk: first_chunk,
+            part_lens: Vec::new(),
+            next_chunk: first_chunk,
+            next_number: first_number,
+            in_flight: VecDeque::new(),
+            done,
+            journal_closed: false,
+            record,
+            last_store: Instant::now(),
+            plain,
+            sent,
+            uploaded: 0,
+            chunks: 0,
+        }
+    }
+
+    /// Bytes that precede the frames (the header), in the first part.
+    pub(super) fn write_lead(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// From now on the bytes are the container's end: cut by size alone, not journaled.
+    pub(super) fn end_frames(&mut self) {
+        self.in_frames = false;
+    }
+
+    /// Sends what is left as the last part, waits for every part, and returns them all.
+    pub(super) fn finish(&mut self) -> io::Result<(Vec<(usize, PartId)>, Record)> {
+        if !self.buf.is_empty() {
+            self.send(false)?;
+        }
+        while !self.in_flight.is_empty() {
+            self.wait_oldest()?;
+        }
+        let done = std::mem::take(&mut self.done);
+        Ok((done, self.record.clone()))
+    }
+
+    /// Waits for the parts in flight (an ending job), keeping what the store acknowledged in the
+    /// journal, and writes it.
+    pub(super) fn settle(&mut self) -> Record {
+        while !self.in_flight.is_empty() {
+            let _ = self.wait_oldest();
+        }
+        // An upload a signal aborted has had its journal removed: it is not written again.
+        let (upload, record) = (&self.upload, &mut self.record);
+        let _ = upload.write_journal(|| record.store());
+        self.record.clone()
+    }
+
+    fn frame_ended(&mut self, body_len: u32) -> io::Result<()> {
+        self.part_lens.extend_from_slice(&body_len.to_le_bytes());
+        self.next_chunk += 1;
+        self.chunks += 1;
+        if self.buf.len() >= self.part_size {
+            self.send(true)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the filled part; `frames`: it ends at a frame boundary and the journal records it.
+    fn send(&mut self, frames: bool) -> io::Result<()> {
+        if self.upload.ended() {
+            return Err(super::super::upload::aborted(&self.obj.url));
+        }
+        let record = if frames {
+            Some(self.part_record()?)
+        } else {
+            None
+        };
+        let number = self.next_number;
+        self.next_number += 1;
+        let data = std::mem::replace(&mut self.buf, Vec::with_capacity(self.part_size));
+        self.uploaded += data.len() as u64;
+        let task = spawn(
+            self.upload
+                .put_part(number as usize - 1, PutPayload::from(data)),
+        );
+        self.in_flight.push_back(Sending {
+            number,
+            task,
+            record,
+        });
+        self.part_first_chunk = self.next_chunk;
+        self.part_lens.clear();
+        while self.in_flight.len() > self.obj.opts.parts_in_flight {
+            self.wait_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// The journal's entry for the part being sent (its ETag once acknowledged).
+    fn part_record(&self) -> io::Result<PartRecord> {
+        let c = self.plain.chunk_size;
+        let start = self.part_first_chunk * c;
+        let end = (self.next_chunk * c).min(self.plain.len);
+        Ok(PartRecord {
+            number: self.next_number,
+            etag: String::new(),
+            len: self.buf.len() as u64,
+            first_chunk: self.part_first_chunk,
+            body_lens: to_hex(&self.part_lens),
+            plain_blake3: plain_blake3(&self.plain.file, start..end)?,
+        })
+    }
+
+    fn wait_oldest(&mut self) -> io::Result<()> {
+        let Some(s) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        // What follows a failed part is not a prefix: the journal stops before it.
+        let part = match block_on(s.task) {
+            Ok(Ok(part)) => part,
+            Ok(Err(e)) => {
+                self.journal_closed = true;
+                return Err(self.obj.error("upload a part of", e));
+            }
+            Err(e) => {
+                self.journal_closed = true;
+                return Err(io::Error::other(format!(
+                    "uploading {}: a transfer task failed: {e}",
+                    self.obj.url
+                )));
+            }
+        };
+        match s.record {
+            Some(mut r) if !self.journal_closed => {
+                r.etag = part.content_id.trim_matches('"').to_string();
+                if let Some(sent) = &self.sent {
+                    sent.fetch_add(r.len, Ordering::Relaxed);
+                }
+                self.record.parts.push(r);
+                if self.last_store.elapsed() >= JOURNAL_EVERY {
+                    let (upload, record) = (&self.upload, &mut self.record);
+                    upload.write_journal(|| record.store())?;
+                    self.last_store = Instant::now();
+                }
+            }
+            _ => self.journal_closed = true,
+        }
+        self.done.push((s.number as usize, part));
+        Ok(())
+    }
+}
+
+impl Write for Cutter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if !self.in_frames {
+            self.buf.extend_from_slice(data);
+            if self.buf.len() >= self.part_size {
+                self.send(false)?;
+            }
+            return Ok(data.len());
+        }
+        let mut rest = data;
+        while !rest.is_empty() {
+            match self.body_left {
+                None => {
+                    let n = (FRAME_HEADER_LEN - self.head.len()).min(rest.len());
+                    self.head.extend_from_slice(&rest[..n]);
+                    self.buf.extend_from_slice(&rest[..n]);
+                    rest = &rest[n..];
+                    if let Ok(h) = <[u8; FRAME_HEADER_LEN]>::try_from(self.head.as_slice()) {
+                        let (_, len) = crate::format::frame::parse_frame_header(&h);
+                        self.head.clear();
+                        if len == 0 {
+                            self.frame_ended(0)?;
+                        } else {
+                            self.body_left = Some((len, len as usize));
+                        }
+                    }
+                }
+                Some((len, left)) => {
+                    let n = left.min(rest.len());
+                    self.buf.extend_from_slice(&rest[..n]);
+                    rest = &rest[n..];
+                    if n == left {
+                        self.body_left = None;
+                        self.frame_ended(len)?;
+                    } else {
+                        self.body_left = Some((len, left - n));
+                    }
+                }
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// BLAKE3 of the bytes `range` of `file`, hex (read by offset, 1 MiB at a time).
+pub(super) fn plain_blake3(file: &File, range: std::ops::Range<u64>) -> io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    each_piece(file, range, |piece| {
+        h.update(piece);
+        Ok(())
+    })?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
+/// Calls `f` on the bytes `range` of `file` in order, 1 MiB at a time.
+pub(super) fn each_piece(
+    file: &File,
+    range: std::ops::Range<u64>,
+    mut f: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = range.start;
+    while at < range.end {
+        let want = ((range.end - at) as usize).min(buf.len());
+        let n = read_at(file, &mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the source file became shorter while it was read",
+            ));
+        }
+        f(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, at)
+}

@@ -1,0 +1,530 @@
+//! Uploads that survive a broken connection or a killed process (docs/OBJECTS.md §7, issue 47
+//! §2): a file sealed into an S3 object as FORMAT.md §11 seals a container in pieces (header,
+//! one range of chunks, trailer), cut into parts at frame boundaries ([`cutter`]), with a
+//! journal ([`record`]) of every part the store acknowledged. [`Remote::resume_upload`] checks
+//! the command, the source and the store's parts against the journal ([`check`]), then seals
+//! and sends only the chunks after the parts kept, and completes.
+
+mod check;
+mod cutter;
+mod record;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use object_store::multipart::PartId;
+
+use self::check::Refusal;
+use self::cutter::{Cutter, Plain};
+use self::record::{from_hex, options_text, source_id, to_hex, Record};
+use super::upload::Upload;
+use super::{block_on, writer::first_part_size, Object, Own, Remote, Replace, Scheme};
+use crate::crypto::Recipient;
+use crate::hash::HashAlg;
+use crate::pipeline::{seal_range, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey};
+
+/// One file to seal into the object.
+pub struct SealJob<'a> {
+    /// The source: a regular file.
+    pub source: &'a Path,
+    /// Who can open it (not used by a resume: the header is the journal's).
+    pub recipients: &'a [&'a dyn Recipient],
+    /// The front end's fingerprint of the recipients (compared by a resume).
+    pub recipients_id: &'a str,
+    /// The options, which a resume must repeat.
+    pub opts: &'a EncryptOptions,
+    /// `--force`: an existing object may be replaced.
+    pub overwrite: bool,
+    /// Counts the plaintext bytes sealed (a progress display's).
+    pub sealed: Option<Arc<AtomicU64>>,
+}
+
+/// What an upload did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UploadDone {
+    /// Parts the store held from before (a resume).
+    pub parts_kept: usize,
+    /// Parts this run sent.
+    pub parts_sent: usize,
+    /// Plaintext bytes sealed by this run.
+    pub sealed: u64,
+    /// Bytes this run sent to the store.
+    pub uploaded: u64,
+    /// Chunks this run sealed.
+    pub chunks: u64,
+    /// The whole-plaintext digest, as `b3sum` prints it (`None` without one).
+    pub digest_hex: Option<String>,
+}
+
+/// A pending upload, as its journal describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingUpload {
+    /// The object's URL.
+    pub url: String,
+    /// The source file's path.
+    pub source: String,
+    /// The source file's size.
+    pub source_size: u64,
+    /// Parts the store acknowledged.
+    pub parts: usize,
+    /// Their bytes.
+    pub bytes_sent: u64,
+    /// When the journal was last written (Unix seconds).
+    pub updated: u64,
+    /// The journal's path.
+    pub journal: PathBuf,
+}
+
+impl Remote {
+    /// Why an upload of a `size`-byte file sealed with `opts` into this object cannot be
+    /// resumable (docs/OBJECTS.md §7), or `None` when it can.
+    pub fn why_not_resumable(&self, opts: &EncryptOptions, size: u64) -> Option<String> {
+        let why = match self.inner.scheme {
+            Scheme::S3 => None,
+            s => Some(format!(
+                "resumable uploads are implemented for s3:// only, not for {} (GCS's ListParts \
+                 and Azure's Get Block List are not used yet)",
+                match s {
+                    Scheme::Gcs => "gs://",
+                    Scheme::Azure => "az://",
+                    _ => "http(s)://",
+                }
+            )),
+        };
+        why.or_else(|| match () {
+            _ if opts.format != Format::Zseal => {
+                Some("--format age is not resumable (only a zseal container is)".into())
+            }
+            _ if !opts.sign.is_empty() => {
+                Some("a signed container (--sign) is not resumable".into())
+            }
+            _ if opts.hash == HashAlg::Xxh3 => Some(
+                "--hash xxh3 is not resumable (its digest cannot be taken up mid-file): use \
+                 blake3 or none"
+                    .into(),
+            ),
+            _ if opts.adapt.is_some() => {
+                Some("--adapt is not resumable: give a fixed level (-c zstd:N)".into())
+            }
+            _ if size <= self.part_size_for(size) as u64 => Some(format!(
+                "the source fits in one part ({size} bytes): there is nothing to resume"
+            )),
+            _ => None,
+        })
+    }
+
+    fn part_size_for(&self, size: u64) -> usize {
+        first_part_size(self.inner.opts.part_size, Some(size))
+    }
+
+    /// Seals `job`'s file into this object as a resumable upload: a journal records each part
+    /// the store acknowledges, and a failure leaves the upload pending for
+    /// [`Remote::resume_upload`]. Refused when a pending upload into the object exists.
+    pub fn seal_resumable(&self, job: &SealJob) -> io::Result<UploadDone> {
+        let obj = &self.inner;
+        if let Some(p) = pending_upload(&obj.url)? {
+            return Err(pending_error(&p));
+        }
+        let (file, id) = open_source(job.source)?;
+        if let Some(why) = self.why_not_resumable(job.opts, id.size) {
+            return Err(invalid(why));
+        }
+        if !job.overwrite && self.size()?.is_some() {
+            return Err(obj.exists());
+        }
+        let part_size = self.part_size_for(id.size) as u64;
+        let (split, header) = SplitSeal::new(job.recipients, job.opts)?;
+        let upload = Upload::start(obj)?;
+        let mut rec = Record {
+            version: record::VERSION,
+            url: obj.url.clone(),
+            upload_id: upload.id().to_string(),
+            replace: if job.overwrite { "overwrite" } else { "create" }.into(),
+            source: id,
+            options: options_text(job.opts),
+            recipients: job.recipients_id.to_string(),
+            header: to_hex(&header),
+            key: to_hex(&split.task_key().to_bytes()),
+            part_size,
+            parts: Vec::new(),
+            created: record::now(),
+            updated: 0,
+        };
+        upload.journaled(&obj.url);
+        upload.write_journal(|| rec.store())?;
+        let start = Start {
+            done: Vec::new(),
+            kept: None,
+            lead: Some(header),
+        };
+        send(obj, &upload, (split, rec), (file, start), job)
+    }
+
+    /// Continues the pending upload into this object (docs/OBJECTS.md §7): the command, the
+    /// source and the store's parts are checked against the journal, and only the chunks after
+    /// the parts kept are sealed and sent.
+    pub fn resume_upload(&self, job: &SealJob) -> io::Result<UploadDone> {
+        let obj = &self.inner;
+        let Some(mut rec) = Record::load(&obj.url)? else {
+            return Err(invalid(format!(
+                "there is no pending upload into {} to resume (`zseal resume --list` shows \
+                 those there are): run the command without --resume",
+                obj.url
+            )));
+        };
+        let (file, now) = open_source(job.source)?;
+        if job.overwrite {
+            // --force now: the completion may replace an object, as the first run's could not.
+            rec.replace = "overwrite".into();
+        }
+        let refused = |r: Refusal| match r {
+            Refusal::Command(m) => invalid(m),
+            Refusal::Job(m) => end_job(obj, &rec, &m),
+        };
+        check::command(&rec, &options_text(job.opts), job.recipients_id, &now.path)
+            .map_err(refused)?;
+        check::source(&rec.source, &now).map_err(refused)?;
+        let Own::S3(s3) = &obj.own else {
+            return Err(invalid(
+                self.why_not_resumable(job.opts, now.size)
+                    .unwrap_or_default(),
+            ));
+        };
+        let listed = match block_on(s3.list_parts(obj.path.as_ref(), &rec.upload_id)) {
+            Ok(l) => l,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                return Err(refused(Refusal::Job(format!(
+                    "the store no longer has the upload (aborted, or removed by a lifecycle \
+                     rule): {e}"
+                ))))
+            }
+            Err(e) => return Err(e),
+        };
+        let done = check::listed(&rec.parts, &listed).map_err(refused)?;
+        let chunk_size = job.opts.chunk_size as u64;
+        let kept = check::reread(&file, &rec.parts, (now.size, chunk_size), job.opts.hash)
+            .map_err(refused)?;
+        let header = from_hex(&rec.header).ok_or_else(|| end_job(obj, &rec, "damaged header"))?;
+        let key = from_hex(&rec.key)
+            .and_then(|k| TaskKey::from_bytes(&zeroize::Zeroizing::new(k)).ok())
+            .ok_or_else(|| end_job(obj, &rec, "the journal's key cannot be read"))?;
+        let split = SplitSeal::resumed(key, header.len() as u64);
+        let upload = Upload::adopt(obj, rec.upload_id.clone())?;
+        upload.journaled(&obj.url);
+        let start = match rec.parts.is_empty() {
+            true => Start {
+                done,
+                kept: None,
+                lead: Some(header),
+            },
+            false => Start {
+                done,
+                kept: Some(kept),
+                lead: None,
+            },
+        };
+        send(obj, &upload, (split, rec.clone()), (file, start), job)
+    }
+}
+
+/// Where a run begins: the parts the store holds (a resume), the range they hold, and what
+/// precedes the frames (the header, when part 1 is to be sent).
+struct Start {
+    done: Vec<(usize, PartId)>,
+    kept: Option<RangeResult>,
+    lead: Option<Vec<u8>>,
+}
+
+/// The cutter shared between the engine, which writes into it, and the run, which settles it
+/// whatever became of the engine.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<Cutter>>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Cutter> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Write for Shared {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.lock().write(data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Seals the chunks after `start`'s into parts, then the trailer, and completes. A failure
+/// before the completion leaves the upload pending with its journal written.
+fn send(
+    obj: &Arc<Object>,
+    upload: &Arc<Upload>,
+    (split, rec): (SplitSeal, Record),
+    (file, start): (File, Start),
+    job: &SealJob,
+) -> io::Result<UploadDone> {
+    let chunk_size = job.opts.chunk_size as u64;
+    let len = rec.source.size;
+    let (first_number, first_chunk) = (
+        start.done.len() as u32 + 1,
+        start.kept.as_ref().map_or(0, |k| k.body_lens.len() as u64),
+    );
+    let parts_kept = start.done.len();
+    let file = Arc::new(file);
+    let plain = Plain {
+        file: file.clone(),
+        len,
+        chunk_size,
+    };
+    let mut cutter = Cutter::new(
+        obj.clone(),
+        upload.clone(),
+        rec,
+        start.done,
+        (first_number, first_chunk),
+        plain,
+        None,
+    );
+    if let Some(lead) = &start.lead {
+        cutter.write_lead(lead);
+    }
+    let shared = Shared(Arc::new(Mutex::new(cutter)));
+    let sealed = seal(&split, &shared, (&file, len, first_chunk, start.kept), job);
+    let finished = sealed.and_then(|(digest, n)| {
+        let mut cutter = shared.lock();
+        let (parts, rec) = cutter.finish()?;
+        Ok((parts, rec, digest, (n, cutter.uploaded, cutter.chunks)))
+    });
+    let (parts, rec, digest, (n, uploaded, chunks)) = match finished {
+        Ok(f) => f,
+        Err(e) => {
+            let rec = shared.lock().settle();
+            upload.keep();
+            return Err(kept_error(e, &rec));
+        }
+    };
+    let now = open_source(Path::new(&rec.source.path)).map(|(_, id)| id);
+    if let Err(Refusal::Job(m) | Refusal::Command(m)) = now
+        .map_err(|e| Refusal::Job(e.to_string()))
+        .and_then(|now| check::source(&rec.source, &now))
+    {
+        upload.abort();
+        return Err(end_job(obj, &rec, &m));
+    }
+    complete(obj, upload, &rec, &parts)?;
+    Ok(UploadDone {
+        parts_kept,
+        parts_sent: parts.len() - parts_kept,
+        sealed: n,
+        uploaded,
+        chunks,
+        digest_hex: digest,
+    })
+}
+
+/// Seals the file from chunk `first` into `shared`, then the container's end after the `kept`
+/// range; the digest and the plaintext bytes sealed.
+fn seal(
+    split: &SplitSeal,
+    shared: &Shared,
+    (file, len, first, kept): (&File, u64, u64, Option<RangeResult>),
+    job: &SealJob,
+) -> io::Result<(Option<String>, u64)> {
+    let c = job.opts.chunk_size as u64;
+    let mut w = seal_range(
+        split.task_key(),
+        first,
+        shared.clone(),
+        job.opts.threads.clone(),
+    )?;
+    let mut n = 0u64;
+    cutter::each_piece(file, (first * c).min(len)..len, |piece| {
+        w.write_all(piece)?;
+        n += piece.len() as u64;
+        if let Some(s) = &job.sealed {
+            s.fetch_add(piece.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    })?;
+    let (_, result) = w.finish_range()?;
+    shared.lock().end_frames();
+    let results = match kept {
+        Some(k) if result.body_lens.is_empty() => vec![k],
+        Some(k) => vec![k, result],
+        None => vec![result],
+    };
+    let (_, digest) = split.write_trailer(&results, shared.clone())?;
+    Ok((digest, n))
+}
+
+/// Completes the upload on its condition; the journal is removed when it completes, and when
+/// the completion is refused (the object exists, or another write raced it): the upload is
+/// then aborted. Another failure leaves the job pending.
+fn complete(
+    obj: &Arc<Object>,
+    upload: &Arc<Upload>,
+    rec: &Record,
+    parts: &[(usize, PartId)],
+) -> io::Result<()> {
+    let replace = match rec.replace.as_str() {
+        "overwrite" => Replace::Anything,
+        _ => Replace::Nothing,
+    };
+    // S3-compatible stores that ignore the completion's condition (docs/OBJECTS.md §3).
+    if replace == Replace::Nothing {
+        if let Ok(Some(_)) = (Remote { inner: obj.clone() }).size() {
+            upload.abort();
+            let _ = Record::remove(&obj.url);
+            return Err(obj.exists());
+        }
+    }
+    match upload.complete_numbered(parts, &replace) {
+        Ok(()) => {
+            let _ = Record::remove(&obj.url);
+            Ok(())
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::AlreadyExists | io::ErrorKind::ResourceBusy
+            ) =>
+        {
+            upload.abort();
+            let _ = Record::remove(&obj.url);
+            Err(e)
+        }
+        Err(e) => {
+            upload.keep();
+            Err(kept_error(e, rec))
+        }
+    }
+}
+
+/// Opens the source: a regular file, with its identity (its absolute path).
+fn open_source(path: &Path) -> io::Result<(File, record::SourceId)> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| crate::io::named(&e, "open", &name))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| crate::io::named(&e, "read", &name))?;
+    if !meta.is_file() {
+        return Err(invalid(format!(
+            "{name} is not a regular file: a resumable upload reads its source again, which a \
+             pipe or a device cannot give"
+        )));
+    }
+    let abs = std::fs::canonicalize(path).map_err(|e| crate::io::named(&e, "read", &name))?;
+    Ok((file, source_id(&abs, &meta)))
+}
+
+/// Ends a job that cannot go on: aborts its upload and removes its journal.
+fn end_job(obj: &Arc<Object>, rec: &Record, why: &str) -> io::Error {
+    if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone()) {
+        up.abort();
+    }
+    let _ = Record::remove(&rec.url);
+    io::Error::other(format!(
+        "cannot resume the upload into {}: {why}. The pending upload was aborted and its \
+         journal removed: run the command again without --resume",
+        rec.url
+    ))
+}
+
+/// A failure that leaves the job pending, saying how to go on.
+fn kept_error(e: io::Error, rec: &Record) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!(
+            "{e}. The upload is kept ({} parts, {} bytes at the store): run the same command \
+             with --resume to send the rest, or end it with `zseal resume --abort {}`",
+            rec.parts.len(),
+            rec.bytes_sent(),
+            rec.url
+        ),
+    )
+}
+
+fn pending_error(p: &PendingUpload) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{} has a pending resumable upload ({} parts, {} bytes sent, from {}): add \
+             --resume to continue it, or end it with `zseal resume --abort {}`",
+            p.url, p.parts, p.bytes_sent, p.source, p.url
+        ),
+    )
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+fn pending_of(rec: &Record, journal: PathBuf) -> PendingUpload {
+    PendingUpload {
+        url: rec.url.clone(),
+        source: rec.source.path.clone(),
+        source_size: rec.source.size,
+        parts: rec.parts.len(),
+        bytes_sent: rec.bytes_sent(),
+        updated: rec.updated,
+        journal,
+    }
+}
+
+/// The pending upload into `url`, if there is one.
+pub fn pending_upload(url: &str) -> io::Result<Option<PendingUpload>> {
+    let path = crate::resume::journal::path_for(crate::resume::journal::Kind::Upload, url)?;
+    Ok(Record::load(url)?.map(|r| pending_of(&r, path)))
+}
+
+/// Every pending upload of this user, in journal order (a journal that cannot be read is
+/// shown by its path, as its URL).
+pub fn pending_uploads() -> io::Result<Vec<PendingUpload>> {
+    let all = crate::resume::journal::list(crate::resume::journal::Kind::Upload)?;
+    Ok(all
+        .into_iter()
+        .map(|(path, bytes)| {
+            let bytes = zeroize::Zeroizing::new(bytes);
+            match Record::parse(&bytes, &path.display().to_string()) {
+                Ok(r) => pending_of(&r, path),
+                Err(e) => PendingUpload {
+                    url: format!("({e})"),
+                    source: String::new(),
+                    source_size: 0,
+                    parts: 0,
+                    bytes_sent: 0,
+                    updated: 0,
+                    journal: path,
+                },
+            }
+        })
+        .collect())
+}
+
+/// Ends the pending upload into `url`: aborts the multipart upload at the store (one already
+/// gone is fine) and removes the journal.
+pub fn abort_pending(url: &str) -> io::Result<PendingUpload> {
+    let Some(pending) = pending_upload(url)? else {
+        return Err(invalid(format!(
+            "there is no pending upload into {url} (`zseal resume --list` shows those there are)"
+        )));
+    };
+    let rec = Record::load(url)?.ok_or_else(|| invalid(format!("{url}: the journal vanished")))?;
+    let remote = Remote::from_env(url)?;
+    let obj = &remote.inner;
+    let store = obj
+        .multipart
+        .clone()
+        .ok_or_else(|| invalid(format!("{url} is read-only")))?;
+    match block_on(store.abort_multipart(&obj.path, &rec.upload_id)) {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+        Err(e) => return Err(obj.error("abort the upload to", e)),
+    }
+    Record::remove(url)?;
+    Ok(pending)
+}

@@ -1,0 +1,214 @@
+//! What a resumable upload's journal holds (docs/OBJECTS.md §7), as JSON, and how it is kept
+//! in the journal store (`crate::resume::journal`).
+
+use std::io;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::resume::journal::{self, Kind};
+
+/// The journal's layout version; another one is refused.
+pub(super) const VERSION: u32 = 1;
+
+/// One pending upload. Its `key` is wiped when it is dropped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct Record {
+    pub(super) version: u32,
+    pub(super) url: String,
+    pub(super) upload_id: String,
+    /// `create` (the object must not exist at completion) or `overwrite`.
+    pub(super) replace: String,
+    pub(super) source: SourceId,
+    /// What decides the bytes ([`options_text`]).
+    pub(super) options: String,
+    /// Who the header is for (the front end's fingerprint of its recipients).
+    pub(super) recipients: String,
+    /// The container's header, hex.
+    pub(super) header: String,
+    /// The payload key and the header's algorithms (`TaskKey::to_bytes`), hex.
+    pub(super) key: String,
+    pub(super) part_size: u64,
+    /// The parts the store acknowledged, in order from part 1.
+    pub(super) parts: Vec<PartRecord>,
+    pub(super) created: u64,
+    pub(super) updated: u64,
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+/// The source file as it was when the upload began.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct SourceId {
+    pub(super) path: String,
+    pub(super) dev: u64,
+    pub(super) inode: u64,
+    pub(super) size: u64,
+    pub(super) mtime_ns: i128,
+}
+
+/// One part the store acknowledged: whole frames, from `first_chunk`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct PartRecord {
+    pub(super) number: u32,
+    pub(super) etag: String,
+    /// Its bytes (ciphertext; part 1 includes the header).
+    pub(super) len: u64,
+    pub(super) first_chunk: u64,
+    /// Each frame's body length, hex of little-endian u32s.
+    pub(super) body_lens: String,
+    /// BLAKE3 of the plaintext of its chunks, hex.
+    pub(super) plain_blake3: String,
+}
+
+impl PartRecord {
+    /// The frames' body lengths.
+    pub(super) fn lens(&self) -> io::Result<Vec<u32>> {
+        let bytes = from_hex(&self.body_lens).filter(|b| b.len().is_multiple_of(4));
+        let bytes = bytes.ok_or_else(|| damaged(&format!("part {}'s frames", self.number)))?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+}
+
+impl Record {
+    /// Writes the journal whole (atomically, 0600).
+    pub(super) fn store(&mut self) -> io::Result<()> {
+        self.updated = now();
+        let bytes = Zeroizing::new(serde_json::to_vec_pretty(&*self).map_err(io::Error::other)?);
+        journal::store(Kind::Upload, &self.url, &bytes)?;
+        Ok(())
+    }
+
+    /// The journal of the upload into `url`, if there is one.
+    pub(super) fn load(url: &str) -> io::Result<Option<Record>> {
+        match journal::load(Kind::Upload, url)? {
+            None => Ok(None),
+            Some(bytes) => Record::parse(&Zeroizing::new(bytes), url).map(Some),
+        }
+    }
+
+    pub(super) fn parse(bytes: &[u8], name: &str) -> io::Result<Record> {
+        let r: Record = serde_json::from_slice(bytes)
+            .map_err(|e| damaged(&format!("the journal of {name} ({e})")))?;
+        if r.version != VERSION {
+            return Err(damaged(&format!(
+                "the journal of {name} (layout {}, this zseal reads {VERSION})",
+                r.version
+            )));
+        }
+        Ok(r)
+    }
+
+    /// Removes the journal (the job ended).
+    pub(super) fn remove(url: &str) -> io::Result<()> {
+        journal::remove(Kind::Upload, url)?;
+        Ok(())
+    }
+
+    /// The ciphertext bytes the store acknowledged.
+    pub(super) fn bytes_sent(&self) -> u64 {
+        self.parts.iter().map(|p| p.len).sum()
+    }
+}
+
+/// The source's identity now.
+pub(super) fn source_id(path: &Path, meta: &std::fs::Metadata) -> SourceId {
+    #[cfg(unix)]
+    let (dev, inode) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, inode) = (0, 0);
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128);
+    SourceId {
+        path: path.display().to_string(),
+        dev,
+        inode,
+        size: meta.len(),
+        mtime_ns,
+    }
+}
+
+/// What decides a container's bytes besides its key: cipher, codec and level, hash, chunk
+/// size, padding.
+pub(super) fn options_text(opts: &crate::EncryptOptions) -> String {
+    format!(
+        "cipher {}, compression {}, hash {}, chunk size {}, padding {}",
+        opts.cipher,
+        opts.codec,
+        opts.hash,
+        opts.chunk_size,
+        if opts.pad { "on" } else { "off" }
+    )
+}
+
+pub(super) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+pub(super) fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+pub(super) fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.is_ascii() {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
+fn damaged(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{what} cannot be read: end the job with `zseal resume --abort URL` and run the \
+             command again"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_and_frame_lengths_round_trip_and_bad_ones_are_named() {
+        assert_eq!(from_hex(&to_hex(&[0, 1, 0xfe])), Some(vec![0, 1, 0xfe]));
+        assert_eq!(from_hex("abc"), None);
+        assert_eq!(from_hex("zz"), None);
+        let mut p = PartRecord {
+            number: 3,
+            etag: "e".into(),
+            len: 9,
+            first_chunk: 0,
+            body_lens: to_hex(&[7, 0, 0, 0, 1, 1, 0, 0]),
+            plain_blake3: String::new(),
+        };
+        assert_eq!(p.lens().unwrap(), vec![7, 257]);
+        p.body_lens = "070000".into();
+        let e = p.lens().unwrap_err().to_string();
+        assert!(
+            e.contains("part 3's frames") && e.contains("resume --abort"),
+            "{e}"
+        );
+    }
+}
