@@ -236,6 +236,24 @@ pub(crate) struct PluginIdentity {
     inner: age::plugin::IdentityPluginV1<Prompt>,
     prompt: Prompt,
     name: String,
+    /// The plugin stanzas of the last header it opened and the key: a later look at stanzas
+    /// that still hold them all (`rekey --add` checking that the new header still opens) is
+    /// answered without running the plugin again, which would ask for the PIN or touch again.
+    opened: Mutex<Option<(Vec<age_core::format::Stanza>, super::FileKey)>>,
+}
+
+/// The stanzas of `stanzas` that only a plugin opens (FORMAT.md §1.1).
+fn plugin_stanzas(stanzas: &[age_core::format::Stanza]) -> Vec<age_core::format::Stanza> {
+    const NATIVE: [&str; 5] = ["X25519", "scrypt", "ssh-ed25519", "ssh-rsa", super::pq::TAG];
+    let copy = |s: &age_core::format::Stanza| age_core::format::Stanza {
+        tag: s.tag.clone(),
+        args: s.args.clone(),
+        body: s.body.clone(),
+    };
+    (stanzas.iter())
+        .filter(|s| !NATIVE.contains(&s.tag.as_str()))
+        .map(copy)
+        .collect()
 }
 
 impl PluginIdentity {
@@ -256,6 +274,7 @@ impl PluginIdentity {
             inner,
             prompt,
             name,
+            opened: Mutex::new(None),
         })
     }
 
@@ -264,7 +283,24 @@ impl PluginIdentity {
     pub(crate) fn unwrap(
         &self,
         stanzas: &[age_core::format::Stanza],
-    ) -> Result<Option<age_core::format::FileKey>> {
+    ) -> Result<Option<super::FileKey>> {
+        let ours = plugin_stanzas(stanzas);
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, key)) = opened.as_ref() {
+            if !seen.is_empty() && seen.iter().all(|s| ours.contains(s)) {
+                return Ok(Some(key.clone()));
+            }
+        }
+        let key = self.run(stanzas)?;
+        if let Some(k) = &key {
+            *opened = Some((ours, k.clone()));
+        }
+        Ok(key)
+    }
+
+    /// Runs the plugin over `stanzas`.
+    fn run(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<super::FileKey>> {
+        use age::secrecy::ExposeSecret as _;
         use age::Identity as _;
         match self.inner.unwrap_stanzas(stanzas) {
             // A plugin that neither unwrapped nor said why, after a question nobody answered.
@@ -275,7 +311,7 @@ impl PluginIdentity {
                 ))),
                 None => Ok(None),
             },
-            Some(Ok(k)) => Ok(Some(k)),
+            Some(Ok(k)) => Ok(Some(super::FileKey::from_bytes(*k.expose_secret()))),
             Some(Err(age::DecryptError::Io(e))) => Err(failed(
                 &self.name,
                 "unwrap the file key",

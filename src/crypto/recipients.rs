@@ -346,11 +346,7 @@ impl Identity for AgeIdentity {
     fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
         let inner = match &self.inner {
             Unwraps::Age(inner) => inner,
-            Unwraps::Plugin(p) => {
-                return Ok(p
-                    .unwrap(stanzas)?
-                    .map(|k| FileKey::from_bytes(*k.expose_secret())))
-            }
+            Unwraps::Plugin(p) => return p.unwrap(stanzas),
         };
         match inner.unwrap_stanzas(stanzas) {
             None => Ok(None),

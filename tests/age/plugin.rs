@@ -205,8 +205,19 @@ fn rekey_adds_and_replaces_a_plugin_recipient_in_the_header_only() {
     assert_eq!(&after[header_end + grown..], &before[header_end..]);
     opens(&path, &id, &file, &bytes);
     opens(&path, &me, &file, &bytes);
-    // Replace: the plugin's key alone, opened by the plugin to rekey.
+    // Opened by the plugin, a rekey --add runs it once: checking that the new header still
+    // opens does not ask for the PIN or the touch again.
     let (_, other_r) = common::keygen_file(d.path(), "other.key");
+    let added = zseal(&path)
+        .env("ZSEALTEST", "msg")
+        .args(["rekey", "-q", "-i"])
+        .args([&id, &file])
+        .args(["--add", "-r", &other_r])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&added.get_output().stderr).to_string();
+    assert_eq!(err.matches("unwrapping the file key").count(), 1, "{err}");
+    // Replace: the plugin's key alone, opened by the plugin to rekey.
     zseal(&path)
         .args(["rekey", "-q", "-f", "-i"])
         .args([&id, &file])
