@@ -5,7 +5,10 @@ use crate::*;
 
 /// How an encrypted SSH key's passphrase is asked for: the caller's `key_passphrase` (a str, or
 /// a callable given the key's description that returns a str or None), or, without one, not at
-/// all (the key is refused with a message saying what to pass).
+/// all (the key is refused with a message saying what to pass). An age plugin's secret question
+/// (a PIN) goes the same way, and without `key_passphrase` to the terminal (/dev/tty) when
+/// there is one; its yes/no and public questions go to the terminal, its messages to standard
+/// error. Without a terminal they go unanswered and the plugin's error says so.
 #[derive(Clone)]
 pub(crate) enum KeyPrompt {
     None,
@@ -16,7 +19,9 @@ pub(crate) enum KeyPrompt {
 impl KeyPassphrase for KeyPrompt {
     fn passphrase(&self, description: &str) -> Option<String> {
         match self {
-            KeyPrompt::None => None,
+            // Only an age plugin asks here: an encrypted SSH key is refused without
+            // key_passphrase (`refusal`).
+            KeyPrompt::None => tty_secret(description),
             KeyPrompt::Fixed(p) => Some(p.to_string()),
             // The identity is read off the GIL: the callable runs with it taken again. An
             // exception or a non-str answer gives up, as an empty prompt would.
@@ -33,6 +38,64 @@ impl KeyPassphrase for KeyPrompt {
         matches!(self, KeyPrompt::None)
             .then(|| "pass key_passphrase= (its passphrase, or a callable that asks for it)".into())
     }
+
+    fn message(&self, text: &str) {
+        eprintln!("zseal: {text}");
+    }
+
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let no = no.unwrap_or("no");
+        let answer = tty_line(&format!("{message} [{yes}/{no}]: "))?;
+        let answer = answer.trim();
+        Some(
+            answer.eq_ignore_ascii_case(yes)
+                || answer.eq_ignore_ascii_case(&yes[..yes.len().min(1)]),
+        )
+    }
+
+    fn public_string(&self, description: &str) -> Option<String> {
+        tty_line(&format!("{description}: ")).map(|a| a.trim_end().to_string())
+    }
+
+    fn why_unanswered(&self) -> String {
+        "there is no terminal to answer on (zseal asks on /dev/tty); for a secret, pass \
+         key_passphrase= (a callable that answers it)"
+            .into()
+    }
+}
+
+/// The terminal, when the process has one.
+fn tty() -> Option<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()
+}
+
+/// Writes `prompt` to the terminal and reads one line from it; `None` without a terminal.
+fn tty_line(prompt: &str) -> Option<String> {
+    use std::io::{BufRead, Write};
+    let tty = tty()?;
+    (&tty).write_all(prompt.as_bytes()).ok()?;
+    let mut line = String::new();
+    match std::io::BufReader::new(&tty).read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
+    }
+}
+
+/// A secret typed on the terminal without echo (Python's getpass, which reads /dev/tty);
+/// `None` without a terminal (getpass would read standard input then).
+fn tty_secret(description: &str) -> Option<String> {
+    tty()?;
+    Python::attach(|py| {
+        let getpass = py.import("getpass").ok()?;
+        getpass
+            .call_method1("getpass", (format!("{description}: "),))
+            .and_then(|r| r.extract::<String>())
+            .ok()
+    })
 }
 
 impl KeyPrompt {

@@ -190,10 +190,13 @@ impl EncryptArgs {
     pub(crate) fn parse(self) -> zseal::Result<(Recipients, EncryptOptions)> {
         let mut keys: Recipients = Vec::new();
         for r in self.recipients.unwrap_or_default() {
-            keys.push(Box::new(AgeRecipient::parse(&r)?));
+            keys.push(Box::new(AgeRecipient::parse_with(
+                &r,
+                crate::keys::KeyPrompt::None,
+            )?));
         }
         for f in &self.recipients_files {
-            let read = recipients::read_recipients_file(f)?;
+            let read = recipients::read_recipients_file_with(f, crate::keys::KeyPrompt::None)?;
             keys.extend(
                 read.into_iter()
                     .map(|r| Box::new(r) as Box<dyn Recipient + Send + Sync>),

@@ -5,7 +5,9 @@
 pub mod aead;
 pub mod c4gh;
 pub mod passphrase;
+pub mod plugin;
 pub mod pq;
+pub mod prompt;
 pub mod recipients;
 pub mod sign;
 
@@ -152,6 +154,7 @@ impl Stanza {
             Some(id) if id.kind == recipients::KMS_TAG => format!("AWS KMS key {}", id.key_tag),
             Some(id) => format!("{} (key tag {})", id.kind, id.key_tag),
             None if self.kind == passphrase::STANZA_TYPE => "passphrase".into(),
+            None if self.is_plugin() => format!("{} (age plugin stanza)", self.kind_name()),
             None if recipients::is_age_stanza(self.kind) => {
                 format!("{} (anonymous)", self.kind_name())
             }
@@ -172,6 +175,14 @@ impl Stanza {
             kind: s.tag.clone(),
             key_tag: key_tag.clone(),
         })
+    }
+
+    /// True for an age stanza of none of age's own types (X25519, scrypt, SSH, post-quantum) nor
+    /// zseal's AWS KMS stanza: an age plugin's, which only its plugin can unwrap (FORMAT.md §1.1).
+    pub fn is_plugin(&self) -> bool {
+        recipients::is_age_stanza(self.kind)
+            && recipients::decode(self)
+                .is_ok_and(|s| !recipients::NATIVE_TAGS.contains(&s.tag.as_str()))
     }
 
     /// True for the stanza types this build can unwrap.
@@ -228,6 +239,16 @@ pub trait Recipient {
     fn post_quantum(&self) -> bool {
         false
     }
+
+    /// The labels (age's) its stanzas carry, sorted: a file's recipients must all carry the same
+    /// (FORMAT.md §1.1). The default: `postquantum` for a post-quantum recipient, else none. An
+    /// age plugin declares its own when it wraps: known only after a wrap.
+    fn labels(&self) -> Vec<String> {
+        match self.post_quantum() {
+            true => vec![pq::LABEL.to_string()],
+            false => Vec::new(),
+        }
+    }
 }
 
 /// True for a stanza of a post-quantum recipient (`mlkem768x25519`).
@@ -257,16 +278,19 @@ pub trait Identity {
 }
 
 /// The rules of FORMAT.md §1.1 on who a file is for: at least one recipient, a passphrase alone,
-/// and post-quantum recipients not beside classic ones (`kept`: the stanzas the header keeps
-/// besides these).
+/// post-quantum recipients not beside classic ones, and (age's rule) all recipients with the
+/// same labels (`kept`: the stanzas the header keeps besides these). Checked after the
+/// recipients wrapped the file key: an age plugin declares its labels then.
 pub(crate) fn check_recipients(recipients: &[&dyn Recipient], kept: &[Stanza]) -> Result<()> {
     let with_others = !kept.is_empty();
+    check_labels(recipients)?;
     let kept_pq = kept.iter().filter(|s| is_post_quantum(s)).count();
     let pq = recipients.iter().filter(|r| r.post_quantum()).count() + kept_pq;
     if pq > 0 && pq < recipients.len() + kept.len() {
         return Err(Error::InvalidOption(
-            "post-quantum recipients (age1pq1…) cannot be mixed with classic ones (as age \
-             refuses): the classic key would be the weak link; encrypt to each kind apart"
+            "post-quantum recipients (age1pq1…, or a plugin's that declares itself post-quantum) \
+             cannot be mixed with classic ones (as age refuses): the classic key would be the \
+             weak link; encrypt to each kind apart"
                 .into(),
         ));
     }
@@ -283,6 +307,25 @@ pub(crate) fn check_recipients(recipients: &[&dyn Recipient], kept: &[Stanza]) -
         ));
     }
     Ok(())
+}
+
+/// age's rule: every recipient of a file declares the same labels (a plugin's own, or
+/// `postquantum`). Mixing post-quantum and classic recipients has its own message (below).
+fn check_labels(recipients: &[&dyn Recipient]) -> Result<()> {
+    let labels: Vec<Vec<String>> = recipients.iter().map(|r| r.labels()).collect();
+    let Some(first) = labels.first() else {
+        return Ok(());
+    };
+    let pq = |l: &Vec<String>| l.iter().any(|x| x == pq::LABEL);
+    match labels.iter().find(|l| *l != first) {
+        Some(other) if pq(other) == pq(first) => Err(Error::InvalidOption(format!(
+            "these recipients cannot share a file (as age refuses): one declares the labels \
+             [{}], another [{}]; encrypt to each kind apart",
+            first.join(", "),
+            other.join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

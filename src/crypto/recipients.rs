@@ -10,6 +10,8 @@ use age::secrecy::ExposeSecret;
 use rand_core::RngCore;
 
 use super::pq::{IDENTITY_PREFIX, RECIPIENT_PREFIX};
+use super::prompt::Callbacks;
+pub use super::prompt::{KeyPassphrase, NoPrompt};
 use super::{FileKey, Identity, Recipient, Stanza};
 use crate::error::{Error, Result};
 
@@ -19,11 +21,24 @@ pub const STANZA_TYPE: u8 = 0x02;
 /// `03`), for recipients such as `mlkem768x25519` whose arguments are longer.
 pub const STANZA_TYPE_LONG: u8 = 0x03;
 const MAX_TAG: usize = 64;
+/// How an age plugin's identity begins (`AGE-PLUGIN-NAME-1…`).
+const PLUGIN_IDENTITY_PREFIX: &str = "AGE-PLUGIN-";
 const MAX_ARGS: usize = 16;
 
 /// The age stanza tag of a file key wrapped by AWS KMS (FORMAT.md §1.1 "AWS KMS recipients";
 /// the calls are `remote::kms`'s).
 pub const KMS_TAG: &str = "zseal-aws-kms";
+
+/// The age stanza tags this build opens itself (age's own and zseal's AWS KMS stanza); any other
+/// age stanza is an age plugin's (FORMAT.md §1.1).
+pub(crate) const NATIVE_TAGS: [&str; 6] = [
+    "X25519",
+    "scrypt",
+    "ssh-ed25519",
+    "ssh-rsa",
+    super::pq::TAG,
+    KMS_TAG,
+];
 
 /// True for the zseal stanza types that carry an age stanza.
 pub fn is_age_stanza(kind: u8) -> bool {
@@ -113,16 +128,45 @@ fn to_age_key(k: &FileKey) -> age_core::format::FileKey {
     age_core::format::FileKey::new(Box::new(*k.expose()))
 }
 
-/// A public key to encrypt to: `age1…`, `ssh-ed25519 AAAA…` or `ssh-rsa AAAA…`.
+/// A public key to encrypt to: `age1…`, `ssh-ed25519 AAAA…`, `ssh-rsa AAAA…`, or an age
+/// plugin's `age1NAME1…`.
 pub struct AgeRecipient {
-    inner: Box<dyn age::Recipient + Send + Sync>,
+    inner: Wraps,
     text: String,
 }
 
+/// What wraps a recipient's file key: the `age` crate's recipients and zseal's post-quantum
+/// one, or an age plugin (whose errors and labels are its own).
+enum Wraps {
+    Age(Box<dyn age::Recipient + Send + Sync>),
+    Plugin(Box<super::plugin::PluginRecipient>),
+}
+
+/// True for an age plugin's recipient, `age1NAME1…`: a Bech32 string whose prefix (before its
+/// last `1`) is `age1` and a name, not X25519's `age` nor post-quantum's `age1pq`.
+fn is_plugin_recipient(s: &str) -> bool {
+    let hrp = s.rfind('1').map_or("", |i| &s[..i]);
+    s.starts_with("age1") && hrp.len() > 4 && hrp != "age1pq" && !s.contains(char::is_whitespace)
+}
+
 impl AgeRecipient {
-    /// Parses one recipient as age and OpenSSH print them (a trailing comment is allowed).
+    /// Parses one recipient as age and OpenSSH print them (a trailing comment is allowed); an
+    /// age plugin's recipient can ask nothing ([`NoPrompt`]; see [`AgeRecipient::parse_with`]).
     pub fn parse(s: &str) -> Result<Self> {
+        Self::parse_with(s, NoPrompt)
+    }
+
+    /// As [`AgeRecipient::parse`]; an age plugin's recipient (`age1NAME1…`, whose program
+    /// `age-plugin-NAME` must be on `PATH`) shows its messages and asks its questions through
+    /// `ask`.
+    pub fn parse_with(s: &str, ask: impl KeyPassphrase) -> Result<Self> {
         let s = s.trim();
+        if is_plugin_recipient(s) {
+            return Ok(AgeRecipient {
+                inner: Wraps::Plugin(Box::new(super::plugin::PluginRecipient::parse(s, ask)?)),
+                text: s.to_string(),
+            });
+        }
         let inner: Box<dyn age::Recipient + Send + Sync> = if s.starts_with("arn:") {
             kms_recipient(s)?
         } else if s.starts_with(RECIPIENT_PREFIX) {
@@ -150,12 +194,12 @@ impl AgeRecipient {
             )));
         } else {
             return Err(Error::InvalidOption(format!(
-                "unknown recipient '{}': use an age1… or age1pq1… key, or an ssh-ed25519 / ssh-rsa public key",
+                "unknown recipient '{}': use an age1… or age1pq1… key, an age plugin's age1NAME1…, or an ssh-ed25519 / ssh-rsa public key",
                 short(s)
             )));
         };
         Ok(AgeRecipient {
-            inner,
+            inner: Wraps::Age(inner),
             text: s.to_string(),
         })
     }
@@ -209,33 +253,64 @@ impl Recipient for AgeRecipient {
     }
 
     fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
-        let (stanzas, _labels) = self
-            .inner
-            .wrap_file_key(&to_age_key(file_key))
-            .map_err(|e| {
+        let key = to_age_key(file_key);
+        let (stanzas, _labels) = match &self.inner {
+            Wraps::Age(r) => r.wrap_file_key(&key).map_err(|e| {
                 Error::InvalidOption(format!("cannot encrypt to {}: {e}", short(&self.text)))
-            })?;
+            })?,
+            Wraps::Plugin(p) => {
+                age::Recipient::wrap_file_key(&**p, &key).map_err(|e| p.wrap_error(e))?
+            }
+        };
         Ok(stanzas)
     }
 
     fn post_quantum(&self) -> bool {
-        self.text.starts_with(RECIPIENT_PREFIX)
+        match &self.inner {
+            Wraps::Age(_) => self.text.starts_with(RECIPIENT_PREFIX),
+            Wraps::Plugin(p) => p.post_quantum(),
+        }
+    }
+
+    fn labels(&self) -> Vec<String> {
+        match &self.inner {
+            Wraps::Age(_) if self.post_quantum() => vec![super::pq::LABEL.to_string()],
+            Wraps::Age(_) => Vec::new(),
+            Wraps::Plugin(p) => p.labels(),
+        }
     }
 }
 
 /// The recipients of the file at `path` ([`read_recipients`]; `-R FILE`, `recipients_file=`).
 pub fn read_recipients_file(path: &std::path::Path) -> Result<Vec<AgeRecipient>> {
+    read_recipients_file_with(path, NoPrompt)
+}
+
+/// As [`read_recipients_file`], an age plugin's recipient asking through `ask`.
+pub fn read_recipients_file_with(
+    path: &std::path::Path,
+    ask: impl KeyPassphrase,
+) -> Result<Vec<AgeRecipient>> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| {
         let e = crate::io::without_path(&e);
         Error::InvalidOption(format!("cannot open recipients file {name}: {e}"))
     })?;
-    read_recipients(io::BufReader::new(file), &name)
+    read_recipients_with(io::BufReader::new(file), &name, ask)
 }
 
 /// Reads recipients, one per line; blank lines and `#` comments are skipped (an authorized_keys
 /// file works, minus its options).
 pub fn read_recipients(r: impl BufRead, origin: &str) -> Result<Vec<AgeRecipient>> {
+    read_recipients_with(r, origin, NoPrompt)
+}
+
+/// As [`read_recipients`], an age plugin's recipient asking through `ask`.
+pub fn read_recipients_with(
+    r: impl BufRead,
+    origin: &str,
+    ask: impl KeyPassphrase,
+) -> Result<Vec<AgeRecipient>> {
     let mut out = Vec::new();
     for (n, line) in r.lines().enumerate() {
         let line = line?;
@@ -244,7 +319,7 @@ pub fn read_recipients(r: impl BufRead, origin: &str) -> Result<Vec<AgeRecipient
             continue;
         }
         out.push(
-            AgeRecipient::parse(strip_key_options(line))
+            AgeRecipient::parse_with(strip_key_options(line), ask.clone())
                 .map_err(|e| Error::InvalidOption(format!("{origin}:{}: {e}", n + 1)))?,
         );
     }
@@ -269,11 +344,27 @@ fn strip_key_options(line: &str) -> &str {
 
 /// A private key to decrypt with.
 pub struct AgeIdentity {
-    inner: Box<dyn age::Identity>,
+    inner: Unwraps,
     /// For an SSH key, the recipient its stanzas name (its key tag), read from the public half
     /// that an OpenSSH key file keeps in clear: what `rekey` checks without asking for the
     /// passphrase of an encrypted key again.
     names: Option<super::StanzaRecipient>,
+}
+
+/// What unwraps an identity's stanzas: the `age` crate's identities and zseal's post-quantum
+/// one, or an age plugin.
+enum Unwraps {
+    Age(Box<dyn age::Identity>),
+    Plugin(super::plugin::PluginIdentity),
+}
+
+impl AgeIdentity {
+    fn age(inner: Box<dyn age::Identity>) -> Self {
+        AgeIdentity {
+            inner: Unwraps::Age(inner),
+            names: None,
+        }
+    }
 }
 
 impl Identity for AgeIdentity {
@@ -291,7 +382,11 @@ impl Identity for AgeIdentity {
     }
 
     fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
-        match self.inner.unwrap_stanzas(stanzas) {
+        let inner = match &self.inner {
+            Unwraps::Age(inner) => inner,
+            Unwraps::Plugin(p) => return p.unwrap(stanzas),
+        };
+        match inner.unwrap_stanzas(stanzas) {
             None => Ok(None),
             Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
             // An encrypted SSH key whose passphrase was wrong: the file is not at fault.
@@ -304,36 +399,6 @@ impl Identity for AgeIdentity {
                 "a recipient stanza failed to unwrap: {e}"
             ))),
         }
-    }
-}
-
-/// Asks for the passphrase of an encrypted SSH key.
-pub trait KeyPassphrase: Clone + Send + Sync + 'static {
-    /// Returns the passphrase for the key described, or `None` to give up.
-    fn passphrase(&self, description: &str) -> Option<String>;
-
-    /// `Some(advice)` when this front end has no way to ask: a passphrase-protected key is then
-    /// refused when it is read, with the advice, instead of matching nothing later.
-    fn refusal(&self) -> Option<String> {
-        None
-    }
-}
-
-#[derive(Clone)]
-struct Callbacks<P>(P);
-
-impl<P: KeyPassphrase> age::Callbacks for Callbacks<P> {
-    fn display_message(&self, message: &str) {
-        eprintln!("{message}");
-    }
-    fn confirm(&self, _: &str, _: &str, _: Option<&str>) -> Option<bool> {
-        None
-    }
-    fn request_public_string(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn request_passphrase(&self, description: &str) -> Option<age::secrecy::SecretString> {
-        self.0.passphrase(description).map(Into::into)
     }
 }
 
@@ -370,11 +435,12 @@ pub fn read_identities(
             )));
         }
         return Ok(vec![AgeIdentity {
-            inner: Box::new(id.with_callbacks(Callbacks(ask))),
+            inner: Unwraps::Age(Box::new(id.with_callbacks(Callbacks(ask)))),
             names: ssh_stanza_recipient(data),
         }]);
     }
-    // Post-quantum identities (AGE-SECRET-KEY-PQ-1…) are read here, the rest by age.
+    // Post-quantum identities (AGE-SECRET-KEY-PQ-1…) and age plugins' (AGE-PLUGIN-NAME-1…,
+    // whose plugin must be on PATH) are read here, the rest by age.
     let mut out = Vec::new();
     let mut rest = zeroize::Zeroizing::new(String::new());
     let mut more = false;
@@ -383,8 +449,14 @@ pub fn read_identities(
             l if l.starts_with(IDENTITY_PREFIX) => {
                 let id = super::pq::PqIdentity::parse(l)
                     .map_err(|e| bad(&format!("line {}: {e}", n + 1)))?;
+                out.push(AgeIdentity::age(Box::new(id)));
+                rest.push('\n');
+            }
+            l if l.starts_with(PLUGIN_IDENTITY_PREFIX) => {
+                let id = super::plugin::PluginIdentity::parse(l, ask.clone())
+                    .map_err(|e| bad(&format!("line {}: {e}", n + 1)))?;
                 out.push(AgeIdentity {
-                    inner: Box::new(id),
+                    inner: Unwraps::Plugin(id),
                     names: None,
                 });
                 rest.push('\n');
@@ -408,13 +480,12 @@ pub fn read_identities(
         let file = age::IdentityFile::from_buffer(io::Cursor::new(rest.as_bytes()))
             .map_err(|e| bad(&e))?;
         let ids = file.into_identities().map_err(|e| bad(&e))?;
-        out.extend(
-            ids.into_iter()
-                .map(|inner| AgeIdentity { inner, names: None }),
-        );
+        out.extend(ids.into_iter().map(AgeIdentity::age));
     }
     if out.is_empty() {
-        return Err(bad(&"no AGE-SECRET-KEY-1 or AGE-SECRET-KEY-PQ-1 line"));
+        return Err(bad(
+            &"no AGE-SECRET-KEY-1, AGE-SECRET-KEY-PQ-1 or AGE-PLUGIN-NAME-1 line",
+        ));
     }
     Ok(out)
 }
@@ -557,6 +628,12 @@ pub fn recipients_of(data: &[u8], origin: &str) -> Result<Vec<String>> {
             return Err(Error::InvalidOption(format!(
                 "{origin}: this is a public key (a recipient), not an identity: give it with \
                  -r (or the file with -R)"
+            )));
+        }
+        if line.starts_with(PLUGIN_IDENTITY_PREFIX) {
+            return Err(Error::InvalidOption(format!(
+                "{origin}: an age plugin's identity (AGE-PLUGIN-…) does not say its recipient: \
+                 give the recipient the plugin printed with it (age1…) with -r"
             )));
         }
         let id = age::x25519::Identity::from_str(line).map_err(|e| {

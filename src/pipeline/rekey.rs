@@ -101,11 +101,6 @@ impl<R: Read> Locked<R> {
             true => kept_stanzas(&old.stanzas, &opts.remove)?,
             false => Vec::new(),
         };
-        if recipients.is_empty() && !kept.is_empty() {
-            // Removing only: the remaining stanzas are the new set.
-        } else {
-            check_recipients(recipients, &kept)?;
-        }
         if kept
             .iter()
             .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)
@@ -122,6 +117,7 @@ impl<R: Read> Locked<R> {
         } else {
             file_key.clone()
         };
+        let n_kept = kept.len();
         let mut header = Header {
             stanzas: kept,
             ..old.clone()
@@ -130,6 +126,11 @@ impl<R: Read> Locked<R> {
             rng.fill_bytes(&mut header.payload_salt);
         }
         header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
+        // After the wrap: an age plugin declares its labels when it wraps. Removing only: the
+        // remaining stanzas are the new set.
+        if !recipients.is_empty() || n_kept == 0 {
+            check_recipients(recipients, &header.stanzas[..n_kept])?;
+        }
         if !opts.allow_lockout {
             check_still_opens(identities, &old.stanzas, &header.stanzas)?;
         }

@@ -6,6 +6,7 @@ mod common;
 
 mod cctv;
 mod interop;
+mod plugin;
 mod pq;
 mod sign;
 mod signed;

@@ -334,3 +334,64 @@ fn forced_progress_reaches_a_log_file() {
     assert!(logged.contains("encrypting"), "{logged}");
     assert!(logged.contains("ratio"), "{logged}");
 }
+
+/// `zseal decrypt -i ID FILE -o OUT` on a terminal with the test age plugin on PATH, told
+/// `mode` (tools/age-plugin-zsealtest).
+fn plugin_decrypt_on_terminal(mode: &str, id: &Path, file: &Path, out: &Path) -> PtySession {
+    let path = crate::common::path_with(&[&crate::common::test_plugin_dir()]);
+    let mut c = Command::new(bin());
+    c.args(["decrypt", "-i"])
+        .args([id, file])
+        .arg("-o")
+        .arg(out)
+        .env("PATH", path)
+        .env("ZSEALTEST", mode);
+    spawn_command(c, Some(TIMEOUT_MS)).expect("a pseudo-terminal")
+}
+
+#[test]
+fn an_age_plugin_shows_its_message_and_asks_its_pin_and_confirmation_on_the_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let (id, r) = crate::common::test_plugin_identity(d.path(), "plugin.key");
+    let (sample, enc) = (fixtures().join("sample.log"), d.path().join("s.zseal"));
+    let s = Command::new(bin())
+        .env(
+            "PATH",
+            crate::common::path_with(&[&crate::common::test_plugin_dir()]),
+        )
+        .args(["encrypt", "-q", "-r", &r])
+        .arg(&sample)
+        .arg("-o")
+        .arg(&enc)
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let dec = d.path().join("s.out");
+    let mut p = plugin_decrypt_on_terminal("msg,pin,confirm", &id, &enc, &dec);
+    p.exp_string("zsealtest: unwrapping the file key").unwrap();
+    p.exp_string("zsealtest PIN: ").unwrap();
+    p.send_line("1234").unwrap();
+    p.exp_string("Use the zsealtest key? [Yes/No]: ").unwrap();
+    p.send_line("y").unwrap();
+    let (out, code) = finish(p);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read(&dec).unwrap(),
+        std::fs::read(&sample).unwrap()
+    );
+    // A wrong PIN, or "no": the plugin's refusal, named, and nothing written.
+    for (mode, answer, says) in [("pin", "0000", "wrong PIN"), ("confirm", "No", "declined")] {
+        let dec = d.path().join(format!("{mode}.out"));
+        let mut p = plugin_decrypt_on_terminal(mode, &id, &enc, &dec);
+        p.exp_string(if mode == "pin" { "PIN: " } else { "[Yes/No]: " })
+            .unwrap();
+        p.send_line(answer).unwrap();
+        let (out, code) = finish(p);
+        assert_ne!(code, 0, "{out}");
+        assert!(
+            out.contains("age-plugin-zsealtest") && out.contains(says),
+            "{out}"
+        );
+        assert!(!dec.exists(), "{mode}");
+    }
+}

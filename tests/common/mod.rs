@@ -142,3 +142,59 @@ pub fn peer_tool(name: &str) -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// The directory holding the project's test age plugin, `age-plugin-zsealtest`
+/// (tools/age-plugin-zsealtest): beside the zseal binary the tests run, where scripts/test-all
+/// builds it (`cargo build --profile ci -p age-plugin-zsealtest`); built here when missing.
+pub fn test_plugin_dir() -> std::path::PathBuf {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let zseal = std::path::PathBuf::from(env!("CARGO_BIN_EXE_zseal"));
+    let dir = zseal.parent().expect("target/PROFILE").to_path_buf();
+    let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if !dir.join("age-plugin-zsealtest").exists() {
+        let profile = match dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(p) => p.to_string(),
+        };
+        let built = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--profile", &profile])
+            .args(["-p", "age-plugin-zsealtest"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(
+            built.success(),
+            "building tools/age-plugin-zsealtest failed"
+        );
+    }
+    dir
+}
+
+/// `PATH` with `dirs` first (where age plugins are looked for).
+pub fn path_with(dirs: &[&std::path::Path]) -> std::ffi::OsString {
+    let old = std::env::var_os("PATH").unwrap_or_default();
+    let all = dirs
+        .iter()
+        .map(|d| d.to_path_buf())
+        .chain(std::env::split_paths(&old));
+    std::env::join_paths(all).expect("PATH entries without ':'")
+}
+
+/// A new identity of the test plugin in `dir/name` (as the plugin prints it: `# created`,
+/// `# recipient: age1zsealtest1…`, `AGE-PLUGIN-ZSEALTEST-1…`) and its recipient.
+pub fn test_plugin_identity(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, String) {
+    let out = std::process::Command::new(test_plugin_dir().join("age-plugin-zsealtest"))
+        .arg("--generate")
+        .output()
+        .expect("age-plugin-zsealtest runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let recipient = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# recipient: "))
+        .expect("a # recipient: line")
+        .to_string();
+    let path = dir.join(name);
+    std::fs::write(&path, &text).unwrap();
+    (path, recipient)
+}

@@ -14,8 +14,8 @@ use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Read
 
 #[derive(Args)]
 pub struct Identities {
-    /// Identity file: age keys (AGE-SECRET-KEY-1…) or an OpenSSH private key (`-`: standard
-    /// input); repeatable
+    /// Identity file: age keys (AGE-SECRET-KEY-1…, an age plugin's AGE-PLUGIN-NAME-1…) or an
+    /// OpenSSH private key (`-`: standard input); repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
     /// Refuse age files whose passphrase work factor (scrypt log2 N) is over N, before any
@@ -107,20 +107,68 @@ pub fn keys_for(
             Ok(Keys::Identities(read_identity_files(&ids.identity)?))
         }
         KeyNeeded::Unsupported { kinds } => bail!(
-            "{what} has no key stanza this zseal understands ({}): it needs an age plugin or a newer zseal, or the file is damaged",
+            "{what} has no key stanza this zseal understands ({}): it needs a newer zseal, or the file is damaged",
             kinds.join(", ")
         ),
         other => bail!("{what} needs a key this zseal cannot ask for ({other:?})"),
     }
 }
 
-/// Asks on the terminal for the passphrase of an encrypted SSH key.
+/// Asks on the terminal (/dev/tty, as age and ssh do: standard input may be the data) for the
+/// passphrase of an encrypted SSH key and what an age plugin asks; a plugin's messages go to
+/// standard error.
 #[derive(Clone)]
 pub(crate) struct TerminalPrompt;
 
 impl KeyPassphrase for TerminalPrompt {
     fn passphrase(&self, description: &str) -> Option<String> {
         rpassword::prompt_password(format!("{description}: ")).ok()
+    }
+
+    fn message(&self, text: &str) {
+        eprintln!("zseal: {text}");
+    }
+
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let no = no.unwrap_or("no");
+        let answer = ask_line(&format!("{message} [{yes}/{no}]: "))?;
+        let answer = answer.trim();
+        let is = |label: &str| {
+            answer.eq_ignore_ascii_case(label)
+                || answer.eq_ignore_ascii_case(&label[..label.len().min(1)])
+        };
+        // An answer that is neither asks again, as age does.
+        match (is(yes), is(no)) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => self.confirm(message, yes, Some(no)),
+        }
+    }
+
+    fn public_string(&self, description: &str) -> Option<String> {
+        ask_line(&format!("{description}: ")).map(|a| a.trim_end().to_string())
+    }
+
+    fn why_unanswered(&self) -> String {
+        "there is no terminal to answer on (zseal asks on /dev/tty): run zseal from a terminal"
+            .into()
+    }
+}
+
+/// Writes `prompt` to the terminal and reads one line from it; `None` without a terminal (or
+/// at its end of input).
+fn ask_line(prompt: &str) -> Option<String> {
+    use std::io::{BufRead, Write};
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
+    (&tty).write_all(prompt.as_bytes()).ok()?;
+    let mut line = String::new();
+    match std::io::BufReader::new(&tty).read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
     }
 }
 
@@ -175,17 +223,18 @@ impl Targets {
 pub fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<AgeRecipient>> {
     let mut out = Vec::new();
     for r in given {
-        out.push(AgeRecipient::parse(r)?);
+        out.push(AgeRecipient::parse_with(r, TerminalPrompt)?);
     }
     for f in files {
         if crate::stdin::is_dash(f) {
             let text = crate::stdin::read_text("-R -", crate::stdin::KEYS_MAX)?;
-            out.extend(recipients::read_recipients(
+            out.extend(recipients::read_recipients_with(
                 text.as_bytes(),
                 "standard input",
+                TerminalPrompt,
             )?);
         } else {
-            out.extend(recipients::read_recipients_file(f)?);
+            out.extend(recipients::read_recipients_file_with(f, TerminalPrompt)?);
         }
     }
     Ok(out)

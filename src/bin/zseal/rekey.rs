@@ -43,8 +43,8 @@ pub struct Args {
     /// give the recipients to keep instead
     #[arg(long, conflicts_with_all = ["add", "rotate", "new_passphrase_file"])]
     remove: bool,
-    /// New recipient: age1…, age1pq1… (post-quantum; long: -R suits it better), "ssh-ed25519 AAAA…" or
-    /// "ssh-rsa AAAA…"; repeatable
+    /// New recipient: age1…, age1pq1… (post-quantum; long: -R suits it better), an age plugin's
+    /// age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
     #[arg(short, long = "recipient", value_name = "RECIPIENT")]
     recipient: Vec<String>,
     /// Every recipient in FILE (one per line, # comments; `-`: standard input); repeatable

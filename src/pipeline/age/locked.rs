@@ -14,16 +14,6 @@ use crate::error::{Error, Result};
 use crate::format::age::{payload_shape, AgeHeader, NONCE_LEN};
 use crate::io::read_full;
 
-/// The stanza tags this build has identities for.
-const KNOWN_TAGS: [&str; 6] = [
-    "X25519",
-    crate::crypto::recipients::KMS_TAG,
-    crate::crypto::pq::TAG,
-    "ssh-ed25519",
-    "ssh-rsa",
-    "scrypt",
-];
-
 /// An age file whose header has been read but not authenticated (FORMAT.md §10.2).
 pub struct AgeLocked<R: Read> {
     input: AgeInput<R>,
@@ -65,10 +55,10 @@ impl<R: Read> AgeLocked<R> {
         let kinds = self.kinds();
         if self.header.has_scrypt() {
             KeyNeeded::Passphrase
-        } else if kinds.iter().any(|k| KNOWN_TAGS.contains(&k.as_str())) {
-            KeyNeeded::Identity { kinds }
         } else {
-            KeyNeeded::Unsupported { kinds }
+            // A stanza of none of age's own types is an age plugin's (FORMAT.md §1.1): an
+            // identity of that plugin opens it.
+            KeyNeeded::Identity { kinds }
         }
     }
 

@@ -535,10 +535,12 @@ fn new_header(
     chunk_log2: u8,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
-    crate::crypto::check_recipients(recipients, &[])?;
     let file_key = FileKey::generate(rng);
     let mut payload_salt = [0u8; format::header::SALT_LEN];
     rng.fill_bytes(&mut payload_salt);
+    let stanzas = wrap_for(recipients, &file_key, rng)?;
+    // After the wrap: an age plugin declares its labels when it wraps.
+    crate::crypto::check_recipients(recipients, &[])?;
     let header = Header {
         cipher: opts.cipher,
         codec,
@@ -547,7 +549,7 @@ fn new_header(
         padded: opts.pad,
         signed: !opts.sign.is_empty(),
         payload_salt,
-        stanzas: wrap_for(recipients, &file_key, rng)?,
+        stanzas,
     };
     let header_bytes = sealed_header(&header, &file_key)?;
     Ok((header_bytes, file_key.payload_key(&payload_salt)))

@@ -106,13 +106,14 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
             c @ Codec::Zstd(_) => Some(c),
             _ => None,
         };
-        crate::crypto::check_recipients(recipients, &[])?;
         let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
         let file_key = FileKey::generate(rng);
         let mut stanzas = Vec::new();
         for r in recipients {
             stanzas.extend(r.wrap_age_file_key(&file_key)?);
         }
+        // After the wrap: an age plugin declares its labels when it wraps.
+        crate::crypto::check_recipients(recipients, &[])?;
         let mut header = encode_header(&stanzas);
         let mac = file_key.age_header_mac(&header);
         header.extend_from_slice(&mac_line_end(&mac));
