@@ -566,7 +566,7 @@ fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
         key_tag: arn.into(),
     });
     Ok(AgeIdentity {
-        inner: Box::new(id),
+        inner: Unwraps::Age(Box::new(id)),
         names,
     })
 }
