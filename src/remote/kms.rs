@@ -455,17 +455,8 @@ impl Client {
         AwsAuthorizer::new(&credential, "kms", &self.region)
             .try_authorize(&mut request, None)
             .map_err(|e| io::Error::other(format!("cannot sign a request: {e}")))?;
-        let response = self
-            .http
-            .execute(request)
-            .await
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        let (parts, body) = response.into_parts();
-        let body = body
-            .bytes()
-            .await
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        Ok((parts.status, body))
+        let answer = super::own::execute(&self.http, request).await?;
+        Ok((answer.status, answer.body))
     }
 }
 

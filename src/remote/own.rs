@@ -203,22 +203,27 @@ impl Bucket {
             .body(body.into())
             .map_err(|e| io::Error::other(format!("cannot build a request: {e}")))?;
         self.signer.sign(&mut request).await?;
-        let response = self
-            .client
-            .execute(request)
-            .await
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        let (parts, body) = response.into_parts();
-        let body = body
-            .bytes()
-            .await
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        Ok(Answer {
-            status: parts.status,
-            headers: parts.headers,
-            body,
-        })
+        execute(&self.client, request).await
     }
+}
+
+/// Sends a signed request once through object_store's HTTP client and reads the answer whole
+/// (zseal's own store requests, and the KMS calls of `kms.rs`).
+pub(crate) async fn execute(client: &HttpClient, request: HttpRequest) -> io::Result<Answer> {
+    let response = client
+        .execute(request)
+        .await
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let (parts, body) = response.into_parts();
+    let body = body
+        .bytes()
+        .await
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(Answer {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+    })
 }
 
 impl Own {

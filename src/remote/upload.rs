@@ -52,17 +52,9 @@ pub(crate) struct Upload {
 impl Upload {
     /// Starts an upload of `obj` and registers it for [`abort_all_uploads`].
     pub(crate) fn start(obj: &Arc<Object>) -> io::Result<Arc<Upload>> {
-        let store = obj.multipart.clone().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{}: this store is read-only", obj.url),
-            )
-        })?;
-        // Held across the request: a signal handler waits for the id instead of missing it.
-        let mut all = registry();
-        if ENDING.load(Ordering::SeqCst) {
-            return Err(aborted(&obj.url));
-        }
+        // The registry is held across the request: a signal handler waits for the id instead of
+        // missing it.
+        let (store, mut all) = Upload::writable(obj)?;
         let marker = matches!(obj.own, Own::Gcs(_)).then(random_marker);
         let mut opts = PutMultipartOptions::default();
         if let Some(m) = &marker {
@@ -77,17 +69,29 @@ impl Upload {
     /// The upload `id` of `obj` that an earlier process started (a resumed upload), registered
     /// for [`abort_all_uploads`] as a new one is.
     pub(crate) fn adopt(obj: &Arc<Object>, id: String) -> io::Result<Arc<Upload>> {
+        let (store, mut all) = Upload::writable(obj)?;
+        Ok(Upload::register(&mut all, obj, store, id, None))
+    }
+
+    /// The store that takes `obj`'s multipart uploads, and the registry, locked, unless a
+    /// signal is ending the process.
+    fn writable(
+        obj: &Arc<Object>,
+    ) -> io::Result<(
+        Arc<dyn MultipartStore>,
+        MutexGuard<'static, Vec<Weak<Upload>>>,
+    )> {
         let store = obj.multipart.clone().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!("{}: this store is read-only", obj.url),
             )
         })?;
-        let mut all = registry();
+        let all = registry();
         if ENDING.load(Ordering::SeqCst) {
             return Err(aborted(&obj.url));
         }
-        Ok(Upload::register(&mut all, obj, store, id, None))
+        Ok((store, all))
     }
 
     fn register(

@@ -179,21 +179,21 @@ fn decrypt(
         signer: signers.is_required(),
         range: a.range.is_some(),
     };
+    let keys = Unlock {
+        what: &what,
+        passphrase_file: c.passphrase_file.as_deref(),
+        ids: &a.ids,
+        threads: c.threads,
+        raw_age: a.raw,
+        signers,
+    };
     if let Some(download) = crate::download::Download::plan(&ask, &input)? {
-        let keys = Unlock {
-            what: &what,
-            passphrase_file: c.passphrase_file.as_deref(),
-            ids: &a.ids,
-            threads: c.threads,
-            raw_age: a.raw,
-            signers,
-        };
         let size = input.size();
         let reader = keys.open(input)?;
         return resumable(a, download, (reader, &what, size), plan, &counters);
     }
     let output = Output::create_plaintext(output_name, c.force, input_name)?;
-    if signers.is_required() && output.streams() && !c.report.quiet {
+    if keys.signers.is_required() && output.streams() && !c.report.quiet {
         eprintln!(
             "zseal: note: the signer check completes only at the end of the stream: what reaches \
              the output before then is unchecked, and a failure shows only as zseal's exit \
@@ -209,14 +209,6 @@ fn decrypt(
         counters: &counters,
         size,
         verb: "decrypting",
-    };
-    let keys = Unlock {
-        what: &what,
-        passphrase_file: c.passphrase_file.as_deref(),
-        ids: &a.ids,
-        threads: c.threads,
-        raw_age: a.raw,
-        signers,
     };
     let (signer, stats, clock) = job
         .run(keys.open(input)?, |d| {

@@ -21,8 +21,8 @@ pub struct Args {
     #[command(flatten)]
     common: Common,
     /// Encrypt to RECIPIENT: age1…, age1pq1… (post-quantum; long: -R suits it better), an age
-    /// plugin's age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…";
-    /// repeatable
+    /// plugin's age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…", "ssh-rsa AAAA…" or
+    /// an AWS KMS key or alias ARN (arn:aws:kms:…); repeatable
     #[arg(short, long = "recipient", value_name = "RECIPIENT")]
     recipient: Vec<String>,
     /// Encrypt to every recipient in FILE (one per line, # comments); repeatable

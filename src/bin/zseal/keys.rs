@@ -15,7 +15,8 @@ use zseal::{AgeIdentity, AgeRecipient, DecryptOptions, Identity, KeyNeeded, Read
 #[derive(Args)]
 pub struct Identities {
     /// Identity file: age keys (AGE-SECRET-KEY-1…, an age plugin's AGE-PLUGIN-NAME-1…) or an
-    /// OpenSSH private key (`-`: standard input); repeatable
+    /// OpenSSH private key (`-`: standard input); or an AWS KMS key or alias ARN
+    /// (arn:aws:kms:…); repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
     pub identity: Vec<PathBuf>,
     /// Refuse age files whose passphrase work factor (scrypt log2 N) is over N, before any
