@@ -19,7 +19,10 @@ static UPLOADS: Mutex<Vec<Weak<Upload>>> = Mutex::new(Vec::new());
 /// Set by [`abort_all_uploads`]: the process is ending, and no upload may start.
 static ENDING: AtomicBool = AtomicBool::new(false);
 
-fn registry() -> MutexGuard<'static, Vec<Weak<Upload>>> {
+/// The uploads in progress, locked.
+type Registry = MutexGuard<'static, Vec<Weak<Upload>>>;
+
+fn registry() -> Registry {
     UPLOADS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -75,12 +78,7 @@ impl Upload {
 
     /// The store that takes `obj`'s multipart uploads, and the registry, locked, unless a
     /// signal is ending the process.
-    fn writable(
-        obj: &Arc<Object>,
-    ) -> io::Result<(
-        Arc<dyn MultipartStore>,
-        MutexGuard<'static, Vec<Weak<Upload>>>,
-    )> {
+    fn writable(obj: &Arc<Object>) -> io::Result<(Arc<dyn MultipartStore>, Registry)> {
         let store = obj.multipart.clone().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
