@@ -32,6 +32,9 @@ pub struct Info {
 pub struct AgeInfo {
     /// The stanza tags (`X25519`, `scrypt`, …), in header order.
     pub kinds: Vec<String>,
+    /// What each stanza tells of its recipient, as a container's `recipient_details`
+    /// (`ssh-ed25519 (key tag …)`, `AWS KMS key ARN`, `TAG (age plugin stanza)`).
+    pub details: Vec<String>,
     /// ASCII-armored.
     pub armored: bool,
     /// Header length in bytes (decoded).
@@ -70,6 +73,7 @@ impl Described {
                 "armored": a.armored,
                 "recipients": a.kinds.len(),
                 "recipient_kinds": a.kinds,
+                "recipient_details": a.details,
                 "header_len": a.header_len,
                 "container_len": a.file_len,
                 "chunks": a.chunks,
@@ -83,6 +87,7 @@ impl Described {
 fn age_info<R: Read>(l: &AgeLocked<R>) -> AgeInfo {
     AgeInfo {
         kinds: l.kinds(),
+        details: l.recipient_details(),
         armored: l.armored(),
         header_len: l.header_len(),
         file_len: None,

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import zseal
-from conftest import peer
+from conftest import ROOT, peer
+from test_plugin import plugin  # noqa: F401 (the test plugin's fixture)
 
 REGION = "eu-west-1"
 
@@ -250,3 +251,28 @@ def test_one_kms_call_seals_a_file_and_one_opens_it_whatever_its_size(
     run(zseal_bin, kms_proxy, "decrypt", c, "-i", key_arn, "-o", str(tmp_path / "back"))
     assert KmsProxy.seen == 2, KmsProxy.seen
     assert (tmp_path / "back").read_bytes() == plain
+
+
+@pytest.mark.parametrize("fmt", ["zseal", "age"])
+def test_x25519_ssh_plugin_and_kms_recipients_in_one_file_each_open_it(
+    tmp_path, kms, keys, plugin, s3_endpoint, zseal_bin, fmt
+):
+    """Issue 46 §3: four kinds of recipient in one file; any one identity opens it, and inspect
+    names each kind without a key."""
+    _, key_arn, _ = kms
+    identity, recipient = keys
+    plugin_identity, plugin_recipient = plugin
+    ssh_key = str(ROOT / "fixtures" / "keys" / "ed25519")
+    ssh_pub = (ROOT / "fixtures" / "keys" / "ed25519.pub").read_text().strip()
+    plain = b"mixed recipients\n" * 20_000
+    (tmp_path / "p").write_bytes(plain)
+    c = str(tmp_path / f"c.{fmt}")
+    run(zseal_bin, s3_endpoint, "encrypt", "--format", fmt, str(tmp_path / "p"), "-r", recipient,
+        "-r", ssh_pub, "-r", plugin_recipient, "-r", key_arn, "-o", c)
+    for i, who in enumerate([identity, ssh_key, plugin_identity, key_arn]):
+        out = tmp_path / f"back{i}"
+        run(zseal_bin, s3_endpoint, "decrypt", c, "-i", who, "-o", str(out))
+        assert out.read_bytes() == plain, who
+    info = run(zseal_bin, "http://127.0.0.1:9", "inspect", c).stdout.decode()
+    for kind in ["X25519", "ssh-ed25519", "age plugin stanza", f"AWS KMS key {key_arn}"]:
+        assert kind in info, (kind, info)

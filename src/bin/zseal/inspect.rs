@@ -151,6 +151,9 @@ fn age_text(a: &AgeInfo, name: &str) -> String {
         a.kinds.len(),
         a.kinds.join(", ")
     );
+    for (i, d) in a.details.iter().enumerate() {
+        t += &format!("    {}. {d}\n", i + 1);
+    }
     match (a.file_len, a.chunks, a.plaintext_len) {
         (Some(len), Some(n), Some(p)) => {
             t += &format!(

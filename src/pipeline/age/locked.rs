@@ -40,6 +40,18 @@ impl<R: Read> AgeLocked<R> {
         self.header.stanzas.iter().map(|s| s.tag.clone()).collect()
     }
 
+    /// What each stanza tells of its recipient, in header order, as a container's stanzas say
+    /// it ([`crate::crypto::Stanza::describe`]); `passphrase (scrypt)` for age's passphrase.
+    pub fn recipient_details(&self) -> Vec<String> {
+        let describe = |s: &crate::crypto::AgeStanza| match s.tag.as_str() {
+            "scrypt" => "passphrase (scrypt)".to_string(),
+            _ => crate::crypto::recipients::encode(s)
+                .map(|z| z.describe())
+                .unwrap_or_else(|_| s.tag.clone()),
+        };
+        self.header.stanzas.iter().map(describe).collect()
+    }
+
     /// True for an ASCII-armored file.
     pub fn armored(&self) -> bool {
         self.armored
