@@ -276,3 +276,17 @@ def test_x25519_ssh_plugin_and_kms_recipients_in_one_file_each_open_it(
     info = run(zseal_bin, "http://127.0.0.1:9", "inspect", c).stdout.decode()
     for kind in ["X25519", "ssh-ed25519", "age plugin stanza", f"AWS KMS key {key_arn}"]:
         assert kind in info, (kind, info)
+
+
+def test_aws_endpoint_url_kms_wins_over_aws_endpoint_url(tmp_path, kms, s3_endpoint, zseal_bin):
+    _, key_arn, _ = kms
+    (tmp_path / "p").write_bytes(b"endpoint")
+    env = dict(env_for("http://127.0.0.1:9"), AWS_ENDPOINT_URL_KMS=s3_endpoint, ZSEAL_RETRY_TIMEOUT="0")
+    c = str(tmp_path / "c.zseal")
+    p = subprocess.run([zseal_bin, "encrypt", str(tmp_path / "p"), "-r", key_arn, "-o", c], capture_output=True, env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    # Without it, KMS calls go to AWS_ENDPOINT_URL (nothing listens there): a clear failure.
+    del env["AWS_ENDPOINT_URL_KMS"]
+    p = subprocess.run([zseal_bin, "decrypt", c, "-i", key_arn, "-o", str(tmp_path / "o")], capture_output=True, env=env)
+    assert p.returncode != 0 and key_arn in p.stderr.decode(), p.stderr.decode()
+    assert not (tmp_path / "o").exists()
