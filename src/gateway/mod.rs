@@ -190,7 +190,18 @@ async fn logged(
     let received = length(req.headers(), "x-amz-decoded-content-length")
         .or_else(|| length(req.headers(), "content-length"))
         .unwrap_or(0);
-    let answer = svc.call(req.map(s3s::Body::from)).await;
+    let with_body = received > 0 || req.headers().contains_key(http::header::TRANSFER_ENCODING);
+    let mut answer = svc.call(req.map(s3s::Body::from)).await;
+    // A refusal answered before the body was read (a bad key, a bad signature) leaves the rest
+    // of that body on the connection: the connection is closed after the answer rather than
+    // trusted for the client's next request (CI once saw a boto3 request after a refused PUT
+    // fail its signature check on a reused connection; the cause is not proven).
+    if let Ok(r) = &mut answer {
+        if with_body && (r.status().is_client_error() || r.status().is_server_error()) {
+            let close = http::HeaderValue::from_static("close");
+            r.headers_mut().insert(http::header::CONNECTION, close);
+        }
+    }
     if !quiet {
         let (status, sent) = match &answer {
             Ok(r) => (
