@@ -155,7 +155,7 @@ impl<S: ChunkSink> ChunkWriter<S> {
         let mut total = 0;
         // With one thread too: the job then runs on the calling thread, reading straight into
         // the buffer it seals, where reading through the intake would copy every byte once more
-        // (7-9 % of a one-thread age encryption, docs/PERFORMANCE.md §6).
+        // (docs/PERFORMANCE.md §6).
         #[cfg(unix)]
         if self.sink.state().intake.len() == 0 {
             let c = self.sink.state().intake.chunk_size();

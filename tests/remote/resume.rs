@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 /// The objects' plaintext: noise in 1 MiB chunks, stored raw; 24 MiB where the bytes fetched
 /// are measured or a stall must find chunks written (they are, a window behind the reading), 12
-/// MiB elsewhere (moto serves some 100 MB/s: every MiB is CI time).
+/// MiB elsewhere (every MiB moto serves is CI time).
 const MIB: usize = 1 << 20;
 const BIG: usize = 24 * MIB;
 const SMALL: usize = 12 * MIB;
