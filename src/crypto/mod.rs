@@ -4,6 +4,8 @@
 
 pub mod aead;
 pub mod c4gh;
+pub mod keygen;
+pub mod kms;
 pub mod passphrase;
 pub mod plugin;
 pub mod pq;

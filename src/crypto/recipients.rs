@@ -15,6 +15,8 @@ pub use super::prompt::{KeyPassphrase, NoPrompt};
 use super::{FileKey, Identity, Recipient, Stanza};
 use crate::error::{Error, Result};
 
+pub use super::keygen::{generate, generate_pq, recipients_of};
+
 /// Stanza type of an age recipient stanza whose arguments fit in 255 bytes each.
 pub const STANZA_TYPE: u8 = 0x02;
 /// Stanza type of an age recipient stanza with 2-byte argument lengths (FORMAT.md §1.1, type
@@ -22,7 +24,7 @@ pub const STANZA_TYPE: u8 = 0x02;
 pub const STANZA_TYPE_LONG: u8 = 0x03;
 const MAX_TAG: usize = 64;
 /// How an age plugin's identity begins (`AGE-PLUGIN-NAME-1…`).
-const PLUGIN_IDENTITY_PREFIX: &str = "AGE-PLUGIN-";
+pub(crate) const PLUGIN_IDENTITY_PREFIX: &str = "AGE-PLUGIN-";
 const MAX_ARGS: usize = 16;
 
 /// The age stanza tag of a file key wrapped by AWS KMS (FORMAT.md §1.1 "AWS KMS recipients";
@@ -167,8 +169,8 @@ impl AgeRecipient {
                 text: s.to_string(),
             });
         }
-        let inner: Box<dyn age::Recipient + Send + Sync> = if s.starts_with("arn:") {
-            kms_recipient(s)?
+        let inner: Box<dyn age::Recipient + Send + Sync> = if super::kms::is_kms_arn(s) {
+            super::kms::kms_recipient(s)?
         } else if s.starts_with(RECIPIENT_PREFIX) {
             Box::new(super::pq::PqRecipient::parse(s)?)
         } else if s.starts_with("age1") {
@@ -208,27 +210,6 @@ impl AgeRecipient {
     pub fn as_str(&self) -> &str {
         &self.text
     }
-}
-
-/// An AWS KMS key ARN as a recipient (`remote::kms`, which holds the one upward import of this
-/// module: the KMS calls need the object stores' credentials and HTTP client).
-#[cfg(feature = "remote")]
-fn kms_recipient(s: &str) -> Result<Box<dyn age::Recipient + Send + Sync>> {
-    Ok(Box::new(crate::remote::kms::KmsRecipient::parse(s)?))
-}
-
-#[cfg(not(feature = "remote"))]
-fn kms_recipient(s: &str) -> Result<Box<dyn age::Recipient + Send + Sync>> {
-    Err(no_kms(s))
-}
-
-#[cfg(not(feature = "remote"))]
-fn no_kms(s: &str) -> Error {
-    Error::InvalidOption(format!(
-        "'{}' is an AWS KMS key, and this build of zseal has no AWS support (the `remote` \
-         feature)",
-        short(s)
-    ))
 }
 
 /// The start of a long key (its first 40 characters), for messages.
@@ -344,16 +325,16 @@ fn strip_key_options(line: &str) -> &str {
 
 /// A private key to decrypt with.
 pub struct AgeIdentity {
-    inner: Unwraps,
+    pub(crate) inner: Unwraps,
     /// For an SSH key, the recipient its stanzas name (its key tag), read from the public half
     /// that an OpenSSH key file keeps in clear: what `rekey` checks without asking for the
     /// passphrase of an encrypted key again.
-    names: Option<super::StanzaRecipient>,
+    pub(crate) names: Option<super::StanzaRecipient>,
 }
 
 /// What unwraps an identity's stanzas: the `age` crate's identities and zseal's post-quantum
 /// one, or an age plugin.
-enum Unwraps {
+pub(crate) enum Unwraps {
     Age(Box<dyn age::Identity>),
     Plugin(super::plugin::PluginIdentity),
 }
@@ -406,7 +387,7 @@ impl Identity for AgeIdentity {
 /// the key file, also when the key is encrypted: [`ssh_recipient_of`]); `None` for a key age
 /// cannot encrypt to.
 fn ssh_stanza_recipient(data: &[u8]) -> Option<super::StanzaRecipient> {
-    let recipient = AgeRecipient::parse(&ssh_recipient_of(data, "").ok()?).ok()?;
+    let recipient = AgeRecipient::parse(&super::keygen::ssh_recipient_of(data, "").ok()?).ok()?;
     super::StanzaRecipient::of(&recipient).ok().flatten()
 }
 
@@ -533,7 +514,9 @@ pub fn load_identities(
                 "the identity string",
                 ask.clone(),
             )?),
-            IdentitySource::File(p) if is_kms_arn(p) => out.push(kms_identity(p)?),
+            IdentitySource::File(p) if super::kms::names_kms_key(p) => {
+                out.push(super::kms::kms_identity(p)?)
+            }
             IdentitySource::File(p) => {
                 let name = p.display().to_string();
                 let data = zeroize::Zeroizing::new(std::fs::read(p).map_err(|e| {
@@ -543,106 +526,6 @@ pub fn load_identities(
                 out.extend(read_identities(&data, &name, ask.clone())?);
             }
         }
-    }
-    Ok(out)
-}
-
-/// True when an identity "file" is an AWS KMS key ARN (`-i arn:aws:kms:…`) and no file of
-/// that name exists.
-fn is_kms_arn(p: &std::path::Path) -> bool {
-    p.to_str()
-        .is_some_and(|s| s.starts_with("arn:") && s.split(':').nth(2) == Some("kms"))
-        && !p.exists()
-}
-
-/// An AWS KMS key ARN as an identity; its stanzas name the key ARN (an alias names nothing
-/// until KMS resolves it).
-#[cfg(feature = "remote")]
-fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
-    let text = p.to_string_lossy();
-    let id = crate::remote::kms::KmsIdentity::parse(&text)?;
-    let names = id.key_arn().map(|arn| super::StanzaRecipient {
-        kind: KMS_TAG.into(),
-        key_tag: arn.into(),
-    });
-    Ok(AgeIdentity {
-        inner: Unwraps::Age(Box::new(id)),
-        names,
-    })
-}
-
-#[cfg(not(feature = "remote"))]
-fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
-    Err(no_kms(&p.to_string_lossy()))
-}
-
-/// The public key of the OpenSSH private key in `data`, as its `.pub` file starts.
-fn ssh_recipient_of(data: &[u8], origin: &str) -> Result<String> {
-    let bad = |e: &dyn std::fmt::Display| {
-        Error::InvalidOption(format!("cannot read the SSH key {origin}: {e}"))
-    };
-    let id = age::ssh::Identity::from_buffer(io::Cursor::new(data), Some(origin.to_string()))
-        .map_err(|e| bad(&e))?;
-    let r = age::ssh::Recipient::try_from(id).map_err(|e| {
-        bad(&format!(
-            "{e:?}: only ssh-ed25519 and ssh-rsa keys can be encrypted to"
-        ))
-    })?;
-    Ok(r.to_string())
-}
-
-/// A new X25519 identity: (`AGE-SECRET-KEY-1…`, `age1…`).
-pub fn generate() -> (zeroize::Zeroizing<String>, String) {
-    let id = age::x25519::Identity::generate();
-    let secret = zeroize::Zeroizing::new(id.to_string().expose_secret().to_string());
-    (secret, id.to_public().to_string())
-}
-
-/// A new post-quantum identity: (`AGE-SECRET-KEY-PQ-1…`, `age1pq1…`).
-pub fn generate_pq() -> (zeroize::Zeroizing<String>, String) {
-    let id = super::pq::PqIdentity::generate(&mut rand_core::OsRng);
-    (id.to_secret_string(), id.to_public().to_string())
-}
-
-/// The recipients (`age1…`, `age1pq1…`) of the native identities in an identity file, as
-/// `age-keygen -y`, or of an OpenSSH private key its public key (`ssh-ed25519 AAAA…`, `ssh-rsa
-/// AAAA…`: an encrypted key's public part is stored in the clear, so no passphrase is asked).
-pub fn recipients_of(data: &[u8], origin: &str) -> Result<Vec<String>> {
-    if String::from_utf8_lossy(data)
-        .trim_start()
-        .starts_with("-----BEGIN")
-    {
-        return Ok(vec![ssh_recipient_of(data, origin)?]);
-    }
-    let mut out = Vec::new();
-    for line in String::from_utf8_lossy(data).lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if line.starts_with(IDENTITY_PREFIX) {
-            out.push(super::pq::PqIdentity::parse(line)?.to_public().to_string());
-            continue;
-        }
-        if line.starts_with("age1") || line.starts_with("ssh-") {
-            return Err(Error::InvalidOption(format!(
-                "{origin}: this is a public key (a recipient), not an identity: give it with \
-                 -r (or the file with -R)"
-            )));
-        }
-        if line.starts_with(PLUGIN_IDENTITY_PREFIX) {
-            return Err(Error::InvalidOption(format!(
-                "{origin}: an age plugin's identity (AGE-PLUGIN-…) does not say its recipient: \
-                 give the recipient the plugin printed with it (age1…) with -r"
-            )));
-        }
-        let id = age::x25519::Identity::from_str(line).map_err(|e| {
-            Error::InvalidOption(format!("{origin}: not an AGE-SECRET-KEY-1 line: {e}"))
-        })?;
-        out.push(id.to_public().to_string());
-    }
-    if out.is_empty() {
-        return Err(Error::InvalidOption(format!("{origin} holds no identity")));
     }
     Ok(out)
 }

@@ -35,12 +35,7 @@ const CONTEXT_KEY: &str = "zseal-file";
 const FILE_ID_LEN: usize = 16;
 const FILE_KEY_LEN: usize = 16;
 
-/// True when `s` names a KMS key (`arn:PARTITION:kms:…`): what the front ends' key arguments
-/// check before taking `s` as a file.
-pub fn is_kms_arn(s: &str) -> bool {
-    let mut parts = s.trim().split(':');
-    parts.next() == Some("arn") && parts.nth(1) == Some("kms")
-}
+pub use crate::crypto::kms::is_kms_arn;
 
 /// A KMS key ARN (`arn:aws:kms:REGION:ACCOUNT:key/ID`) or alias ARN (`…:alias/NAME`).
 #[derive(Clone, Debug, PartialEq, Eq)]
