@@ -21,6 +21,7 @@ Examples:
   zseal rekey big.zseal -i me.key -R team.txt --rotate     # new file key: every frame re-sealed
   zseal rekey big.zseal -i me.key --add-signature stmt.sig # attach an ssh-keygen -Y sign signature
   zseal rekey big.zseal -i me.key --remove -r bob.pub      # take out one SSH recipient
+  zseal rekey data.c4gh -i me.sec --add -R partner.pub     # crypt4gh: new header packets only
 
 In place, new recipients that leave out the key that opened the file are refused without
 --force: you would no longer be able to open it.
@@ -31,7 +32,7 @@ frame again (no recompression) for when that matters.";
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The container to rekey (changed in place unless -o is given)
+    /// The container (or crypt4gh file) to rekey (changed in place unless -o is given)
     file: PathBuf,
     #[command(flatten)]
     ids: Identities,
@@ -112,7 +113,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             finish(&a, locked, &to, &opts, None)
         }
         #[cfg(feature = "remote")]
-        Source::Object(remote, reader) => rekey_object(&a, &remote, reader, &to, &opts),
+        Source::Object(remote, reader) => rekey_object(&a, &remote, *reader, &to, &opts),
     }
 }
 
@@ -122,7 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 pub(crate) enum Source {
     File(std::fs::File),
     #[cfg(feature = "remote")]
-    Object(zseal::remote::Remote, zseal::remote::RemoteReader),
+    Object(zseal::remote::Remote, Box<zseal::remote::RemoteReader>),
 }
 
 impl Source {
@@ -144,7 +145,7 @@ impl Source {
             false => ReadMode::Random,
         };
         let reader = remote.reader(mode)?;
-        Ok(Source::Object(remote, reader))
+        Ok(Source::Object(remote, Box::new(reader)))
     }
 
     #[cfg(not(feature = "remote"))]

@@ -166,7 +166,13 @@ mod tests {
         let rng = &mut rand_core::OsRng;
         let e = rekey_header(&old, std::slice::from_ref(&a), &[], Keep::Nothing, rng);
         assert!(e.unwrap_err().to_string().contains("no new recipient"));
-        let e = rekey_header(&old, &[b.clone()], &[b.public()], Keep::Nothing, rng);
+        let e = rekey_header(
+            &old,
+            std::slice::from_ref(&b),
+            &[b.public()],
+            Keep::Nothing,
+            rng,
+        );
         assert_eq!(e.unwrap_err().kind(), crate::ErrorKind::NoMatchingKey);
     }
 

@@ -25,7 +25,7 @@ pub(super) fn run(a: &Args, source: Source) -> anyhow::Result<()> {
     match source {
         Source::File(f) => rekey_file(a, f, &keys, &to),
         #[cfg(feature = "remote")]
-        Source::Object(_, reader) => rekey_object(a, reader, &keys, &to),
+        Source::Object(_, reader) => rekey_object(a, *reader, &keys, &to),
     }
 }
 
