@@ -16,6 +16,8 @@ use predicates::prelude::*;
 use predicates::str::contains;
 
 mod common;
+#[path = "remote/crypt4gh.rs"]
+mod crypt4gh;
 #[path = "remote/resume.rs"]
 mod resume;
 
@@ -797,6 +799,8 @@ mod proxy {
         pub lost: AtomicU64,
         /// UploadPart requests received (S3's PUT ?partNumber=N&uploadId=…).
         pub upload_parts: AtomicU64,
+        /// Request body bytes received (what the client uploaded).
+        pub request_bytes: AtomicU64,
     }
 
     pub struct Proxy {
@@ -967,6 +971,7 @@ mod proxy {
         let mut out = conn;
         while let Some(req) = read_head(&mut reader)? {
             let body = read_body(&mut reader, &req, false)?;
+            (seen.request_bytes).fetch_add(body.len() as u64, Ordering::SeqCst);
             let n = seen.requests.fetch_add(1, Ordering::Relaxed) + 1;
             let limit = f.cut_after.max(f.stall_after);
             if limit > 0 && bytes.load(Ordering::SeqCst) >= limit {

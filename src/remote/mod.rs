@@ -41,7 +41,7 @@ use object_store::{DynObjectStore, ObjectStoreExt};
 
 pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_LEN, MAX_TASKS};
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
-pub use rekey::{rekey_in_place, ObjectRekey};
+pub use rekey::{rekey_in_place, replace_head, HeadRewrite, ObjectRekey};
 pub use resumable::{
     abort_pending, pending_upload, pending_uploads, PendingUpload, SealJob, UploadDone,
 };

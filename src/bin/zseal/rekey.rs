@@ -1,5 +1,8 @@
 //! `zseal rekey`: change who can open a container without decrypting it (FORMAT.md §2.4). In
-//! place (a temporary file renamed over the original, never a half-written file) or to -o.
+//! place (a temporary file renamed over the original, never a half-written file) or to -o. A
+//! crypt4gh file's rekey (FORMAT.md §13.9) is [`c4gh`]'s.
+
+mod c4gh;
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +21,7 @@ Examples:
   zseal rekey big.zseal -i me.key -R team.txt --rotate     # new file key: every frame re-sealed
   zseal rekey big.zseal -i me.key --add-signature stmt.sig # attach an ssh-keygen -Y sign signature
   zseal rekey big.zseal -i me.key --remove -r bob.pub      # take out one SSH recipient
+  zseal rekey data.c4gh -i me.sec --add -R partner.pub     # crypt4gh: new header packets only
 
 In place, new recipients that leave out the key that opened the file are refused without
 --force: you would no longer be able to open it.
@@ -28,7 +32,7 @@ frame again (no recompression) for when that matters.";
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The container to rekey (changed in place unless -o is given)
+    /// The container (or crypt4gh file) to rekey (changed in place unless -o is given)
     file: PathBuf,
     #[command(flatten)]
     ids: Identities,
@@ -77,7 +81,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.file == Path::new("-") {
         bail!("rekey needs the container as a file (it is read once and replaced or copied): give its path");
     }
-    let what = a.file.display().to_string();
+    let mut source = Source::open(&a)?;
+    // A crypt4gh file is told by its first bytes; its header is its own (FORMAT.md §13.9).
+    if source.is_crypt4gh()? {
+        return c4gh::run(&a, source);
+    }
     if let Some(sig) = &a.add_signature {
         return add_signature(&a, sig);
     }
@@ -98,14 +106,75 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         true => Vec::new(),
         false => targets.refs(),
     };
-    // An object is read straight through (header, then the payload copied as it comes); a
-    // local file stays a File so that the payload copy can stay inside the kernel.
-    if let Some(url) = url_of(&a.file) {
-        return rekey_object(&a, url, &to, &opts);
+    match source {
+        Source::File(f) => {
+            let what = a.file.display().to_string();
+            let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
+            finish(&a, locked, &to, &opts, None)
+        }
+        #[cfg(feature = "remote")]
+        Source::Object(remote, reader) => rekey_object(&a, &remote, *reader, &to, &opts),
     }
-    let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
-    let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
-    finish(&a, locked, &to, &opts, None)
+}
+
+/// The file or object to rekey, opened. A local file stays a File so that the payload copy can
+/// stay inside the kernel; an object is read straight through when it will be streamed (-o,
+/// --rotate, a store without ranged copies) and by ranges when the store copies the rest.
+pub(crate) enum Source {
+    File(std::fs::File),
+    #[cfg(feature = "remote")]
+    Object(zseal::remote::Remote, Box<zseal::remote::RemoteReader>),
+}
+
+impl Source {
+    fn open(a: &Args) -> anyhow::Result<Source> {
+        if let Some(url) = url_of(&a.file) {
+            return Source::open_object(a, url);
+        }
+        let what = a.file.display();
+        let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
+        Ok(Source::File(f))
+    }
+
+    #[cfg(feature = "remote")]
+    fn open_object(a: &Args, url: &str) -> anyhow::Result<Source> {
+        use zseal::remote::{ReadMode, Remote};
+        let remote = Remote::from_env(url)?;
+        let mode = match a.output.is_some() || a.rotate || !remote.copies_server_side() {
+            true => ReadMode::Sequential,
+            false => ReadMode::Random,
+        };
+        let reader = remote.reader(mode)?;
+        Ok(Source::Object(remote, Box::new(reader)))
+    }
+
+    #[cfg(not(feature = "remote"))]
+    fn open_object(_: &Args, url: &str) -> anyhow::Result<Source> {
+        bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
+    }
+
+    /// True when the input starts with crypt4gh's magic; the input is left at its start (an
+    /// object's first bytes stay fetched: no request more).
+    fn is_crypt4gh(&mut self) -> anyhow::Result<bool> {
+        match self {
+            Source::File(f) => starts_crypt4gh(f),
+            #[cfg(feature = "remote")]
+            Source::Object(_, r) => starts_crypt4gh(r),
+        }
+    }
+}
+
+fn starts_crypt4gh(r: &mut (impl std::io::Read + std::io::Seek)) -> anyhow::Result<bool> {
+    let mut first = [0u8; 8];
+    let mut n = 0;
+    while n < first.len() {
+        match r.read(&mut first[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    r.seek(std::io::SeekFrom::Start(0))?;
+    Ok(zseal::format::crypt4gh::is_crypt4gh(&first[..n]))
 }
 
 /// The rekey options the flags ask for; with `--remove`, the stanzas that name each recipient
@@ -138,17 +207,16 @@ fn options(a: &Args, targets: &keys::Targets) -> anyhow::Result<RekeyOptions> {
 #[cfg(feature = "remote")]
 fn rekey_object(
     a: &Args,
-    url: &str,
+    remote: &zseal::remote::Remote,
+    reader: zseal::remote::RemoteReader,
     to: &[&dyn zseal::Recipient],
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
-    use zseal::remote::{ReadMode, Remote};
-    let remote = Remote::from_env(url)?;
+    let url = remote.url();
     if a.output.is_some() || a.rotate || !remote.copies_server_side() {
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
         }
-        let reader = remote.reader(ReadMode::Sequential)?;
         // In place, the new object replaces exactly the version read: a concurrent writer's
         // object is never overwritten (the rewrite fails instead).
         let rewrite = match &a.output {
@@ -158,8 +226,7 @@ fn rekey_object(
         let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
         return finish(a, locked, to, opts, rewrite);
     }
-    let locked =
-        Locked::read(remote.reader(ReadMode::Random)?).with_context(|| format!("reading {url}"))?;
+    let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
     let keys = keys::keys_for(locked.needs(), url, a.passphrase_file.as_deref(), &a.ids)?;
     let done = zseal::remote::rekey_in_place(locked, &keys.refs(), to, opts)
         .with_context(|| format!("rekeying {url}"))?;
@@ -171,16 +238,6 @@ fn rekey_object(
         );
     }
     Ok(())
-}
-
-#[cfg(not(feature = "remote"))]
-fn rekey_object(
-    _: &Args,
-    url: &str,
-    _: &[&dyn zseal::Recipient],
-    _: &RekeyOptions,
-) -> anyhow::Result<()> {
-    bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
 }
 
 /// Unwraps the file key of `locked` and writes the rekeyed container (into `prepared`, when the

@@ -10,7 +10,8 @@
 //!   [`layout::Layout::pieces`] for the segments a range needs and what of each to keep;
 //! - per segment: [`segment::SegmentOpener::open`] (segment `i`'s stored bytes → its plaintext);
 //! - header out: [`header::seal_header`] and [`header::Header::to_bytes`];
-//! - per segment: [`segment::SegmentSealer::seal`].
+//! - per segment: [`segment::SegmentSealer::seal`];
+//! - rekey: [`rekey::rekey_header`] (the segments are copied unchanged, §13.9).
 //!
 //! Keys (crypt4gh key files, OpenSSH ed25519 and age X25519 keys) are `crate::crypto::c4gh`.
 
@@ -19,6 +20,7 @@ pub mod edit;
 pub mod header;
 pub mod layout;
 pub mod packet;
+pub mod rekey;
 pub mod segment;
 
 pub use edit::EditList;
