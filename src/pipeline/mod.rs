@@ -15,6 +15,7 @@ mod decrypt;
 mod drive;
 mod encrypt;
 mod intake;
+mod offset;
 mod options;
 mod rekey;
 mod segments;
