@@ -5,6 +5,7 @@
 mod common;
 
 mod commands;
+mod crypt4gh;
 mod fixtures;
 mod habits;
 mod outputs;
