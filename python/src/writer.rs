@@ -217,9 +217,9 @@ impl EncryptArgs {
     /// The recipients and the options these arguments name.
     pub(crate) fn parse(self) -> zseal::Result<(Recipients, EncryptOptions)> {
         let mut keys: Recipients = Vec::new();
-        for r in self.recipients.unwrap_or_default() {
+        for r in self.recipients.iter().flatten() {
             keys.push(Box::new(AgeRecipient::parse_with(
-                &r,
+                r,
                 crate::keys::KeyPrompt::None,
             )?));
         }
@@ -230,8 +230,8 @@ impl EncryptArgs {
                     .map(|r| Box::new(r) as Box<dyn Recipient + Send + Sync>),
             );
         }
-        if let Some(pw) = self.passphrase {
-            keys.push(Box::new(Passphrase::new(pw.into_bytes())?));
+        if let Some(pw) = &self.passphrase {
+            keys.push(Box::new(Passphrase::new(pw.clone().into_bytes())?));
         }
         if keys.is_empty() {
             return Err(option_error(
