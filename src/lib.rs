@@ -53,10 +53,10 @@ pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
     final_frame, merged_digest, open_range, seal_range, stored_span, AgeLocked, AgeReader,
-    AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource, ChunkWriter, DecryptOptions,
-    Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, OpenKey, OpenedRange,
-    Promises, RangeResult, Reader, RekeyOptions, RekeyReport, Rekeyed, Sealed, SeekBy, SeekSource,
-    SplitSeal, TaskKey, Threads, Writer,
+    AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource, ChunkWriter, Crypt4ghWriter,
+    DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, OpenKey,
+    OpenedRange, Promises, RangeResult, Reader, RekeyOptions, RekeyReport, Rekeyed, Sealed, SeekBy,
+    SeekSource, SplitSeal, TaskKey, Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

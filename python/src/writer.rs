@@ -121,7 +121,7 @@ pub(crate) struct EncryptArgs {
     pub(crate) chunk_size: Option<usize>,
     pub(crate) threads: Option<usize>,
     pub(crate) pad: bool,
-    /// `zseal` (default) or `age`.
+    /// `zseal` (default), `age` or `crypt4gh`.
     pub(crate) format: Option<String>,
 }
 
@@ -181,17 +181,45 @@ impl EncryptArgs {
     /// Parses the keys and options and writes the header to `sink`: a container's, or an age
     /// file's.
     pub(crate) fn start<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
+        if self.format.as_deref() == Some("crypt4gh") {
+            return self.start_crypt4gh(sink);
+        }
         let (keys, o) = self.parse()?;
         let refs: Vec<&dyn Recipient> = keys.iter().map(|r| &**r as &dyn Recipient).collect();
         zseal::Writer::new(sink, &refs, &o)
     }
 
+    /// A crypt4gh file's header for the recipients as X25519 public keys (`age1…`,
+    /// `ssh-ed25519 …`, crypt4gh public key files; FORMAT.md §13.8).
+    fn start_crypt4gh<W: Write>(self, sink: W) -> zseal::Result<zseal::Writer<W>> {
+        use zseal::crypto::c4gh;
+        let refuse = |what: &str| Err(zseal::Error::InvalidOption(what.into()));
+        if self.passphrase.is_some() {
+            return refuse("a crypt4gh file has no passphrase: pass recipients=[\"age1…\"]");
+        }
+        if !self.sign.is_empty() {
+            return refuse(
+                "sign= with format=\"crypt4gh\": its signature goes beside the file, which \
+                 `zseal encrypt --format crypt4gh --sign KEY -o OUT` writes (OUT.sig)",
+            );
+        }
+        let mut to = Vec::new();
+        for r in self.recipients.iter().flatten() {
+            to.push(c4gh::read_public_key(r, &format!("recipient {r}"))?);
+        }
+        for f in &self.recipients_files {
+            let text = std::fs::read_to_string(f)?;
+            to.extend(c4gh::read_recipients(&text, &f.display().to_string())?);
+        }
+        zseal::Writer::crypt4gh(sink, &to, &self.options()?)
+    }
+
     /// The recipients and the options these arguments name.
     pub(crate) fn parse(self) -> zseal::Result<(Recipients, EncryptOptions)> {
         let mut keys: Recipients = Vec::new();
-        for r in self.recipients.unwrap_or_default() {
+        for r in self.recipients.iter().flatten() {
             keys.push(Box::new(AgeRecipient::parse_with(
-                &r,
+                r,
                 crate::keys::KeyPrompt::None,
             )?));
         }
@@ -202,14 +230,19 @@ impl EncryptArgs {
                     .map(|r| Box::new(r) as Box<dyn Recipient + Send + Sync>),
             );
         }
-        if let Some(pw) = self.passphrase {
-            keys.push(Box::new(Passphrase::new(pw.into_bytes())?));
+        if let Some(pw) = &self.passphrase {
+            keys.push(Box::new(Passphrase::new(pw.clone().into_bytes())?));
         }
         if keys.is_empty() {
             return Err(option_error(
                 "no key to encrypt to: pass recipients=[\"age1…\"] or passphrase=",
             ));
         }
+        Ok((keys, self.options()?))
+    }
+
+    /// The options these arguments name.
+    fn options(&self) -> zseal::Result<EncryptOptions> {
         let mut o = EncryptOptions::default()
             .threads(threads_of(self.threads))
             .pad(self.pad);
@@ -232,7 +265,7 @@ impl EncryptArgs {
         for k in &self.sign {
             o = o.sign(zseal::crypto::sign::SigningKey::read(k, &KeyPrompt::None)?);
         }
-        Ok((keys, o))
+        Ok(o)
     }
 }
 

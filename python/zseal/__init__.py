@@ -301,7 +301,10 @@ def open(
     ``format="age"`` writes a standard age v1 file instead of a container (``age -d`` reads it;
     with ``compress="zstd"``, the default, its plaintext is a seekable zstd stream, which
     ``age -d | zstd -d`` and this package read; ``compress="none"`` writes a plain age file);
-    reading tells the two formats apart by themselves.
+    reading tells the two formats apart by themselves. ``format="crypt4gh"`` writes a GA4GH
+    Crypt4GH v1 file (``crypt4gh decrypt`` reads it) to ``recipients`` that are X25519 public
+    keys (``"age1…"``, ``"ssh-ed25519 …"``) or ``recipients_file`` crypt4gh public key files; it
+    has no compression, passphrase or ``sign=`` (see FORMAT.md §13.8).
     ``max_work_factor`` (1 to 22, default 22, age's limit) refuses an age file whose passphrase
     (scrypt) work factor is higher, before any work: at 22 one attempt takes 4 GiB of memory and
     tens of seconds; age writes 18. A file's key, once a passphrase opened it, is kept in this
@@ -332,8 +335,8 @@ def open(
             raise OptionError("identity is for reading; to write, pass recipients= or passphrase=")
         if keys.get("max_work_factor") is not None:
             raise OptionError("max_work_factor is for reading age files")
-        if format is not None and format not in ("zseal", "age"):
-            raise OptionError(f"format {format!r}: use 'zseal' or 'age'")
+        if format is not None and format not in ("zseal", "age", "crypt4gh"):
+            raise OptionError(f"format {format!r}: use 'zseal', 'age' or 'crypt4gh'")
         f = ZsealWriter(file, passphrase=passphrase, threads=threads, format=format, exclusive=base == "x", **seal)
     if text:
         wrap = io.TextIOWrapper if base == "r" else _TextWriter

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
+use super::crypt4gh_write::{Crypt4ghSink, Crypt4ghWriter};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::{ContainerSink, Encryptor};
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
@@ -30,29 +31,33 @@ pub enum Format {
     Zseal,
     /// An age v1 file, binary or ASCII-armored (FORMAT.md §10).
     Age,
+    /// A Crypt4GH v1 file (GA4GH; FORMAT.md §13), written by [`Writer::crypt4gh`].
+    Crypt4gh,
 }
 
 impl std::str::FromStr for Format {
     type Err = crate::Error;
 
-    /// `zseal` or `age`, as the command line and the Python package name them.
+    /// `zseal`, `age` or `crypt4gh`, as the command line and the Python package name them.
     fn from_str(s: &str) -> Result<Format> {
         match s {
             "zseal" => Ok(Format::Zseal),
             "age" => Ok(Format::Age),
+            "crypt4gh" => Ok(Format::Crypt4gh),
             _ => Err(crate::Error::InvalidOption(format!(
-                "unknown format '{s}': use zseal or age"
+                "unknown format '{s}': use zseal, age or crypt4gh"
             ))),
         }
     }
 }
 
 impl Format {
-    /// `zseal` or `age`.
+    /// `zseal`, `age` or `crypt4gh`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Zseal => "zseal",
             Format::Age => "age",
+            Format::Crypt4gh => "crypt4gh",
         }
     }
 }
@@ -333,6 +338,8 @@ pub enum AnySink<W: Write> {
     Zseal(ContainerSink<W>),
     /// An age file's.
     Age(AgeSink<W>),
+    /// A crypt4gh file's.
+    Crypt4gh(Crypt4ghSink<W>),
 }
 
 impl<W: Write> ChunkWriter<AnySink<W>> {
@@ -341,8 +348,24 @@ impl<W: Write> ChunkWriter<AnySink<W>> {
         let sink = match opts.format {
             Format::Zseal => AnySink::Zseal(Encryptor::new(inner, recipients, opts)?.sink),
             Format::Age => AnySink::Age(AgeWriter::new(inner, recipients, opts)?.sink),
+            Format::Crypt4gh => {
+                return Err(crate::Error::InvalidOption(
+                    "a crypt4gh file is written to X25519 public keys: use Writer::crypt4gh".into(),
+                ))
+            }
         };
         Ok(ChunkWriter::from_sink(sink))
+    }
+
+    /// Writes a crypt4gh header for `recipients` into `inner` and returns the stream
+    /// (`opts.format` is ignored; FORMAT.md §13.8).
+    pub fn crypt4gh(
+        inner: W,
+        recipients: &[crate::crypto::c4gh::PublicKey],
+        opts: &EncryptOptions,
+    ) -> Result<Self> {
+        let sink = Crypt4ghWriter::new(inner, recipients, opts)?.sink;
+        Ok(ChunkWriter::from_sink(AnySink::Crypt4gh(sink)))
     }
 }
 
@@ -352,6 +375,7 @@ impl<W: Write> AnySink<W> {
         match self {
             AnySink::Zseal(s) => s,
             AnySink::Age(s) => s,
+            AnySink::Crypt4gh(s) => s,
         }
     }
 
@@ -359,6 +383,7 @@ impl<W: Write> AnySink<W> {
         match self {
             AnySink::Zseal(s) => s,
             AnySink::Age(s) => s,
+            AnySink::Crypt4gh(s) => s,
         }
     }
 }
@@ -406,10 +431,15 @@ impl<W: Write> ChunkSink for AnySink<W> {
         self.sink_ref().digest_hex()
     }
 
+    fn signatures(&self) -> Vec<String> {
+        self.sink_ref().signatures()
+    }
+
     fn into_state(self) -> SinkState<W> {
         match self {
             AnySink::Zseal(s) => s.into_state(),
             AnySink::Age(s) => s.into_state(),
+            AnySink::Crypt4gh(s) => s.into_state(),
         }
     }
 }

@@ -52,6 +52,7 @@ struct Named {
     pub(crate) cipher: bool,
     pub(crate) hash: bool,
     pub(crate) chunk_size: bool,
+    pub(crate) codec: bool,
 }
 
 impl Default for EncryptOptions {
@@ -75,6 +76,7 @@ impl EncryptOptions {
     /// Sets the chunk codec.
     pub fn codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
+        self.named.codec = true;
         self
     }
 
@@ -168,6 +170,9 @@ impl EncryptOptions {
         if format == super::super::Format::Age {
             self.check_age()?;
         }
+        if format == super::super::Format::Crypt4gh {
+            self.check_crypt4gh()?;
+        }
         if !self.sign.is_empty() && self.hash != HashAlg::Blake3 {
             return Err(Error::InvalidOption(format!(
                 "a signature is made over the BLAKE3 digest of the plaintext (FORMAT.md §12.1): \
@@ -188,6 +193,39 @@ impl EncryptOptions {
     /// another value than the default): an uncompressed age file then seals that much a job.
     pub(super) fn names_chunk_size(&self) -> bool {
         self.named.chunk_size || self.chunk_size != 1 << format::DEFAULT_CHUNK_LOG2
+    }
+
+    /// What a crypt4gh file cannot hold (FORMAT.md §13.8): it has no codec (a compression other
+    /// than none, named, is refused; the default is ignored), its segments are ChaCha20-Poly1305
+    /// of 64 KiB, and it has no padding, adaptive level or signature inside; its one digest is the
+    /// BLAKE3 a detached signature is made over.
+    fn check_crypt4gh(&self) -> Result<()> {
+        let other = match () {
+            _ if self.named.codec && self.codec != Codec::None => Some(format!(
+                "compression ({}: the format has no codec; give -c none or leave it out)",
+                self.codec
+            )),
+            _ if self.named.cipher && self.cipher != Cipher::ChaCha20Poly1305 => Some(format!(
+                "the cipher {} (crypt4gh segments are ChaCha20-Poly1305)",
+                self.cipher
+            )),
+            _ if self.hash == HashAlg::Xxh3 => {
+                Some("the hash xxh3 (only BLAKE3, for a signature beside the file)".into())
+            }
+            _ if self.named.chunk_size => {
+                Some("a chunk size (crypt4gh segments are 64 KiB by the format)".into())
+            }
+            _ if self.pad => Some("padding".into()),
+            _ if self.adapt.is_some() => Some("an adaptive level".into()),
+            _ => None,
+        };
+        match other {
+            Some(what) => Err(Error::InvalidOption(format!(
+                "{what} is not for crypt4gh files (FORMAT.md §13.8): drop it, or write a zseal \
+                 container"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// What an age file cannot hold (FORMAT.md §10.4).

@@ -74,6 +74,11 @@ pub trait ChunkSink {
     fn digest_hex(&self) -> Option<String> {
         None
     }
+    /// The armored signatures that go beside the file (a crypt4gh file's, FORMAT.md §13.9),
+    /// once `end` ran; none for the formats that hold their signatures or have none.
+    fn signatures(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Gives back the parts, the inner writer among them.
     fn into_state(self) -> SinkState<Self::Inner>
     where
@@ -208,6 +213,16 @@ impl<S: ChunkSink> ChunkWriter<S> {
     /// `None` for `--hash none` and for an age file.
     pub fn finish_with_digest(self) -> Result<(S::Inner, Option<String>)> {
         self.close().map(|(w, _, digest)| (w, digest))
+    }
+
+    /// As [`ChunkWriter::finish_with_stats`], also returning the armored SSHSIGs of the
+    /// plaintext's statement that go beside the file (FORMAT.md §13.9: a crypt4gh file written
+    /// with [`crate::EncryptOptions::sign`] keys); none for the other formats.
+    pub fn finish_with_signatures(mut self) -> Result<(S::Inner, StreamStats, Vec<String>)> {
+        self.check()?;
+        self.guard(|s| s.end())?;
+        let (stats, signatures) = (self.sink.stats(), self.sink.signatures());
+        Ok((self.sink.into_state().inner, stats, signatures))
     }
 
     /// Ends the stream, and gives back the inner writer with what the end leaves to know.

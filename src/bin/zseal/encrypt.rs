@@ -16,6 +16,9 @@ use crate::progress::{Counters, Progress};
 use crate::report::Direction;
 use zseal::io::Counted;
 
+#[path = "encrypt_c4gh.rs"]
+mod c4gh;
+
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -34,17 +37,21 @@ pub struct Args {
     #[arg(short, long = "identity", value_name = "FILE")]
     identity: Vec<PathBuf>,
     /// Compression: zstd[:LEVEL] (-100..22, default zstd:3), lz4, gzip[:LEVEL] (1..9) or none
-    #[arg(short, long, value_name = "ALGO", default_value = "zstd:3", value_parser = parse_with::<Codec>)]
-    compress: Codec,
+    /// (with --format crypt4gh: none, the format has no codec)
+    #[arg(short, long, value_name = "ALGO", value_parser = parse_with::<Codec>)]
+    compress: Option<Codec>,
     /// Cipher: aes-256-gcm (default) or chacha20-poly1305
     #[arg(long, value_parser = parse_with::<Cipher>)]
     cipher: Option<Cipher>,
     /// Whole-file digest: blake3 (default), xxh3 or none
     #[arg(long, value_parser = parse_with::<HashAlg>)]
     hash: Option<HashAlg>,
-    /// File format: zseal (a container) or age (a standard age v1 file that `age -d` reads; with
+    /// File format: zseal (a container), age (a standard age v1 file that `age -d` reads; with
     /// zstd, its plaintext is a seekable zstd stream that `zstd -d` reads; -c none: a plain age
-    /// file). An age file has no digest, padding or rekey (FORMAT.md §10.4)
+    /// file; no digest, padding or rekey, FORMAT.md §10.4) or crypt4gh (GA4GH Crypt4GH v1, as
+    /// `crypt4gh decrypt` reads it: to -r age1…/ssh-ed25519 keys and -R crypt4gh public key
+    /// files; an age1… recipient is the same X25519 key, so its age identity opens the file too;
+    /// no compression, FORMAT.md §13.8)
     #[arg(long, value_name = "FORMAT", default_value = "zseal", value_parser = parse_format)]
     format: Format,
     /// With --format age: ASCII-armored output, as `age -a` writes ("-----BEGIN AGE ENCRYPTED
@@ -73,7 +80,8 @@ pub struct Args {
     /// passphrase), or a public key whose private key ssh-agent holds; repeatable. A container holds the signature (an SSHSIG, namespace zseal, over
     /// the plaintext's length and BLAKE3), checked by `decrypt`/`verify --signer`. With --format
     /// age, writes OUT.sig beside -o OUT: an SSHSIG of the age file that `ssh-keygen -Y verify
-    /// -n zseal` checks (FORMAT.md §12)
+    /// -n zseal` checks (FORMAT.md §12). With --format crypt4gh, writes OUT.sig beside -o OUT: an
+    /// SSHSIG over the plaintext's length and BLAKE3 (FORMAT.md §13.9)
     #[arg(long = "sign", value_name = "KEY")]
     sign: Vec<PathBuf>,
     /// Continue the pending upload of FILE into the object -o names, which a lost connection
@@ -111,10 +119,14 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
     let mut opts = EncryptOptions::default()
-        .codec(a.compress)
         .pad(a.pad)
         .format(a.format)
         .threads(c.threads);
+    // A crypt4gh file has no codec: only a named one is checked (and refused unless none).
+    match (a.compress, a.format) {
+        (None, Format::Crypt4gh) => {}
+        (c, _) => opts = opts.codec(c.unwrap_or_default()),
+    }
     if let Some(size) = a.chunk_size {
         opts = opts.chunk_size(size);
     }
@@ -130,14 +142,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // The library's one set of option checks, before a passphrase is asked for or an output
     // created; what an age file cannot hold is said with the flag that chose the format.
     match a.format {
-        Format::Age => opts.check().context("--format age")?,
-        _ => opts.check()?,
+        Format::Zseal => opts.check()?,
+        f => opts
+            .check()
+            .with_context(|| format!("--format {}", f.name()))?,
     }
     if a.armor && a.format != Format::Age {
         anyhow::bail!(
             "-a/--armor writes ASCII-armored age files: add --format age (a zseal container \
              has no armored form)"
         );
+    }
+    if a.format == Format::Crypt4gh {
+        return c4gh::run(&a, opts);
     }
     let recipients_now = || -> anyhow::Result<Vec<zseal::AgeRecipient>> {
         let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
@@ -202,6 +219,20 @@ fn seal(
     a: &Args,
     opts: &EncryptOptions,
     targets: &keys::Targets,
+    input: (zseal::transfer::Source, Option<&std::path::Path>),
+    output: Output,
+    signing: Option<crate::sign::Signing>,
+) -> anyhow::Result<()> {
+    let start = |w| Writer::new(w, &targets.refs(), opts);
+    seal_with(a, start, input, output, signing)
+}
+
+/// Seals one input into `output` through the writer `start` begins, and writes the signature
+/// beside it when `signing` says so (an age file's over its bytes, a crypt4gh file's over the
+/// statement the writer made).
+fn seal_with(
+    a: &Args,
+    start: impl Fn(Sink<Counted<Output>>) -> zseal::Result<Writer<Sink<Counted<Output>>>>,
     (mut input, name): (zseal::transfer::Source, Option<&std::path::Path>),
     output: Output,
     signing: Option<crate::sign::Signing>,
@@ -215,7 +246,7 @@ fn seal(
     let shared = output.shared_handle().filter(|_| !a.armor);
     let output = Counted::new(output, counters.output.clone());
     let output = Sink::new(output, a.armor)?;
-    let mut enc = Writer::new(output, &targets.refs(), opts)?;
+    let mut enc = start(output)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
     // The transfer layer chooses how: a regular file is read by the workers (progress counts
@@ -226,15 +257,19 @@ fn seal(
     };
     zseal::transfer::seal(&mut enc, &mut input, shared, Some(&progress_counts))
         .with_context(|| format!("encrypting {what}"))?;
-    let (output, stats) = enc
-        .finish_with_stats()
+    let (output, stats, pems) = enc
+        .finish_with_signatures()
         .with_context(|| format!("encrypting {what}"))?;
     progress.finish();
     let output = output
         .finish()
         .with_context(|| format!("encrypting {what}"))?
         .into_inner();
-    let signature = signing.map(|s| s.sign(&output)).transpose()?;
+    let signature = match (signing, pems.is_empty()) {
+        (Some(s), true) => Some(s.sign(&output)?),
+        (Some(s), false) => Some(s.write(&pems)?),
+        (None, _) => None,
+    };
     output.commit(!c.no_fsync)?;
     if let Some(sig) = signature {
         sig.commit(!c.no_fsync)?;

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 
 use crate::keys::TerminalPrompt;
 
-/// The signing keys and the signature's output beside the age file.
+/// The signing keys and the signature's output beside an age or crypt4gh file.
 pub struct Signing {
     keys: Vec<zseal::crypto::sign::SigningKey>,
     out: crate::files::Output,
@@ -17,8 +17,8 @@ pub struct Signing {
 
 impl Signing {
     /// `None` without `--sign`, and for a container (its signatures are frames of its own, made
-    /// by the library); for an age file, refuses where a signature cannot go (it goes beside a
-    /// local output file), and an existing OUT.sig without --force.
+    /// by the library); for an age or crypt4gh file, refuses where a signature cannot go (it goes
+    /// beside a local output file), and an existing OUT.sig without --force.
     pub fn prepare(
         keys: &[PathBuf],
         format: zseal::Format,
@@ -28,12 +28,13 @@ impl Signing {
         if keys.is_empty() {
             return Ok(None);
         }
-        if format != zseal::Format::Age {
+        if format == zseal::Format::Zseal {
             return Ok(None);
         }
+        let f = format.name();
         if keys.len() > 1 {
             bail!(
-                "--sign: one key with --format age: its signature file holds one SSHSIG, which is \
+                "--sign: one key with --format {f}: its signature file holds one SSHSIG, which is \
                  what `ssh-keygen -Y verify` reads (sign again with the other key into another \
                  file)"
             );
@@ -42,8 +43,8 @@ impl Signing {
             .filter(|p| *p != std::path::Path::new("-") && !zseal::io::is_url(&p.to_string_lossy()))
             .ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--sign with --format age writes the signature beside the output: give -o FILE \
-                     (a local file; the signature goes to FILE.sig)"
+                    "--sign with --format {f} writes the signature beside the output: give -o FILE \
+                     (a local file; the signature goes to FILE.sig), or encrypt without --sign"
                 )
             })?;
         let mut sig_path = out.as_os_str().to_owned();
@@ -67,6 +68,25 @@ impl Signing {
         let digest = zseal::crypto::sign::sha512_of(&mut file)?;
         for k in &self.keys {
             let pem = k.sign_sha512(&digest)?;
+            self.out
+                .write_all(pem.as_bytes())
+                .with_context(|| format!("writing {}", self.name))?;
+        }
+        Ok(self.out)
+    }
+}
+
+impl Signing {
+    /// The keys, unlocked: a crypt4gh writer signs the statement of what it sealed with them.
+    pub fn keys(&self) -> &[zseal::crypto::sign::SigningKey] {
+        &self.keys
+    }
+
+    /// Writes the armored signatures `pems` the writer made (a crypt4gh file's, FORMAT.md
+    /// §13.9); returns the signature's output, to commit after the file itself.
+    pub fn write(mut self, pems: &[String]) -> anyhow::Result<crate::files::Output> {
+        use std::io::Write;
+        for pem in pems {
             self.out
                 .write_all(pem.as_bytes())
                 .with_context(|| format!("writing {}", self.name))?;

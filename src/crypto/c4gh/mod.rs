@@ -122,6 +122,31 @@ pub fn read_public_key(text: &str, origin: &str) -> Result<PublicKey> {
     )))
 }
 
+/// The recipients in the text of a recipients file (`-R`): a crypt4gh public key file
+/// (`-----BEGIN CRYPT4GH PUBLIC KEY-----`), or lines of `ssh-ed25519 …` keys and `age1…`
+/// recipients as an authorized_keys or age recipients file holds them (blank lines and `#`
+/// comments skipped). Any other line is refused, naming the file and the line.
+pub fn read_recipients(text: &str, origin: &str) -> Result<Vec<PublicKey>> {
+    if text.trim_start().starts_with("-----BEGIN CRYPT4GH") {
+        return Ok(vec![file::parse_public_key(text.trim(), origin)?]);
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        out.push(read_public_key(line, &format!("{origin} line {}", i + 1))?);
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidOption(format!(
+            "{origin}: no recipient in it (a crypt4gh public key file, or ssh-ed25519 and age1… \
+             lines)"
+        )));
+    }
+    Ok(out)
+}
+
 /// The secret keys in the text of an identity file: a crypt4gh private key (a protected one asks
 /// `ask` for its passphrase), an OpenSSH ed25519 private key, or age identities
 /// (`AGE-SECRET-KEY-1…` lines; `#` comments). `origin` names the file in messages.

@@ -4,13 +4,14 @@
 //! the last chunk and writes the final frame, the index and the footer. Dropping an unfinished
 //! `Encryptor` leaves a container without its final frame, which every reader rejects.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{aligned_at, Intake, Spare};
+use super::intake::{aligned_at, Intake};
+use super::offset::{write_out, Handed, OffsetWrites, WORKER_WRITE_MIN};
 use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
@@ -51,54 +52,9 @@ pub struct ContainerSink<W: Write> {
     /// A range of a container sealed in pieces (FORMAT.md §11): frames only, and each chunk's
     /// hash kept for the coordinator.
     range: Option<RangeTally>,
-    /// Frames written by the workers ([`ChunkWriter::write_frames_to`]).
-    positional: Option<Positional>,
+    /// Frames written by offset ([`ChunkWriter::write_frames_to`]).
+    positional: Option<OffsetWrites>,
 }
-
-/// Frames written into the output file by offset, by the workers ([`ChunkWriter::write_frames_to`]):
-/// the calling thread only hands them out, in order, at the offsets their lengths give.
-struct Positional {
-    file: Arc<std::fs::File>,
-    /// Where the next frame goes in `file`.
-    at: u64,
-    /// Counts the bytes written (the output counter a progress display reads).
-    count: Option<Arc<AtomicU64>>,
-    done: (
-        crossbeam_channel::Sender<Written>,
-        crossbeam_channel::Receiver<Written>,
-    ),
-    /// Writes handed out and not yet back.
-    pending: usize,
-}
-
-/// A stream dropped before its end (after a failure) still waits for the writes it handed out:
-/// none lands in the file after the caller has seen the error.
-impl Drop for Positional {
-    fn drop(&mut self) {
-        while self.pending > 0 && self.done.1.recv().is_ok() {
-            self.pending -= 1;
-        }
-    }
-}
-
-/// One frame's write, back from the worker that did it, with the frame's buffer for reuse.
-struct Written {
-    result: Result<()>,
-    buffer: Vec<u8>,
-    spare: Spare,
-    took: std::time::Duration,
-}
-
-/// Frames being written by the workers at once, at most ([`ChunkWriter::write_frames_to`]). Two
-/// keep a write going while the next is handed out: random bytes into tmpfs 0.179 s against
-/// 0.188 s with one (peak RSS 55 against 47 MiB; AMD EPYC, 2 cores).
-const WRITES_IN_FLIGHT: usize = 2;
-
-/// Frames this long and longer are written by a worker ([`ChunkWriter::write_frames_to`]); shorter
-/// ones (compressed text, about 1 MiB per 8 MiB chunk) by the calling thread, at their offset,
-/// as they come: a worker's write would wait behind chunks being compressed, and hold up the
-/// calling thread that waits for its buffer.
-const WORKER_WRITE_MIN: usize = 2 << 20;
 
 /// What a range's task keeps for the coordinator (FORMAT.md §11.1).
 struct RangeTally {
@@ -281,55 +237,23 @@ impl<W: Write> ContainerSink<W> {
         Ok(())
     }
 
-    /// Writes `bytes` after what was written: through the inner writer, or into the file at the
-    /// next offset (the workers' writes before it may still be going).
+    /// Writes `bytes` after what was written (through the inner writer, or by offset).
     fn write_out(&mut self, bytes: &[u8]) -> Result<()> {
-        let Some(p) = &mut self.positional else {
-            let inner = &mut self.state.inner;
-            return Ok(timed(&mut self.state.stages.write, || {
-                inner.write_all(bytes)
-            })?);
-        };
-        let at = p.at;
-        timed(&mut self.state.stages.write, || {
-            crate::io::write_all_at(&p.file, bytes, at)
-        })
-        .map_err(|e| not_written(e, "", at))?;
-        p.at += bytes.len() as u64;
-        if let Some(c) = &p.count {
-            c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        }
-        Ok(())
+        let s = &mut self.state;
+        write_out(&mut s.inner, self.positional.as_mut(), bytes, &mut s.stages)
     }
 
-    /// Waits until at most `most` of the workers' writes are still going; recycles the buffers
-    /// of those done. A failed write fails the stream.
+    /// Waits until at most `most` of the workers' writes are still going.
     fn settle_writes(&mut self, most: usize) -> Result<()> {
-        let Some(p) = &mut self.positional else {
-            return Ok(());
-        };
-        let mut failed = None;
-        // After a failure every write still going is waited for, so that none lands later.
-        while p.pending > most || (p.pending > 0 && (!p.done.1.is_empty() || failed.is_some())) {
-            let Ok(w) = p.done.1.recv() else {
-                return Err(Error::Bug("a frame's write was lost".into()));
-            };
-            p.pending -= 1;
-            self.state.stages.write += w.took;
-            self.state.intake.give_back(w.buffer, w.spare);
-            if let Err(e) = w.result {
-                failed.get_or_insert(e);
-            }
-        }
-        match failed {
-            Some(e) => Err(e),
+        let s = &mut self.state;
+        match &mut self.positional {
+            Some(p) => p.settle(most, &mut s.stages, &mut s.intake),
             None => Ok(()),
         }
     }
 
     /// Hands the sealed frame `index` to a worker, which writes it at the next offset.
     fn write_by_worker(&mut self, s: Sealed, index: u64) -> Result<()> {
-        self.settle_writes(WRITES_IN_FLIGHT - 1)?;
         let pool = self.window.pool()?;
         let (Some(pool), Some(p)) = (pool, &mut self.positional) else {
             return Err(Error::Bug(
@@ -344,31 +268,15 @@ impl<W: Write> ContainerSink<W> {
             other,
             ..
         } = s;
-        self.state.intake.give_back(other, other_spare);
-        let (file, at, count, done) =
-            (Arc::clone(&p.file), p.at, p.count.clone(), p.done.0.clone());
-        p.at += frame_len as u64;
-        p.pending += 1;
-        pool.spawn(move || {
-            let mut took = std::time::Duration::ZERO;
-            let bytes = &frame[start..start + frame_len];
-            let result = super::window::guarded(|| {
-                timed(&mut took, || crate::io::write_all_at(&file, bytes, at))
-                    .map_err(|e| not_written(e, &format!(" (frame {index})"), at))
-            });
-            if let (Ok(()), Some(c)) = (&result, &count) {
-                c.fetch_add(frame_len as u64, Ordering::Relaxed);
-            }
-            let written = Written {
-                result,
-                buffer: frame,
-                spare,
-                took,
-            };
-            // The stream may be gone (dropped after a failure): then so is the buffer.
-            let _ = done.send(written);
-        });
-        Ok(())
+        let state = &mut self.state;
+        state.intake.give_back(other, other_spare);
+        let handed = Handed {
+            buffer: frame,
+            range: start..start + frame_len,
+            spare,
+            what: format!(" (frame {index})"),
+        };
+        p.hand_out(&pool, handed, &mut state.stages, &mut state.intake)
     }
 
     /// Writes one sealed chunk (the next in order) and recycles its buffers.
@@ -443,13 +351,7 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
     /// On two cores, one thread writing every frame (into tmpfs, 0.12 s per 256 MiB) is what
     /// held incompressible data back.
     fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
-        self.positional = Some(Positional {
-            file: Arc::new(file),
-            at,
-            count,
-            done: crossbeam_channel::unbounded(),
-            pending: 0,
-        });
+        self.positional = Some(OffsetWrites::new(file, at, count));
     }
 
     fn flush_sealed(&mut self) -> Result<()> {
@@ -497,10 +399,9 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
         self.write_out(&frame)?;
         self.write_out(&index)?;
         self.write_out(&footer(self.tally.chunks))?;
-        self.settle_writes(0)?;
-        if let Some(p) = &self.positional {
-            // The shared position goes where a sequential write would have left it.
-            io::Seek::seek(&mut &*p.file, io::SeekFrom::Start(p.at))?;
+        if let Some(p) = &mut self.positional {
+            // Every write done, the shared position where a sequential write would leave it.
+            p.finish(&mut self.state.stages, &mut self.state.intake)?;
         }
         let inner = &mut self.state.inner;
         timed(&mut self.state.stages.write, || inner.flush())?;
@@ -553,12 +454,6 @@ fn new_header(
     };
     let header_bytes = sealed_header(&header, &file_key)?;
     Ok((header_bytes, file_key.payload_key(&payload_salt)))
-}
-
-/// A failed positional write into the output, saying where.
-fn not_written(e: io::Error, what: &str, at: u64) -> Error {
-    let message = format!("cannot write the output at offset {at}{what}: {e}");
-    Error::Io(Arc::new(io::Error::new(e.kind(), message)))
 }
 
 #[cfg(test)]

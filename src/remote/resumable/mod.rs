@@ -95,9 +95,10 @@ impl Remote {
             )),
         };
         why.or_else(|| match () {
-            _ if opts.format != Format::Zseal => {
-                Some("--format age is not resumable (only a zseal container is)".into())
-            }
+            _ if opts.format != Format::Zseal => Some(format!(
+                "--format {} is not resumable (only a zseal container is)",
+                opts.format.name()
+            )),
             _ if !opts.sign.is_empty() => {
                 Some("a signed container (--sign) is not resumable".into())
             }

@@ -1,60 +1,14 @@
-//! `zseal rekey` of crypt4gh files (FORMAT.md §13.9), checked with the reference tool (PyPI
-//! `crypt4gh==1.8.6` in target/pyenv or the active virtual environment): the new recipients
-//! decrypt with `crypt4gh decrypt`, the dropped ones cannot, the segments are the old bytes.
-//! Without the reference those tests are skipped, unless ZSEAL_REQUIRE_PEERS is set (CI).
+//! `zseal rekey` of crypt4gh files (FORMAT.md §13.9): the new recipients decrypt with the
+//! reference's `crypt4gh decrypt`, the dropped ones cannot, the segments are the old bytes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command as Std, Stdio};
+use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::str::contains;
 use zseal::crypto::c4gh::read_secret_keys;
 use zseal::format::crypt4gh::Header;
 
-fn zseal() -> Command {
-    Command::cargo_bin("zseal").unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
-
-/// The directory of the reference's commands, or `None` (skipped) without it.
-fn reference() -> Option<PathBuf> {
-    let venv = std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("bin"));
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
-    let bin = [venv, Some(local)]
-        .into_iter()
-        .flatten()
-        .find(|d| d.join("crypt4gh").is_file());
-    if bin.is_none() {
-        assert!(
-            std::env::var_os("ZSEAL_REQUIRE_PEERS").is_none(),
-            "crypt4gh (the reference, PyPI crypt4gh==1.8.6) is missing: run scripts/test-all"
-        );
-        eprintln!("skipped: no crypt4gh reference tool (scripts/test-all installs it)");
-    }
-    bin
-}
-
-/// Runs the reference's `tool args` in `dir` with `input` (a file) on standard input: its
-/// standard output, or its error text.
-fn run(bin: &Path, dir: &Path, tool: &str, args: &[&str], input: &Path) -> Result<Vec<u8>, String> {
-    let out = Std::new(bin.join(tool))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("C4GH_SECRET_KEY")
-        .env_remove("C4GH_PASSPHRASE")
-        .stdin(Stdio::from(std::fs::File::open(input).unwrap()))
-        .output()
-        .unwrap();
-    match out.status.success() {
-        true => Ok(out.stdout),
-        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
-    }
-}
+use super::{fixture, reference, run, zseal};
 
 /// The bytes after a crypt4gh file's header.
 fn data_of(file: &[u8]) -> &[u8] {
