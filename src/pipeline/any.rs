@@ -1,6 +1,6 @@
-//! One door for both formats the engine reads (FORMAT.md §10.1): [`Sealed`] tells a zseal
-//! container from an age file by its first bytes and reads its header; [`Reader`] is the
-//! decrypting stream of either: the engine's reader over [`AnyChunks`], where the format is
+//! One door for every format the engine reads (FORMAT.md §10.1, §13): [`Sealed`] tells a zseal
+//! container from an age or a crypt4gh file by its first bytes and reads its header; [`Reader`]
+//! is the decrypting stream of any: the engine's reader over [`AnyChunks`], where the format is
 //! dispatched on once. Front ends that decrypt use these; what only a zseal container has (its
 //! header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
 //! [`ContainerChunks`].
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
+use super::crypt4gh::{C4ghChunks, C4ghLocked};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::{ContainerSink, Encryptor};
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
@@ -30,6 +31,8 @@ pub enum Format {
     Zseal,
     /// An age v1 file, binary or ASCII-armored (FORMAT.md §10).
     Age,
+    /// A crypt4gh (GA4GH) v1 file (FORMAT.md §13); read only here.
+    Crypt4gh,
 }
 
 impl std::str::FromStr for Format {
@@ -48,11 +51,12 @@ impl std::str::FromStr for Format {
 }
 
 impl Format {
-    /// `zseal` or `age`.
+    /// `zseal`, `age` or `crypt4gh`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Zseal => "zseal",
             Format::Age => "age",
+            Format::Crypt4gh => "crypt4gh",
         }
     }
 }
@@ -63,6 +67,8 @@ pub enum Sealed<R: Read> {
     Zseal(Locked<R>),
     /// An age file.
     Age(AgeLocked<R>),
+    /// A crypt4gh file.
+    Crypt4gh(C4ghLocked<R>),
 }
 
 impl<R: Read> Sealed<R> {
@@ -74,6 +80,9 @@ impl<R: Read> Sealed<R> {
         if n > 0 && MAGIC.starts_with(&head) {
             return Locked::read_after(&head, inner).map(Sealed::Zseal);
         }
+        if crate::format::crypt4gh::is_crypt4gh(&head) {
+            return C4ghLocked::read_after(&head, inner).map(Sealed::Crypt4gh);
+        }
         AgeLocked::read_after(head, inner).map(Sealed::Age)
     }
 
@@ -82,6 +91,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(_) => Format::Zseal,
             Sealed::Age(_) => Format::Age,
+            Sealed::Crypt4gh(_) => Format::Crypt4gh,
         }
     }
 
@@ -90,6 +100,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(l) => l.needs(),
             Sealed::Age(l) => l.needs(),
+            Sealed::Crypt4gh(l) => l.needs(),
         }
     }
 
@@ -98,6 +109,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(l) => l.header_len(),
             Sealed::Age(l) => l.header_len(),
+            Sealed::Crypt4gh(l) => l.header_len(),
         }
     }
 
@@ -118,6 +130,7 @@ impl<R: Read> Sealed<R> {
                     false => r.map_source(AnyChunks::Age),
                 }
             }
+            Sealed::Crypt4gh(l) => l.unlock(identities, opts)?.map_source(AnyChunks::Crypt4gh),
         })
     }
 }
@@ -139,6 +152,8 @@ pub enum AnyChunks<R: Read> {
     Age(AgeChunks<R>),
     /// An age file zseal wrote with zstd: its decompressed bytes (FORMAT.md §10.3).
     AgeZstd(ZstdChunks<R>),
+    /// A crypt4gh file's, through its edit list (FORMAT.md §13).
+    Crypt4gh(C4ghChunks<R>),
 }
 
 impl<R: Read> AnyChunks<R> {
@@ -147,6 +162,7 @@ impl<R: Read> AnyChunks<R> {
         match self {
             AnyChunks::Zseal(_) => Format::Zseal,
             AnyChunks::Age(_) | AnyChunks::AgeZstd(_) => Format::Age,
+            AnyChunks::Crypt4gh(_) => Format::Crypt4gh,
         }
     }
 
@@ -174,6 +190,17 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d.verified().map(|f| f.chunk_count),
             AnyChunks::Age(d) => d.verified_chunks(),
             AnyChunks::AgeZstd(d) => d.verified_chunks(),
+            AnyChunks::Crypt4gh(d) => d.verified_chunks(),
+        }
+    }
+
+    /// What the opened header shows that a reader should be told of, though it is not refused:
+    /// a crypt4gh file whose packets for this reader come from several writer keys (FORMAT.md
+    /// §13.10).
+    pub fn header_warning(&self) -> Option<String> {
+        match self {
+            AnyChunks::Crypt4gh(d) => d.writer_keys_warning(),
+            _ => None,
         }
     }
 
@@ -183,6 +210,7 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 
@@ -191,6 +219,7 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 }
@@ -202,6 +231,7 @@ impl<R: Read + Seek> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 }
@@ -273,7 +303,9 @@ impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
     /// than by one stream decoder. Nothing for the other kinds, which read on every core anyway.
     pub fn use_index(&mut self) -> Result<()> {
         match self.source {
-            AnyChunks::AgeZstd(_) => self.plaintext_len().map(|_| ()),
+            // A crypt4gh file: its last segment and its edit list are checked before anything
+            // is released (FORMAT.md §13.11).
+            AnyChunks::AgeZstd(_) | AnyChunks::Crypt4gh(_) => self.plaintext_len().map(|_| ()),
             _ => Ok(()),
         }
     }
@@ -341,6 +373,11 @@ impl<W: Write> ChunkWriter<AnySink<W>> {
         let sink = match opts.format {
             Format::Zseal => AnySink::Zseal(Encryptor::new(inner, recipients, opts)?.sink),
             Format::Age => AnySink::Age(AgeWriter::new(inner, recipients, opts)?.sink),
+            Format::Crypt4gh => {
+                return Err(crate::Error::InvalidOption(
+                    "this zseal reads crypt4gh files but does not write them".into(),
+                ))
+            }
         };
         Ok(ChunkWriter::from_sink(sink))
     }

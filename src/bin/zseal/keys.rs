@@ -51,9 +51,13 @@ impl Unlock<'_> {
             .threads(self.threads)
             .raw_age(self.raw_age)
             .signers(self.signers.clone());
-        locked
+        let reader = locked
             .unlock(&keys.refs(), &opts)
-            .with_context(|| format!("opening {what}"))
+            .with_context(|| format!("opening {what}"))?;
+        if let Some(w) = reader.header_warning() {
+            eprintln!("zseal: warning: {what}: {w}");
+        }
+        Ok(reader)
     }
 }
 
@@ -122,7 +126,13 @@ pub fn keys_for(
 pub(crate) struct TerminalPrompt;
 
 impl KeyPassphrase for TerminalPrompt {
+    /// A crypt4gh key file's passphrase comes from `ZSEAL_PASSPHRASE` when it is set (as the
+    /// reference takes it from `C4GH_PASSPHRASE`), else from the terminal.
     fn passphrase(&self, description: &str) -> Option<String> {
+        let crypt4gh = description.starts_with(zseal::crypto::c4gh::file::KEY_PROMPT);
+        if let Some(p) = std::env::var("ZSEAL_PASSPHRASE").ok().filter(|_| crypt4gh) {
+            return Some(p);
+        }
         rpassword::prompt_password(format!("{description}: ")).ok()
     }
 

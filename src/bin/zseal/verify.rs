@@ -130,13 +130,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let name = p.to_string_lossy();
             let plain = name
                 .strip_suffix(".zseal")
-                .or_else(|| name.strip_suffix(".age"));
+                .or_else(|| name.strip_suffix(".age"))
+                .or_else(|| name.strip_suffix(".c4gh"));
             plain.unwrap_or(&name).to_string()
         }
         _ => "-".to_string(),
     };
     match (hex, alg) {
         (Some(hex), Some(alg)) => println!("{}", check_line(alg, &hex, &plain_name)),
+        _ if format == zseal::Format::Crypt4gh => eprintln!("zseal: {what} is a crypt4gh file: every segment is authenticated, but {}", zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT),
         _ if format == zseal::Format::Age => eprintln!("zseal: {what} is an age file: every STREAM chunk and the final one are authenticated (age records no whole-file digest)"),
         _ => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
     }
