@@ -194,6 +194,25 @@ impl<R: Read> AnyChunks<R> {
         }
     }
 
+    /// The crypt4gh file's chunks, for what only it has (its writer keys, edit list, the
+    /// statement of a signature kept beside it).
+    pub fn as_crypt4gh(&self) -> Option<&C4ghChunks<R>> {
+        match self {
+            AnyChunks::Crypt4gh(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// True when a signer is required: a range then reads the whole file, in order
+    /// (FORMAT.md §12.4).
+    pub fn requires_signer(&self) -> bool {
+        match self {
+            AnyChunks::Zseal(d) => d.requires_signer(),
+            AnyChunks::Crypt4gh(d) => d.requires_signer(),
+            _ => false,
+        }
+    }
+
     /// What the opened header shows that a reader should be told of, though it is not refused:
     /// a crypt4gh file whose packets for this reader come from several writer keys (FORMAT.md
     /// §13.10).
@@ -294,6 +313,17 @@ impl<R: Read + Seek> SeekSource for AnyChunks<R> {
 
     fn end_range(&mut self, cursor: &mut Cursor, to_end: bool) -> Result<bool> {
         self.seekable().end_range(cursor, to_end)
+    }
+}
+
+impl<R: Read> ChunkReader<AnyChunks<R>> {
+    /// See [`AnyChunks::as_crypt4gh`]; for its settings before the read (a signature to check,
+    /// hashing for the statement).
+    pub fn as_crypt4gh_mut(&mut self) -> Option<&mut C4ghChunks<R>> {
+        match &mut self.source {
+            AnyChunks::Crypt4gh(d) => Some(d),
+            _ => None,
+        }
     }
 }
 

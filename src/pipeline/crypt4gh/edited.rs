@@ -12,8 +12,10 @@ use std::time::Duration;
 use super::super::chunks::{Chunk, ChunkSource, Cursor, Promises, SeekSource};
 use super::super::options::DecryptOptions;
 use super::super::segments::Segments;
+use super::signed::Signed;
 use super::C4ghSegments;
 use crate::crypto::c4gh::PublicKey;
+use crate::crypto::sign::{Signature, Signers};
 use crate::error::Result;
 use crate::format::crypt4gh::EditList;
 use crate::stats::StreamStats;
@@ -23,6 +25,7 @@ pub struct C4ghChunks<R: Read> {
     segments: Segments<R, C4ghSegments>,
     edit: Option<Edit>,
     writers: Vec<PublicKey>,
+    signed: Signed,
 }
 
 /// An edit list at work.
@@ -112,12 +115,51 @@ impl<R: Read> C4ghChunks<R> {
         writers: Vec<PublicKey>,
         opts: &DecryptOptions,
     ) -> Result<Self> {
-        let _ = opts;
         Ok(C4ghChunks {
             segments,
             edit: edit.map(|l| Edit::new(l, u64::MAX)).transpose()?,
             writers,
+            signed: Signed::new(&opts.signers),
         })
+    }
+
+    /// Hashes the plaintext as it is released, for [`Self::statement`] (call before reading;
+    /// on when signers are required).
+    pub fn hash_for_statement(&mut self) {
+        self.signed.hash();
+    }
+
+    /// The detached signature (`FILE.c4gh.sig`, FORMAT.md §13.9) that the signers required by
+    /// the options must have made over the statement: checked at the end of the read, which
+    /// fails without it.
+    pub fn require_signature(&mut self, signature: Signature) -> Result<()> {
+        self.signed.set_signature(signature)
+    }
+
+    /// True when signers are required: a range reads the whole file, in order.
+    pub fn requires_signer(&self) -> bool {
+        self.signed.is_required()
+    }
+
+    /// §12.1's statement of the plaintext (its length and BLAKE3, after the edit list), once the
+    /// whole file was read from its first byte with hashing on.
+    pub fn statement(&self) -> Option<String> {
+        self.signed.statement().map(str::to_string)
+    }
+
+    /// The good signature by a required signer and who made it, once the read ended.
+    pub fn good_signature(&self) -> Option<&Signature> {
+        self.signed.by().map(|(s, _)| s)
+    }
+
+    /// Who made the good signature, once the read ended.
+    pub fn signer(&self) -> Option<&str> {
+        self.signed.by().map(|(_, who)| who.as_str())
+    }
+
+    /// Checks `signature`, made apart over [`Self::statement`], against `signers`.
+    pub fn check_detached(&self, signers: &Signers, signature: &Signature) -> Result<String> {
+        self.signed.check_detached(signers, signature)
     }
 
     /// The distinct writer keys of the packets the reader's identities opened (more than one
@@ -139,6 +181,17 @@ impl<R: Read> C4ghChunks<R> {
     /// The file's segments, once its last one was read (by a read to the end or a seek).
     pub fn verified_chunks(&self) -> Option<u64> {
         self.segments.verified_chunks()
+    }
+
+    /// The next chunk, hashed for the statement; at the end, the statement and its signature.
+    fn advance_signed(&mut self, cursor: &mut Cursor) -> Result<bool> {
+        if self.advance_edited(cursor)? {
+            self.signed.update(cursor.available());
+            return Ok(true);
+        }
+        let len = self.verified_len(cursor);
+        self.signed.end(len)?;
+        Ok(false)
     }
 
     /// Through the edit list: the next stored chunk that holds kept bytes.
@@ -170,7 +223,7 @@ impl<R: Read> C4ghChunks<R> {
 
 impl<R: Read> ChunkSource for C4ghChunks<R> {
     fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
-        self.advance_edited(cursor)
+        self.advance_signed(cursor)
     }
 
     fn write_time(&mut self) -> &mut Duration {
@@ -214,6 +267,7 @@ impl<R: Read + Seek> SeekSource for C4ghChunks<R> {
     }
 
     fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
+        self.signed.forget();
         if self.edit.is_none() {
             return self.segments.reposition(cursor, pos);
         }

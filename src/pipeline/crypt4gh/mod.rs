@@ -7,6 +7,7 @@
 //! given ([`crate::Identity::x25519_keys`]).
 
 mod edited;
+mod signed;
 
 use std::io::Read;
 
