@@ -117,7 +117,10 @@ fn each_refusal_is_one_clear_error_with_nothing_released() {
     let key = DataKey::generate(&mut rng);
     let plain = data(3 * SEGMENT_LEN + 100);
     let good = handmade(&me, &[data_key_packet(&key, 0)], &key, &plain, &mut rng);
-    assert_eq!(open_file(&good, &[me.clone()], None).unwrap(), plain);
+    assert_eq!(
+        open_file(&good, std::slice::from_ref(&me), None).unwrap(),
+        plain
+    );
     let mut flipped = good.clone();
     let at = flipped.len() - 50;
     flipped[at] ^= 1;
