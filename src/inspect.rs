@@ -96,19 +96,8 @@ fn age_info<R: Read>(l: &AgeLocked<R>) -> AgeInfo {
     }
 }
 
-/// The first bytes of `r` (up to 8, fewer only at its end), and `r` with them put back.
-fn peek(mut r: impl Read) -> Result<(Vec<u8>, impl Read)> {
-    let mut head = Vec::with_capacity(8);
-    (&mut r).take(8).read_to_end(&mut head)?;
-    Ok((head.clone(), std::io::Cursor::new(head).chain(r)))
-}
-
 /// Describes a file of any format read from a pipe (header only).
 pub fn describe_stream(r: impl Read) -> Result<Described> {
-    let (head, r) = peek(r)?;
-    if crypt4gh::is_crypt4gh(&head) {
-        return crypt4gh::describe::describe_stream(r).map(Described::Crypt4gh);
-    }
     Ok(match Sealed::read(r)? {
         Sealed::Zseal(l) => Described::Zseal(Info {
             header_len: l.header_len(),
@@ -118,16 +107,13 @@ pub fn describe_stream(r: impl Read) -> Result<Described> {
             problem: None,
         }),
         Sealed::Age(l) => Described::Age(age_info(&l)),
+        Sealed::Crypt4gh(l) => Described::Crypt4gh(crypt4gh::describe::Info::of(l.header())),
     })
 }
 
 /// Describes a file of any format (header, and the footer or the length).
 pub fn describe_file(mut f: impl Read + Seek) -> Result<Described> {
-    let (head, _) = peek(&mut f)?;
     f.seek(SeekFrom::Start(0))?;
-    if crypt4gh::is_crypt4gh(&head) {
-        return crypt4gh::describe::describe_file(f).map(Described::Crypt4gh);
-    }
     match Sealed::read(&mut f)? {
         Sealed::Zseal(_) => {
             f.seek(SeekFrom::Start(0))?;
@@ -141,6 +127,7 @@ pub fn describe_file(mut f: impl Read + Seek) -> Result<Described> {
             info.plaintext_len = Some(shape.1);
             Ok(Described::Age(info))
         }
+        Sealed::Crypt4gh(_) => crypt4gh::describe::describe_file(f).map(Described::Crypt4gh),
     }
 }
 

@@ -288,7 +288,7 @@ impl ReadPlan {
     ) -> Result<u64> {
         // A signer check reads the whole file in order (FORMAT.md §12.4): its range is the
         // streamed one, which reads every frame and writes the range.
-        let signer = reader.as_zseal().is_some_and(|z| z.requires_signer());
+        let signer = reader.requires_signer();
         match range {
             Some(r) if self.seekable && !signer => reader.copy_range_to(r.start, r.end, w),
             Some(r) => {

@@ -2399,6 +2399,59 @@ fn age_files_in_objects_read_whole_and_by_range() {
     assert_eq!(uploads_in_progress(base, &b), 0);
 }
 
+/// A crypt4gh file (FORMAT.md §13) in an object: `decrypt` with an age identity reads it whole,
+/// and a range fetches the header, the last segment and the segments it covers, not the object.
+#[test]
+fn crypt4gh_files_in_objects_read_whole_and_by_range() {
+    use zseal::format::crypt4gh::{seal_header, DataKey, SegmentSealer, SEGMENT_LEN};
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "crypt4gh-files");
+    let public = std::fs::read_to_string(common::keys().join("age.pub")).unwrap();
+    let to = zseal::crypto::c4gh::read_public_key(&public, "age.pub").unwrap();
+    let mut rng = rand_core::OsRng;
+    let key = DataKey::generate(&mut rng);
+    let plain = common::noise(10 << 20, 44);
+    let mut file = seal_header(&key, &[to], None, &mut rng)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    let sealer = SegmentSealer::new(&key);
+    for s in plain.chunks(SEGMENT_LEN) {
+        sealer.seal_random(s, &mut file, &mut rng).unwrap();
+    }
+    let (status, _) = raw(base, "PUT", &format!("/{b}/x.c4gh"), &file).unwrap();
+    assert_eq!(status, 200);
+    let url = format!("s3://{b}/x.c4gh");
+    let id = common::keys().join("age.key");
+    let whole = zseal(base)
+        .args(["decrypt", &url, "-i"])
+        .arg(&id)
+        .output()
+        .unwrap();
+    assert!(whole.status.success() && whole.stdout == plain, "{whole:?}");
+    const M: usize = 1 << 20;
+    let (start, end) = (5 * M + 3, 6 * M + 3);
+    let out = zseal(base)
+        .args([
+            "decrypt",
+            &url,
+            "--json",
+            "--range",
+            &format!("{start}..{end}"),
+            "-i",
+        ])
+        .arg(&id)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout == plain[start..end]);
+    let report: serde_json::Value =
+        serde_json::from_slice(out.stderr.split(|&c| c == b'\n').next().unwrap()).unwrap();
+    let fetched = report["fetched_bytes"].as_u64().unwrap() as usize;
+    // 17 segments of 64 KiB, the header and the last segment: under 2 MiB of the 10 MiB object.
+    assert!(fetched < 2 * M, "fetched {fetched}");
+}
+
 /// A `credential_process` script in `dir` that runs `first`, then prints moto's credentials
 /// (with `extra` JSON fields, such as an expiry).
 fn credential_script(dir: &Path, first: &str, extra: &str) -> PathBuf {

@@ -859,3 +859,32 @@ def test_inspect_describes_a_crypt4gh_file():
     assert (info["packets"], info["segments"], info["stored_plaintext_len"]) == (2, 1, 1008)
     assert info["truncation_detectable"] is False
     assert "segment boundary" in info["note"]
+
+
+def test_crypt4gh_files_read_through_open_and_fsspec():
+    """crypt4gh files (the reference tool's fixtures) open with a crypt4gh key, plain or protected
+    (key_passphrase=), whole and by seek, through their edit list, and through the fsspec layer."""
+    import fsspec
+
+    c4gh = Path(__file__).resolve().parents[2] / "fixtures" / "crypt4gh"
+    plain = (c4gh / "hello.txt").read_bytes()
+    alice = dict(identity=str(c4gh / "alice.sec"))
+    bob = dict(identity=str(c4gh / "bob.sec"), key_passphrase="zseal fixture")
+    for keys in (alice, bob):
+        with zseal.open(str(c4gh / "hello.c4gh"), "rb", **keys) as f:
+            assert f.read() == plain
+            f.seek(100)
+            assert f.read(20) == plain[100:120]
+            f.seek(-8, io.SEEK_END)
+            assert f.read() == plain[-8:]
+    with zseal.open(str(c4gh / "hello-10-500.c4gh"), "rb", **alice) as f:
+        assert f.read() == plain[10:499]
+        f.seek(5)
+        assert f.read(2) == plain[15:17]
+    with pytest.raises(zseal.ZsealError, match="pass key_passphrase="):
+        zseal.open(str(c4gh / "hello.c4gh"), "rb", identity=str(c4gh / "bob.sec"))
+    fs, path = fsspec.core.url_to_fs(f"zseal::file://{c4gh}/hello.c4gh", zseal=alice)
+    assert fs.info(path)["size"] == len(plain)
+    with fs.open(path, "rb") as f:
+        f.seek(1000)
+        assert f.read() == plain[1000:]

@@ -54,6 +54,7 @@ pub(super) fn kms_identity(p: &std::path::Path) -> Result<AgeIdentity> {
     Ok(AgeIdentity {
         inner: Unwraps::Age(Box::new(id)),
         names,
+        x25519: Default::default(),
     })
 }
 

@@ -277,6 +277,13 @@ pub trait Identity {
     fn stanza_recipient(&self) -> Option<StanzaRecipient> {
         None
     }
+
+    /// The X25519 secret keys this identity holds (an age X25519 identity, an OpenSSH ed25519
+    /// key, a crypt4gh key file), for a format whose header is sealed to such keys directly
+    /// (crypt4gh, FORMAT.md §13.7). The default: none.
+    fn x25519_keys(&self) -> Result<Vec<c4gh::SecretKey>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The rules of FORMAT.md §1.1 on who a file is for: at least one recipient, a passphrase alone,

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use age::secrecy::ExposeSecret;
 use rand_core::RngCore;
 
+use super::c4gh::identity::{self as c4gh_id, X25519Keys};
 use super::pq::{IDENTITY_PREFIX, RECIPIENT_PREFIX};
 use super::prompt::Callbacks;
 pub use super::prompt::{KeyPassphrase, NoPrompt};
@@ -330,13 +331,16 @@ pub struct AgeIdentity {
     /// that an OpenSSH key file keeps in clear: what `rekey` checks without asking for the
     /// passphrase of an encrypted key again.
     pub(crate) names: Option<super::StanzaRecipient>,
+    /// The X25519 keys it holds, for crypt4gh files (FORMAT.md §13.7).
+    pub(crate) x25519: X25519Keys,
 }
 
 /// What unwraps an identity's stanzas: the `age` crate's identities and zseal's post-quantum
-/// one, or an age plugin.
+/// one, an age plugin, or nothing (a crypt4gh key file, whose key opens crypt4gh files only).
 pub(crate) enum Unwraps {
     Age(Box<dyn age::Identity>),
     Plugin(super::plugin::PluginIdentity),
+    Nothing,
 }
 
 impl AgeIdentity {
@@ -344,6 +348,7 @@ impl AgeIdentity {
         AgeIdentity {
             inner: Unwraps::Age(inner),
             names: None,
+            x25519: X25519Keys::None,
         }
     }
 }
@@ -351,6 +356,10 @@ impl AgeIdentity {
 impl Identity for AgeIdentity {
     fn stanza_recipient(&self) -> Option<super::StanzaRecipient> {
         self.names.clone()
+    }
+
+    fn x25519_keys(&self) -> Result<Vec<super::c4gh::SecretKey>> {
+        self.x25519.get()
     }
 
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
@@ -366,6 +375,7 @@ impl Identity for AgeIdentity {
         let inner = match &self.inner {
             Unwraps::Age(inner) => inner,
             Unwraps::Plugin(p) => return p.unwrap(stanzas),
+            Unwraps::Nothing => return Ok(None),
         };
         match inner.unwrap_stanzas(stanzas) {
             None => Ok(None),
@@ -402,6 +412,13 @@ pub fn read_identities(
         Error::InvalidOption(format!("cannot read identity file {origin}: {e}"))
     };
     let text = String::from_utf8_lossy(data);
+    if c4gh_id::is_private_key_file(&text) {
+        return Ok(vec![AgeIdentity {
+            inner: Unwraps::Nothing,
+            names: None,
+            x25519: c4gh_id::private_key_file(&text, origin, &ask)?,
+        }]);
+    }
     if text.trim_start().starts_with("-----BEGIN") {
         let id = age::ssh::Identity::from_buffer(io::Cursor::new(data), Some(origin.to_string()))
             .map_err(|e| bad(&e))?;
@@ -416,6 +433,7 @@ pub fn read_identities(
             )));
         }
         return Ok(vec![AgeIdentity {
+            x25519: X25519Keys::ssh(data, origin, ask.clone()),
             inner: Unwraps::Age(Box::new(id.with_callbacks(Callbacks(ask)))),
             names: ssh_stanza_recipient(data),
         }]);
@@ -425,6 +443,7 @@ pub fn read_identities(
     let mut out = Vec::new();
     let mut rest = zeroize::Zeroizing::new(String::new());
     let mut more = false;
+    let mut x25519 = Vec::new();
     for (n, line) in text.lines().enumerate() {
         match line.trim() {
             l if l.starts_with(IDENTITY_PREFIX) => {
@@ -439,6 +458,7 @@ pub fn read_identities(
                 out.push(AgeIdentity {
                     inner: Unwraps::Plugin(id),
                     names: None,
+                    x25519: X25519Keys::None,
                 });
                 rest.push('\n');
             }
@@ -451,6 +471,9 @@ pub fn read_identities(
                 )));
             }
             l => {
+                if l.starts_with("AGE-SECRET-KEY-1") {
+                    x25519.push(X25519Keys::age_line(l, origin).map_err(|e| bad(&e))?);
+                }
                 more |= !l.is_empty() && !l.starts_with('#');
                 rest.push_str(l);
                 rest.push('\n');
@@ -461,7 +484,14 @@ pub fn read_identities(
         let file = age::IdentityFile::from_buffer(io::Cursor::new(rest.as_bytes()))
             .map_err(|e| bad(&e))?;
         let ids = file.into_identities().map_err(|e| bad(&e))?;
-        out.extend(ids.into_iter().map(AgeIdentity::age));
+        // One X25519 key per AGE-SECRET-KEY-1 line, in line order, as age reads them.
+        let keys = x25519
+            .into_iter()
+            .chain(std::iter::repeat(X25519Keys::None));
+        out.extend(ids.into_iter().zip(keys).map(|(id, x25519)| AgeIdentity {
+            x25519,
+            ..AgeIdentity::age(id)
+        }));
     }
     if out.is_empty() {
         return Err(bad(

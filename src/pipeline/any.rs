@@ -1,6 +1,6 @@
-//! One door for both formats the engine reads (FORMAT.md §10.1): [`Sealed`] tells a zseal
-//! container from an age file by its first bytes and reads its header; [`Reader`] is the
-//! decrypting stream of either: the engine's reader over [`AnyChunks`], where the format is
+//! One door for every format the engine reads (FORMAT.md §10.1, §13): [`Sealed`] tells a zseal
+//! container from an age or a crypt4gh file by its first bytes and reads its header; [`Reader`]
+//! is the decrypting stream of any: the engine's reader over [`AnyChunks`], where the format is
 //! dispatched on once. Front ends that decrypt use these; what only a zseal container has (its
 //! header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
 //! [`ContainerChunks`].
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
-use super::crypt4gh_write::{Crypt4ghSink, Crypt4ghWriter};
+use super::crypt4gh::{C4ghChunks, C4ghLocked, Crypt4ghSink, Crypt4ghWriter};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::{ContainerSink, Encryptor};
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
@@ -68,6 +68,8 @@ pub enum Sealed<R: Read> {
     Zseal(Locked<R>),
     /// An age file.
     Age(AgeLocked<R>),
+    /// A crypt4gh file.
+    Crypt4gh(C4ghLocked<R>),
 }
 
 impl<R: Read> Sealed<R> {
@@ -79,6 +81,9 @@ impl<R: Read> Sealed<R> {
         if n > 0 && MAGIC.starts_with(&head) {
             return Locked::read_after(&head, inner).map(Sealed::Zseal);
         }
+        if crate::format::crypt4gh::is_crypt4gh(&head) {
+            return C4ghLocked::read_after(&head, inner).map(Sealed::Crypt4gh);
+        }
         AgeLocked::read_after(head, inner).map(Sealed::Age)
     }
 
@@ -87,6 +92,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(_) => Format::Zseal,
             Sealed::Age(_) => Format::Age,
+            Sealed::Crypt4gh(_) => Format::Crypt4gh,
         }
     }
 
@@ -95,6 +101,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(l) => l.needs(),
             Sealed::Age(l) => l.needs(),
+            Sealed::Crypt4gh(l) => l.needs(),
         }
     }
 
@@ -103,6 +110,7 @@ impl<R: Read> Sealed<R> {
         match self {
             Sealed::Zseal(l) => l.header_len(),
             Sealed::Age(l) => l.header_len(),
+            Sealed::Crypt4gh(l) => l.header_len(),
         }
     }
 
@@ -123,6 +131,7 @@ impl<R: Read> Sealed<R> {
                     false => r.map_source(AnyChunks::Age),
                 }
             }
+            Sealed::Crypt4gh(l) => l.unlock(identities, opts)?.map_source(AnyChunks::Crypt4gh),
         })
     }
 }
@@ -144,6 +153,8 @@ pub enum AnyChunks<R: Read> {
     Age(AgeChunks<R>),
     /// An age file zseal wrote with zstd: its decompressed bytes (FORMAT.md §10.3).
     AgeZstd(ZstdChunks<R>),
+    /// A crypt4gh file's, through its edit list (FORMAT.md §13).
+    Crypt4gh(C4ghChunks<R>),
 }
 
 impl<R: Read> AnyChunks<R> {
@@ -152,6 +163,7 @@ impl<R: Read> AnyChunks<R> {
         match self {
             AnyChunks::Zseal(_) => Format::Zseal,
             AnyChunks::Age(_) | AnyChunks::AgeZstd(_) => Format::Age,
+            AnyChunks::Crypt4gh(_) => Format::Crypt4gh,
         }
     }
 
@@ -179,6 +191,36 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d.verified().map(|f| f.chunk_count),
             AnyChunks::Age(d) => d.verified_chunks(),
             AnyChunks::AgeZstd(d) => d.verified_chunks(),
+            AnyChunks::Crypt4gh(d) => d.verified_chunks(),
+        }
+    }
+
+    /// The crypt4gh file's chunks, for what only it has (its writer keys, edit list, the
+    /// statement of a signature kept beside it).
+    pub fn as_crypt4gh(&self) -> Option<&C4ghChunks<R>> {
+        match self {
+            AnyChunks::Crypt4gh(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// True when a signer is required: a range then reads the whole file, in order
+    /// (FORMAT.md §12.4).
+    pub fn requires_signer(&self) -> bool {
+        match self {
+            AnyChunks::Zseal(d) => d.requires_signer(),
+            AnyChunks::Crypt4gh(d) => d.requires_signer(),
+            _ => false,
+        }
+    }
+
+    /// What the opened header shows that a reader should be told of, though it is not refused:
+    /// a crypt4gh file whose packets for this reader come from several writer keys (FORMAT.md
+    /// §13.10).
+    pub fn header_warning(&self) -> Option<String> {
+        match self {
+            AnyChunks::Crypt4gh(d) => d.writer_keys_warning(),
+            _ => None,
         }
     }
 
@@ -188,6 +230,7 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 
@@ -196,6 +239,7 @@ impl<R: Read> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 }
@@ -207,6 +251,7 @@ impl<R: Read + Seek> AnyChunks<R> {
             AnyChunks::Zseal(d) => d,
             AnyChunks::Age(d) => d,
             AnyChunks::AgeZstd(d) => d,
+            AnyChunks::Crypt4gh(d) => d,
         }
     }
 }
@@ -272,13 +317,26 @@ impl<R: Read + Seek> SeekSource for AnyChunks<R> {
     }
 }
 
+impl<R: Read> ChunkReader<AnyChunks<R>> {
+    /// See [`AnyChunks::as_crypt4gh`]; for its settings before the read (a signature to check,
+    /// hashing for the statement).
+    pub fn as_crypt4gh_mut(&mut self) -> Option<&mut C4ghChunks<R>> {
+        match &mut self.source {
+            AnyChunks::Crypt4gh(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
 impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
     /// For a whole read of a seekable input: reads now what random access reads (an age file
     /// zseal wrote: its seek table), so that its frames are then decoded on every core rather
     /// than by one stream decoder. Nothing for the other kinds, which read on every core anyway.
     pub fn use_index(&mut self) -> Result<()> {
         match self.source {
-            AnyChunks::AgeZstd(_) => self.plaintext_len().map(|_| ()),
+            // A crypt4gh file: its last segment and its edit list are checked before anything
+            // is released (FORMAT.md §13.11).
+            AnyChunks::AgeZstd(_) | AnyChunks::Crypt4gh(_) => self.plaintext_len().map(|_| ()),
             _ => Ok(()),
         }
     }

@@ -11,7 +11,7 @@ mod age;
 mod any;
 mod attach;
 mod chunks;
-mod crypt4gh_write;
+mod crypt4gh;
 mod decrypt;
 mod drive;
 mod encrypt;
@@ -27,7 +27,7 @@ mod window;
 pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
-pub use crypt4gh_write::{Crypt4ghSink, Crypt4ghWriter};
+pub use crypt4gh::{C4ghChunks, C4ghLocked, C4ghReader, C4ghSegments, Crypt4ghSink, Crypt4ghWriter};
 pub(crate) use decrypt::seek::read_footer;
 pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,

@@ -1625,3 +1625,146 @@ fn recipient_help_names_post_quantum_recipients() {
             .stdout(contains("age1pq1…"));
     }
 }
+
+/// A crypt4gh file (FORMAT.md §13) made by the reference: `decrypt` with a passphrase-protected
+/// crypt4gh key (its passphrase from ZSEAL_PASSPHRASE), whole and by range, from a file and a
+/// pipe; `verify` says in words what an unsigned v1 file cannot show.
+#[test]
+fn crypt4gh_files_decrypt_and_verify_with_a_crypt4gh_key() {
+    let c4gh = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crypt4gh");
+    let plain = std::fs::read(c4gh.join("hello.txt")).unwrap();
+    let run = |args: &[&str], stdin: Option<Vec<u8>>| {
+        let mut c = zseal();
+        c.env("ZSEAL_PASSPHRASE", "zseal fixture")
+            .args(args)
+            .arg("-i")
+            .arg(c4gh.join("bob.sec"));
+        match stdin {
+            Some(s) => c.write_stdin(s).arg("-o").arg("-"),
+            None => c.arg("-o").arg("-").arg(c4gh.join("hello.c4gh")),
+        };
+        c.assert().success().get_output().stdout.clone()
+    };
+    assert_eq!(run(&["decrypt"], None), plain);
+    assert_eq!(
+        run(&["decrypt", "--range", "100..120"], None),
+        &plain[100..120]
+    );
+    let file = std::fs::read(c4gh.join("hello.c4gh")).unwrap();
+    assert_eq!(run(&["decrypt"], Some(file.clone())), plain);
+    assert_eq!(
+        run(&["decrypt", "--range", "1000.."], Some(file)),
+        &plain[1000..]
+    );
+    zseal()
+        .env("ZSEAL_PASSPHRASE", "zseal fixture")
+        .arg("verify")
+        .arg("-i")
+        .arg(c4gh.join("bob.sec"))
+        .arg(c4gh.join("hello.c4gh"))
+        .assert()
+        .success()
+        .stderr(contains("cannot show a cut at a segment boundary").and(contains("1008 bytes")));
+    zseal()
+        .arg("decrypt")
+        .arg("-o")
+        .arg("-")
+        .arg(c4gh.join("hello.c4gh"))
+        .assert()
+        .code(1)
+        .stderr(contains("pass an identity file with -i"));
+}
+
+/// A crypt4gh file's signature beside it (FORMAT.md §13.9), made by `ssh-keygen -Y sign -n
+/// zseal` over §12.1's statement: `decrypt`/`verify --signer` check `FILE.c4gh.sig`, `verify
+/// --signature SIG` a signature elsewhere, `--export-signature` writes the statement; another
+/// plaintext (the rearranged file) or a missing signature fails, and no output is kept.
+#[test]
+fn crypt4gh_signatures_beside_the_file_are_checked() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let c4gh = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crypt4gh");
+    let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys");
+    let d = tempfile::tempdir().unwrap();
+    let key = d.path().join("signer");
+    std::fs::copy(keys.join("ed25519"), &key).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let plain = std::fs::read(c4gh.join("hello.txt")).unwrap();
+    let text = zseal::crypto::sign::statement(plain.len() as u64, &blake3::hash(&plain).to_hex());
+    let statement = d.path().join("statement");
+    std::fs::write(&statement, &text).unwrap();
+    let signed = std::process::Command::new(&ssh_keygen)
+        .args(["-Y", "sign", "-n", "zseal", "-f"])
+        .arg(&key)
+        .arg(&statement)
+        .output()
+        .unwrap();
+    assert!(signed.status.success(), "{signed:?}");
+    let sig = d.path().join("statement.sig");
+    let file = d.path().join("hello.c4gh");
+    std::fs::copy(c4gh.join("hello.c4gh"), &file).unwrap();
+    std::fs::copy(&sig, d.path().join("hello.c4gh.sig")).unwrap();
+    let with_key = |cmd: &str| {
+        let mut c = zseal();
+        c.env("ZSEAL_PASSPHRASE", "zseal fixture")
+            .args([cmd, "--signer"])
+            .arg(keys.join("ed25519.pub"))
+            .arg("-i")
+            .arg(c4gh.join("bob.sec"));
+        c
+    };
+    let out = with_key("decrypt")
+        .arg("-o")
+        .arg("-")
+        .arg(&file)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, plain);
+    let prefix = d.path().join("exported");
+    with_key("verify")
+        .arg("--export-signature")
+        .arg(&prefix)
+        .arg(&file)
+        .assert()
+        .success()
+        .stderr(contains("good signature by").and(contains("proves the plaintext whole")));
+    assert_eq!(std::fs::read_to_string(&prefix).unwrap(), text);
+    // The rearranged file is another plaintext: its statement is not the one signed.
+    let other = d.path().join("other.c4gh");
+    std::fs::write(
+        &other,
+        std::fs::read(c4gh.join("hello-10-500.c4gh")).unwrap(),
+    )
+    .unwrap();
+    std::fs::copy(&sig, d.path().join("other.c4gh.sig")).unwrap();
+    let out_file = d.path().join("other.txt");
+    let mut c = zseal();
+    c.env("ZSEAL_PASSPHRASE", "zseal fixture")
+        .args(["decrypt", "--signer"])
+        .arg(keys.join("ed25519.pub"))
+        .arg("-i")
+        .arg(c4gh.join("alice.sec"))
+        .arg("-o")
+        .arg(&out_file)
+        .arg(&other)
+        .assert()
+        .code(predicate::ne(0));
+    assert!(!out_file.exists(), "no output is kept");
+    // --signature names one elsewhere; without one beside, --signer fails before the work.
+    let bare = d.path().join("bare.c4gh");
+    std::fs::copy(c4gh.join("hello.c4gh"), &bare).unwrap();
+    with_key("verify")
+        .arg("--signature")
+        .arg(&sig)
+        .arg(&bare)
+        .assert()
+        .success()
+        .stderr(contains("good signature by"));
+    with_key("verify")
+        .arg(&bare)
+        .assert()
+        .code(predicate::ne(0))
+        .stderr(contains("its signature"));
+}

@@ -185,6 +185,7 @@ fn decrypt(
         ids: &a.ids,
         threads: c.threads,
         raw_age: a.raw,
+        signature: crate::keys::signature_beside(input_name).filter(|_| signers.is_required()),
         signers,
     };
     if let Some(download) = crate::download::Download::plan(&ask, &input)? {
@@ -214,7 +215,10 @@ fn decrypt(
         .run(keys.open(input)?, |d| {
             let range = a.range.map(|r| r.resolve(d)).transpose()?;
             plan.copy(d, range, &mut output)?;
-            Ok(d.as_zseal().and_then(|z| z.signer().map(str::to_string)))
+            let c4gh = d.as_crypt4gh().and_then(|c| c.signer().map(str::to_string));
+            Ok(d.as_zseal()
+                .and_then(|z| z.signer().map(str::to_string))
+                .or(c4gh))
         })
         .with_context(|| format!("decrypting {what}"))?;
     if let Some(who) = signer.filter(|_| !c.report.quiet) {

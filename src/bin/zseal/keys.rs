@@ -37,6 +37,19 @@ pub struct Unlock<'a> {
     pub raw_age: bool,
     /// Who must have signed (`--signer`, `--allowed-signers`; none: nothing is required).
     pub signers: zseal::crypto::sign::Signers,
+    /// The signature of a file that keeps it beside it (a crypt4gh file, FORMAT.md §13.9):
+    /// `--signature SIG`, or `FILE.sig` ([`signature_beside`]). A crypt4gh file is then hashed
+    /// as it is read, for the statement, and checked against `signers` when they are required.
+    pub signature: Option<PathBuf>,
+}
+
+/// `INPUT.sig`, where `encrypt --format crypt4gh --sign` puts a crypt4gh file's signature;
+/// `None` for standard input.
+pub fn signature_beside(input: Option<&Path>) -> Option<PathBuf> {
+    let input = input.filter(|p| !crate::stdin::is_dash(p))?;
+    let mut s = input.as_os_str().to_owned();
+    s.push(".sig");
+    Some(PathBuf::from(s))
 }
 
 impl Unlock<'_> {
@@ -51,9 +64,39 @@ impl Unlock<'_> {
             .threads(self.threads)
             .raw_age(self.raw_age)
             .signers(self.signers.clone());
-        locked
+        let mut reader = locked
             .unlock(&keys.refs(), &opts)
-            .with_context(|| format!("opening {what}"))
+            .with_context(|| format!("opening {what}"))?;
+        if let Some(w) = reader.header_warning() {
+            eprintln!("zseal: warning: {what}: {w}");
+        }
+        if let Some(c) = reader.as_crypt4gh_mut() {
+            self.signature_beside(c)?;
+        }
+        Ok(reader)
+    }
+
+    /// A crypt4gh file: hashed for its statement when a signature is to be checked, and the
+    /// signature read now (so that a missing one fails before the work) when signers are
+    /// required.
+    fn signature_beside<R: std::io::Read>(
+        &self,
+        c: &mut zseal::pipeline::C4ghChunks<R>,
+    ) -> anyhow::Result<()> {
+        let Some(path) = &self.signature else {
+            if self.signers.is_required() {
+                bail!("{}: a crypt4gh file keeps its signature beside it (FILE.c4gh.sig): give it with --signature SIG", self.what);
+            }
+            return Ok(());
+        };
+        c.hash_for_statement();
+        if self.signers.is_required() {
+            let sig = crate::sign::read_signature(path).with_context(|| {
+                format!("{}: its signature (encrypt --format crypt4gh --sign writes FILE.c4gh.sig beside it)", self.what)
+            })?;
+            c.require_signature(sig)?;
+        }
+        Ok(())
     }
 }
 
@@ -122,7 +165,13 @@ pub fn keys_for(
 pub(crate) struct TerminalPrompt;
 
 impl KeyPassphrase for TerminalPrompt {
+    /// A crypt4gh key file's passphrase comes from `ZSEAL_PASSPHRASE` when it is set (as the
+    /// reference takes it from `C4GH_PASSPHRASE`), else from the terminal.
     fn passphrase(&self, description: &str) -> Option<String> {
+        let crypt4gh = description.starts_with(zseal::crypto::c4gh::file::KEY_PROMPT);
+        if let Some(p) = std::env::var("ZSEAL_PASSPHRASE").ok().filter(|_| crypt4gh) {
+            return Some(p);
+        }
         rpassword::prompt_password(format!("{description}: ")).ok()
     }
 

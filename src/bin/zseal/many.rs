@@ -78,10 +78,10 @@ pub fn run_each(
     Ok(())
 }
 
-/// The plaintext's name for an encrypted file: without its `.zseal` or `.age`.
+/// The plaintext's name for an encrypted file: without its `.zseal`, `.age` or `.c4gh`.
 pub fn decrypted_name(input: &Path) -> anyhow::Result<PathBuf> {
     let s = input.to_string_lossy();
-    for suffix in [".zseal", ".age"] {
+    for suffix in [".zseal", ".age", ".c4gh"] {
         if let Some(stem) = s.strip_suffix(suffix).filter(|stem| !stem.ends_with('/')) {
             if !stem.is_empty() {
                 return Ok(PathBuf::from(stem));
@@ -89,7 +89,7 @@ pub fn decrypted_name(input: &Path) -> anyhow::Result<PathBuf> {
         }
     }
     bail!(
-        "{}: its name does not end in .zseal or .age, so the output's name is unknown: rename \
+        "{}: its name does not end in .zseal, .age or .c4gh, so the output's name is unknown: rename \
          it, or decrypt it alone with -o",
         input.display()
     )
@@ -111,6 +111,7 @@ mod tests {
         let d = |s: &str| decrypted_name(Path::new(s)).map(|p| p.display().to_string());
         assert_eq!(d("a.csv.zseal").unwrap(), "a.csv");
         assert_eq!(d("dir/b.age").unwrap(), "dir/b");
+        assert_eq!(d("reads.bam.c4gh").unwrap(), "reads.bam");
         for bad in ["a.csv", ".zseal", "dir/.age", "a.zseal.bak"] {
             assert!(d(bad).is_err(), "{bad}");
         }

@@ -76,6 +76,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ids: &a.ids,
         threads: a.threads,
         raw_age: false,
+        // A crypt4gh file keeps its signature beside it (FORMAT.md §13.9).
+        signature: a.signature.clone().or_else(|| {
+            crate::keys::signature_beside(a.input.as_deref())
+                .filter(|_| signers.is_required() || a.export_signature.is_some())
+        }),
         signers: match detached {
             Some(_) => zseal::crypto::sign::Signers::default(),
             None => signers.clone(),
@@ -92,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let alg = dec.as_zseal().map(|d| d.header().hash);
     // Before the work: only a container with a BLAKE3 digest has a statement to sign.
     match (&detached, alg) {
-        (Some(_), None) => bail!("--signature: {what} is an age file, which has no statement to sign (check its OUT.sig with ssh-keygen -Y verify)"),
+        (Some(_), None) if format == zseal::Format::Age => bail!("--signature: {what} is an age file, which has no statement to sign (check its OUT.sig with ssh-keygen -Y verify)"),
         (Some(_), Some(h)) if h != zseal::HashAlg::Blake3 => bail!("--signature: {what} records a {h} digest, and a statement is over BLAKE3: it cannot be signed"),
         _ => {}
     }
@@ -116,7 +121,25 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                         },
                     },
                 ),
-                None => (len, None, d.chunk_count().unwrap_or(0), Signed::default()),
+                None => match d.as_crypt4gh() {
+                    Some(c) => (
+                        len,
+                        None,
+                        d.chunk_count().unwrap_or(0),
+                        Signed {
+                            statement: c.statement(),
+                            found: Vec::new(),
+                            by: match &detached {
+                                Some(sig) => Some((sig.clone(), c.check_detached(&signers, sig)?)),
+                                None => c
+                                    .good_signature()
+                                    .cloned()
+                                    .zip(c.signer().map(str::to_string)),
+                            },
+                        },
+                    ),
+                    None => (len, None, d.chunk_count().unwrap_or(0), Signed::default()),
+                },
             })
         })
         .with_context(|| format!("verifying {what}"))?;
@@ -130,13 +153,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let name = p.to_string_lossy();
             let plain = name
                 .strip_suffix(".zseal")
-                .or_else(|| name.strip_suffix(".age"));
+                .or_else(|| name.strip_suffix(".age"))
+                .or_else(|| name.strip_suffix(".c4gh"));
             plain.unwrap_or(&name).to_string()
         }
         _ => "-".to_string(),
     };
     match (hex, alg) {
         (Some(hex), Some(alg)) => println!("{}", check_line(alg, &hex, &plain_name)),
+        _ if format == zseal::Format::Crypt4gh && signed.by.is_some() => eprintln!("zseal: {what} is a crypt4gh file: every segment is authenticated, and the signature proves the plaintext whole (FORMAT.md §13.9)"),
+        _ if format == zseal::Format::Crypt4gh => eprintln!("zseal: {what} is a crypt4gh file: every segment is authenticated, but {}", zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT),
         _ if format == zseal::Format::Age => eprintln!("zseal: {what} is an age file: every STREAM chunk and the final one are authenticated (age records no whole-file digest)"),
         _ => eprintln!("zseal: {what} records no whole-file digest (--hash none); its chunks, index and length are verified"),
     }

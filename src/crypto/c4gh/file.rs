@@ -18,6 +18,9 @@ pub const PUBLIC_BEGIN: &str = "-----BEGIN CRYPT4GH PUBLIC KEY-----";
 pub const PUBLIC_END: &str = "-----END CRYPT4GH PUBLIC KEY-----";
 const PRIVATE_BEGIN: &str = "-----BEGIN CRYPT4GH PRIVATE KEY-----";
 const PRIVATE_END: &str = "-----END CRYPT4GH PRIVATE KEY-----";
+/// How a protected key's passphrase is asked for (`{KEY_PROMPT} FILE`): a front end that takes
+/// key passphrases from elsewhere (the command line's `ZSEAL_PASSPHRASE`) knows the question.
+pub const KEY_PROMPT: &str = "passphrase for the crypt4gh key";
 /// Magic of the decoded private key.
 const MAGIC: &[u8] = b"c4gh-v1";
 /// Most bcrypt_pbkdf rounds read (the ref writes 100, OpenSSH 16).
@@ -232,7 +235,7 @@ fn ask_passphrase(origin: &str, ask: &impl KeyPassphrase) -> Result<Zeroizing<St
             "{origin} is a passphrase-protected crypt4gh key: {advice}"
         )));
     }
-    ask.passphrase(&format!("passphrase for the crypt4gh key {origin}"))
+    ask.passphrase(&format!("{KEY_PROMPT} {origin}"))
         .map(Zeroizing::new)
         .ok_or_else(|| {
             Error::InvalidOption(format!(

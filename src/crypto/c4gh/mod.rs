@@ -10,6 +10,7 @@
 
 pub mod convert;
 pub mod file;
+pub(crate) mod identity;
 
 use blake2::{Blake2b512, Digest};
 use curve25519_dalek::montgomery::MontgomeryPoint;

@@ -36,7 +36,8 @@ pub struct Info {
 }
 
 impl Info {
-    fn of(header: &Header) -> Info {
+    /// What `header` says.
+    pub(crate) fn of(header: &Header) -> Info {
         Info {
             packets: header.packets.len(),
             other_methods: header

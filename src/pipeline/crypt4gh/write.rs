@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
-use super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
-use super::offset::{write_out, Handed, OffsetWrites, WORKER_WRITE_MIN};
-use super::options::EncryptOptions;
-use super::sink::{ChunkSink, ChunkWriter, SinkState};
-use super::window::Window;
+use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
+use super::super::offset::{write_out, Handed, OffsetWrites, WORKER_WRITE_MIN};
+use super::super::options::EncryptOptions;
+use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::super::window::Window;
 use crate::crypto::c4gh::PublicKey;
 use crate::crypto::sign::{self, SigningKey};
 use crate::error::Result;
@@ -92,7 +92,7 @@ impl<W: Write> ChunkWriter<Crypt4ghSink<W>> {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        opts.check_for(super::Format::Crypt4gh)?;
+        opts.check_for(crate::Format::Crypt4gh)?;
         let data_key = DataKey::generate(rng);
         let header = seal_header(&data_key, recipients, None, rng)?.to_bytes()?;
         inner.write_all(&header)?;
