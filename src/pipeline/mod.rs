@@ -36,7 +36,7 @@ pub use encrypt::{
     seal_range, ContainerSink, Encryptor, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
-pub use rekey::{RekeyOptions, RekeyReport, Rekeyed};
+pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
 pub use sink::{ChunkSink, ChunkWriter, SinkState};
 pub use threads::{available_threads, Threads};
 

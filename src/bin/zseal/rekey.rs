@@ -56,6 +56,11 @@ pub struct Args {
     /// Also draw a new file key and seal every frame again under it (no recompression)
     #[arg(long)]
     rotate: bool,
+    /// Continue a rotation of an s3:// object in place (--rotate, no -o) that a lost
+    /// connection or a killed process left: the same command line plus --resume sends only the
+    /// parts the store lacks (`zseal resume --list` shows what is pending)
+    #[arg(long, requires = "rotate", conflicts_with = "output")]
+    resume: bool,
     /// Attach this signature instead of changing the recipients: `ssh-keygen -Y sign -n zseal`
     /// over the statement `zseal verify --export-signature` writes (FORMAT.md §12.1). It must
     /// be over this file's plaintext; who made it is checked by `verify --signer`
@@ -101,7 +106,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // An object is read straight through (header, then the payload copied as it comes); a
     // local file stays a File so that the payload copy can stay inside the kernel.
     if let Some(url) = url_of(&a.file) {
-        return rekey_object(&a, url, &to, &opts);
+        let who = crate::resume::fingerprint(&targets.recipients);
+        return rekey_object(&a, url, (&to, &who), &opts);
+    }
+    if a.resume {
+        bail!("--resume continues a rotation of an object in place; {what} is a local file: run the command without --resume");
     }
     let f = std::fs::File::open(&a.file).map_err(|e| anyhow!("cannot open {what}: {e}"))?;
     let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
@@ -139,11 +148,18 @@ fn options(a: &Args, targets: &keys::Targets) -> anyhow::Result<RekeyOptions> {
 fn rekey_object(
     a: &Args,
     url: &str,
-    to: &[&dyn zseal::Recipient],
+    (to, who): (&[&dyn zseal::Recipient], &str),
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
     use zseal::remote::{ReadMode, Remote};
     let remote = Remote::from_env(url)?;
+    if a.rotate && a.output.is_none() {
+        match remote.why_rotation_not_resumable() {
+            None => return rotate_journaled(a, &remote, (to, who), opts),
+            Some(why) if a.resume => bail!("--resume: {why}"),
+            Some(_) => {}
+        }
+    }
     if a.output.is_some() || a.rotate || !remote.copies_server_side() {
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
@@ -173,11 +189,62 @@ fn rekey_object(
     Ok(())
 }
 
+/// A rotation of an S3 object in place, as a resumable upload (docs/OBJECTS.md §7): a new one,
+/// or with `--resume` the pending one continued. A pending one without `--resume` is refused
+/// before anything is read.
+#[cfg(feature = "remote")]
+fn rotate_journaled(
+    a: &Args,
+    remote: &zseal::remote::Remote,
+    (to, who): (&[&dyn zseal::Recipient], &str),
+    opts: &RekeyOptions,
+) -> anyhow::Result<()> {
+    let url = a.file.display().to_string();
+    match (zseal::remote::pending_upload(&url)?, a.resume) {
+        (Some(p), false) => bail!(
+            "{url} has a pending resumable upload ({} parts, {} bytes sent): add --resume to \
+             continue it, or end it with `zseal resume --abort {url}`",
+            p.parts,
+            p.bytes_sent
+        ),
+        (None, true) => bail!(
+            "there is no pending rotation of {url} to resume (`zseal resume --list` shows the \
+             pending uploads): run the command without --resume"
+        ),
+        _ => {}
+    }
+    if !a.quiet {
+        eprintln!("zseal: {url}: --rotate re-seals every frame: the payload is streamed through this machine (resumable: a cut run continues with --resume)");
+    }
+    let reader = remote.reader(zseal::remote::ReadMode::Sequential)?;
+    let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
+    let keys = keys::keys_for(locked.needs(), &url, a.passphrase_file.as_deref(), &a.ids)?;
+    let identities = keys.refs();
+    let job = zseal::remote::RotateJob {
+        identities: &identities,
+        recipients: to,
+        recipients_id: who,
+        opts,
+    };
+    let done = match a.resume {
+        true => remote.resume_rotation(locked, &job),
+        false => remote.rotate_resumable(locked, &job),
+    }
+    .with_context(|| format!("rotating the key of {url}"))?;
+    if !a.quiet {
+        eprintln!(
+            "zseal: {url} re-sealed under a new file key: {} part(s) sent, {} kept from before; {} bytes uploaded",
+            done.parts_sent, done.parts_kept, done.uploaded
+        );
+    }
+    Ok(())
+}
+
 #[cfg(not(feature = "remote"))]
 fn rekey_object(
     _: &Args,
     url: &str,
-    _: &[&dyn zseal::Recipient],
+    _: (&[&dyn zseal::Recipient], &str),
     _: &RekeyOptions,
 ) -> anyhow::Result<()> {
     bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
