@@ -55,8 +55,8 @@ pub use pipeline::{
     final_frame, merged_digest, open_range, seal_range, stored_span, AgeLocked, AgeReader,
     AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource, ChunkWriter, Crypt4ghWriter,
     DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format, KeyNeeded, Locked, OpenKey,
-    OpenedRange, Promises, RangeResult, Reader, RekeyOptions, RekeyReport, Rekeyed, Sealed, SeekBy,
-    SeekSource, SplitSeal, TaskKey, Threads, Writer,
+    OpenedRange, Promises, RangeResult, Reader, RekeyOptions, RekeyReport, Rekeyed, Rotation,
+    Sealed, SeekBy, SeekSource, SplitSeal, TaskKey, Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

@@ -213,7 +213,12 @@ fn zseal(base: &str) -> Command {
     let mut c = Command::cargo_bin("zseal").unwrap();
     let home = std::env::temp_dir().join("zseal-remote-tests-home");
     std::fs::create_dir_all(&home).unwrap();
-    c.env_remove("ZSEAL_PASSPHRASE")
+    // Journals of resumable uploads (a rotation in place keeps one) stay with this run: one
+    // left by a failed test must not refuse the next run's upload to the same URL.
+    let state =
+        std::env::temp_dir().join(format!("zseal-remote-tests-state-{}", std::process::id()));
+    c.env("XDG_STATE_HOME", state)
+        .env_remove("ZSEAL_PASSPHRASE")
         .env_remove("AWS_PROFILE")
         .env_remove("AWS_DEFAULT_PROFILE")
         .env("HOME", home)

@@ -27,7 +27,9 @@ mod window;
 pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
 pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
-pub use crypt4gh::{C4ghChunks, C4ghLocked, C4ghReader, C4ghSegments, Crypt4ghSink, Crypt4ghWriter};
+pub use crypt4gh::{
+    C4ghChunks, C4ghLocked, C4ghReader, C4ghSegments, Crypt4ghSink, Crypt4ghWriter,
+};
 pub(crate) use decrypt::seek::read_footer;
 pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,
@@ -39,7 +41,7 @@ pub use encrypt::{
     seal_range, ContainerSink, Encryptor, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
-pub use rekey::{RekeyOptions, RekeyReport, Rekeyed};
+pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
 pub use sink::{ChunkSink, ChunkWriter, SinkState};
 pub use threads::{available_threads, Threads};
 

@@ -266,15 +266,13 @@ impl<R: Read> Rekeyed<R> {
         output.write_all(&self.bytes)?;
         let payload_len = if self.rotate {
             let mut out = BufWriter::with_capacity(1 << 20, &mut output);
-            let n = rotate(
-                &mut self.input,
+            let r = Rotation::new(
                 &self.old,
                 self.old_header_len,
-                &self.file_key,
-                &self.header,
-                &self.new_key,
-                &mut out,
-            )?;
+                &self.file_key.payload_key(&self.old.payload_salt).0,
+                &self.new_key.payload_key(&self.header.payload_salt).0,
+            );
+            let n = r.run(&mut self.input, 0, None, &mut out)?;
             out.flush()?;
             n
         } else {
@@ -335,32 +333,118 @@ impl<R: Read + Seek> Rekeyed<R> {
     }
 }
 
-/// Opens every frame under the old payload key and seals it again, same index, kind and length,
-/// under the new one; checks the final frame's counts, the index digest and the footer on the
-/// way, so a damaged file fails instead of being sealed anew. Returns the payload bytes written.
-fn rotate(
-    input: &mut impl Read,
-    old: &Header,
+/// A rotation that can stop after any frame and go on from there (a resumable upload of it,
+/// docs/OBJECTS.md §7): the old header and the two payload keys. Frame `i` of the new container
+/// is frame `i` of the old one opened and sealed again, same index, kind and length, so it
+/// starts at the same offset after the header.
+pub struct Rotation {
+    old: Header,
     old_header_len: u64,
-    old_key: &FileKey,
-    new: &Header,
-    new_key: &FileKey,
+    opener: Opener,
+    sealer: Sealer,
+    new_payload_key: zeroize::Zeroizing<[u8; 32]>,
+}
+
+impl std::fmt::Debug for Rotation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rotation")
+            .field("old_header_len", &self.old_header_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Rotation {
+    fn new(old: &Header, old_header_len: u64, old_key: &[u8; 32], new_key: &[u8; 32]) -> Self {
+        // A rotated header differs from the old one only in its stanzas and salt: the
+        // algorithms and the chunk size are the old ones.
+        Rotation {
+            old: old.clone(),
+            old_header_len,
+            opener: Opener::new(old.clone(), old.cipher, old_key),
+            sealer: Sealer::new(old.cipher, new_key, old.codec, old.hash, old.chunk_log2),
+            new_payload_key: zeroize::Zeroizing::new(*new_key),
+        }
+    }
+
+    /// The new payload key (what a journal keeps to go on; it opens this file's frames only).
+    pub fn new_payload_key(&self) -> &[u8; 32] {
+        &self.new_payload_key
+    }
+
+    /// The old header's length: where frame 0 starts in the source.
+    pub fn old_header_len(&self) -> u64 {
+        self.old_header_len
+    }
+
+    /// Re-seals the frames from number `first` (where `input` is positioned) into `out`: up to
+    /// frame `stop` (not included) when given, else through the final frame, the index and
+    /// the footer, all checked on the way. Returns the bytes written.
+    pub fn run<R: Read, W: Write>(
+        &self,
+        input: &mut R,
+        first: u64,
+        stop: Option<u64>,
+        out: &mut W,
+    ) -> Result<u64> {
+        let mut frames = Frames::new(input, self.old_header_len, &self.old);
+        frames.next = first;
+        rotate(
+            &mut frames,
+            (&self.opener, &self.sealer),
+            self.old.chunk_size(),
+            stop,
+            out,
+        )
+    }
+}
+
+impl<R: Read> Rekeyed<R> {
+    /// A rotating rekey as a [`Rotation`] the caller drives: the new header's bytes, the
+    /// rotation, and the input at the payload. Refused without rotation.
+    pub fn into_rotation(self) -> Result<(Vec<u8>, Rotation, R)> {
+        if !self.rotate {
+            return Err(Error::InvalidOption(
+                "a rekey without --rotate has nothing to re-seal".into(),
+            ));
+        }
+        let r = Rotation::new(
+            &self.old,
+            self.old_header_len,
+            &self.file_key.payload_key(&self.old.payload_salt).0,
+            &self.new_key.payload_key(&self.header.payload_salt).0,
+        );
+        Ok((self.bytes, r, self.input))
+    }
+}
+
+impl<R: Read> Locked<R> {
+    /// A rotation begun before, resumed: the old file key unwrapped with `identities` (the
+    /// header MAC checked), the frames sealed under `new_payload_key`, the one
+    /// [`Rotation::new_payload_key`] gave. The input is left after the header.
+    pub fn resume_rotation(
+        self,
+        identities: &[&dyn Identity],
+        new_payload_key: &[u8; 32],
+    ) -> Result<(Rotation, R)> {
+        let file_key = self.file_key(identities)?;
+        let (input, old, old_header_len) = self.into_parts();
+        let old_key = file_key.payload_key(&old.payload_salt);
+        let r = Rotation::new(&old, old_header_len, &old_key.0, new_payload_key);
+        Ok((r, input))
+    }
+}
+
+/// Opens every frame from `frames.next` under the old payload key and seals it again, same
+/// index, kind and length, under the new one; up to frame `stop` when given, else through the
+/// final frame, whose counts, the index digest and the footer are checked on the way, so a
+/// damaged file fails instead of being sealed anew. Returns the payload bytes written.
+fn rotate<R: Read>(
+    frames: &mut Frames<R>,
+    (opener, sealer): (&Opener, &Sealer),
+    chunk: usize,
+    stop: Option<u64>,
     out: &mut impl Write,
 ) -> Result<u64> {
-    let chunk = old.chunk_size();
-    let opener = Opener::new(
-        old.clone(),
-        old.cipher,
-        &old_key.payload_key(&old.payload_salt).0,
-    );
-    let sealer = Sealer::new(
-        new.cipher,
-        &new_key.payload_key(&new.payload_salt).0,
-        new.codec,
-        new.hash,
-        new.chunk_log2,
-    );
-    let mut frames = Frames::new(input, old_header_len, old);
     // Room for any frame of the file: a padded chunk is up to C + 5 bytes before its tag, a
     // signature frame up to its bound (FORMAT.md §12.2).
     let sig = *crate::format::frame::body_len_bounds(FrameKind::Signature, chunk).end();
@@ -368,6 +452,9 @@ fn rotate(
     let mut written = 0u64;
     let fin = loop {
         let index = frames.next;
+        if stop == Some(index) {
+            return Ok(written);
+        }
         let (kind, body_len) = frames.read_header()?;
         let body = &mut buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + body_len];
         frames.read_body(body)?;

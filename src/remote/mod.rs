@@ -43,7 +43,7 @@ pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, replace_head, HeadRewrite, ObjectRekey};
 pub use resumable::{
-    abort_pending, pending_upload, pending_uploads, PendingUpload, SealJob, UploadDone,
+    abort_pending, pending_upload, pending_uploads, PendingUpload, RotateJob, SealJob, UploadDone,
 };
 use store::{build_store, Built};
 pub use upload::abort_all_uploads;
@@ -427,11 +427,11 @@ impl Object {
 
     /// The object is no longer the version that was read: another writer changed it.
     pub(crate) fn changed(&self) -> io::Error {
-        io::Error::other(format!(
+        io::Error::other(Changed(format!(
             "{} was changed by another writer while it was being rewritten: nothing was \
              replaced, and the upload was aborted; run the command again on the new version",
             self.url
-        ))
+        )))
     }
 
     pub(crate) fn exists(&self) -> io::Error {
@@ -497,6 +497,24 @@ where
     F::Output: Send + 'static,
 {
     runtime().spawn(f)
+}
+
+/// What [`Object::changed`] wraps, so that a caller can tell a lost race apart from a failure
+/// to reach the store ([`is_changed`]): the rewrite is over, not to be retried or resumed.
+#[derive(Debug)]
+struct Changed(String);
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Changed {}
+
+/// True for the error of an object changed by another writer during a rewrite.
+pub(crate) fn is_changed(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Changed>())
 }
 
 #[cfg(test)]

@@ -371,3 +371,273 @@ fn an_age_download_resumes() {
         assert!(!s.partial().exists() && s.journal().is_none());
     }
 }
+
+/// Resumable rotations (docs/OBJECTS.md §7, "Resuming a rotating rekey"): one object sealed for
+/// alice, rotated to bob alone in place.
+mod rotation {
+    use super::*;
+
+    pub struct Rot {
+        pub base: &'static str,
+        pub b: String,
+        pub url: String,
+        pub plain: Vec<u8>,
+        pub dir: tempfile::TempDir,
+        pub alice: PathBuf,
+        pub alice_pub: String,
+        pub bob: PathBuf,
+        pub bob_pub: String,
+    }
+
+    impl Rot {
+        pub fn new(name: &str, key: &str, size: usize) -> Option<Rot> {
+            let base = moto()?;
+            let b = bucket(base, name);
+            let dir = tempfile::tempdir().unwrap();
+            let (alice, alice_pub) = common::keygen_file(dir.path(), "alice.key");
+            let (bob, bob_pub) = common::keygen_file(dir.path(), "bob.key");
+            let r = Rot {
+                base,
+                url: format!("s3://{b}/{key}"),
+                b,
+                plain: common::noise(size, 50),
+                dir,
+                alice,
+                alice_pub,
+                bob,
+                bob_pub,
+            };
+            r.seal_for(&r.alice_pub, &r.plain);
+            Some(r)
+        }
+
+        /// Replaces the object with `plain` sealed for `public`.
+        pub fn seal_for(&self, public: &str, plain: &[u8]) {
+            zseal(self.base)
+                .args(["encrypt", "-q", "-f", "-c", "none", "--chunk-size", "1M"])
+                .args(["-r", public, "-o", &self.url])
+                .write_stdin(plain.to_vec())
+                .assert()
+                .success();
+        }
+
+        pub fn state(&self) -> PathBuf {
+            self.dir.path().join("state")
+        }
+
+        /// `zseal rekey URL --rotate -r bob --force -i alice ARGS…` through `endpoint`.
+        pub fn rotate(&self, endpoint: &str, args: &[&str]) -> Command {
+            let mut c = resuming::zs(self.base, endpoint, &self.state());
+            c.args([
+                "rekey",
+                &self.url,
+                "--rotate",
+                "--force",
+                "-r",
+                &self.bob_pub,
+            ])
+            .arg("-i")
+            .arg(&self.alice)
+            .args(args);
+            c
+        }
+
+        /// A first run whose connection dies after `parts` UploadParts: kept for --resume.
+        pub fn cut_after(&self, parts: u64) {
+            let p = proxy::start(
+                self.base,
+                proxy::Faults {
+                    drop_parts_after: parts,
+                    ..Default::default()
+                },
+            );
+            self.rotate(&p.url, &[])
+                .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+                .assert()
+                .code(1)
+                .stderr(contains("run the same command with --resume"));
+            assert_eq!(
+                resuming::journaled_parts(&self.state()),
+                Some(parts as usize)
+            );
+        }
+
+        pub fn bytes(&self) -> Vec<u8> {
+            let key = self.url.rsplit('/').next().unwrap();
+            object(self.base, &self.b, key).unwrap()
+        }
+
+        /// The object's plaintext with `key`, or `None` when it does not open.
+        pub fn opens(&self, key: &Path) -> Option<Vec<u8>> {
+            let out = zseal(self.base)
+                .args(["decrypt", &self.url, "-i"])
+                .arg(key)
+                .output()
+                .unwrap();
+            out.status.success().then_some(out.stdout)
+        }
+    }
+}
+
+/// A rotation of an object in place, SIGKILLed once its journal holds two parts: a rerun
+/// without --resume is refused before anything is sent; `--resume` (through a counting proxy)
+/// sends exactly the parts of an uninterrupted rotation less those kept, and the object opens
+/// for bob only, to the plaintext, every frame as long as before (rotation re-seals, it does
+/// not recompress). No upload and no journal are left.
+#[test]
+fn a_killed_rotation_resumes_sending_only_the_missing_parts() {
+    let Some(r) = rotation::Rot::new("rotate-resume", "r.zseal", BIG) else {
+        return;
+    };
+    // Uninterrupted, on a copy: how many parts a rotation of this object makes.
+    let whole = rotation::Rot {
+        url: format!("s3://{}/whole.zseal", r.b),
+        b: r.b.clone(),
+        plain: Vec::new(),
+        dir: tempfile::tempdir().unwrap(),
+        alice: r.alice.clone(),
+        alice_pub: r.alice_pub.clone(),
+        bob: r.bob.clone(),
+        bob_pub: r.bob_pub.clone(),
+        base: r.base,
+    };
+    whole.seal_for(&r.alice_pub, &r.plain);
+    let before = r.bytes();
+    let p = proxy::start(r.base, proxy::Faults::default());
+    whole
+        .rotate(&p.url, &[])
+        .assert()
+        .success()
+        .stderr(contains("part(s) sent, 0 kept"));
+    let parts = p.seen.upload_parts.load(Ordering::SeqCst);
+    assert!(parts >= 5, "{parts} parts");
+    assert_eq!(resuming::journaled_parts(&whole.state()), None);
+    assert!(whole.opens(&r.bob) == Some(r.plain.clone()));
+
+    // A slow link, a second a part: the journal (written at most once a second) holds two
+    // parts a second or more before the last of the 5 is acknowledged and the upload
+    // completed, so the kill lands before that.
+    let slow = proxy::start(
+        r.base,
+        proxy::Faults {
+            part_delay: Duration::from_millis(1000),
+            ..Default::default()
+        },
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .args([
+            "rekey", &r.url, "--rotate", "--force", "-r", &r.bob_pub, "-i",
+        ])
+        .arg(&r.alice)
+        .envs(zseal_env(r.base))
+        .env("AWS_ENDPOINT_URL", &slow.url)
+        .env("XDG_STATE_HOME", r.state())
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while resuming::journaled_parts(&r.state()).unwrap_or(0) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the journal never held two parts"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept = resuming::journaled_parts(&r.state()).unwrap() as u64;
+    assert!(kept >= 2 && kept < parts, "{kept} of {parts}");
+    assert!(
+        r.bytes() == before,
+        "the object is as it was until completion"
+    );
+
+    // Without --resume: refused, nothing sent.
+    let p = proxy::start(r.base, proxy::Faults::default());
+    r.rotate(&p.url, &[])
+        .assert()
+        .code(1)
+        .stderr(contains("has a pending resumable upload"))
+        .stderr(contains("add --resume to continue it"));
+    assert_eq!(p.seen.requests.load(Ordering::SeqCst), 0);
+
+    let p = proxy::start(r.base, proxy::Faults::default());
+    r.rotate(&p.url, &["--resume"])
+        .assert()
+        .success()
+        .stderr(contains(format!(
+            "{} part(s) sent, {kept} kept from before",
+            parts - kept
+        )));
+    assert_eq!(p.seen.upload_parts.load(Ordering::SeqCst), parts - kept);
+    assert_eq!(resuming::journaled_parts(&r.state()), None);
+    assert_eq!(uploads_in_progress(r.base, &r.b), 0);
+    assert!(r.opens(&r.bob) == Some(r.plain.clone()), "bob opens it");
+    assert!(r.opens(&r.alice).is_none(), "alice was rotated out");
+    let after = r.bytes();
+    let old_header = zseal::Locked::read(&before[..]).unwrap().header_len() as usize;
+    let new_header = zseal::Locked::read(&after[..]).unwrap().header_len() as usize;
+    assert_eq!(after.len() - new_header, before.len() - old_header);
+    resuming::zs(r.base, r.base, &r.state())
+        .args(["verify", &r.url, "-i"])
+        .arg(&r.bob)
+        .assert()
+        .success();
+}
+
+/// A resumed rotation is refused, naming why, and the job ended (upload aborted, journal
+/// removed): a kept part that does not re-seal to what the journal says was sent; the object
+/// replaced since the rotation began (named, with both ETags). --resume with nothing pending,
+/// or on a local file, says so.
+#[test]
+fn a_resumed_rotation_is_refused_when_the_object_or_a_kept_part_changed() {
+    let Some(r) = rotation::Rot::new("rotate-refused", "r.zseal", SMALL) else {
+        return;
+    };
+    r.rotate(r.base, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains("there is no pending rotation of"));
+
+    // A kept part whose hash in the journal is not what re-sealing the object gives.
+    r.cut_after(1);
+    let dir = r.state().join("zseal");
+    let journal = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    j["parts"][0]["sealed_blake3"] = serde_json::Value::String("00".repeat(32));
+    std::fs::write(&journal, serde_json::to_vec(&j).unwrap()).unwrap();
+    r.rotate(r.base, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "part 1 made again from the object is not what was sent",
+        ))
+        .stderr(contains("run the command again without --resume"));
+    assert_eq!(resuming::journaled_parts(&r.state()), None);
+    assert_eq!(uploads_in_progress(r.base, &r.b), 0);
+
+    // The object replaced between the runs.
+    r.cut_after(1);
+    let other = common::noise(8 * MIB, 51);
+    r.seal_for(&r.alice_pub, &other);
+    r.rotate(r.base, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "{} was replaced since the rotation began (ETag",
+            r.url
+        )));
+    assert_eq!(resuming::journaled_parts(&r.state()), None);
+    assert_eq!(uploads_in_progress(r.base, &r.b), 0);
+    assert!(
+        r.opens(&r.alice) == Some(other),
+        "the replacement is untouched"
+    );
+}

@@ -60,6 +60,11 @@ pub struct Args {
     /// Also draw a new file key and seal every frame again under it (no recompression)
     #[arg(long)]
     rotate: bool,
+    /// Continue a rotation of an s3:// object in place (--rotate, no -o) that a lost
+    /// connection or a killed process left: the same command line plus --resume sends only the
+    /// parts the store lacks (`zseal resume --list` shows what is pending)
+    #[arg(long, requires = "rotate", conflicts_with = "output")]
+    resume: bool,
     /// Attach this signature instead of changing the recipients: `ssh-keygen -Y sign -n zseal`
     /// over the statement `zseal verify --export-signature` writes (FORMAT.md §12.1). It must
     /// be over this file's plaintext; who made it is checked by `verify --signer`
@@ -109,11 +114,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match source {
         Source::File(f) => {
             let what = a.file.display().to_string();
+            if a.resume {
+                bail!("--resume continues a rotation of an object in place; {what} is a local file: run the command without --resume");
+            }
             let locked = Locked::read(f).with_context(|| format!("reading {what}"))?;
             finish(&a, locked, &to, &opts, None)
         }
         #[cfg(feature = "remote")]
-        Source::Object(remote, reader) => rekey_object(&a, &remote, *reader, &to, &opts),
+        Source::Object(remote, reader) => {
+            let who = crate::resume::fingerprint(&targets.recipients);
+            rekey_object(&a, &remote, *reader, (&to, &who), &opts)
+        }
     }
 }
 
@@ -209,10 +220,17 @@ fn rekey_object(
     a: &Args,
     remote: &zseal::remote::Remote,
     reader: zseal::remote::RemoteReader,
-    to: &[&dyn zseal::Recipient],
+    (to, who): (&[&dyn zseal::Recipient], &str),
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
     let url = remote.url();
+    if a.rotate && a.output.is_none() {
+        match remote.why_rotation_not_resumable() {
+            None => return rotate_journaled(a, remote, (to, who), opts),
+            Some(why) if a.resume => bail!("--resume: {why}"),
+            Some(_) => {}
+        }
+    }
     if a.output.is_some() || a.rotate || !remote.copies_server_side() {
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
@@ -235,6 +253,57 @@ fn rekey_object(
         eprintln!(
             "zseal: {url} now has {} key stanza(s); header {} -> {} bytes; {} payload bytes unchanged, {} of them copied by the store ({} bytes downloaded, {} uploaded)",
             r.stanzas, r.old_header_len, r.new_header_len, r.payload_len, done.copied, done.downloaded, done.uploaded
+        );
+    }
+    Ok(())
+}
+
+/// A rotation of an S3 object in place, as a resumable upload (docs/OBJECTS.md §7): a new one,
+/// or with `--resume` the pending one continued. A pending one without `--resume` is refused
+/// before anything is read.
+#[cfg(feature = "remote")]
+fn rotate_journaled(
+    a: &Args,
+    remote: &zseal::remote::Remote,
+    (to, who): (&[&dyn zseal::Recipient], &str),
+    opts: &RekeyOptions,
+) -> anyhow::Result<()> {
+    let url = a.file.display().to_string();
+    match (zseal::remote::pending_upload(&url)?, a.resume) {
+        (Some(p), false) => bail!(
+            "{url} has a pending resumable upload ({} parts, {} bytes sent): add --resume to \
+             continue it, or end it with `zseal resume --abort {url}`",
+            p.parts,
+            p.bytes_sent
+        ),
+        (None, true) => bail!(
+            "there is no pending rotation of {url} to resume (`zseal resume --list` shows the \
+             pending uploads): run the command without --resume"
+        ),
+        _ => {}
+    }
+    if !a.quiet {
+        eprintln!("zseal: {url}: --rotate re-seals every frame: the payload is streamed through this machine (resumable: a cut run continues with --resume)");
+    }
+    let reader = remote.reader(zseal::remote::ReadMode::Sequential)?;
+    let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
+    let keys = keys::keys_for(locked.needs(), &url, a.passphrase_file.as_deref(), &a.ids)?;
+    let identities = keys.refs();
+    let job = zseal::remote::RotateJob {
+        identities: &identities,
+        recipients: to,
+        recipients_id: who,
+        opts,
+    };
+    let done = match a.resume {
+        true => remote.resume_rotation(locked, &job),
+        false => remote.rotate_resumable(locked, &job),
+    }
+    .with_context(|| format!("rotating the key of {url}"))?;
+    if !a.quiet {
+        eprintln!(
+            "zseal: {url} re-sealed under a new file key: {} part(s) sent, {} kept from before; {} bytes uploaded",
+            done.parts_sent, done.parts_kept, done.uploaded
         );
     }
     Ok(())

@@ -139,7 +139,7 @@ fn journaled(
 
 /// Who a header is for, as a journal compares it: `passphrase`, or the BLAKE3 of the
 /// recipients' texts, sorted, one per line.
-fn fingerprint(recipients: &[zseal::AgeRecipient]) -> String {
+pub(crate) fn fingerprint(recipients: &[zseal::AgeRecipient]) -> String {
     if recipients.is_empty() {
         return "passphrase".into();
     }

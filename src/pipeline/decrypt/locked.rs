@@ -108,6 +108,11 @@ impl<R: Read> Locked<R> {
     }
 
     /// The reader (just after the header), the header, and its length.
+    /// The input, after the header.
+    pub(crate) fn input(&self) -> &R {
+        &self.inner
+    }
+
     pub(crate) fn into_parts(self) -> (R, Header, u64) {
         let len = self.header_len();
         (self.inner, self.header, len)

@@ -214,6 +214,7 @@ mod tests {
             first_chunk: 0,
             body_lens: String::new(),
             plain_blake3: String::new(),
+            sealed_blake3: String::new(),
         }
     }
 

@@ -28,7 +28,8 @@ struct Sending {
     record: Option<PartRecord>,
 }
 
-/// Where the source's plaintext is, to hash what each part covers.
+/// Where the source's plaintext is, to hash what each part covers (an `encrypt`'s; a
+/// rotation's parts are hashed as sent).
 pub(super) struct Plain {
     pub(super) file: Arc<File>,
     pub(super) len: u64,
@@ -59,7 +60,7 @@ pub(super) struct Cutter {
     journal_closed: bool,
     pub(super) record: Record,
     last_store: Instant,
-    plain: Plain,
+    plain: Option<Plain>,
     sent: Option<Arc<AtomicU64>>,
     /// Bytes handed to the store by this run, and chunks sealed.
     pub(super) uploaded: u64,
@@ -75,7 +76,7 @@ impl Cutter {
         record: Record,
         done: Vec<(usize, PartId)>,
         (first_number, first_chunk): (u32, u64),
-        plain: Plain,
+        plain: Option<Plain>,
         sent: Option<Arc<AtomicU64>>,
     ) -> Cutter {
         let part_size = record.part_size as usize;
@@ -178,18 +179,26 @@ impl Cutter {
         Ok(())
     }
 
-    /// The journal's entry for the part being sent (its ETag once acknowledged).
+    /// The journal's entry for the part being sent (its ETag once acknowledged): with the
+    /// BLAKE3 of its chunks' plaintext (an `encrypt`), or of its bytes (a rotation).
     fn part_record(&self) -> io::Result<PartRecord> {
-        let c = self.plain.chunk_size;
-        let start = self.part_first_chunk * c;
-        let end = (self.next_chunk * c).min(self.plain.len);
+        let (plain_blake3, sealed_blake3) = match &self.plain {
+            Some(p) => {
+                let c = p.chunk_size;
+                let start = self.part_first_chunk * c;
+                let end = (self.next_chunk * c).min(p.len);
+                (plain_blake3(&p.file, start..end)?, String::new())
+            }
+            None => (String::new(), blake3::hash(&self.buf).to_hex().to_string()),
+        };
         Ok(PartRecord {
             number: self.next_number,
             etag: String::new(),
             len: self.buf.len() as u64,
             first_chunk: self.part_first_chunk,
             body_lens: to_hex(&self.part_lens),
-            plain_blake3: plain_blake3(&self.plain.file, start..end)?,
+            plain_blake3,
+            sealed_blake3,
         })
     }
 
@@ -234,15 +243,15 @@ impl Cutter {
 
 impl Write for Cutter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if !self.in_frames {
-            self.buf.extend_from_slice(data);
-            if self.buf.len() >= self.part_size {
-                self.send(false)?;
-            }
-            return Ok(data.len());
-        }
         let mut rest = data;
         while !rest.is_empty() {
+            if !self.in_frames {
+                self.buf.extend_from_slice(rest);
+                if self.buf.len() >= self.part_size {
+                    self.send(false)?;
+                }
+                return Ok(data.len());
+            }
             match self.body_left {
                 None => {
                     let n = (FRAME_HEADER_LEN - self.head.len()).min(rest.len());
@@ -250,9 +259,12 @@ impl Write for Cutter {
                     self.buf.extend_from_slice(&rest[..n]);
                     rest = &rest[n..];
                     if let Ok(h) = <[u8; FRAME_HEADER_LEN]>::try_from(self.head.as_slice()) {
-                        let (_, len) = crate::format::frame::parse_frame_header(&h);
+                        let (kind, len) = crate::format::frame::parse_frame_header(&h);
                         self.head.clear();
-                        if len == 0 {
+                        if kind == Some(crate::format::FrameKind::Final) {
+                            // The container's end (a rotation writes it in the same stream).
+                            self.in_frames = false;
+                        } else if len == 0 {
                             self.frame_ended(0)?;
                         } else {
                             self.body_left = Some((len, len as usize));

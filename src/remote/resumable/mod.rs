@@ -8,6 +8,7 @@
 mod check;
 mod cutter;
 mod record;
+mod rotate;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -20,6 +21,7 @@ use object_store::multipart::PartId;
 use self::check::Refusal;
 use self::cutter::{Cutter, Plain};
 use self::record::{from_hex, options_text, source_id, to_hex, Record};
+pub use self::rotate::RotateJob;
 use super::upload::Upload;
 use super::{block_on, writer::first_part_size, Object, Own, Remote, Replace, Scheme};
 use crate::crypto::Recipient;
@@ -145,6 +147,7 @@ impl Remote {
             upload_id: upload.id().to_string(),
             replace: if job.overwrite { "overwrite" } else { "create" }.into(),
             source: id,
+            source_etag: None,
             options: options_text(job.opts),
             recipients: job.recipients_id.to_string(),
             header: to_hex(&header),
@@ -288,7 +291,7 @@ fn send(
         rec,
         start.done,
         (first_number, first_chunk),
-        plain,
+        Some(plain),
         None,
     );
     if let Some(lead) = &start.lead {
@@ -374,6 +377,11 @@ fn complete(
 ) -> io::Result<()> {
     let replace = match rec.replace.as_str() {
         "overwrite" => Replace::Anything,
+        // A rotation in place replaces exactly the version it read.
+        "version" => Replace::Version(super::ObjectVersion {
+            e_tag: rec.source_etag.clone(),
+            version: None,
+        }),
         _ => Replace::Nothing,
     };
     // S3-compatible stores that ignore the completion's condition (docs/OBJECTS.md §3).
@@ -389,11 +397,13 @@ fn complete(
             let _ = Record::remove(&obj.url);
             Ok(())
         }
+        // The object exists, another write raced this one, or (a rotation in place) another
+        // writer replaced the version read: the job is over.
         Err(e)
             if matches!(
                 e.kind(),
                 io::ErrorKind::AlreadyExists | io::ErrorKind::ResourceBusy
-            ) =>
+            ) || super::is_changed(&e) =>
         {
             upload.abort();
             let _ = Record::remove(&obj.url);

@@ -22,7 +22,11 @@ pub(super) struct Record {
     /// `create` (the object must not exist at completion) or `overwrite`.
     pub(super) replace: String,
     pub(super) source: SourceId,
-    /// What decides the bytes ([`options_text`]).
+    /// A rotation's source object: the ETag of the version read, which every read and the
+    /// completion are conditional on (`None` for a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) source_etag: Option<String>,
+    /// What decides the bytes ([`options_text`]; `rotate` for a rotation).
     pub(super) options: String,
     /// Who the header is for (the front end's fingerprint of its recipients).
     pub(super) recipients: String,
@@ -63,8 +67,11 @@ pub(super) struct PartRecord {
     pub(super) first_chunk: u64,
     /// Each frame's body length, hex of little-endian u32s.
     pub(super) body_lens: String,
-    /// BLAKE3 of the plaintext of its chunks, hex.
+    /// BLAKE3 of the plaintext of its chunks, hex (an `encrypt`'s; empty for a rotation).
     pub(super) plain_blake3: String,
+    /// BLAKE3 of the part's bytes as sent, hex (a rotation's; empty for an `encrypt`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) sealed_blake3: String,
 }
 
 impl PartRecord {
@@ -202,6 +209,7 @@ mod tests {
             first_chunk: 0,
             body_lens: to_hex(&[7, 0, 0, 0, 1, 1, 0, 0]),
             plain_blake3: String::new(),
+            sealed_blake3: String::new(),
         };
         assert_eq!(p.lens().unwrap(), vec![7, 257]);
         p.body_lens = "070000".into();
