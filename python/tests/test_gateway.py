@@ -25,7 +25,8 @@ ACCESS, SECRET = "gatewaykey", "gateway-secret-0123456789"
 class Gateway:
     """A running `zseal serve s3`: its URL, root, and process."""
 
-    def __init__(self, zseal_bin: str, root: Path, recipient: str, identity: str | None, tmp: Path):
+    def __init__(self, zseal_bin: str, root: Path | str, recipient: str, identity: str | None, tmp: Path,
+                 env: dict | None = None):
         creds = tmp / "creds"
         creds.write_text(f"# test\n{ACCESS} {SECRET}\n")
         args = [zseal_bin, "serve", "s3", str(root), "--listen", "127.0.0.1:0", "-r", recipient,
@@ -35,7 +36,8 @@ class Gateway:
         # Its log (a line per request) goes to a file: a pipe nobody drains would stall it.
         self.log_path = tmp / "gateway.log"
         with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(args, stderr=log, stdout=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(args, stderr=log, stdout=subprocess.DEVNULL,
+                                         env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + 30
         while not (m := re.search(r"listening on (http://\S+)", self.log_path.read_text())):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -304,3 +306,71 @@ def test_a_damaged_object_ends_the_response_with_an_error(gateway):
     with pytest.raises(ResponseStreamingError) as e:
         answer["Body"].read()
     assert "IncompleteRead(0 bytes read" in str(e.value)
+
+
+# The moto server's settings, as the command line reads them (never a real AWS address).
+def moto_env(endpoint: str) -> dict:
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "ZSEAL_PART_SIZE": "5M",
+            "ZSEAL_RETRY_TIMEOUT": "5"}
+
+
+@pytest.fixture()
+def on_moto(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """A gateway whose backend is a prefix of a bucket of the moto server."""
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=moto_env(s3_endpoint))
+    g.prefix, g.env = prefix, moto_env(s3_endpoint)
+    g.backend = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                             aws_secret_access_key="testing", region_name="us-east-1")
+    yield g
+    g.stop()
+
+
+def test_an_object_store_backend_holds_containers_decrypt_opens(on_moto, zseal_bin, keys):
+    """s3:// as the backend: PUT (one part and multipart), HEAD, ranged GET, list, copy and
+    delete through the gateway, each object an ordinary container that `zseal decrypt` opens
+    straight from the store."""
+    from boto3.s3.transfer import TransferConfig
+    import io
+
+    s3 = on_moto.client()
+    s3.create_bucket(Bucket="remote")
+    assert "remote" in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    small = data(300_000, seed=11)
+    put = s3.put_object(Bucket="remote", Key="a/small.bin", Body=small, Metadata={"k": "v"})
+    big = data(12 * 1024 * 1024, seed=12)
+    cfg = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024)
+    s3.upload_fileobj(io.BytesIO(big), "remote", "a/big.bin", Config=cfg)
+
+    url = f"s3://zseal-test/{on_moto.prefix}/remote/a/big.bin"
+    out = subprocess.run([zseal_bin, "decrypt", "-i", keys[0], url], capture_output=True,
+                         env=dict(os.environ, **on_moto.env))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == big
+    raw = on_moto.backend.get_object(Bucket="zseal-test", Key=f"{on_moto.prefix}/remote/a/small.bin")
+    assert small[:1000] not in raw["Body"].read(), "stored in clear"
+
+    head = s3.head_object(Bucket="remote", Key="a/small.bin")
+    assert head["ContentLength"] == len(small) and head["ETag"] == put["ETag"]
+    assert head["Metadata"] == {"k": "v"}
+    assert s3.get_object(Bucket="remote", Key="a/small.bin")["Body"].read() == small
+    part = s3.get_object(Bucket="remote", Key="a/big.bin", Range="bytes=9000000-9000099")
+    assert part["ContentRange"] == f"bytes 9000000-9000099/{len(big)}"
+    assert part["Body"].read() == big[9000000:9000100]
+
+    listed = s3.list_objects_v2(Bucket="remote")["Contents"]
+    assert [(o["Key"], o["Size"]) for o in listed] == [("a/big.bin", len(big)), ("a/small.bin", len(small))]
+    s3.copy_object(Bucket="remote", Key="b/copy.bin", CopySource={"Bucket": "remote", "Key": "a/small.bin"})
+    assert s3.get_object(Bucket="remote", Key="b/copy.bin")["Body"].read() == small
+    s3.delete_objects(Bucket="remote", Delete={"Objects": [{"Key": "a/small.bin"}, {"Key": "b/copy.bin"}]})
+    s3.delete_object(Bucket="remote", Key="a/big.bin")
+    assert s3.list_objects_v2(Bucket="remote").get("KeyCount") == 0
+    s3.delete_bucket(Bucket="remote")
+    left = on_moto.backend.list_objects_v2(Bucket="zseal-test", Prefix=f"{on_moto.prefix}/")
+    assert left.get("KeyCount") == 0, left.get("Contents")
+    with pytest.raises(ClientError) as e:
+        s3.head_bucket(Bucket="remote")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404

@@ -4,11 +4,13 @@
 //! crate's; hyper serves it. This module holds the configuration and the server loop; the
 //! operations are in `service.rs` and `multipart.rs`, the files in `store.rs`.
 
+mod backend;
 mod body;
 mod copy;
 mod list;
 mod multipart;
 pub mod names;
+mod objects;
 mod read;
 mod service;
 mod store;
@@ -33,7 +35,8 @@ pub use service::WRITE_ONLY;
 
 /// Everything `zseal serve s3` is started with.
 pub struct Config {
-    /// The directory whose subdirectories are the buckets.
+    /// The directory whose subdirectories are the buckets, or an `s3://`, `gs://` or `az://`
+    /// URL whose prefixes are.
     pub root: PathBuf,
     /// Where to listen.
     pub listen: SocketAddr,
@@ -104,27 +107,42 @@ pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         ));
     }
     config.encrypt.check()?;
+    service::parse_identities(&config.identities)?;
+    let backend = open_backend(&config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run(config, backend, ready))
+}
+
+/// The backend `config.root` names: an object store's URL, or a directory (where what an
+/// earlier run left unfinished is removed first).
+fn open_backend(config: &Config) -> Result<backend::Backend> {
+    if let Some(url) = config.root.to_str().filter(|r| crate::remote::is_url(r)) {
+        let store = objects::StoreBackend::new(url)?;
+        return Ok(backend::Backend::Store(Arc::new(store)));
+    }
     if !config.root.is_dir() {
         return Err(Error::InvalidOption(format!(
-            "{} is not a directory: create it first (its subdirectories are the buckets)",
+            "{} is not a directory: create it first (its subdirectories are the buckets), or give an s3://, gs:// or az:// URL",
             config.root.display()
         )));
     }
-    service::parse_identities(&config.identities)?;
     let removed = store::clean_leftovers(&config.root)?;
     if removed > 0 && !config.quiet {
         eprintln!("zseal serve: removed {removed} unfinished upload(s) left by an earlier run");
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(run(config, ready))
+    Ok(backend::Backend::Dir(config.root.clone()))
 }
 
-async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+async fn run(
+    config: Config,
+    backend: backend::Backend,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let quiet = config.quiet;
-    let service = build_service(config);
+    let service = build_service(config, backend);
     ready(listener.local_addr()?);
     let http = ConnBuilder::new(TokioExecutor::new());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -156,9 +174,9 @@ async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     Ok(())
 }
 
-fn build_service(config: Config) -> s3s::service::S3Service {
+fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3Service {
     let gateway = service::Gateway {
-        root: config.root,
+        backend,
         recipients: Arc::new(config.recipients),
         identities: match config.identities.is_empty() {
             true => None,
