@@ -260,7 +260,9 @@ def test_aws_cli_cp_up_and_down_and_ls(gateway, zseal_bin, keys, tmp_path):
     assert decrypt(zseal_bin, keys[0], gateway.root / "cli" / "tree" / "sub" / "two.bin") == data(100_000, seed=2)
 
 
-def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
+def cut_put(gateway, bucket: str, key: str, n: int, sent: bytes | None = None, during=None) -> None:
+    """Sends a signed PUT of `n` bytes, half its body (or `sent`), calls `during`, and
+    disconnects."""
     import socket
     from urllib.parse import urlsplit
 
@@ -268,19 +270,25 @@ def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
+    req = AWSRequest(method="PUT", url=f"{gateway.url}/{bucket}/{key}",
+                     headers={"Content-Length": str(n), "x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+    S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
+    host = urlsplit(gateway.url)
+    head = f"PUT /{bucket}/{key} HTTP/1.1\r\nHost: {host.netloc}\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in req.headers.items() if k.lower() != "host") + "\r\n"
+    with socket.create_connection((host.hostname, host.port)) as sock:
+        sock.sendall(head.encode() + (data(n // 2) if sent is None else sent))
+        time.sleep(0.5)
+        if during:
+            during()
+
+
+def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
     s3 = gateway.client()
     s3.create_bucket(Bucket="cut")
     s3.put_object(Bucket="cut", Key="obj", Body=b"the old version")
     n = 4 * 1024 * 1024
-    req = AWSRequest(method="PUT", url=f"{gateway.url}/cut/obj",
-                     headers={"Content-Length": str(n), "x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
-    S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
-    host = urlsplit(gateway.url)
-    head = f"PUT /cut/obj HTTP/1.1\r\nHost: {host.netloc}\r\n" + "".join(
-        f"{k}: {v}\r\n" for k, v in req.headers.items() if k.lower() != "host") + "\r\n"
-    with socket.create_connection((host.hostname, host.port)) as sock:
-        sock.sendall(head.encode() + data(n // 2))
-        time.sleep(0.5)
+    cut_put(gateway, "cut", "obj", n)
     deadline = time.monotonic() + 10
     tmp = gateway.root / "cut" / ".zseal-gateway" / "tmp"
     while any(tmp.iterdir()) and time.monotonic() < deadline:
@@ -374,3 +382,50 @@ def test_an_object_store_backend_holds_containers_decrypt_opens(on_moto, zseal_b
     with pytest.raises(ClientError) as e:
         s3.head_bucket(Bucket="remote")
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+
+
+def test_a_cut_put_to_an_object_store_leaves_the_old_object_and_no_upload(on_moto):
+    """A client gone mid-body: the store's multipart upload is aborted (no parts stay billed)
+    and the older object and its metadata still answer."""
+    s3 = on_moto.client()
+    s3.create_bucket(Bucket="cut")
+    s3.put_object(Bucket="cut", Key="obj", Body=b"the old version")
+    # Incompressible, so that the container passes the store's 5 MiB part before the cut.
+    def uploads():
+        return on_moto.backend.list_multipart_uploads(Bucket="zseal-test", Prefix=f"{on_moto.prefix}/")
+
+    def started():
+        deadline = time.monotonic() + 10
+        while not uploads().get("Uploads") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert uploads().get("Uploads"), "the test meant to cut an upload in progress"
+
+    cut_put(on_moto, "cut", "obj", 64 << 20, sent=os.urandom(48 << 20), during=started)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        ups = uploads()
+        if not ups.get("Uploads"):
+            break
+        time.sleep(0.2)
+    assert not ups.get("Uploads"), "a cut upload's parts stay in the store"
+    assert s3.get_object(Bucket="cut", Key="obj")["Body"].read() == b"the old version"
+    assert s3.head_object(Bucket="cut", Key="obj")["ContentLength"] == len(b"the old version")
+
+
+def test_a_write_only_gateway_on_an_object_store(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """Without -i, HEAD and listings still give the plaintext size (from the metadata object),
+    GET is refused."""
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], None, tmp_path, env=moto_env(s3_endpoint))
+    try:
+        c = g.client()
+        c.create_bucket(Bucket="wonly")
+        c.put_object(Bucket="wonly", Key="k", Body=b"x" * 5000)
+        assert c.head_object(Bucket="wonly", Key="k")["ContentLength"] == 5000
+        assert [o["Size"] for o in c.list_objects_v2(Bucket="wonly")["Contents"]] == [5000]
+        with pytest.raises(ClientError) as e:
+            c.get_object(Bucket="wonly", Key="k")
+        assert e.value.response["Error"]["Code"] == "AccessDenied"
+    finally:
+        g.stop()
