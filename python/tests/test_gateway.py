@@ -26,11 +26,12 @@ class Gateway:
     """A running `zseal serve s3`: its URL, root, and process."""
 
     def __init__(self, zseal_bin: str, root: Path | str, recipient: str, identity: str | None, tmp: Path,
-                 env: dict | None = None):
+                 env: dict | None = None, extra: list[str] | None = None,
+                 listen: str = "127.0.0.1:0"):
         creds = tmp / "creds"
         creds.write_text(f"# test\n{ACCESS} {SECRET}\n")
-        args = [zseal_bin, "serve", "s3", str(root), "--listen", "127.0.0.1:0", "-r", recipient,
-                "--credentials", str(creds), "-j", "2"]
+        args = [zseal_bin, "serve", "s3", str(root), "--listen", listen, "-r", recipient,
+                "--credentials", str(creds), "-j", "2", *(extra or [])]
         if identity:
             args += ["-i", identity]
         # Its log (a line per request) goes to a file: a pipe nobody drains would stall it.
@@ -39,12 +40,13 @@ class Gateway:
             self.proc = subprocess.Popen(args, stderr=log, stdout=subprocess.DEVNULL,
                                          env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + 30
-        while not (m := re.search(r"listening on (http://\S+)", self.log_path.read_text())):
+        while not (m := re.search(r"listening on (https?://\S+)", self.log_path.read_text())):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.proc.kill()
                 raise RuntimeError(f"the gateway did not start: {self.log_path.read_text()}")
             time.sleep(0.05)
-        self.url = m.group(1)
+        # Listening on every address, it is reached on loopback.
+        self.url = m.group(1).replace("0.0.0.0", "127.0.0.1")
         self.root = root
 
     def client(self, secret: str = SECRET, **config):
@@ -427,5 +429,64 @@ def test_a_write_only_gateway_on_an_object_store(zseal_bin, keys, tmp_path, s3, 
         with pytest.raises(ClientError) as e:
             c.get_object(Bucket="wonly", Key="k")
         assert e.value.response["Error"]["Code"] == "AccessDenied"
+    finally:
+        g.stop()
+
+
+def self_signed(tmp: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, PEM, made here (nothing leaves the machine)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "zseal gateway test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_beyond_loopback_the_gateway_needs_tls_or_insecure_http(zseal_bin, keys, tmp_path):
+    """0.0.0.0 without TLS is refused at start; with --tls-cert/--tls-key the gateway speaks
+    HTTPS (boto3 checks the certificate) and refuses plain HTTP."""
+    (tmp_path / "creds").write_text(f"{ACCESS} {SECRET}\n")
+    root = tmp_path / "vault"
+    root.mkdir()
+    refused = subprocess.run([zseal_bin, "serve", "s3", str(root), "--listen", "0.0.0.0:0", "-r", keys[1],
+                              "--credentials", str(tmp_path / "creds")], capture_output=True, text=True, timeout=30)
+    assert refused.returncode != 0 and "--tls-cert" in refused.stderr, refused.stderr
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    wrong = subprocess.run([zseal_bin, "serve", "s3", str(root), "-r", keys[1], "--credentials", str(tmp_path / "creds"),
+                            "--tls-cert", str(bad), "--tls-key", str(bad)], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode != 0 and "bad.pem" in wrong.stderr, wrong.stderr
+
+    cert, key = self_signed(tmp_path)
+    g = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path, listen="0.0.0.0:0",
+                extra=["--tls-cert", str(cert), "--tls-key", str(key)])
+    try:
+        assert g.url.startswith("https://127.0.0.1:")
+        c = boto3.client("s3", endpoint_url=g.url, aws_access_key_id=ACCESS, aws_secret_access_key=SECRET,
+                         region_name="us-east-1", verify=str(cert))
+        c.create_bucket(Bucket="tls")
+        c.put_object(Bucket="tls", Key="k", Body=b"over TLS")
+        assert c.get_object(Bucket="tls", Key="k")["Body"].read() == b"over TLS"
+        plain = boto3.client("s3", endpoint_url=g.url.replace("https", "http"), aws_access_key_id=ACCESS,
+                             aws_secret_access_key=SECRET, region_name="us-east-1",
+                             config=Config(retries={"max_attempts": 1}))
+        with pytest.raises(Exception):
+            plain.list_buckets()
     finally:
         g.stop()

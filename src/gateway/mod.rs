@@ -14,6 +14,7 @@ mod objects;
 mod read;
 mod service;
 mod store;
+mod tls;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -42,6 +43,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Serve plain HTTP on an address other than loopback (`--insecure-http`).
     pub insecure_http: bool,
+    /// Serve HTTPS with this certificate chain and private key, PEM (`--tls-cert`, `--tls-key`).
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// Every object is sealed to these.
     pub recipients: Vec<AgeRecipient>,
     /// The identity files' contents (`-i`); none: write-only.
@@ -85,22 +88,27 @@ pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<(String, Zeroiz
     Ok(out)
 }
 
-/// Refuses to serve plain HTTP beyond loopback unless asked to (`--insecure-http`).
-pub fn check_listen(addr: SocketAddr, insecure_http: bool) -> Result<()> {
-    if addr.ip().is_loopback() || insecure_http {
+/// Refuses to serve plain HTTP beyond loopback unless asked to (`--insecure-http`): an address
+/// other than loopback needs TLS or that flag.
+pub fn check_listen(addr: SocketAddr, insecure_http: bool, tls: bool) -> Result<()> {
+    if addr.ip().is_loopback() || insecure_http || tls {
         return Ok(());
     }
     Err(Error::InvalidOption(format!(
         "--listen {addr} is not a loopback address: credentials and data would cross the network in clear. \
-         TLS (--tls-cert/--tls-key) is not implemented yet: listen on 127.0.0.1 behind a TLS-terminating \
-         reverse proxy, or pass --insecure-http if the network is protected otherwise"
+         Give --tls-cert and --tls-key (PEM), listen on 127.0.0.1 behind a TLS-terminating reverse proxy, \
+         or pass --insecure-http if the network is protected otherwise"
     )))
 }
 
 /// Checks the configuration, binds, calls `ready` with the bound address, and serves until
 /// SIGINT or SIGTERM.
 pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
-    check_listen(config.listen, config.insecure_http)?;
+    check_listen(config.listen, config.insecure_http, config.tls.is_some())?;
+    let acceptor = match &config.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     if config.recipients.is_empty() {
         return Err(Error::InvalidOption(
             "the gateway seals every object to its recipients: give -r or -R".into(),
@@ -112,7 +120,7 @@ pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(run(config, backend, ready))
+    rt.block_on(run(config, backend, acceptor, ready))
 }
 
 /// The backend `config.root` names: an object store's URL, or a directory (where what an
@@ -138,13 +146,13 @@ fn open_backend(config: &Config) -> Result<backend::Backend> {
 async fn run(
     config: Config,
     backend: backend::Backend,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let quiet = config.quiet;
     let service = build_service(config, backend);
     ready(listener.local_addr()?);
-    let http = ConnBuilder::new(TokioExecutor::new());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop_signal());
     loop {
@@ -159,11 +167,24 @@ async fn run(
             () = stop.as_mut() => break,
         };
         let svc = service.clone();
-        let logged = hyper::service::service_fn(move |req| logged(svc.clone(), req, quiet));
-        let conn = http.serve_connection(TokioIo::new(socket), logged);
-        let conn = graceful.watch(conn.into_owned());
+        let watcher = graceful.watcher();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let _ = conn.await;
+            let logged = hyper::service::service_fn(move |req| logged(svc.clone(), req, quiet));
+            let http = ConnBuilder::new(TokioExecutor::new());
+            let Some(acceptor) = acceptor else {
+                let conn = http.serve_connection(TokioIo::new(socket), logged);
+                let _ = watcher.watch(conn.into_owned()).await;
+                return;
+            };
+            match acceptor.accept(socket).await {
+                Ok(tls) => {
+                    let conn = http.serve_connection(TokioIo::new(tls), logged);
+                    let _ = watcher.watch(conn.into_owned()).await;
+                }
+                Err(e) if !quiet => eprintln!("zseal serve: a TLS handshake failed: {e}"),
+                Err(_) => {}
+            }
         });
     }
     // Requests in flight get 30 s to end; an upload cut then leaves no object.
@@ -277,10 +298,14 @@ mod tests {
         let lo: SocketAddr = "127.0.0.1:9000".parse().unwrap();
         let lo6: SocketAddr = "[::1]:9000".parse().unwrap();
         let any: SocketAddr = "0.0.0.0:9000".parse().unwrap();
-        assert!(check_listen(lo, false).is_ok());
-        assert!(check_listen(lo6, false).is_ok());
-        let e = check_listen(any, false).unwrap_err().to_string();
-        assert!(e.contains("--insecure-http"), "{e}");
-        assert!(check_listen(any, true).is_ok());
+        assert!(check_listen(lo, false, false).is_ok());
+        assert!(check_listen(lo6, false, false).is_ok());
+        let e = check_listen(any, false, false).unwrap_err().to_string();
+        assert!(
+            e.contains("--insecure-http") && e.contains("--tls-cert"),
+            "{e}"
+        );
+        assert!(check_listen(any, true, false).is_ok());
+        assert!(check_listen(any, false, true).is_ok());
     }
 }
