@@ -490,3 +490,100 @@ def test_beyond_loopback_the_gateway_needs_tls_or_insecure_http(zseal_bin, keys,
             plain.list_buckets()
     finally:
         g.stop()
+
+
+def test_sigterm_mid_upload_aborts_it_in_the_store(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """SIGTERM while a PUT streams into the store: the store's multipart upload is aborted (no
+    parts left), nothing is published, and a restarted gateway serves the older object."""
+    import signal
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    env = moto_env(s3_endpoint)
+    backend = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                           aws_secret_access_key="testing", region_name="us-east-1")
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    c = g.client()
+    c.create_bucket(Bucket="term")
+    c.put_object(Bucket="term", Key="obj", Body=b"kept")
+
+    def uploads():
+        return backend.list_multipart_uploads(Bucket="zseal-test", Prefix=f"{prefix}/").get("Uploads")
+
+    def terminate():
+        deadline = time.monotonic() + 10
+        while not uploads() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert uploads(), "the test meant to stop the gateway mid-upload"
+        g.proc.send_signal(signal.SIGTERM)
+        g.proc.wait(timeout=30)
+
+    cut_put(g, "term", "obj", 64 << 20, sent=os.urandom(48 << 20), during=terminate)
+    assert g.proc.returncode != 0
+    assert not uploads(), "SIGTERM left the store's upload and its parts"
+    g2 = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    try:
+        assert g2.client().get_object(Bucket="term", Key="obj")["Body"].read() == b"kept"
+    finally:
+        g2.stop()
+
+
+def test_sigkill_mid_upload_publishes_nothing_and_a_restart_serves_the_rest(zseal_bin, keys, tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    g = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path)
+    c = g.client()
+    c.create_bucket(Bucket="kill")
+    c.put_object(Bucket="kill", Key="old", Body=b"the old one")
+    c.put_object(Bucket="kill", Key="obj", Body=b"version 1")
+
+    def kill():
+        tmp = root / "kill" / ".zseal-gateway" / "tmp"
+        deadline = time.monotonic() + 10
+        while not (tmp.exists() and any(tmp.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        g.proc.kill()
+        g.proc.wait(timeout=30)
+
+    cut_put(g, "kill", "obj", 64 << 20, sent=os.urandom(32 << 20), during=kill)
+    assert (root / "kill" / "obj").exists()
+    g2 = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path)
+    try:
+        c2 = g2.client()
+        assert c2.get_object(Bucket="kill", Key="obj")["Body"].read() == b"version 1"
+        assert c2.get_object(Bucket="kill", Key="old")["Body"].read() == b"the old one"
+        assert [o["Key"] for o in c2.list_objects_v2(Bucket="kill")["Contents"]] == ["obj", "old"]
+        tmp = root / "kill" / ".zseal-gateway" / "tmp"
+        assert not tmp.exists() or not any(tmp.iterdir()), "a killed upload's file stays"
+    finally:
+        g2.stop()
+    assert "removed 1 unfinished upload" in g2.log_path.read_text()
+
+
+def test_a_line_per_request_and_a_stopped_gateways_spool_is_removed(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """Each request logs method, path, status, bytes and ms (--quiet: none); the local spool
+    of multipart parts of a gateway stopped by a signal is removed by the next one."""
+    import signal
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    env = dict(moto_env(s3_endpoint), TMPDIR=str(spool))
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    c = g.client()
+    c.create_bucket(Bucket="logs")
+    c.put_object(Bucket="logs", Key="a/b", Body=b"12345")
+    up = c.create_multipart_upload(Bucket="logs", Key="parts")["UploadId"]
+    c.upload_part(Bucket="logs", Key="parts", UploadId=up, PartNumber=1, Body=b"p" * 1000)
+    assert [p.name.startswith("zseal-gateway-parts-") for p in spool.iterdir()] == [True]
+    g.proc.send_signal(signal.SIGTERM)
+    g.proc.wait(timeout=30)
+    log = g.log_path.read_text()
+    assert re.search(r"zseal serve: PUT /logs/a/b 200 in=5 out=0 \d+ ms", log), log
+
+    g2 = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env, extra=["--quiet"])
+    try:
+        assert g2.client().get_object(Bucket="logs", Key="a/b")["Body"].read() == b"12345"
+        assert len(list(spool.iterdir())) == 1, "the stopped gateway's spool stays"
+    finally:
+        g2.stop()
+    assert "zseal serve: GET" not in g2.log_path.read_text()

@@ -53,9 +53,11 @@ impl StoreBackend {
     /// spool directory for multipart parts.
     pub fn new(url: &str) -> crate::Result<StoreBackend> {
         let root = StoreRoot::new(url, TransferOptions::from_env()?)?;
+        let tmp = std::env::temp_dir();
+        remove_dead_spools(&tmp);
         let spool = tempfile::Builder::new()
-            .prefix("zseal-gateway-parts-")
-            .tempdir()?;
+            .prefix(&format!("{SPOOL}{}-", std::process::id()))
+            .tempdir_in(&tmp)?;
         Ok(StoreBackend { root, spool })
     }
 
@@ -285,6 +287,33 @@ impl StoreBackend {
         let dir = self.spool.path().join(bucket).join(id);
         std::fs::create_dir_all(&dir).map_err(|e| internal("creating the upload's folder", e))?;
         Ok(dir)
+    }
+}
+
+/// The start of a spool directory's name, followed by its gateway's process id.
+const SPOOL: &str = "zseal-gateway-parts-";
+
+/// Removes the spools of gateways that are no longer running (stopped by a signal, which runs no
+/// destructor): their parts are sealed to keys that died with them. A spool whose process id
+/// is alive again (reused) stays.
+fn remove_dead_spools(tmp: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SPOOL))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = std::path::Path::new("/proc").join(pid.to_string()).exists();
+        if !alive && std::path::Path::new("/proc/self").exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
