@@ -587,3 +587,94 @@ def test_a_line_per_request_and_a_stopped_gateways_spool_is_removed(zseal_bin, k
     finally:
         g2.stop()
     assert "zseal serve: GET" not in g2.log_path.read_text()
+
+
+def test_pyarrow_writes_and_reads_a_parquet_dataset(gateway, zseal_bin, keys):
+    """pyarrow's own S3 client (the AWS C++ SDK) through the gateway: a partitioned parquet
+    dataset written, read back whole and filtered, every file a container `zseal decrypt` opens."""
+    pa = pytest.importorskip("pyarrow")
+    ds = pytest.importorskip("pyarrow.dataset")
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    gateway.client().create_bucket(Bucket="lake")
+    host = gateway.url.split("://", 1)[1]
+    fs = pafs.S3FileSystem(endpoint_override=host, scheme="http", access_key=ACCESS, secret_key=SECRET,
+                           region="us-east-1", allow_bucket_creation=False)
+    table = pa.table({"year": [2025] * 500 + [2026] * 500, "n": list(range(1000)),
+                      "s": [f"row {i}" for i in range(1000)]})
+    ds.write_dataset(table, "lake/events", format="parquet", filesystem=fs, partitioning=["year"])
+    back = ds.dataset("lake/events", format="parquet", filesystem=fs, partitioning=["year"]).to_table()
+    assert sorted(back.column("n").to_pylist()) == list(range(1000))
+    only = pq.read_table("lake/events/2026", filesystem=fs)
+    assert sorted(only.column("n").to_pylist()) == list(range(500, 1000))
+    stored = sorted((gateway.root / "lake" / "events").rglob("*.parquet"))
+    assert len(stored) == 2
+    for f in stored:
+        assert decrypt(zseal_bin, keys[0], f)[:4] == b"PAR1"
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory (VmHWM), MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@pytest.mark.load
+def test_load_16_clients_mixed_puts_and_ranged_gets(gateway):
+    """16 clients for ZSEAL_LOAD_SECONDS (10 in CI; 60 by hand, docs/PERFORMANCE.md): PUTs of
+    1 B to ZSEAL_LOAD_MAX bytes (64 MiB by hand, 8 MiB in CI) and ranged GETs of what was stored,
+    every object's BLAKE3 checked; no error allowed. Prints the gateway's peak RSS."""
+    import concurrent.futures
+    import random
+
+    blake3 = pytest.importorskip("blake3").blake3
+    seconds = float(os.environ.get("ZSEAL_LOAD_SECONDS", "10"))
+    max_size = int(os.environ.get("ZSEAL_LOAD_MAX", str(8 << 20)))
+    setup = gateway.client(max_pool_connections=32)
+    setup.create_bucket(Bucket="load")
+    pool = os.urandom(max_size)  # slices of it: incompressible, and no time spent generating
+    stored: dict[str, tuple[int, str]] = {}
+    stop = time.monotonic() + seconds
+
+    def client(n: int) -> tuple[int, int, int]:
+        rnd = random.Random(n)
+        s3 = gateway.client(max_pool_connections=4)
+        puts = gets = moved = 0
+        while time.monotonic() < stop:
+            if stored and rnd.random() < 0.5:
+                key = rnd.choice(list(stored))
+                size, digest = stored[key]
+                start = rnd.randrange(size)
+                end = min(size, start + rnd.randint(1, 4 << 20)) - 1
+                got = s3.get_object(Bucket="load", Key=key, Range=f"bytes={start}-{end}")["Body"].read()
+                offset = int(key.rsplit("-", 1)[1])
+                assert got == pool[offset + start:offset + end + 1], key
+                gets += 1
+                moved += len(got)
+            else:
+                size = min(max_size, int(2 ** rnd.uniform(0, 26)))
+                offset = rnd.randrange(max_size - size + 1)
+                body = pool[offset:offset + size]
+                key = f"c{n}/{puts}-{offset}"
+                s3.put_object(Bucket="load", Key=key, Body=body)
+                whole = s3.get_object(Bucket="load", Key=key)["Body"].read()
+                assert blake3(whole).hexdigest() == blake3(body).hexdigest(), key
+                stored[key] = (size, blake3(body).hexdigest())
+                puts += 1
+                moved += 2 * size
+        return puts, gets, moved
+
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        results = list(ex.map(client, range(16)))
+    took = time.monotonic() - t0
+    puts, gets, moved = (sum(r[i] for r in results) for i in range(3))
+    rss = peak_rss_mib(gateway.proc.pid)
+    print(f"\nload: 16 clients {took:.1f} s: {puts} PUTs, {gets} ranged GETs, {moved / took / 2**20:.1f} MiB/s,"
+          f" gateway peak RSS {rss:.0f} MiB")
+    assert puts > 0 and gets > 0
+    errors = [l for l in gateway.log_path.read_text().splitlines() if re.search(r" (5\d\d|error) in=", l)]
+    assert not errors, errors[:5]

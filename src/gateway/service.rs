@@ -335,6 +335,16 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<PutObjectOutput>> {
         let trailers = req.trailing_headers;
         let input = req.input;
+        if let Some(folder) = super::names::folder_marker(&input.key, input.content_length) {
+            // pyarrow and S3 consoles make "folders" as empty objects named `a/b/`: accepted,
+            // nothing stored (a folder exists here while objects are below it).
+            self.backend.check_key(&input.bucket, folder)?;
+            self.backend.bucket(&input.bucket).await?;
+            return Ok(S3Response::new(PutObjectOutput {
+                e_tag: Some(etag(super::names::EMPTY_MD5)),
+                ..Default::default()
+            }));
+        }
         // Refuse a bad key before reading any of the body.
         self.backend.check_key(&input.bucket, &input.key)?;
         let body = input
