@@ -112,3 +112,8 @@ def s3(s3_options: dict):
     if not fs.exists("zseal-test"):
         fs.mkdir("zseal-test")
     return fs
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "load: a load test (short in CI: ZSEAL_LOAD_SECONDS, default 10; the full run by hand)")

@@ -25,24 +25,28 @@ ACCESS, SECRET = "gatewaykey", "gateway-secret-0123456789"
 class Gateway:
     """A running `zseal serve s3`: its URL, root, and process."""
 
-    def __init__(self, zseal_bin: str, root: Path, recipient: str, identity: str | None, tmp: Path):
+    def __init__(self, zseal_bin: str, root: Path | str, recipient: str, identity: str | None, tmp: Path,
+                 env: dict | None = None, extra: list[str] | None = None,
+                 listen: str = "127.0.0.1:0"):
         creds = tmp / "creds"
         creds.write_text(f"# test\n{ACCESS} {SECRET}\n")
-        args = [zseal_bin, "serve", "s3", str(root), "--listen", "127.0.0.1:0", "-r", recipient,
-                "--credentials", str(creds), "-j", "2"]
+        args = [zseal_bin, "serve", "s3", str(root), "--listen", listen, "-r", recipient,
+                "--credentials", str(creds), "-j", "2", *(extra or [])]
         if identity:
             args += ["-i", identity]
         # Its log (a line per request) goes to a file: a pipe nobody drains would stall it.
         self.log_path = tmp / "gateway.log"
         with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(args, stderr=log, stdout=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(args, stderr=log, stdout=subprocess.DEVNULL,
+                                         env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + 30
-        while not (m := re.search(r"listening on (http://\S+)", self.log_path.read_text())):
+        while not (m := re.search(r"listening on (https?://\S+)", self.log_path.read_text())):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.proc.kill()
                 raise RuntimeError(f"the gateway did not start: {self.log_path.read_text()}")
             time.sleep(0.05)
-        self.url = m.group(1)
+        # Listening on every address, it is reached on loopback.
+        self.url = m.group(1).replace("0.0.0.0", "127.0.0.1")
         self.root = root
 
     def client(self, secret: str = SECRET, **config):
@@ -258,7 +262,9 @@ def test_aws_cli_cp_up_and_down_and_ls(gateway, zseal_bin, keys, tmp_path):
     assert decrypt(zseal_bin, keys[0], gateway.root / "cli" / "tree" / "sub" / "two.bin") == data(100_000, seed=2)
 
 
-def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
+def cut_put(gateway, bucket: str, key: str, n: int, sent: bytes | None = None, during=None) -> None:
+    """Sends a signed PUT of `n` bytes, half its body (or `sent`), calls `during`, and
+    disconnects."""
     import socket
     from urllib.parse import urlsplit
 
@@ -266,19 +272,25 @@ def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
+    req = AWSRequest(method="PUT", url=f"{gateway.url}/{bucket}/{key}",
+                     headers={"Content-Length": str(n), "x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+    S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
+    host = urlsplit(gateway.url)
+    head = f"PUT /{bucket}/{key} HTTP/1.1\r\nHost: {host.netloc}\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in req.headers.items() if k.lower() != "host") + "\r\n"
+    with socket.create_connection((host.hostname, host.port)) as sock:
+        sock.sendall(head.encode() + (data(n // 2) if sent is None else sent))
+        time.sleep(0.5)
+        if during:
+            during()
+
+
+def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
     s3 = gateway.client()
     s3.create_bucket(Bucket="cut")
     s3.put_object(Bucket="cut", Key="obj", Body=b"the old version")
     n = 4 * 1024 * 1024
-    req = AWSRequest(method="PUT", url=f"{gateway.url}/cut/obj",
-                     headers={"Content-Length": str(n), "x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
-    S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
-    host = urlsplit(gateway.url)
-    head = f"PUT /cut/obj HTTP/1.1\r\nHost: {host.netloc}\r\n" + "".join(
-        f"{k}: {v}\r\n" for k, v in req.headers.items() if k.lower() != "host") + "\r\n"
-    with socket.create_connection((host.hostname, host.port)) as sock:
-        sock.sendall(head.encode() + data(n // 2))
-        time.sleep(0.5)
+    cut_put(gateway, "cut", "obj", n)
     deadline = time.monotonic() + 10
     tmp = gateway.root / "cut" / ".zseal-gateway" / "tmp"
     while any(tmp.iterdir()) and time.monotonic() < deadline:
@@ -304,3 +316,402 @@ def test_a_damaged_object_ends_the_response_with_an_error(gateway):
     with pytest.raises(ResponseStreamingError) as e:
         answer["Body"].read()
     assert "IncompleteRead(0 bytes read" in str(e.value)
+
+
+# The moto server's settings, as the command line reads them (never a real AWS address).
+def moto_env(endpoint: str) -> dict:
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "ZSEAL_PART_SIZE": "5M",
+            "ZSEAL_RETRY_TIMEOUT": "5"}
+
+
+@pytest.fixture()
+def on_moto(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """A gateway whose backend is a prefix of a bucket of the moto server."""
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=moto_env(s3_endpoint))
+    g.prefix, g.env = prefix, moto_env(s3_endpoint)
+    g.backend = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                             aws_secret_access_key="testing", region_name="us-east-1")
+    yield g
+    g.stop()
+
+
+def test_an_object_store_backend_holds_containers_decrypt_opens(on_moto, zseal_bin, keys):
+    """s3:// as the backend: PUT (one part and multipart), HEAD, ranged GET, list, copy and
+    delete through the gateway, each object an ordinary container that `zseal decrypt` opens
+    straight from the store."""
+    from boto3.s3.transfer import TransferConfig
+    import io
+
+    s3 = on_moto.client()
+    s3.create_bucket(Bucket="remote")
+    assert "remote" in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    small = data(300_000, seed=11)
+    put = s3.put_object(Bucket="remote", Key="a/small.bin", Body=small, Metadata={"k": "v"})
+    big = data(12 * 1024 * 1024, seed=12)
+    cfg = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024)
+    s3.upload_fileobj(io.BytesIO(big), "remote", "a/big.bin", Config=cfg)
+
+    url = f"s3://zseal-test/{on_moto.prefix}/remote/a/big.bin"
+    out = subprocess.run([zseal_bin, "decrypt", "-i", keys[0], url], capture_output=True,
+                         env=dict(os.environ, **on_moto.env))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == big
+    raw = on_moto.backend.get_object(Bucket="zseal-test", Key=f"{on_moto.prefix}/remote/a/small.bin")
+    assert small[:1000] not in raw["Body"].read(), "stored in clear"
+
+    head = s3.head_object(Bucket="remote", Key="a/small.bin")
+    assert head["ContentLength"] == len(small) and head["ETag"] == put["ETag"]
+    assert head["Metadata"] == {"k": "v"}
+    assert s3.get_object(Bucket="remote", Key="a/small.bin")["Body"].read() == small
+    part = s3.get_object(Bucket="remote", Key="a/big.bin", Range="bytes=9000000-9000099")
+    assert part["ContentRange"] == f"bytes 9000000-9000099/{len(big)}"
+    assert part["Body"].read() == big[9000000:9000100]
+
+    listed = s3.list_objects_v2(Bucket="remote")["Contents"]
+    assert [(o["Key"], o["Size"]) for o in listed] == [("a/big.bin", len(big)), ("a/small.bin", len(small))]
+    s3.copy_object(Bucket="remote", Key="b/copy.bin", CopySource={"Bucket": "remote", "Key": "a/small.bin"})
+    assert s3.get_object(Bucket="remote", Key="b/copy.bin")["Body"].read() == small
+    s3.delete_objects(Bucket="remote", Delete={"Objects": [{"Key": "a/small.bin"}, {"Key": "b/copy.bin"}]})
+    s3.delete_object(Bucket="remote", Key="a/big.bin")
+    assert s3.list_objects_v2(Bucket="remote").get("KeyCount") == 0
+    s3.delete_bucket(Bucket="remote")
+    left = on_moto.backend.list_objects_v2(Bucket="zseal-test", Prefix=f"{on_moto.prefix}/")
+    assert left.get("KeyCount") == 0, left.get("Contents")
+    with pytest.raises(ClientError) as e:
+        s3.head_bucket(Bucket="remote")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+
+
+def test_a_cut_put_to_an_object_store_leaves_the_old_object_and_no_upload(on_moto):
+    """A client gone mid-body: the store's multipart upload is aborted (no parts stay billed)
+    and the older object and its metadata still answer."""
+    s3 = on_moto.client()
+    s3.create_bucket(Bucket="cut")
+    s3.put_object(Bucket="cut", Key="obj", Body=b"the old version")
+    # Incompressible, so that the container passes the store's 5 MiB part before the cut.
+    def uploads():
+        return on_moto.backend.list_multipart_uploads(Bucket="zseal-test", Prefix=f"{on_moto.prefix}/")
+
+    def started():
+        deadline = time.monotonic() + 10
+        while not uploads().get("Uploads") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert uploads().get("Uploads"), "the test meant to cut an upload in progress"
+
+    cut_put(on_moto, "cut", "obj", 64 << 20, sent=os.urandom(48 << 20), during=started)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        ups = uploads()
+        if not ups.get("Uploads"):
+            break
+        time.sleep(0.2)
+    assert not ups.get("Uploads"), "a cut upload's parts stay in the store"
+    assert s3.get_object(Bucket="cut", Key="obj")["Body"].read() == b"the old version"
+    assert s3.head_object(Bucket="cut", Key="obj")["ContentLength"] == len(b"the old version")
+
+
+def test_a_write_only_gateway_on_an_object_store(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """Without -i, HEAD and listings still give the plaintext size (from the metadata object),
+    GET is refused."""
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], None, tmp_path, env=moto_env(s3_endpoint))
+    try:
+        c = g.client()
+        c.create_bucket(Bucket="wonly")
+        c.put_object(Bucket="wonly", Key="k", Body=b"x" * 5000)
+        assert c.head_object(Bucket="wonly", Key="k")["ContentLength"] == 5000
+        assert [o["Size"] for o in c.list_objects_v2(Bucket="wonly")["Contents"]] == [5000]
+        with pytest.raises(ClientError) as e:
+            c.get_object(Bucket="wonly", Key="k")
+        assert e.value.response["Error"]["Code"] == "AccessDenied"
+    finally:
+        g.stop()
+
+
+def self_signed(tmp: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, PEM, made here (nothing leaves the machine)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "zseal gateway test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_beyond_loopback_the_gateway_needs_tls_or_insecure_http(zseal_bin, keys, tmp_path):
+    """0.0.0.0 without TLS is refused at start; with --tls-cert/--tls-key the gateway speaks
+    HTTPS (boto3 checks the certificate) and refuses plain HTTP."""
+    (tmp_path / "creds").write_text(f"{ACCESS} {SECRET}\n")
+    root = tmp_path / "vault"
+    root.mkdir()
+    refused = subprocess.run([zseal_bin, "serve", "s3", str(root), "--listen", "0.0.0.0:0", "-r", keys[1],
+                              "--credentials", str(tmp_path / "creds")], capture_output=True, text=True, timeout=30)
+    assert refused.returncode != 0 and "--tls-cert" in refused.stderr, refused.stderr
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    wrong = subprocess.run([zseal_bin, "serve", "s3", str(root), "-r", keys[1], "--credentials", str(tmp_path / "creds"),
+                            "--tls-cert", str(bad), "--tls-key", str(bad)], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode != 0 and "bad.pem" in wrong.stderr, wrong.stderr
+
+    cert, key = self_signed(tmp_path)
+    g = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path, listen="0.0.0.0:0",
+                extra=["--tls-cert", str(cert), "--tls-key", str(key)])
+    try:
+        assert g.url.startswith("https://127.0.0.1:")
+        c = boto3.client("s3", endpoint_url=g.url, aws_access_key_id=ACCESS, aws_secret_access_key=SECRET,
+                         region_name="us-east-1", verify=str(cert))
+        c.create_bucket(Bucket="tls")
+        c.put_object(Bucket="tls", Key="k", Body=b"over TLS")
+        assert c.get_object(Bucket="tls", Key="k")["Body"].read() == b"over TLS"
+        plain = boto3.client("s3", endpoint_url=g.url.replace("https", "http"), aws_access_key_id=ACCESS,
+                             aws_secret_access_key=SECRET, region_name="us-east-1",
+                             config=Config(retries={"max_attempts": 1}))
+        with pytest.raises(Exception):
+            plain.list_buckets()
+    finally:
+        g.stop()
+
+
+def test_sigterm_mid_upload_aborts_it_in_the_store(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """SIGTERM while a PUT streams into the store: the store's multipart upload is aborted (no
+    parts left), nothing is published, and a restarted gateway serves the older object."""
+    import signal
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    env = moto_env(s3_endpoint)
+    backend = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                           aws_secret_access_key="testing", region_name="us-east-1")
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    c = g.client()
+    c.create_bucket(Bucket="term")
+    c.put_object(Bucket="term", Key="obj", Body=b"kept")
+
+    def uploads():
+        return backend.list_multipart_uploads(Bucket="zseal-test", Prefix=f"{prefix}/").get("Uploads")
+
+    def terminate():
+        deadline = time.monotonic() + 10
+        while not uploads() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert uploads(), "the test meant to stop the gateway mid-upload"
+        g.proc.send_signal(signal.SIGTERM)
+        g.proc.wait(timeout=30)
+
+    cut_put(g, "term", "obj", 64 << 20, sent=os.urandom(48 << 20), during=terminate)
+    assert g.proc.returncode != 0
+    assert not uploads(), "SIGTERM left the store's upload and its parts"
+    g2 = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    try:
+        assert g2.client().get_object(Bucket="term", Key="obj")["Body"].read() == b"kept"
+    finally:
+        g2.stop()
+
+
+def test_sigkill_mid_upload_publishes_nothing_and_a_restart_serves_the_rest(zseal_bin, keys, tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    g = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path)
+    c = g.client()
+    c.create_bucket(Bucket="kill")
+    c.put_object(Bucket="kill", Key="old", Body=b"the old one")
+    c.put_object(Bucket="kill", Key="obj", Body=b"version 1")
+
+    def kill():
+        tmp = root / "kill" / ".zseal-gateway" / "tmp"
+        deadline = time.monotonic() + 10
+        while not (tmp.exists() and any(tmp.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        g.proc.kill()
+        g.proc.wait(timeout=30)
+
+    cut_put(g, "kill", "obj", 64 << 20, sent=os.urandom(32 << 20), during=kill)
+    assert (root / "kill" / "obj").exists()
+    g2 = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path)
+    try:
+        c2 = g2.client()
+        assert c2.get_object(Bucket="kill", Key="obj")["Body"].read() == b"version 1"
+        assert c2.get_object(Bucket="kill", Key="old")["Body"].read() == b"the old one"
+        assert [o["Key"] for o in c2.list_objects_v2(Bucket="kill")["Contents"]] == ["obj", "old"]
+        tmp = root / "kill" / ".zseal-gateway" / "tmp"
+        assert not tmp.exists() or not any(tmp.iterdir()), "a killed upload's file stays"
+    finally:
+        g2.stop()
+    assert "removed 1 unfinished upload" in g2.log_path.read_text()
+
+
+def test_a_line_per_request_and_a_stopped_gateways_spool_is_removed(zseal_bin, keys, tmp_path, s3, s3_endpoint):
+    """Each request logs method, path, status, bytes and ms (--quiet: none); the local spool
+    of multipart parts of a gateway stopped by a signal is removed by the next one."""
+    import signal
+    import uuid
+    prefix = f"gw-{uuid.uuid4().hex[:8]}"
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    env = dict(moto_env(s3_endpoint), TMPDIR=str(spool))
+    g = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env)
+    c = g.client()
+    c.create_bucket(Bucket="logs")
+    c.put_object(Bucket="logs", Key="a/b", Body=b"12345")
+    up = c.create_multipart_upload(Bucket="logs", Key="parts")["UploadId"]
+    c.upload_part(Bucket="logs", Key="parts", UploadId=up, PartNumber=1, Body=b"p" * 1000)
+    assert [p.name.startswith("zseal-gateway-parts-") for p in spool.iterdir()] == [True]
+    g.proc.send_signal(signal.SIGTERM)
+    g.proc.wait(timeout=30)
+    log = g.log_path.read_text()
+    assert re.search(r"zseal serve: PUT /logs/a/b 200 in=5 out=0 \d+ ms", log), log
+
+    g2 = Gateway(zseal_bin, f"s3://zseal-test/{prefix}", keys[1], keys[0], tmp_path, env=env, extra=["--quiet"])
+    try:
+        assert g2.client().get_object(Bucket="logs", Key="a/b")["Body"].read() == b"12345"
+        assert len(list(spool.iterdir())) == 1, "the stopped gateway's spool stays"
+    finally:
+        g2.stop()
+    assert "zseal serve: GET" not in g2.log_path.read_text()
+
+
+def test_pyarrow_writes_and_reads_a_parquet_dataset(gateway, zseal_bin, keys):
+    """pyarrow's own S3 client (the AWS C++ SDK) through the gateway: a partitioned parquet
+    dataset written, read back whole and filtered, every file a container `zseal decrypt` opens."""
+    pa = pytest.importorskip("pyarrow")
+    ds = pytest.importorskip("pyarrow.dataset")
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    gateway.client().create_bucket(Bucket="lake")
+    host = gateway.url.split("://", 1)[1]
+    fs = pafs.S3FileSystem(endpoint_override=host, scheme="http", access_key=ACCESS, secret_key=SECRET,
+                           region="us-east-1", allow_bucket_creation=False)
+    table = pa.table({"year": [2025] * 500 + [2026] * 500, "n": list(range(1000)),
+                      "s": [f"row {i}" for i in range(1000)]})
+    ds.write_dataset(table, "lake/events", format="parquet", filesystem=fs, partitioning=["year"])
+    back = ds.dataset("lake/events", format="parquet", filesystem=fs, partitioning=["year"]).to_table()
+    assert sorted(back.column("n").to_pylist()) == list(range(1000))
+    only = pq.read_table("lake/events/2026", filesystem=fs)
+    assert sorted(only.column("n").to_pylist()) == list(range(500, 1000))
+    stored = sorted((gateway.root / "lake" / "events").rglob("*.parquet"))
+    assert len(stored) == 2
+    for f in stored:
+        assert decrypt(zseal_bin, keys[0], f)[:4] == b"PAR1"
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory (VmHWM), MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@pytest.mark.load
+def test_load_16_clients_mixed_puts_and_ranged_gets(gateway):
+    """16 clients for ZSEAL_LOAD_SECONDS (10 in CI; 60 by hand, docs/PERFORMANCE.md): PUTs of
+    1 B to ZSEAL_LOAD_MAX bytes (64 MiB by hand, 8 MiB in CI) and ranged GETs of what was stored,
+    every object's BLAKE3 checked; no error allowed. Prints the gateway's peak RSS."""
+    import concurrent.futures
+    import random
+
+    blake3 = pytest.importorskip("blake3").blake3
+    seconds = float(os.environ.get("ZSEAL_LOAD_SECONDS", "10"))
+    max_size = int(os.environ.get("ZSEAL_LOAD_MAX", str(8 << 20)))
+    setup = gateway.client(max_pool_connections=32)
+    setup.create_bucket(Bucket="load")
+    pool = os.urandom(max_size)  # slices of it: incompressible, and no time spent generating
+    stored: dict[str, tuple[int, str]] = {}
+    stop = time.monotonic() + seconds
+
+    def client(n: int) -> tuple[int, int, int]:
+        rnd = random.Random(n)
+        s3 = gateway.client(max_pool_connections=4)
+        puts = gets = moved = 0
+        while time.monotonic() < stop:
+            if stored and rnd.random() < 0.5:
+                key = rnd.choice(list(stored))
+                size, digest = stored[key]
+                start = rnd.randrange(size)
+                end = min(size, start + rnd.randint(1, 4 << 20)) - 1
+                got = s3.get_object(Bucket="load", Key=key, Range=f"bytes={start}-{end}")["Body"].read()
+                offset = int(key.rsplit("-", 1)[1])
+                assert got == pool[offset + start:offset + end + 1], key
+                gets += 1
+                moved += len(got)
+            else:
+                size = min(max_size, int(2 ** rnd.uniform(0, 26)))
+                offset = rnd.randrange(max_size - size + 1)
+                body = pool[offset:offset + size]
+                key = f"c{n}/{puts}-{offset}"
+                s3.put_object(Bucket="load", Key=key, Body=body)
+                whole = s3.get_object(Bucket="load", Key=key)["Body"].read()
+                assert blake3(whole).hexdigest() == blake3(body).hexdigest(), key
+                stored[key] = (size, blake3(body).hexdigest())
+                puts += 1
+                moved += 2 * size
+        return puts, gets, moved
+
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        results = list(ex.map(client, range(16)))
+    took = time.monotonic() - t0
+    puts, gets, moved = (sum(r[i] for r in results) for i in range(3))
+    rss = peak_rss_mib(gateway.proc.pid)
+    print(f"\nload: 16 clients {took:.1f} s: {puts} PUTs, {gets} ranged GETs, {moved / took / 2**20:.1f} MiB/s,"
+          f" gateway peak RSS {rss:.0f} MiB")
+    assert puts > 0 and gets > 0
+    errors = [l for l in gateway.log_path.read_text().splitlines() if re.search(r" (5\d\d|error) in=", l)]
+    assert not errors, errors[:5]
+
+
+def test_rclone_copies_up_and_down_and_checks_sizes(gateway, zseal_bin, keys, tmp_path):
+    """rclone as an S3 client (Debian's, scripts/install-peers): copy a tree up (one file
+    multipart), list it, check it against the source by size, copy it back; every stored file
+    opens with `zseal decrypt`. The ETag is random, not the MD5 rclone would compare, so copies
+    run with --ignore-checksum and the check is `check --size-only` (GATEWAY.md)."""
+    from conftest import peer
+    rclone = peer("rclone")
+    if rclone is None:
+        pytest.skip("rclone is not installed (scripts/install-peers installs Debian's)")
+    gateway.client().create_bucket(Bucket="rcl")
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_bytes(data(100_000, seed=21))
+    (src / "sub" / "big.bin").write_bytes(os.urandom(12 << 20))
+    conf = tmp_path / "rclone.conf"
+    conf.write_text(f"[gw]\ntype = s3\nprovider = Other\nendpoint = {gateway.url}\naccess_key_id = {ACCESS}\n"
+                    f"secret_access_key = {SECRET}\nregion = us-east-1\nforce_path_style = true\n")
+    common = [rclone, "--config", str(conf), "--s3-upload-cutoff", "5M", "--s3-chunk-size", "5M",
+              "--retries", "1", "--low-level-retries", "1"]
+
+    def run(*args):
+        # rclone 1.60 cannot load AWS_CA_BUNDLE into its transport; plain HTTP needs none.
+        env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+        out = subprocess.run([*common, *args], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    run("copy", "--ignore-checksum", str(src), "gw:rcl/tree")
+    assert sorted(run("lsf", "-R", "--files-only", "gw:rcl/tree").split()) == ["a.txt", "sub/big.bin"]
+    run("check", "--size-only", str(src), "gw:rcl/tree")
+    back = tmp_path / "back"
+    run("copy", "--ignore-checksum", "gw:rcl/tree", str(back))
+    for rel in ["a.txt", "sub/big.bin"]:
+        assert (back / rel).read_bytes() == (src / rel).read_bytes(), rel
+        assert decrypt(zseal_bin, keys[0], gateway.root / "rcl" / "tree" / rel) == (src / rel).read_bytes()

@@ -2,16 +2,14 @@
 //! into the destination's container (a container's bytes cannot simply be copied under another
 //! key by a write-only gateway either way: copying reads contents, so it needs `-i`).
 
-use std::fs::File;
 use std::sync::Arc;
 
 use s3s::dto::*;
 use s3s::{s3_error, S3Response, S3Result};
 
-use super::names;
-use super::service::{blocking, identity_refs, parse_identities, recipient_refs, Gateway};
-use super::store::{self, internal, refused, Meta};
-use crate::{DecryptOptions, Sealed};
+use super::read;
+use super::service::{blocking, recipient_refs, Gateway};
+use super::store::{self, internal, Meta};
 
 impl Gateway {
     pub(super) async fn copy(
@@ -28,9 +26,11 @@ impl Gateway {
                 ))
             }
         };
-        names::object_path(&self.root, &input.bucket, &input.key).map_err(refused)?;
-        let source = store::existing_object(&self.root, &src_bucket, &src_key)?;
-        let src_meta = store::read_meta(&self.root, &src_bucket, &src_key, &source);
+        self.backend.check_key(&input.bucket, &input.key)?;
+        self.backend.check_key(&src_bucket, &src_key)?;
+        self.backend.bucket(&input.bucket).await?;
+        let stat = self.backend.stat(&src_bucket, &src_key).await?;
+        let src_meta = self.backend.meta(&src_bucket, &src_key, &stat).await;
         let replace = input
             .metadata_directive
             .as_ref()
@@ -43,29 +43,25 @@ impl Gateway {
             (false, Some(m)) => (m.content_type, m.user),
             (false, None) => (None, Default::default()),
         };
-        let (root, bucket, key) = (self.root.clone(), input.bucket, input.key);
+        let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
         let permit = self.slot().await?;
         let (etag, modified) = blocking(move || {
             let _permit = permit;
-            let ids = parse_identities(&ids).map_err(|e| internal("reading the identities", e))?;
-            let file = File::open(&source).map_err(|e| internal("opening the source", e))?;
-            let mut reader = Sealed::read(file)
-                .and_then(|s| s.unlock(&identity_refs(&ids), &DecryptOptions::default()))
-                .map_err(|e| internal("opening the source (is -i one of its recipients?)", e))?;
-            let tmp = store::temp_file(&root, &bucket)?;
+            let source = backend.open(&src_bucket, &src_key, true)?;
+            let mut reader = read::open(source, &ids)?;
             let to = recipient_refs(&recipients);
-            let (size, stored_len) = store::seal_into(tmp.as_file(), &to, &opts, |w| {
-                reader.copy_to(w).map_err(|e| internal("copying", e))
-            })?;
-            let meta = Meta {
-                size,
+            let feed =
+                |w: &mut dyn std::io::Write| reader.copy_to(w).map_err(|e| internal("copying", e));
+            let meta = |size: &u64, stored_len| Meta {
+                size: *size,
                 etag: store::random_etag(),
                 stored_len,
+                stored_tag: None,
                 content_type,
                 user,
             };
-            let modified = store::publish(&root, &bucket, &key, tmp, &meta)?;
+            let (_, meta, modified) = backend.seal(&bucket, &key, &to, &opts, feed, meta)?;
             Ok((meta.etag, modified))
         })
         .await?;

@@ -4,14 +4,17 @@
 //! crate's; hyper serves it. This module holds the configuration and the server loop; the
 //! operations are in `service.rs` and `multipart.rs`, the files in `store.rs`.
 
+mod backend;
 mod body;
 mod copy;
 mod list;
 mod multipart;
 pub mod names;
+mod objects;
 mod read;
 mod service;
 mod store;
+mod tls;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -33,12 +36,15 @@ pub use service::WRITE_ONLY;
 
 /// Everything `zseal serve s3` is started with.
 pub struct Config {
-    /// The directory whose subdirectories are the buckets.
+    /// The directory whose subdirectories are the buckets, or an `s3://`, `gs://` or `az://`
+    /// URL whose prefixes are.
     pub root: PathBuf,
     /// Where to listen.
     pub listen: SocketAddr,
     /// Serve plain HTTP on an address other than loopback (`--insecure-http`).
     pub insecure_http: bool,
+    /// Serve HTTPS with this certificate chain and private key, PEM (`--tls-cert`, `--tls-key`).
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// Every object is sealed to these.
     pub recipients: Vec<AgeRecipient>,
     /// The identity files' contents (`-i`); none: write-only.
@@ -82,51 +88,71 @@ pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<(String, Zeroiz
     Ok(out)
 }
 
-/// Refuses to serve plain HTTP beyond loopback unless asked to (`--insecure-http`).
-pub fn check_listen(addr: SocketAddr, insecure_http: bool) -> Result<()> {
-    if addr.ip().is_loopback() || insecure_http {
+/// Refuses to serve plain HTTP beyond loopback unless asked to (`--insecure-http`): an address
+/// other than loopback needs TLS or that flag.
+pub fn check_listen(addr: SocketAddr, insecure_http: bool, tls: bool) -> Result<()> {
+    if addr.ip().is_loopback() || insecure_http || tls {
         return Ok(());
     }
     Err(Error::InvalidOption(format!(
         "--listen {addr} is not a loopback address: credentials and data would cross the network in clear. \
-         TLS (--tls-cert/--tls-key) is not implemented yet: listen on 127.0.0.1 behind a TLS-terminating \
-         reverse proxy, or pass --insecure-http if the network is protected otherwise"
+         Give --tls-cert and --tls-key (PEM), listen on 127.0.0.1 behind a TLS-terminating reverse proxy, \
+         or pass --insecure-http if the network is protected otherwise"
     )))
 }
 
 /// Checks the configuration, binds, calls `ready` with the bound address, and serves until
 /// SIGINT or SIGTERM.
 pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
-    check_listen(config.listen, config.insecure_http)?;
+    check_listen(config.listen, config.insecure_http, config.tls.is_some())?;
+    let acceptor = match &config.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     if config.recipients.is_empty() {
         return Err(Error::InvalidOption(
             "the gateway seals every object to its recipients: give -r or -R".into(),
         ));
     }
     config.encrypt.check()?;
+    service::parse_identities(&config.identities)?;
+    let backend = open_backend(&config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run(config, backend, acceptor, ready))
+}
+
+/// The backend `config.root` names: an object store's URL, or a directory (where what an
+/// earlier run left unfinished is removed first).
+fn open_backend(config: &Config) -> Result<backend::Backend> {
+    if let Some(url) = config.root.to_str().filter(|r| crate::remote::is_url(r)) {
+        let store = objects::StoreBackend::new(url)?;
+        return Ok(backend::Backend::Store(Arc::new(store)));
+    }
     if !config.root.is_dir() {
         return Err(Error::InvalidOption(format!(
-            "{} is not a directory: create it first (its subdirectories are the buckets)",
+            "{} is not a directory: create it first (its subdirectories are the buckets), or give an s3://, gs:// or az:// URL",
             config.root.display()
         )));
     }
-    service::parse_identities(&config.identities)?;
     let removed = store::clean_leftovers(&config.root)?;
     if removed > 0 && !config.quiet {
         eprintln!("zseal serve: removed {removed} unfinished upload(s) left by an earlier run");
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(run(config, ready))
+    Ok(backend::Backend::Dir(config.root.clone()))
 }
 
-async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+async fn run(
+    config: Config,
+    backend: backend::Backend,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let quiet = config.quiet;
-    let service = build_service(config);
+    let service = build_service(config, backend);
     ready(listener.local_addr()?);
-    let http = ConnBuilder::new(TokioExecutor::new());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop_signal());
     loop {
@@ -141,11 +167,24 @@ async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
             () = stop.as_mut() => break,
         };
         let svc = service.clone();
-        let logged = hyper::service::service_fn(move |req| logged(svc.clone(), req, quiet));
-        let conn = http.serve_connection(TokioIo::new(socket), logged);
-        let conn = graceful.watch(conn.into_owned());
+        let watcher = graceful.watcher();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let _ = conn.await;
+            let logged = hyper::service::service_fn(move |req| logged(svc.clone(), req, quiet));
+            let http = ConnBuilder::new(TokioExecutor::new());
+            let Some(acceptor) = acceptor else {
+                let conn = http.serve_connection(TokioIo::new(socket), logged);
+                let _ = watcher.watch(conn.into_owned()).await;
+                return;
+            };
+            match acceptor.accept(socket).await {
+                Ok(tls) => {
+                    let conn = http.serve_connection(TokioIo::new(tls), logged);
+                    let _ = watcher.watch(conn.into_owned()).await;
+                }
+                Err(e) if !quiet => eprintln!("zseal serve: a TLS handshake failed: {e}"),
+                Err(_) => {}
+            }
         });
     }
     // Requests in flight get 30 s to end; an upload cut then leaves no object.
@@ -156,9 +195,9 @@ async fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     Ok(())
 }
 
-fn build_service(config: Config) -> s3s::service::S3Service {
+fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3Service {
     let gateway = service::Gateway {
-        root: config.root,
+        backend,
         recipients: Arc::new(config.recipients),
         identities: match config.identities.is_empty() {
             true => None,
@@ -259,10 +298,14 @@ mod tests {
         let lo: SocketAddr = "127.0.0.1:9000".parse().unwrap();
         let lo6: SocketAddr = "[::1]:9000".parse().unwrap();
         let any: SocketAddr = "0.0.0.0:9000".parse().unwrap();
-        assert!(check_listen(lo, false).is_ok());
-        assert!(check_listen(lo6, false).is_ok());
-        let e = check_listen(any, false).unwrap_err().to_string();
-        assert!(e.contains("--insecure-http"), "{e}");
-        assert!(check_listen(any, true).is_ok());
+        assert!(check_listen(lo, false, false).is_ok());
+        assert!(check_listen(lo6, false, false).is_ok());
+        let e = check_listen(any, false, false).unwrap_err().to_string();
+        assert!(
+            e.contains("--insecure-http") && e.contains("--tls-cert"),
+            "{e}"
+        );
+        assert!(check_listen(any, true, false).is_ok());
+        assert!(check_listen(any, false, true).is_ok());
     }
 }

@@ -17,9 +17,8 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use super::body::{self, Expected};
-use super::names;
 use super::service::{blocking, identity_refs, recipient_refs, Gateway};
-use super::store::{self, internal, refused, Meta};
+use super::store::{self, internal, Meta};
 use crate::crypto::recipients::{self, read_identities, AgeRecipient};
 use crate::{Codec, DecryptOptions, EncryptOptions, Sealed};
 
@@ -85,13 +84,10 @@ impl Gateway {
         &self,
         input: CreateMultipartUploadInput,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
-        names::object_path(&self.root, &input.bucket, &input.key).map_err(refused)?;
-        let base = store::existing_bucket(&self.root, &input.bucket)?;
+        self.backend.check_key(&input.bucket, &input.key)?;
+        self.backend.bucket(&input.bucket).await?;
         let id = store::random_etag();
-        let dir = names::own_dir(&self.root, &input.bucket, "uploads")
-            .map_err(refused)?
-            .join(&id);
-        store::make_dirs(&base, &dir)?;
+        let dir = self.backend.upload_dir(&input.bucket, &id)?;
         let (secret, public) = recipients::generate();
         let recipient = AgeRecipient::parse(&public).map_err(|e| internal("a new key", e))?;
         let upload = Upload {
@@ -235,8 +231,8 @@ impl Gateway {
             .and_then(|m| m.parts)
             .unwrap_or_default();
         let numbers = checked_parts(&upload.dir, &listed)?;
-        let (root, recipients, opts) = (
-            self.root.clone(),
+        let (backend, recipients, opts) = (
+            self.backend.clone(),
             Arc::clone(&self.recipients),
             Arc::clone(&self.encrypt),
         );
@@ -245,18 +241,17 @@ impl Gateway {
         let etag = blocking(move || {
             let _permit = permit;
             let u = &done;
-            let tmp = store::temp_file(&root, &u.bucket)?;
             let to = recipient_refs(&recipients);
-            let (size, stored_len) =
-                store::seal_into(tmp.as_file(), &to, &opts, |w| join_parts(u, &numbers, w))?;
-            let meta = Meta {
-                size,
+            let feed = |w: &mut dyn std::io::Write| join_parts(u, &numbers, w);
+            let meta = |size: &u64, stored_len| Meta {
+                size: *size,
                 etag: multipart_etag(&u.dir, &numbers),
                 stored_len,
+                stored_tag: None,
                 content_type: u.content_type.clone(),
                 user: u.user.clone(),
             };
-            store::publish(&root, &u.bucket, &u.key, tmp, &meta)?;
+            let (_, meta, _) = backend.seal(&u.bucket, &u.key, &to, &opts, feed, meta)?;
             let _ = fs::remove_dir_all(&u.dir);
             Ok(meta.etag)
         })

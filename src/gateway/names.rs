@@ -71,6 +71,16 @@ pub fn key_segments(key: &str) -> Result<Vec<&str>, Refused> {
     Ok(segments)
 }
 
+/// The ETag of an empty folder marker: the MD5 of no bytes, as S3 answers for it.
+pub const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
+
+/// For a PUT of a folder marker (an empty body under a key ending with `/`), the folder's key
+/// without that `/`; such a PUT stores nothing.
+pub fn folder_marker(key: &str, content_length: Option<i64>) -> Option<&str> {
+    let folder = key.strip_suffix('/')?;
+    (content_length == Some(0) && !folder.is_empty()).then_some(folder)
+}
+
 /// The directory of `bucket` under `root`. s3s has checked the name against S3's rules (3–63 of
 /// `a-z 0-9 . -`, starting with a letter or digit), so it is one plain path segment; checked again
 /// here so that this module alone guarantees the path stays under `root`.
@@ -146,6 +156,17 @@ mod tests {
         }
         assert_eq!(code(".zseal-gateway/meta/x"), "InvalidArgument");
         assert_eq!(code("x/.zseal-gateway"), "ok");
+    }
+
+    #[test]
+    fn only_empty_puts_under_a_trailing_slash_are_folder_markers() {
+        assert_eq!(folder_marker("a/b/", Some(0)), Some("a/b"));
+        assert_eq!(folder_marker("a/b/", Some(1)), None);
+        assert_eq!(folder_marker("a/b/", None), None);
+        assert_eq!(folder_marker("a/b", Some(0)), None);
+        assert_eq!(folder_marker("/", Some(0)), None);
+        // The folder's own key is then checked as any key ("../" is refused).
+        assert!(key_segments(folder_marker("../", Some(0)).unwrap()).is_err());
     }
 
     #[test]

@@ -3,9 +3,7 @@
 //! frames that hold it). A failure mid-way ends the body with an error, which closes the
 //! connection before Content-Length bytes were sent: the client sees a truncated response.
 
-use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -16,6 +14,7 @@ use s3s::{s3_error, S3Result};
 use tokio::sync::{mpsc, oneshot};
 use zeroize::Zeroizing;
 
+use super::backend::Source;
 use super::service::{identity_refs, parse_identities};
 use super::store::internal;
 use crate::{DecryptOptions, Reader, Sealed};
@@ -30,27 +29,29 @@ pub struct Opened {
 /// Bytes handed to the connection at a time.
 const PIECE: usize = 256 << 10;
 
-/// Opens the container at `path` with the identity files' keys.
-fn open(path: &Path, ids: &[Zeroizing<Vec<u8>>]) -> S3Result<Reader<File>> {
+/// Opens the container `source` with the identity files' keys.
+pub fn open(
+    source: Box<dyn Source>,
+    ids: &[Zeroizing<Vec<u8>>],
+) -> S3Result<Reader<Box<dyn Source>>> {
     let ids = parse_identities(ids).map_err(|e| internal("reading the identities", e))?;
-    let file = File::open(path).map_err(|e| internal("opening the object", e))?;
-    let locked = Sealed::read(file).map_err(|e| internal("reading the object's header", e))?;
+    let locked = Sealed::read(source).map_err(|e| internal("reading the object's header", e))?;
     locked
         .unlock(&identity_refs(&ids), &DecryptOptions::default())
         .map_err(|e| internal("opening the object (is -i one of its recipients?)", e))
 }
 
-/// The authenticated plaintext length of the container at `path` (its final frame).
-pub fn plaintext_len(path: &Path, ids: &[Zeroizing<Vec<u8>>]) -> S3Result<u64> {
-    open(path, ids)?
+/// The authenticated plaintext length of the container `source` (its final frame).
+pub fn plaintext_len(source: Box<dyn Source>, ids: &[Zeroizing<Vec<u8>>]) -> S3Result<u64> {
+    open(source, ids)?
         .plaintext_len()
         .map_err(|e| internal("reading the object's length", e))
 }
 
-/// Opens the object and starts streaming it (or `range` of it) on a blocking thread, which
-/// holds `permit` until it ends.
+/// Opens the object (`source` gives its container) and starts streaming it (or `range` of it)
+/// on a blocking thread, which holds `permit` until it ends.
 pub async fn stream(
-    path: PathBuf,
+    source: impl FnOnce() -> S3Result<Box<dyn Source>> + Send + 'static,
     ids: Arc<Vec<Zeroizing<Vec<u8>>>>,
     range: Option<Range>,
     permit: tokio::sync::OwnedSemaphorePermit,
@@ -59,7 +60,7 @@ pub async fn stream(
     let (tx, rx) = mpsc::channel(4);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let started = start(&path, &ids, range);
+        let started = source().and_then(|s| start(s, &ids, range));
         let (mut reader, span) = match started {
             Ok(s) => s,
             Err(e) => {
@@ -79,7 +80,7 @@ pub async fn stream(
         let ended = copied.map_err(io::Error::from).and_then(|_| out.flush());
         if let Err(e) = ended {
             // The body ends with an error: hyper closes the connection short of its length.
-            eprintln!("zseal serve: reading {} failed: {e}", path.display());
+            eprintln!("zseal serve: reading an object failed mid-way: {e}");
             let _ = out.tx.blocking_send(Err(e));
         }
     });
@@ -103,11 +104,11 @@ struct Span {
 
 /// Opens the container and resolves the range against its authenticated length.
 fn start(
-    path: &Path,
+    source: Box<dyn Source>,
     ids: &[Zeroizing<Vec<u8>>],
     range: Option<Range>,
-) -> S3Result<(Reader<File>, Span)> {
-    let mut reader = open(path, ids)?;
+) -> S3Result<(Reader<Box<dyn Source>>, Span)> {
+    let mut reader = open(source, ids)?;
     let total = reader
         .plaintext_len()
         .map_err(|e| internal("reading the object's length", e))?;

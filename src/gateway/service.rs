@@ -3,8 +3,6 @@
 //! Multipart uploads are in `multipart.rs`.
 
 use std::collections::HashMap;
-use std::fs;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use s3s::dto::*;
@@ -12,11 +10,12 @@ use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use tokio::sync::Semaphore;
 use zeroize::Zeroizing;
 
+use super::backend::{Backend, Stat};
 use super::body::{self, Expected};
 use super::list::{self, Entry, Query};
 use super::multipart::Upload;
 use super::read;
-use super::store::{self, internal, refused, Meta};
+use super::store::{self, internal, Meta};
 use crate::crypto::recipients::{read_identities, AgeIdentity, AgeRecipient, KeyPassphrase};
 use crate::{EncryptOptions, Identity, Recipient};
 
@@ -24,9 +23,9 @@ use crate::{EncryptOptions, Identity, Recipient};
 pub const WRITE_ONLY: &str =
     "this gateway is write-only (started without -i): it holds no key to read objects";
 
-/// The gateway: its root, the keys it seals to and opens with, and the uploads in progress.
+/// The gateway: its backend, the keys it seals to and opens with, and the uploads in progress.
 pub struct Gateway {
-    pub(super) root: PathBuf,
+    pub(super) backend: Backend,
     pub(super) recipients: Arc<Vec<AgeRecipient>>,
     /// The identity files' contents (an `AgeIdentity` is not `Send`: each read parses them).
     pub(super) identities: Option<Arc<Vec<Zeroizing<Vec<u8>>>>>,
@@ -84,36 +83,30 @@ impl Gateway {
             .map_err(|e| internal("the gateway is stopping", e))
     }
 
-    /// HEAD's and a listing's view of an object: its metadata file, or, when that is missing or
-    /// describes another container, the container's authenticated trailer (needs `-i`).
-    fn info(
-        &self,
-        bucket: &str,
-        key: &str,
-        path: &Path,
-    ) -> S3Result<(Meta, std::time::SystemTime)> {
-        let stat = fs::metadata(path).map_err(|e| internal("reading the object", e))?;
-        let modified = stat
-            .modified()
-            .map_err(|e| internal("reading the object", e))?;
-        if let Some(meta) = store::read_meta(&self.root, bucket, key, path) {
-            return Ok((meta, modified));
+    /// HEAD's and a listing's view of an object whose container `stat` describes: its
+    /// metadata, or, when that is missing or describes another container, the container's
+    /// authenticated trailer (needs `-i`).
+    pub(super) async fn info(&self, bucket: &str, key: &str, stat: &Stat) -> S3Result<Meta> {
+        if let Some(meta) = self.backend.meta(bucket, key, stat).await {
+            return Ok(meta);
         }
-        let Some(ids) = &self.identities else {
+        let Some(ids) = self.identities.clone() else {
             return Err(internal(
-                "the object's metadata file is missing or stale, and a write-only gateway cannot read its size from the container",
-                path.display(),
+                "the object's metadata is missing or stale, and a write-only gateway cannot read its size from the container",
+                format!("{bucket}/{key}"),
             ));
         };
-        let size = read::plaintext_len(path, ids)?;
-        let meta = Meta {
+        let (backend, b, k) = (self.backend.clone(), bucket.to_string(), key.to_string());
+        let size =
+            blocking(move || read::plaintext_len(backend.open(&b, &k, false)?, &ids)).await?;
+        Ok(Meta {
             size,
             etag: store::random_etag(),
-            stored_len: stat.len(),
+            stored_len: stat.len,
+            stored_tag: stat.tag.clone(),
             content_type: None,
             user: Default::default(),
-        };
-        Ok((meta, modified))
+        })
     }
 }
 
@@ -139,29 +132,17 @@ impl S3 for Gateway {
         &self,
         _req: S3Request<ListBucketsInput>,
     ) -> S3Result<S3Response<ListBucketsOutput>> {
-        let root = self.root.clone();
-        let buckets = blocking(move || {
-            let mut out = Vec::new();
-            for entry in fs::read_dir(&root).map_err(|e| internal("listing buckets", e))? {
-                let entry = entry.map_err(|e| internal("listing buckets", e))?;
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                if !is_dir || crate::gateway::names::bucket_dir(&root, &name).is_err() {
-                    continue;
-                }
-                let made = entry.metadata().and_then(|m| m.created().or(m.modified()));
-                out.push(Bucket {
-                    name: Some(name),
-                    creation_date: made.ok().map(Timestamp::from),
-                    ..Default::default()
-                });
-            }
-            out.sort_by(|a, b| a.name.cmp(&b.name));
-            Ok(out)
-        })
-        .await?;
+        let buckets = self
+            .backend
+            .buckets()
+            .await?
+            .into_iter()
+            .map(|(name, made)| Bucket {
+                name: Some(name),
+                creation_date: made.map(Timestamp::from),
+                ..Default::default()
+            })
+            .collect();
         Ok(S3Response::new(ListBucketsOutput {
             buckets: Some(buckets),
             ..Default::default()
@@ -172,21 +153,15 @@ impl S3 for Gateway {
         &self,
         req: S3Request<CreateBucketInput>,
     ) -> S3Result<S3Response<CreateBucketOutput>> {
-        let dir = super::names::bucket_dir(&self.root, &req.input.bucket).map_err(refused)?;
-        match fs::create_dir(&dir) {
-            Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists"))
-            }
-            Err(e) => Err(internal("creating the bucket", e)),
-        }
+        self.backend.create_bucket(&req.input.bucket).await?;
+        Ok(S3Response::new(CreateBucketOutput::default()))
     }
 
     async fn head_bucket(
         &self,
         req: S3Request<HeadBucketInput>,
     ) -> S3Result<S3Response<HeadBucketOutput>> {
-        store::existing_bucket(&self.root, &req.input.bucket)?;
+        self.backend.bucket(&req.input.bucket).await?;
         Ok(S3Response::new(HeadBucketOutput::default()))
     }
 
@@ -194,7 +169,7 @@ impl S3 for Gateway {
         &self,
         req: S3Request<GetBucketLocationInput>,
     ) -> S3Result<S3Response<GetBucketLocationOutput>> {
-        store::existing_bucket(&self.root, &req.input.bucket)?;
+        self.backend.bucket(&req.input.bucket).await?;
         Ok(S3Response::new(GetBucketLocationOutput::default()))
     }
 
@@ -202,22 +177,7 @@ impl S3 for Gateway {
         &self,
         req: S3Request<DeleteBucketInput>,
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
-        let dir = store::existing_bucket(&self.root, &req.input.bucket)?;
-        let keys = blocking({
-            let dir = dir.clone();
-            move || store::walk(&dir)
-        })
-        .await?;
-        if !keys.is_empty() {
-            return Err(s3_error!(
-                BucketNotEmpty,
-                "the bucket holds {} object(s)",
-                keys.len()
-            ));
-        }
-        let own = dir.join(super::names::OWN_DIR);
-        let _ = fs::remove_dir_all(own);
-        fs::remove_dir(&dir).map_err(|e| internal("deleting the bucket", e))?;
+        self.backend.delete_bucket(&req.input.bucket).await?;
         Ok(S3Response::new(DeleteBucketOutput::default()))
     }
 
@@ -257,10 +217,9 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsV2Input>,
     ) -> S3Result<S3Response<ListObjectsV2Output>> {
         let input = req.input;
-        let dir = store::existing_bucket(&self.root, &input.bucket)?;
         let max_keys = input.max_keys.unwrap_or(1000).clamp(0, 1000);
-        let all = blocking(move || store::walk(&dir)).await?;
-        let keys: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
+        let all = self.backend.objects(&input.bucket).await?;
+        let keys: Vec<&str> = all.iter().map(|o| o.key.as_str()).collect();
         let page = list::select(
             &keys,
             &Query {
@@ -279,15 +238,22 @@ impl S3 for Gateway {
                     prefix: Some(p.clone()),
                 }),
                 Entry::Object(i) => {
-                    let (key, path) = &all[*i];
-                    let Ok((meta, modified)) = self.info(&input.bucket, key, path) else {
+                    let listed = &all[*i];
+                    let stat = match &listed.stat {
+                        Some(s) => s.clone(),
+                        None => match self.backend.stat(&input.bucket, &listed.key).await {
+                            Ok(s) => s,
+                            Err(_) => continue,
+                        },
+                    };
+                    let Ok(meta) = self.info(&input.bucket, &listed.key, &stat).await else {
                         continue;
                     };
                     contents.push(Object {
-                        key: Some(key.clone()),
+                        key: Some(listed.key.clone()),
                         size: Some(meta.size as i64),
                         e_tag: Some(etag(&meta.etag)),
-                        last_modified: Some(Timestamp::from(modified)),
+                        last_modified: Some(Timestamp::from(stat.modified)),
                         ..Default::default()
                     });
                 }
@@ -315,12 +281,13 @@ impl S3 for Gateway {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
-        let path = store::existing_object(&self.root, &input.bucket, &input.key)?;
-        let (meta, modified) = self.info(&input.bucket, &input.key, &path)?;
+        self.backend.check_key(&input.bucket, &input.key)?;
+        let stat = self.backend.stat(&input.bucket, &input.key).await?;
+        let meta = self.info(&input.bucket, &input.key, &stat).await?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(meta.size as i64),
             e_tag: Some(etag(&meta.etag)),
-            last_modified: Some(Timestamp::from(modified)),
+            last_modified: Some(Timestamp::from(stat.modified)),
             content_type: meta.content_type.clone(),
             metadata: metadata(&meta.user),
             accept_ranges: Some("bytes".into()),
@@ -340,10 +307,15 @@ impl S3 for Gateway {
                 "GET by part number is not supported: use a Range"
             ));
         }
-        let path = store::existing_object(&self.root, &input.bucket, &input.key)?;
-        let (meta, modified) = self.info(&input.bucket, &input.key, &path)?;
+        self.backend.check_key(&input.bucket, &input.key)?;
+        let stat = self.backend.stat(&input.bucket, &input.key).await?;
+        let meta = self.info(&input.bucket, &input.key, &stat).await?;
+        let modified = stat.modified;
         let permit = self.slot().await?;
-        let opened = read::stream(path, ids, input.range, permit).await?;
+        let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
+        let sequential = input.range.is_none();
+        let open = move || backend.open(&bucket, &key, sequential);
+        let opened = read::stream(open, ids, input.range, permit).await?;
         Ok(S3Response::new(GetObjectOutput {
             body: Some(opened.body),
             content_length: Some(opened.len as i64),
@@ -363,8 +335,18 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<PutObjectOutput>> {
         let trailers = req.trailing_headers;
         let input = req.input;
+        if let Some(folder) = super::names::folder_marker(&input.key, input.content_length) {
+            // pyarrow and S3 consoles make "folders" as empty objects named `a/b/`: accepted,
+            // nothing stored (a folder exists here while objects are below it).
+            self.backend.check_key(&input.bucket, folder)?;
+            self.backend.bucket(&input.bucket).await?;
+            return Ok(S3Response::new(PutObjectOutput {
+                e_tag: Some(etag(super::names::EMPTY_MD5)),
+                ..Default::default()
+            }));
+        }
         // Refuse a bad key before reading any of the body.
-        super::names::object_path(&self.root, &input.bucket, &input.key).map_err(refused)?;
+        self.backend.check_key(&input.bucket, &input.key)?;
         let body = input
             .body
             .ok_or_else(|| s3_error!(IncompleteBody, "the request has no body"))?;
@@ -381,26 +363,25 @@ impl S3 for Gateway {
             content_md5: input.content_md5,
         };
         let user = input.metadata.unwrap_or_default().into_iter().collect();
-        let (root, bucket, key) = (self.root.clone(), input.bucket, input.key);
+        self.backend.bucket(&input.bucket).await?;
+        let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
         let content_type = input.content_type;
         let rt = tokio::runtime::Handle::current();
         let permit = self.slot().await?;
         let (etag_hex, checksum) = blocking(move || {
             let _permit = permit;
-            let tmp = store::temp_file(&root, &bucket)?;
             let to = recipient_refs(&recipients);
-            let (fed, stored_len) = store::seal_into(tmp.as_file(), &to, &opts, |w| {
-                body::feed(&rt, body, expected, trailers, w)
-            })?;
-            let meta = Meta {
+            let feed = |w: &mut dyn std::io::Write| body::feed(&rt, body, expected, trailers, w);
+            let meta = |fed: &body::Fed, stored_len| Meta {
                 size: fed.len,
                 etag: store::random_etag(),
                 stored_len,
+                stored_tag: None,
                 content_type,
                 user,
             };
-            store::publish(&root, &bucket, &key, tmp, &meta)?;
+            let (fed, meta, _) = backend.seal(&bucket, &key, &to, &opts, feed, meta)?;
             Ok((meta.etag, fed.checksum))
         })
         .await?;
@@ -426,8 +407,9 @@ impl S3 for Gateway {
         &self,
         req: S3Request<DeleteObjectInput>,
     ) -> S3Result<S3Response<DeleteObjectOutput>> {
-        let (root, input) = (self.root.clone(), req.input);
-        blocking(move || store::delete_object(&root, &input.bucket, &input.key)).await?;
+        let input = req.input;
+        self.backend.check_key(&input.bucket, &input.key)?;
+        self.backend.delete(&input.bucket, &input.key).await?;
         Ok(S3Response::new(DeleteObjectOutput::default()))
     }
 
@@ -435,12 +417,16 @@ impl S3 for Gateway {
         &self,
         req: S3Request<DeleteObjectsInput>,
     ) -> S3Result<S3Response<DeleteObjectsOutput>> {
-        let (root, input) = (self.root.clone(), req.input);
+        let input = req.input;
         let quiet = input.delete.quiet.unwrap_or(false);
-        let (deleted, errors) = blocking(move || {
+        let (deleted, errors) = {
             let (mut deleted, mut errors) = (Vec::new(), Vec::new());
             for o in input.delete.objects {
-                match store::delete_object(&root, &input.bucket, &o.key) {
+                let done = match self.backend.check_key(&input.bucket, &o.key) {
+                    Ok(()) => self.backend.delete(&input.bucket, &o.key).await,
+                    Err(e) => Err(e),
+                };
+                match done {
                     Ok(()) => deleted.push(DeletedObject {
                         key: Some(o.key),
                         ..Default::default()
@@ -453,9 +439,8 @@ impl S3 for Gateway {
                     }),
                 }
             }
-            Ok((deleted, errors))
-        })
-        .await?;
+            (deleted, errors)
+        };
         Ok(S3Response::new(DeleteObjectsOutput {
             deleted: (!quiet).then_some(deleted),
             errors: (!errors.is_empty()).then_some(errors),

@@ -26,6 +26,10 @@ pub struct Meta {
     /// The container's length when this was written: a container of another length is not the
     /// one described (a gateway stopped between the two renames).
     pub stored_len: u64,
+    /// The object store's ETag of the container (an object-store backend's; none in a
+    /// directory): metadata whose tag differs describes another container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_tag: Option<String>,
     /// Content-Type as the client gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
@@ -186,12 +190,61 @@ pub fn publish(
     Ok(modified)
 }
 
-/// The object's metadata, when its file is there and describes the container as it is.
-pub fn read_meta(root: &Path, bucket: &str, key: &str, container: &Path) -> Option<Meta> {
+/// The object's metadata file, as written (the caller checks that it describes the container).
+pub fn read_meta_file(root: &Path, bucket: &str, key: &str) -> Option<Meta> {
     let path = names::meta_path(root, bucket, key).ok()?;
-    let meta: Meta = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
-    let len = fs::symlink_metadata(container).ok()?.len();
-    (meta.stored_len == len).then_some(meta)
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// The container file's length and modification time.
+pub fn stat(path: &Path) -> S3Result<super::backend::Stat> {
+    let m = fs::metadata(path).map_err(|e| internal("reading the object", e))?;
+    let modified = m
+        .modified()
+        .map_err(|e| internal("reading the object", e))?;
+    Ok(super::backend::Stat {
+        len: m.len(),
+        modified,
+        tag: None,
+    })
+}
+
+/// The directories of `root` whose names are bucket names, sorted, with their creation times.
+pub fn buckets(root: &Path) -> S3Result<Vec<(String, Option<SystemTime>)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(root).map_err(|e| internal("listing buckets", e))? {
+        let entry = entry.map_err(|e| internal("listing buckets", e))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || names::bucket_dir(root, &name).is_err() {
+            continue;
+        }
+        let made = entry.metadata().and_then(|m| m.created().or(m.modified()));
+        out.push((name, made.ok()));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Makes the bucket's directory.
+pub fn create_bucket(root: &Path, bucket: &str) -> S3Result<()> {
+    let dir = names::bucket_dir(root, bucket).map_err(refused)?;
+    match fs::create_dir(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists"))
+        }
+        Err(e) => Err(internal("creating the bucket", e)),
+    }
+}
+
+/// Removes a bucket that holds no object: its own directory, then the bucket's.
+pub fn delete_bucket(root: &Path, bucket: &str) -> S3Result<()> {
+    let dir = existing_bucket(root, bucket)?;
+    let _ = fs::remove_dir_all(dir.join(OWN_DIR));
+    fs::remove_dir(&dir).map_err(|e| internal("deleting the bucket", e))
 }
 
 /// Removes object `key` and its metadata, then the folders its key made that are now empty (so

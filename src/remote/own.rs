@@ -24,6 +24,7 @@ use super::answer::{escape, judge, parse, Answer, ETagged, Request, Verdict};
 use super::Own;
 
 /// Whose credentials sign a request.
+#[derive(Clone)]
 pub(crate) enum Signer {
     /// SigV4 for the bucket's region.
     S3 {
@@ -75,6 +76,7 @@ impl Signer {
 
 /// A bucket (S3, GCS) or container (Azure) as the target of requests of our own: signed with
 /// the store's credentials, sent under its URL.
+#[derive(Clone)]
 pub(crate) struct Bucket {
     signer: Signer,
     client: HttpClient,

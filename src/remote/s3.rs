@@ -23,6 +23,7 @@ use super::answer::{parse, ETagged, Request};
 use super::own::{Bucket, Signer};
 
 /// An S3 bucket as the target of requests of our own.
+#[derive(Clone)]
 pub(crate) struct S3 {
     pub(crate) bucket: Bucket,
     /// The bucket's name, for the copy source.

@@ -30,15 +30,23 @@ See docs/GATEWAY.md: what is stored, what the host can see, client settings.";
 
 #[derive(clap::Args)]
 pub struct S3Args {
-    /// The directory whose subdirectories are the buckets (ROOT/BUCKET/KEY)
+    /// The directory whose subdirectories are the buckets (ROOT/BUCKET/KEY), or an s3://, gs://
+    /// or az:// URL whose prefixes are (s3://bucket/prefix: BUCKET/KEY below prefix/)
     #[arg(value_name = "ROOT")]
     root: PathBuf,
-    /// Address and port to listen on; beyond loopback only with --insecure-http
+    /// Address and port to listen on; beyond loopback only with --tls-cert/--tls-key or
+    /// --insecure-http
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9000")]
     listen: SocketAddr,
     /// Serve plain HTTP on a non-loopback address (the network must be protected otherwise)
     #[arg(long)]
     insecure_http: bool,
+    /// Serve HTTPS with this certificate (and its chain), PEM
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key, PEM, unencrypted
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Seal every object to RECIPIENT (age1…, age1pq1…, ssh-ed25519 …); repeatable
     #[arg(short, long = "recipient", value_name = "RECIPIENT")]
     recipient: Vec<String>,
@@ -86,10 +94,15 @@ fn s3(a: S3Args) -> anyhow::Result<()> {
     let credentials =
         zseal::gateway::parse_credentials(&text, &a.credentials.display().to_string())?;
     let write_only = identities.is_empty();
+    let scheme = match a.tls_cert.is_some() {
+        true => "https",
+        false => "http",
+    };
     let config = zseal::gateway::Config {
         root: a.root,
         listen: a.listen,
         insecure_http: a.insecure_http,
+        tls: a.tls_cert.zip(a.tls_key),
         recipients,
         identities,
         credentials,
@@ -105,7 +118,7 @@ fn s3(a: S3Args) -> anyhow::Result<()> {
             true => " (write-only: no -i)",
             false => "",
         };
-        eprintln!("zseal serve: listening on http://{addr}{mode}");
+        eprintln!("zseal serve: listening on {scheme}://{addr}{mode}");
     })?;
     Ok(())
 }
