@@ -58,4 +58,3 @@ fn run(bin: &Path, dir: &Path, tool: &str, args: &[&str], input: &Path) -> Resul
         false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
     }
 }
-

@@ -15,7 +15,13 @@ use crate::common;
 /// `crypt4gh decrypt --sk key < file`: the plaintext, or the reference's error text.
 fn ref_decrypt(bin: &Path, file: &Path, key: &Path) -> Result<Vec<u8>, String> {
     let key = key.to_str().unwrap();
-    run(bin, file.parent().unwrap(), "crypt4gh", &["decrypt", "--sk", key], file)
+    run(
+        bin,
+        file.parent().unwrap(),
+        "crypt4gh",
+        &["decrypt", "--sk", key],
+        file,
+    )
 }
 
 /// One recipient of each kind the command takes, with the private key the reference opens the
