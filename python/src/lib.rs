@@ -35,7 +35,7 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
-use zseal::crypto::Stanza;
+use zseal::crypto::AgeStanza;
 use zseal::io::{Destination, OutputFile};
 use zseal::pipeline::Threads;
 use zseal::transfer::{ReadPlan, Source};
