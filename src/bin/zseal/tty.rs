@@ -99,11 +99,6 @@ impl<W: Write> TextGate<W> {
         self.flush()?;
         Ok(self.inner)
     }
-
-    /// The writer behind the gate.
-    pub fn get_ref(&self) -> &W {
-        &self.inner
-    }
 }
 
 impl<W: Write> Write for TextGate<W> {
