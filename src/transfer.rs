@@ -349,7 +349,7 @@ enum SinkKind {
     Stream(Box<dyn Write + Send>),
     /// An object, uploaded in parts; it appears only on commit.
     #[cfg(feature = "remote")]
-    Object(crate::remote::RemoteWriter),
+    Object(Box<crate::remote::RemoteWriter>),
 }
 
 impl Sink {
@@ -392,7 +392,7 @@ impl Sink {
     #[cfg(feature = "remote")]
     pub fn object(w: crate::remote::RemoteWriter) -> Sink {
         let name = w.url().to_string();
-        Sink::of(SinkKind::Object(w), name)
+        Sink::of(SinkKind::Object(Box::new(w)), name)
     }
 
     /// Standard output.

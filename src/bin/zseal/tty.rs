@@ -99,6 +99,12 @@ impl<W: Write> TextGate<W> {
         self.flush()?;
         Ok(self.inner)
     }
+
+    /// The writer behind the gate (what the tests look at).
+    #[cfg(test)]
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
 }
 
 impl<W: Write> Write for TextGate<W> {
