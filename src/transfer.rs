@@ -9,6 +9,13 @@
 //!   ([`crate::Reader::read_bodies_from`]); a seekable source reads what random access reads
 //!   first ([`crate::Reader::use_index`]: an age file zseal wrote decodes its frames on every
 //!   core) and serves a range from the index; a stream serves a range by reading through.
+//!
+//! Where the engine writes is a [`Sink`], opened the same way (a path, standard output, a
+//! stream of the caller's, an object): a path follows [`crate::io::output`]'s rules (nothing
+//! replaced without `overwrite`, a FIFO or a device written in place and never turned into a
+//! file, a new or replaced file written under a temporary name and renamed into place by
+//! [`Sink::commit`], removed when the sink is dropped without it), and a regular file lends
+//! the workers a handle to write by offset ([`Sink::shared_handle`]).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -17,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::io::named;
+use crate::io::{named, Destination, OutputFile};
 use crate::{ByteRange, Reader, Writer};
 
 /// A stream that can seek, as a trait object.
@@ -138,6 +145,16 @@ impl Source {
             Kind::Object(o) => o.etag(),
             _ => None,
         }
+    }
+
+    /// Tells an object which bytes will be read in order, `start..end`, so that it fetches them
+    /// in parts with read-ahead and nothing past them; nothing for other sources.
+    pub fn plan_span(&mut self, start: u64, end: u64) {
+        #[cfg(feature = "remote")]
+        if let Kind::Object(o) = &mut self.kind {
+            o.plan_span(start, end);
+        }
+        let _ = (start, end);
     }
 
     /// True when the source can seek: a range is then read from the index.
@@ -311,5 +328,242 @@ impl ReadPlan {
             Some(f) => reader.read_bodies_from(f, self.count),
             None => Ok(()),
         }
+    }
+}
+
+/// Where the engine writes to, and its name for messages: the one sink every front end opens
+/// (the command's `-o`, Python's writers and `encrypt_file`/`decrypt_file`). The front end
+/// only chooses; the rules are here and in [`crate::io::output`].
+pub struct Sink {
+    kind: SinkKind,
+    name: String,
+}
+
+enum SinkKind {
+    /// A path, by [`crate::io::output`]'s rules: a new or replaced regular file (renamed into
+    /// place by [`Sink::commit`]), or a FIFO, a device or a descriptor written in place.
+    File(OutputFile),
+    /// Standard output.
+    Stdout(io::Stdout),
+    /// A stream of the caller's, written in order.
+    Stream(Box<dyn Write + Send>),
+    /// An object, uploaded in parts; it appears only on commit.
+    #[cfg(feature = "remote")]
+    Object(Box<crate::remote::RemoteWriter>),
+}
+
+impl Sink {
+    /// The path `path`, or the object its URL names (`s3://…`, `gs://…`, `az://…`, `https://…`;
+    /// `size_hint`: the bytes to come, for sizing an upload's parts). What is there is
+    /// replaced only when `overwrite`: else the error's kind is `AlreadyExists`, which front
+    /// ends turn into their own advice; other errors carry the reason without the path.
+    pub fn create(path: &Path, overwrite: bool, size_hint: Option<u64>) -> io::Result<Sink> {
+        match path.to_str().filter(|s| crate::io::is_url(s)) {
+            Some(url) => Sink::create_object(url, overwrite, size_hint),
+            None => Sink::create_file(&Destination::resolve(path)?, overwrite, false),
+        }
+    }
+
+    /// The resolved path `dest` ([`OutputFile::create`]: `private` makes a new or replaced
+    /// file 0600), for a front end that looked at what it names first.
+    pub fn create_file(dest: &Destination, overwrite: bool, private: bool) -> io::Result<Sink> {
+        let file = OutputFile::create(dest, overwrite, private)?;
+        let name = file.destination().display().to_string();
+        Ok(Sink::of(SinkKind::File(file), name))
+    }
+
+    /// The object at `url`, refused before anything is uploaded when it exists and not
+    /// `overwrite` (conditional completion refuses one that appears meanwhile).
+    #[cfg(feature = "remote")]
+    pub fn create_object(url: &str, overwrite: bool, size_hint: Option<u64>) -> io::Result<Sink> {
+        let w = crate::remote::Remote::from_env(url)?.writer(overwrite, size_hint)?;
+        Ok(Sink::object(w))
+    }
+
+    /// Without feature `remote`: the refusal, saying so.
+    #[cfg(not(feature = "remote"))]
+    pub fn create_object(url: &str, _: bool, _: Option<u64>) -> io::Result<Sink> {
+        Err(io::Error::other(format!(
+            "{url}: this zseal was built without object storage (cargo feature `remote`)"
+        )))
+    }
+
+    /// An upload already started.
+    #[cfg(feature = "remote")]
+    pub fn object(w: crate::remote::RemoteWriter) -> Sink {
+        let name = w.url().to_string();
+        Sink::of(SinkKind::Object(Box::new(w)), name)
+    }
+
+    /// Standard output.
+    pub fn stdout() -> Sink {
+        Sink::of(SinkKind::Stdout(io::stdout()), "standard output".into())
+    }
+
+    /// A stream of the caller's (a Python file object), written in order.
+    pub fn stream(w: impl Write + Send + 'static, name: impl Into<String>) -> Sink {
+        Sink::of(SinkKind::Stream(Box::new(w)), name.into())
+    }
+
+    fn of(kind: SinkKind, name: String) -> Sink {
+        Sink { kind, name }
+    }
+
+    /// The name messages use: the path as given, the URL, `standard output`, the stream's.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// True when what is written reaches a reader at once (standard output, a stream, a FIFO,
+    /// a device other than /dev/null): nothing can be held back until a check at the end.
+    pub fn streams(&self) -> bool {
+        match &self.kind {
+            SinkKind::Stdout(_) | SinkKind::Stream(_) => true,
+            SinkKind::File(f) => {
+                f.temporary_path().is_none() && f.destination() != Path::new("/dev/null")
+            }
+            #[cfg(feature = "remote")]
+            SinkKind::Object(_) => false,
+        }
+    }
+
+    /// The file written, when the sink is one (the temporary file, or the FIFO, device or
+    /// descriptor written in place).
+    pub fn as_file(&self) -> Option<&File> {
+        match &self.kind {
+            SinkKind::File(f) => Some(f.as_file()),
+            _ => None,
+        }
+    }
+
+    /// True for standard output.
+    pub fn is_stdout(&self) -> bool {
+        matches!(self.kind, SinkKind::Stdout(_))
+    }
+
+    /// The temporary file's path while a new or replaced file is written (for a registry that
+    /// removes it on a signal); `None` otherwise.
+    pub fn temporary_path(&self) -> Option<&Path> {
+        match &self.kind {
+            SinkKind::File(f) => f.temporary_path(),
+            _ => None,
+        }
+    }
+
+    /// Another handle to the file written, sharing its position, for the workers' writes by
+    /// offset ([`seal`]: used only when it is a regular file): the file, or what standard
+    /// output is. `None` for a stream or an object.
+    pub fn shared_handle(&self) -> Option<File> {
+        match &self.kind {
+            #[cfg(unix)]
+            SinkKind::Stdout(_) => {
+                use std::os::fd::AsFd;
+                let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+                Some(File::from(fd))
+            }
+            SinkKind::File(f) => f.as_file().try_clone().ok(),
+            _ => None,
+        }
+    }
+
+    /// Completes the output: a new or replaced file is synced (when `sync`) and renamed into
+    /// place, what is written in place flushed, an upload completed (its error's kind is
+    /// `AlreadyExists` when the object appeared meanwhile and overwriting was not asked for:
+    /// the upload is aborted). Errors give the reason, without the temporary file's name: the
+    /// front end names the output ([`Sink::name`]) in its own words.
+    pub fn commit(self, sync: bool) -> io::Result<()> {
+        match self.kind {
+            SinkKind::File(f) => f.commit(sync),
+            SinkKind::Stdout(mut s) => s.flush(),
+            SinkKind::Stream(mut w) => w.flush(),
+            #[cfg(feature = "remote")]
+            SinkKind::Object(w) => w.commit(),
+        }
+    }
+
+    /// True for an object.
+    pub fn is_object(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return matches!(self.kind, SinkKind::Object(_));
+        #[cfg(not(feature = "remote"))]
+        false
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let r = match &mut self.kind {
+            SinkKind::File(f) => f.write(buf),
+            SinkKind::Stdout(s) => s.write(buf),
+            // A stream and an object name their own errors.
+            SinkKind::Stream(w) => return w.write(buf),
+            #[cfg(feature = "remote")]
+            SinkKind::Object(w) => return w.write(buf),
+        };
+        r.map_err(|e| named(&e, "write", &self.name))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let r = match &mut self.kind {
+            SinkKind::File(f) => f.flush(),
+            SinkKind::Stdout(s) => s.flush(),
+            SinkKind::Stream(w) => return w.flush(),
+            #[cfg(feature = "remote")]
+            SinkKind::Object(w) => return w.flush(),
+        };
+        r.map_err(|e| named(&e, "write", &self.name))
+    }
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sink").field("name", &self.name).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path's sink: nothing replaced without `overwrite`; the old contents stay until the
+    /// commit renames the new file into place; a sink dropped without one leaves no file.
+    #[test]
+    fn a_path_sink_replaces_only_when_asked_and_only_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out");
+        std::fs::write(&dest, b"old").unwrap();
+        let e = Sink::create(&dest, false, None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        let mut sink = Sink::create(&dest, true, None).unwrap();
+        assert!(sink.temporary_path().is_some() && !sink.streams());
+        assert!(
+            sink.shared_handle().is_some(),
+            "a regular file is written by offset"
+        );
+        sink.write_all(b"new").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"old");
+        sink.commit(false).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+        let fresh = dir.path().join("fresh");
+        let mut dropped = Sink::create(&fresh, false, None).unwrap();
+        dropped.write_all(b"half").unwrap();
+        drop(dropped);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "only `out`: {left:?}");
+    }
+
+    /// A device is written in place, never turned into a file: /dev/null takes no overwrite,
+    /// has no temporary file, and keeps nothing back.
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_written_in_place() {
+        let mut sink = Sink::create(Path::new("/dev/null"), false, None).unwrap();
+        assert!(sink.temporary_path().is_none());
+        sink.write_all(b"gone").unwrap();
+        sink.commit(true).unwrap();
+        assert!(Path::new("/dev/null").exists());
+        let stream = Sink::stream(Vec::new(), "a buffer");
+        assert!(stream.streams() && stream.shared_handle().is_none());
+        assert_eq!(stream.name(), "a buffer");
     }
 }

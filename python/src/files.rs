@@ -98,7 +98,7 @@ pub(crate) fn encrypt_file(
     };
     // The transfer layer chooses how: the workers read the file by offset, and write into the
     // output file by offset when it is a regular file.
-    let shared = sink.get_ref().as_file().try_clone().ok();
+    let shared = sink.get_ref().shared_handle();
     let mut source = Source::file(f, name);
     py.detach(|| {
         let mut enc = args.start(sink)?;

@@ -178,21 +178,10 @@ impl CachedPassphrase {
         }
     }
 
-    fn slot(&self, stanzas: &[Stanza]) -> [u8; 32] {
+    /// The slot of a header's stanzas (tag, arguments, body, each length-prefixed), the same
+    /// for either format: keys see a container's stanzas as age stanzas too.
+    fn slot(&self, stanzas: &[AgeStanza]) -> [u8; 32] {
         let mut h = blake3::Hasher::new_keyed(&self.slot_key);
-        for s in stanzas {
-            h.update(&[s.kind]);
-            h.update(&(s.body.len() as u64).to_le_bytes());
-            h.update(&s.body);
-        }
-        *h.finalize().as_bytes()
-    }
-
-    /// The slot of an age header's stanzas (tag, arguments, body, each length-prefixed, after
-    /// the prefix `age`, whose first byte is no zseal stanza kind).
-    fn age_slot(&self, stanzas: &[zseal::crypto::AgeStanza]) -> [u8; 32] {
-        let mut h = blake3::Hasher::new_keyed(&self.slot_key);
-        h.update(b"age");
         let mut field = |b: &[u8]| {
             h.update(&(b.len() as u64).to_le_bytes());
             h.update(b);
@@ -232,23 +221,14 @@ pub(crate) fn cache() -> MutexGuard<'static, HashMap<[u8; 32], FileKey>> {
         .unwrap_or_else(|p| p.into_inner())
 }
 
+/// Either passphrase stanza, cached: an age file's scrypt work factor can make one attempt
+/// cost 4 GiB (and its time), which every open of the file (a Dask task each) would pay again.
 impl Identity for CachedPassphrase {
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> zseal::Result<Option<FileKey>> {
-        self.cached(self.slot(stanzas), || self.pw.unwrap_stanzas(stanzas))
-    }
-
-    /// An age file's scrypt stanza, cached the same way: its work factor can make one attempt
-    /// cost 4 GiB (and its time), which every open of the file (a Dask task each) would pay
-    /// again. A factor over the limit is refused before the cache is looked at.
-    fn unwrap_age_stanzas(
-        &self,
-        stanzas: &[zseal::crypto::AgeStanza],
-    ) -> zseal::Result<Option<FileKey>> {
-        // Also for a key in the cache: the caller's limit may be lower than when it was cached.
+    fn unwrap_stanzas(&self, stanzas: &[AgeStanza]) -> zseal::Result<Option<FileKey>> {
+        // A factor over the limit is refused before the cache is looked at: the caller's
+        // limit may be lower than when the key was cached.
         self.pw.check_age_work_factor(stanzas)?;
-        self.cached(self.age_slot(stanzas), || {
-            self.pw.unwrap_age_stanzas(stanzas)
-        })
+        self.cached(self.slot(stanzas), || self.pw.unwrap_stanzas(stanzas))
     }
 }
 

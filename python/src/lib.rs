@@ -35,8 +35,8 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use zeroize::Zeroizing;
 use zseal::crypto::recipients::{self, KeyPassphrase};
-use zseal::crypto::Stanza;
-use zseal::io::{Destination, OutputFile};
+use zseal::crypto::AgeStanza;
+use zseal::io::Destination;
 use zseal::pipeline::Threads;
 use zseal::transfer::{ReadPlan, Source};
 use zseal::{

@@ -10,11 +10,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyList, PyString};
 use zseal::records::{self, Opener, RecordCipher, Sealer, SealerOptions};
-use zseal::{Codec, Error};
+use zseal::Codec;
 
-use crate::{
-    as_path, file_name, keys_of, new_output, open_decryptor, persist, to_py, EncryptArgs, Sink,
-};
+use crate::{as_path, file_name, keys_of, new_output, open_decryptor, persist, to_py, EncryptArgs};
 
 /// A record key: 32 secret bytes. Share it as a zseal container with `save`, open it with `load`.
 #[pyclass(module = "zseal._zseal", frozen)]
@@ -90,14 +88,9 @@ impl RecordKey {
         };
         let text = self.0.to_text();
         let r = py.detach(|| -> zseal::Result<()> {
-            let mut enc = args.start(Sink::Temp(out))?;
+            let mut enc = args.start(out)?;
             enc.write_all(text.as_bytes())?;
-            match enc.finish()? {
-                Sink::Temp(t) => persist(t),
-                Sink::Py(_) | Sink::Remote(_) => {
-                    Err(Error::Bug("a path became a file object".into()))
-                }
-            }
+            persist(enc.finish()?)
         });
         r.map_err(|e| to_py(py, &name, e))
     }

@@ -280,24 +280,21 @@ impl SharedUpload {
     }
 }
 
-/// Bytes `start..` of `src`: a local file, or an object by URL (ranged GETs in parts, with
-/// read-ahead, up to `end`, of the version the coordinator saw).
+/// Bytes `start..` of `src` as the transfer layer's source: a local file, or an object by URL
+/// (ranged GETs in parts, with read-ahead, up to `end`, of the version the coordinator saw).
 fn open_at(
     src: &str,
     (start, end): (u64, u64),
     settings: &Settings,
     version: Option<&str>,
-) -> zseal::Result<Box<dyn Read + Send>> {
-    if zseal::io::is_url(src) {
-        let mut r = pinned_reader(src, settings, version)?;
-        r.plan_span(start, end);
-        r.seek(SeekFrom::Start(start))?;
-        Ok(Box::new(r))
-    } else {
-        let mut f = File::open(src)?;
-        f.seek(SeekFrom::Start(start))?;
-        Ok(Box::new(f))
-    }
+) -> zseal::Result<Source> {
+    let mut source = match zseal::io::is_url(src) {
+        true => Source::object(pinned_reader(src, settings, version)?),
+        false => Source::file(File::open(src)?, src),
+    };
+    source.plan_span(start, end);
+    source.seek(SeekFrom::Start(start))?;
+    Ok(source)
 }
 
 /// One task's range: what it seals, from where, with how many threads.

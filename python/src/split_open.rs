@@ -4,61 +4,27 @@
 
 use crate::*;
 
-/// A container a task or the coordinator reads: a local file, or an object by ranged GETs.
-enum Container {
-    File(File),
-    Object(Box<zseal::remote::RemoteReader>),
+/// The container at `src` as the transfer layer's source, which a task or the coordinator
+/// reads: a local file, or an object by ranged GETs (of the version whose ETag is `version`,
+/// when given: see `split::pinned_reader`).
+fn open_container(
+    src: &str,
+    settings: &split::Settings,
+    version: Option<&str>,
+) -> zseal::Result<Source> {
+    Ok(if zseal::io::is_url(src) {
+        Source::object(split::pinned_reader(src, settings, version)?)
+    } else {
+        Source::file(File::open(src)?, src)
+    })
 }
 
-impl Container {
-    /// The container at `src` (a path or an object's URL; an object of the version whose ETag
-    /// is `version`, when given: see `split::pinned_reader`).
-    fn open(
-        src: &str,
-        settings: &split::Settings,
-        version: Option<&str>,
-    ) -> zseal::Result<Container> {
-        Ok(if zseal::io::is_url(src) {
-            let r = split::pinned_reader(src, settings, version)?;
-            Container::Object(Box::new(r))
-        } else {
-            Container::File(File::open(src)?)
-        })
-    }
-
-    /// An object is told which bytes a task reads in order, so that it fetches them in parts
-    /// with read-ahead, and nothing past them.
-    fn plan_span(&mut self, (from, to): (u64, u64)) {
-        if let Container::Object(r) = self {
-            r.plan_span(from, to);
-        }
-    }
-
-    /// The container's size, and an object's ETag (what the tasks are pinned to).
-    fn size_and_version(&mut self) -> io::Result<(u64, Option<String>)> {
-        match self {
-            Container::File(f) => Ok((f.metadata()?.len(), None)),
-            Container::Object(r) => Ok((r.len(), r.etag().map(str::to_owned))),
-        }
-    }
-}
-
-impl Read for Container {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Container::File(f) => f.read(buf),
-            Container::Object(r) => r.read(buf),
-        }
-    }
-}
-
-impl Seek for Container {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        match self {
-            Container::File(f) => f.seek(to),
-            Container::Object(r) => r.seek(to),
-        }
-    }
+/// The container's size, and an object's ETag (what the tasks are pinned to).
+fn size_and_version(c: &Source) -> io::Result<(u64, Option<String>)> {
+    let size = c
+        .size()
+        .ok_or_else(|| io::Error::other(format!("{}: not a regular file", c.name())))?;
+    Ok((size, c.etag().map(str::to_owned)))
 }
 
 /// The coordinator of a container opened in pieces: the open key (unwrapped once), the
@@ -94,8 +60,8 @@ impl SplitOpen {
         }
         let (locked, (stored_size, version)) = py
             .detach(|| -> zseal::Result<_> {
-                let mut c = Container::open(&src, &settings, None)?;
-                let seen = c.size_and_version()?;
+                let c = open_container(&src, &settings, None)?;
+                let seen = size_and_version(&c)?;
                 Ok((zseal::Locked::read(c)?, seen))
             })
             .map_err(|e| to_py(py, &src, e))?;
@@ -237,10 +203,10 @@ pub(crate) fn open_range<'py>(
     let key = zseal::OpenKey::from_bytes(open_key).map_err(|e| to_py(py, "", e))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let open = || -> zseal::Result<_> {
-        let container = Container::open(&src, &settings, version.as_deref())?;
+        let container = open_container(&src, &settings, version.as_deref())?;
         let mut dec = zseal::Locked::read(container)?.unlock_with_key(&key, &opts)?;
         let (span, inner) = zseal::stored_span(&mut dec, start, end)?;
-        inner.plan_span(span);
+        inner.plan_span(span.0, span.1);
         Ok(dec)
     };
     let ticket = match out {

@@ -3,34 +3,18 @@
 
 use crate::*;
 
-pub(crate) enum Sink {
-    /// A path: a temporary file beside it, renamed over it when the container is complete.
-    Temp(TempOutput),
-    Py(PyFileObj),
-    /// An object: a multipart upload completed when the container is, aborted when dropped.
-    Remote(zseal::remote::RemoteWriter),
-}
+/// Where a writer's bytes go: the library's sink (a path by [`zseal::io::output`]'s rules, a
+/// Python file object, an object), behind a large buffer for a path.
+pub(crate) type Sink = TempOutput;
 
-/// An output path being written, by the rules of [`zseal::io::OutputFile`] (a file private while
-/// written and renamed into place when complete; a FIFO, device or descriptor written in place;
-/// a link followed), behind a large buffer.
-pub(crate) type TempOutput = std::io::BufWriter<OutputFile>;
+/// The library's sink behind a buffer: 1 MiB for a path (a file private while written and
+/// renamed into place when complete; a FIFO, device or descriptor written in place; a link
+/// followed), none for a file object or an upload, which buffer themselves.
+pub(crate) type TempOutput = std::io::BufWriter<zseal::transfer::Sink>;
 
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Sink::Temp(t) => t.write(buf),
-            Sink::Py(p) => p.write(buf),
-            Sink::Remote(r) => r.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Sink::Temp(t) => t.flush(),
-            Sink::Py(p) => p.flush(),
-            Sink::Remote(r) => r.flush(),
-        }
-    }
+/// `sink` without a buffer of its own.
+fn unbuffered(sink: zseal::transfer::Sink) -> Sink {
+    std::io::BufWriter::with_capacity(0, sink)
 }
 
 pub(crate) const OVERWRITE_HINT: &str = "pass overwrite=True to replace it";
@@ -77,8 +61,8 @@ pub(crate) fn create_output(
 ) -> PyResult<TempOutput> {
     let name = dst.display().to_string();
     refuse_dash(py, &dst, "the output")?;
-    let opened =
-        Destination::resolve(&dst).and_then(|d| OutputFile::create(&d, overwrite, private));
+    let opened = Destination::resolve(&dst)
+        .and_then(|d| zseal::transfer::Sink::create_file(&d, overwrite, private));
     match opened {
         Ok(f) => Ok(std::io::BufWriter::with_capacity(1 << 20, f)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(raise(
@@ -92,17 +76,21 @@ pub(crate) fn create_output(
     }
 }
 
-/// Renames a complete temporary file over (or, without overwrite, beside only) its target.
+/// Completes a sink: renames a complete temporary file over (or, without overwrite, beside
+/// only) its target, flushes a file object, completes an upload.
 pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
-    let f = t.into_inner().map_err(|e| Error::from(e.into_error()))?;
-    let target = f.destination().to_path_buf();
-    f.commit(true).map_err(|e| {
+    let sink = t.into_inner().map_err(|e| Error::from(e.into_error()))?;
+    if sink.as_file().is_none() {
+        return sink.commit(true).map_err(Error::from);
+    }
+    let target = sink.name().to_string();
+    sink.commit(true).map_err(|e| {
         let what = if e.kind() == io::ErrorKind::AlreadyExists {
             "it exists (pass overwrite=True, or mode \"wb\", to replace it)".to_string()
         } else {
             e.to_string()
         };
-        option_error(format!("cannot create {}: {what}", target.display()))
+        option_error(format!("cannot create {target}: {what}"))
     })
 }
 
@@ -312,13 +300,18 @@ impl Writer {
                         to_py(py, &url, Error::from(e))
                     }
                 })?;
-            (Sink::Remote(w), url)
+            (unbuffered(zseal::transfer::Sink::object(w)), url)
         } else if let Some(p) = as_path(file)? {
             let name = p.display().to_string();
             let out = new_output(py, p, !exclusive, "mode \"xb\" never replaces a file")?;
-            (Sink::Temp(out), name)
+            (out, name)
         } else if file.hasattr("write")? {
-            (Sink::Py(PyFileObj(file.clone().unbind())), file_name(file))
+            let name = file_name(file);
+            let py_file = PyFileObj(file.clone().unbind());
+            (
+                unbuffered(zseal::transfer::Sink::stream(py_file, &name)),
+                name,
+            )
         } else {
             return Err(PyValueError::new_err(
                 "file must be a path or a binary file object with write()",
@@ -360,11 +353,7 @@ impl Writer {
     /// Writes the final frame, index and footer; a path is renamed into place only now.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let r = py.detach(|| match self.lock().take() {
-            Some(enc) => match enc.finish()? {
-                Sink::Temp(t) => persist(t),
-                Sink::Py(mut p) => p.flush().map_err(Error::from),
-                Sink::Remote(r) => r.commit().map_err(Error::from),
-            },
+            Some(enc) => persist(enc.finish()?),
             None => Ok(()),
         });
         r.map_err(|e| to_py(py, &self.name, e))

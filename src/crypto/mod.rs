@@ -12,13 +12,17 @@ pub mod pq;
 pub mod prompt;
 pub mod recipients;
 pub mod sign;
+pub mod unwrap;
 
-/// A stanza of an age header (what [`Identity::unwrap_age_stanzas`] takes), as `age-core` parses it.
+/// The one stanza type keys know, in every format: age's (a tag, arguments, a body), as
+/// `age-core` parses it. An age header holds these; a container stores each in a record of its
+/// own ([`Stanza`], FORMAT.md §1.1) and hands keys the age stanza it holds ([`Stanza::to_age`]).
 pub use age_core::format::Stanza as AgeStanza;
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use rand_core::{CryptoRng, RngCore};
 use sha2::Sha256;
+pub use unwrap::KeyHeader;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::error::{Error, Result};
@@ -123,8 +127,9 @@ pub(crate) fn hkdf_32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
     out
 }
 
-/// One key stanza of a header (FORMAT.md §1.1): a type and a type-specific body that wraps the
-/// file key. The container header carries stanzas without knowing their types.
+/// The container's record of one key stanza (FORMAT.md §1.1): a type byte and a type-specific
+/// body. Keys never see it: [`Stanza::to_age`] gives them the age stanza it holds and
+/// [`Stanza::from_age`] stores theirs, so the container carries stanzas without knowing them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
     /// Stanza type (`01` passphrase, `02` and `03` age recipient).
@@ -133,7 +138,69 @@ pub struct Stanza {
     pub body: Vec<u8>,
 }
 
+/// A copy of `s` (`age-core`'s stanza is not `Clone`).
+pub fn copy_stanza(s: &AgeStanza) -> AgeStanza {
+    AgeStanza {
+        tag: s.tag.clone(),
+        args: s.args.clone(),
+        body: s.body.clone(),
+    }
+}
+
+/// The tag of the age stanza that carries a container record this build cannot read as an age
+/// stanza (a type it does not know, a malformed type `02`/`03`), with one argument, the type as
+/// two hex digits, and the record's body: how such a record reaches keys, and how a key (a
+/// test's) writes a record of its own type. Only in memory: never written in an age header.
+pub const RECORD_TAG: &str = "zseal-record";
+
 impl Stanza {
+    /// The age stanza this record holds, as keys read it: type `01` is the passphrase's
+    /// ([`passphrase::ARGON2_TAG`]), `02`/`03` the age stanza they encode, anything else a
+    /// [`RECORD_TAG`] stanza.
+    pub fn to_age(&self) -> AgeStanza {
+        let plain = |tag: &str, args: Vec<String>| AgeStanza {
+            tag: tag.into(),
+            args,
+            body: self.body.clone(),
+        };
+        match self.kind {
+            passphrase::STANZA_TYPE => plain(passphrase::ARGON2_TAG, Vec::new()),
+            k if recipients::is_age_stanza(k) => recipients::decode(self)
+                .unwrap_or_else(|_| plain(RECORD_TAG, vec![format!("{k:02x}")])),
+            k => plain(RECORD_TAG, vec![format!("{k:02x}")]),
+        }
+    }
+
+    /// The record that stores `s` in a container: the passphrase's as type `01`, a
+    /// [`RECORD_TAG`] stanza as the type it names, any other age stanza as type `02`/`03`.
+    pub fn from_age(s: &AgeStanza) -> Result<Stanza> {
+        let record = |kind: u8| {
+            if s.body.len() > MAX_STANZA_BODY {
+                return Err(Error::InvalidOption(format!(
+                    "a {} stanza of {} bytes: at most {MAX_STANZA_BODY}",
+                    s.tag,
+                    s.body.len()
+                )));
+            }
+            Ok(Stanza {
+                kind,
+                body: s.body.clone(),
+            })
+        };
+        match s.tag.as_str() {
+            passphrase::ARGON2_TAG => record(passphrase::STANZA_TYPE),
+            RECORD_TAG => match s.args.as_slice() {
+                [k] if k.len() == 2 => record(u8::from_str_radix(k, 16).map_err(|_| {
+                    Error::InvalidOption(format!("a {RECORD_TAG} stanza names type {k}"))
+                })?),
+                _ => Err(Error::InvalidOption(format!(
+                    "a {RECORD_TAG} stanza takes one argument, its type as two hex digits"
+                ))),
+            },
+            _ => recipients::encode(s),
+        }
+    }
+
     /// A short human name for the stanza's type: `passphrase`, the age stanza's tag (`X25519`,
     /// `ssh-ed25519`, …), or the type byte of a type this build does not know.
     pub fn kind_name(&self) -> String {
@@ -208,8 +275,12 @@ impl StanzaRecipient {
     /// name it (SSH keys). An X25519 or post-quantum recipient's stanzas are anonymous: `None`.
     pub fn of(recipient: &dyn Recipient) -> Result<Option<StanzaRecipient>> {
         let throwaway = FileKey::generate(&mut rand_core::OsRng);
-        let stanzas = recipient.wrap_file_key(&throwaway, &mut rand_core::OsRng)?;
-        Ok(stanzas.first().and_then(Stanza::recipient_id))
+        let stanzas =
+            recipient.wrap_file_key(&throwaway, PassphraseKdf::Argon2id, &mut rand_core::OsRng)?;
+        match stanzas.first() {
+            Some(s) => Ok(Stanza::from_age(s)?.recipient_id()),
+            None => Ok(None),
+        }
     }
 }
 
@@ -218,19 +289,28 @@ pub fn kind_names(stanzas: &[Stanza]) -> Vec<String> {
     stanzas.iter().map(Stanza::kind_name).collect()
 }
 
-/// Something a file can be encrypted to: it wraps the file key into one or more stanzas.
-pub trait Recipient {
-    /// Wraps `file_key` into the stanzas that go into the header.
-    fn wrap_file_key(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<Vec<Stanza>>;
+/// How a format holds a passphrase: the one thing a key is told of the header it wraps for
+/// (the container: Argon2id, FORMAT.md §1.1 type `01`; age: its `scrypt` stanza, §10.3). Every
+/// other key wraps the same stanzas for every format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassphraseKdf {
+    /// The container's passphrase stanza ([`passphrase::ARGON2_TAG`]).
+    Argon2id,
+    /// age's `scrypt` stanza.
+    Scrypt,
+}
 
-    /// Wraps `file_key` into the stanzas of an age file's header (FORMAT.md §10.3). The default:
-    /// this recipient cannot be written into an age file.
-    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<AgeStanza>> {
-        let _ = file_key;
-        Err(Error::InvalidOption(
-            "this recipient cannot be used in an age file".into(),
-        ))
-    }
+/// Something a file can be encrypted to: it wraps the file key into one or more stanzas, the
+/// same for every format.
+pub trait Recipient {
+    /// Wraps `file_key` into the stanzas that go into the header (`kdf`: how the header holds a
+    /// passphrase, which only a passphrase reads; `rng`: for keys that draw from the caller's).
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        kdf: PassphraseKdf,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<AgeStanza>>;
 
     /// True when the stanzas of this recipient must be the only ones in a file (passphrases).
     fn exclusive(&self) -> bool {
@@ -258,18 +338,12 @@ fn is_post_quantum(s: &Stanza) -> bool {
     recipients::is_age_stanza(s.kind) && recipients::decode(s).is_ok_and(|a| a.tag == pq::TAG)
 }
 
-/// Something that can open a file: it unwraps the file key from one of its stanzas.
+/// Something that can open a file: it unwraps the file key from one of its stanzas, the same
+/// for every format (the loop that asks each identity is [`unwrap::unwrap_file_key`]).
 pub trait Identity {
     /// `Ok(Some(key))` when one of `stanzas` is for this identity and unwraps, `Ok(None)` when
     /// none is for it, `Err` when one is for it but is invalid (e.g. a wrong passphrase).
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>>;
-
-    /// The file key of an age file (FORMAT.md §10.2), unwrapped from one of its stanzas, or
-    /// `None` when none is this identity's. The default opens none.
-    fn unwrap_age_stanzas(&self, stanzas: &[AgeStanza]) -> Result<Option<FileKey>> {
-        let _ = stanzas;
-        Ok(None)
-    }
+    fn unwrap_stanzas(&self, stanzas: &[AgeStanza]) -> Result<Option<FileKey>>;
 
     /// The recipient this identity's stanzas name, when they name one (an SSH key's tag): lets
     /// a caller tell whether a header is for it without unwrapping (which may ask for a
@@ -372,8 +446,11 @@ mod tests {
         let (_, public) = recipients::generate();
         let age = crate::AgeRecipient::parse(&public).unwrap();
         let mut rng = rand_core::OsRng;
-        let mut stanzas = pw.wrap_file_key(&fk, &mut rng).unwrap();
-        stanzas.extend(age.wrap_file_key(&fk, &mut rng).unwrap());
+        let argon = PassphraseKdf::Argon2id;
+        let mut stanzas =
+            vec![Stanza::from_age(&pw.wrap_file_key(&fk, argon, &mut rng).unwrap()[0]).unwrap()];
+        stanzas
+            .push(Stanza::from_age(&age.wrap_file_key(&fk, argon, &mut rng).unwrap()[0]).unwrap());
         stanzas.push(Stanza {
             kind: recipients::STANZA_TYPE,
             body: vec![0xff; 3],

@@ -1,10 +1,12 @@
-//! The passphrase stanza (FORMAT.md §1.1, type `01`): Argon2id wraps the file key.
+//! The passphrase stanzas: the container's (FORMAT.md §1.1, type `01`: Argon2id wraps the file
+//! key), which keys see as an age stanza tagged [`ARGON2_TAG`], and age's `scrypt` (§10.3).
 
 use rand_core::RngCore;
 use zeroize::Zeroizing;
 
 use super::aead::{Cipher, PayloadCipher, NONCE_LEN, TAG_LEN};
-use super::{FileKey, Identity, Recipient, Stanza, Zeroizing32, FILE_KEY_LEN, KEY_LEN};
+use super::{AgeStanza, FileKey, Identity, PassphraseKdf, Recipient};
+use super::{Zeroizing32, FILE_KEY_LEN, KEY_LEN};
 use crate::error::{Error, Result};
 
 /// The largest scrypt work factor (log2 N) an age file may ask for: Go age's cap (FORMAT.md
@@ -24,6 +26,24 @@ pub const AGE_WORK_FACTOR: u8 = 18;
 
 /// Stanza type of a passphrase stanza.
 pub const STANZA_TYPE: u8 = 0x01;
+/// The tag under which keys see a container's passphrase stanza (type `01`, its body as the
+/// stanza's, no arguments): in memory only, a container stores it as type `01`.
+pub const ARGON2_TAG: &str = "zseal-argon2id";
+/// age's passphrase stanza.
+pub const SCRYPT_TAG: &str = "scrypt";
+
+/// True for a passphrase stanza of either form.
+pub fn is_passphrase(s: &AgeStanza) -> bool {
+    s.tag == ARGON2_TAG || s.tag == SCRYPT_TAG
+}
+
+/// The refusal of a passphrase stanza `s` beside other stanzas (FORMAT.md §1.1, §10.2).
+pub(crate) fn not_alone(s: &AgeStanza) -> Error {
+    Error::InvalidHeader(match s.tag == SCRYPT_TAG {
+        true => "an scrypt (passphrase) stanza must be the only stanza of an age file".into(),
+        false => "a passphrase stanza must be the only stanza of its file".into(),
+    })
+}
 const SALT_LEN: usize = 16;
 const BODY_LEN: usize = SALT_LEN + 12 + FILE_KEY_LEN + 16;
 
@@ -156,7 +176,7 @@ impl Passphrase {
     pub fn check_age_work_factor(&self, stanzas: &[age_core::format::Stanza]) -> Result<()> {
         let factor = stanzas
             .iter()
-            .find(|s| s.tag == "scrypt")
+            .find(|s| s.tag == SCRYPT_TAG)
             .and_then(|s| s.args.get(1))
             .and_then(|a| a.parse::<u8>().ok());
         match factor {
@@ -190,7 +210,26 @@ impl Passphrase {
 }
 
 impl Recipient for Passphrase {
-    fn wrap_file_key(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<Vec<Stanza>> {
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        kdf: PassphraseKdf,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<AgeStanza>> {
+        match kdf {
+            PassphraseKdf::Argon2id => Ok(vec![self.wrap_argon2(file_key, rng)?]),
+            PassphraseKdf::Scrypt => self.wrap_scrypt(file_key),
+        }
+    }
+
+    fn exclusive(&self) -> bool {
+        true
+    }
+}
+
+impl Passphrase {
+    /// The container's stanza (FORMAT.md §1.1, type `01`).
+    fn wrap_argon2(&self, file_key: &FileKey, rng: &mut dyn RngCore) -> Result<AgeStanza> {
         let mut salt = [0u8; SALT_LEN];
         rng.fill_bytes(&mut salt);
         let wrap_key = self.params.derive(&self.secret, &salt)?;
@@ -207,18 +246,15 @@ impl Recipient for Passphrase {
         }
         body.extend_from_slice(&wrapped);
         body.extend_from_slice(&tag);
-        Ok(vec![Stanza {
-            kind: STANZA_TYPE,
+        Ok(AgeStanza {
+            tag: ARGON2_TAG.into(),
+            args: Vec::new(),
             body,
-        }])
-    }
-
-    fn exclusive(&self) -> bool {
-        true
+        })
     }
 
     /// age's `scrypt` stanza, made by the `age` crate's scrypt recipient.
-    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
+    fn wrap_scrypt(&self, file_key: &FileKey) -> Result<Vec<AgeStanza>> {
         use age::Recipient as _;
         let mut r = age::scrypt::Recipient::new(self.text()?.to_owned().into());
         // Go age's fixed default (the age crate's own is timed on this machine, and on a fast
@@ -230,20 +266,11 @@ impl Recipient for Passphrase {
             .map_err(|e| Error::InvalidOption(format!("scrypt: {e}")))?;
         Ok(stanzas)
     }
-}
 
-impl Identity for Passphrase {
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
-        let Some(stanza) = stanzas.iter().find(|s| s.kind == STANZA_TYPE) else {
-            return Ok(None);
-        };
-        if stanzas.len() != 1 {
-            return Err(Error::InvalidHeader(
-                "a passphrase stanza must be the only stanza of its file".into(),
-            ));
-        }
+    /// Opens the container's stanza; a wrong passphrase is [`Error::WrongPassphrase`].
+    fn unwrap_argon2(&self, stanza: &AgeStanza) -> Result<FileKey> {
         let b = &stanza.body;
-        if b.len() != BODY_LEN {
+        if b.len() != BODY_LEN || !stanza.args.is_empty() {
             return Err(Error::InvalidHeader(format!(
                 "passphrase stanza of {} bytes (expected {BODY_LEN})",
                 b.len()
@@ -264,18 +291,15 @@ impl Identity for Passphrase {
             .map_err(|()| Error::WrongPassphrase)?;
         let mut key = [0u8; FILE_KEY_LEN];
         key.copy_from_slice(&sealed[..FILE_KEY_LEN]);
-        Ok(Some(FileKey::from_bytes(key)))
+        Ok(FileKey::from_bytes(key))
     }
 
-    /// An age `scrypt` stanza, opened by the `age` crate's scrypt identity with the work factor
-    /// capped at the passphrase's limit ([`MAX_SCRYPT_WORK_FACTOR`] unless lowered; FORMAT.md
+    /// Opens an age `scrypt` stanza with the `age` crate's scrypt identity, the work factor
+    /// capped at this passphrase's limit ([`MAX_SCRYPT_WORK_FACTOR`] unless lowered; FORMAT.md
     /// §10.2), checked before any work. A wrong passphrase is no match.
-    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+    fn unwrap_scrypt(&self, stanzas: &[AgeStanza], stanza: &AgeStanza) -> Result<Option<FileKey>> {
         use age::secrecy::ExposeSecret;
         use age::Identity as _;
-        let Some(stanza) = stanzas.iter().find(|s| s.tag == "scrypt") else {
-            return Ok(None);
-        };
         let mut id = age::scrypt::Identity::new(self.text()?.to_owned().into());
         self.check_age_work_factor(stanzas)?;
         id.set_max_work_factor(self.max_age_work_factor);
@@ -286,6 +310,18 @@ impl Identity for Passphrase {
                 Err(self.excessive(required))
             }
             Some(Err(e)) => Err(Error::InvalidHeader(format!("the scrypt stanza: {e}"))),
+        }
+    }
+}
+
+/// Either passphrase stanza, whichever the header holds (the unwrap loop has checked that it
+/// stands alone).
+impl Identity for Passphrase {
+    fn unwrap_stanzas(&self, stanzas: &[AgeStanza]) -> Result<Option<FileKey>> {
+        match stanzas.iter().find(|s| is_passphrase(s)) {
+            Some(s) if s.tag == ARGON2_TAG => self.unwrap_argon2(s).map(Some),
+            Some(s) => self.unwrap_scrypt(stanzas, s),
+            None => Ok(None),
         }
     }
 }
@@ -306,8 +342,12 @@ mod tests {
     fn wraps_and_unwraps_and_rejects_wrong_passphrase() {
         let key = FileKey::from_bytes([9; 16]);
         let pw = Passphrase::with_params("correct horse", CHEAP).unwrap();
-        let stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
+        let argon = PassphraseKdf::Argon2id;
+        let stanzas = pw
+            .wrap_file_key(&key, argon, &mut rand_core::OsRng)
+            .unwrap();
         assert_eq!(stanzas[0].body.len(), BODY_LEN);
+        assert_eq!(stanzas[0].tag, ARGON2_TAG);
         let got = pw.unwrap_stanzas(&stanzas).unwrap().unwrap();
         assert_eq!(got.expose(), key.expose());
         let wrong = Passphrase::with_params("battery staple", CHEAP).unwrap();
@@ -321,7 +361,10 @@ mod tests {
     fn hostile_costs_are_refused_before_any_work() {
         let key = FileKey::from_bytes([9; 16]);
         let pw = Passphrase::with_params("pw", CHEAP).unwrap();
-        let mut stanzas = pw.wrap_file_key(&key, &mut rand_core::OsRng).unwrap();
+        let argon = PassphraseKdf::Argon2id;
+        let mut stanzas = pw
+            .wrap_file_key(&key, argon, &mut rand_core::OsRng)
+            .unwrap();
         // m_cost = 4 GiB: must fail at once with a message naming the memory.
         stanzas[0].body[SALT_LEN..SALT_LEN + 4].copy_from_slice(&(4u32 << 20).to_le_bytes());
         let err = pw.unwrap_stanzas(&stanzas).err().unwrap().to_string();

@@ -13,7 +13,7 @@ use super::c4gh::identity::{self as c4gh_id, X25519Keys};
 use super::pq::{IDENTITY_PREFIX, RECIPIENT_PREFIX};
 use super::prompt::Callbacks;
 pub use super::prompt::{KeyPassphrase, NoPrompt};
-use super::{FileKey, Identity, Recipient, Stanza};
+use super::{AgeStanza, FileKey, Identity, PassphraseKdf, Recipient, Stanza};
 use crate::error::{Error, Result};
 
 pub use super::keygen::{generate, generate_pq, recipients_of};
@@ -226,15 +226,13 @@ pub(crate) fn short(s: &str) -> String {
 }
 
 impl Recipient for AgeRecipient {
-    fn wrap_file_key(&self, file_key: &FileKey, _rng: &mut dyn RngCore) -> Result<Vec<Stanza>> {
-        // age draws its ephemeral keys from the OS RNG itself.
-        self.wrap_age_file_key(file_key)?
-            .iter()
-            .map(encode)
-            .collect()
-    }
-
-    fn wrap_age_file_key(&self, file_key: &FileKey) -> Result<Vec<age_core::format::Stanza>> {
+    /// The same stanzas for every format; age draws its ephemeral keys from the OS RNG itself.
+    fn wrap_file_key(
+        &self,
+        file_key: &FileKey,
+        _kdf: PassphraseKdf,
+        _rng: &mut dyn RngCore,
+    ) -> Result<Vec<AgeStanza>> {
         let key = to_age_key(file_key);
         let (stanzas, _labels) = match &self.inner {
             Wraps::Age(r) => r.wrap_file_key(&key).map_err(|e| {
@@ -362,22 +360,20 @@ impl Identity for AgeIdentity {
         self.x25519.get()
     }
 
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Result<Option<FileKey>> {
-        let ours: Vec<age_core::format::Stanza> = stanzas
-            .iter()
-            .filter(|s| is_age_stanza(s.kind))
-            .map(decode)
-            .collect::<Result<_>>()?;
-        self.unwrap_age_stanzas(&ours)
-    }
-
-    fn unwrap_age_stanzas(&self, stanzas: &[age_core::format::Stanza]) -> Result<Option<FileKey>> {
+    /// Every age stanza of the header but the ones only a container holds (its passphrase's,
+    /// a record of a type this build does not read), which no age key opens.
+    fn unwrap_stanzas(&self, stanzas: &[AgeStanza]) -> Result<Option<FileKey>> {
+        let container_only =
+            |s: &AgeStanza| s.tag == super::RECORD_TAG || s.tag == super::passphrase::ARGON2_TAG;
+        let ours: Vec<AgeStanza> = (stanzas.iter().filter(|s| !container_only(s)))
+            .map(super::copy_stanza)
+            .collect();
         let inner = match &self.inner {
             Unwraps::Age(inner) => inner,
-            Unwraps::Plugin(p) => return p.unwrap(stanzas),
+            Unwraps::Plugin(p) => return p.unwrap(&ours),
             Unwraps::Nothing => return Ok(None),
         };
-        match inner.unwrap_stanzas(stanzas) {
+        match inner.unwrap_stanzas(&ours) {
             None => Ok(None),
             Some(Ok(k)) => Ok(Some(FileKey::from_bytes(*k.expose_secret()))),
             // An encrypted SSH key whose passphrase was wrong: the file is not at fault.

@@ -203,7 +203,10 @@ fn check_still_opens(
             Some(r) => stanzas
                 .iter()
                 .any(|s| s.recipient_id().as_ref() == Some(&r)),
-            None => id.unwrap_stanzas(stanzas).ok().flatten().is_some(),
+            None => {
+                let keyed: Vec<_> = stanzas.iter().map(crate::crypto::Stanza::to_age).collect();
+                id.unwrap_stanzas(&keyed).ok().flatten().is_some()
+            }
         })
     };
     if opens(new) {

@@ -10,7 +10,7 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use hkdf::Hkdf;
 use rand_core::RngCore;
 use sha2::Sha256;
-use zseal::format::Stanza;
+use zseal::crypto::{AgeStanza, PassphraseKdf, RECORD_TAG};
 use zseal::{Cipher, Codec, EncryptOptions, FileKey, Identity, Recipient, Threads};
 
 /// A recipient that keeps the file key (so the test can derive the payload key itself) and an
@@ -19,20 +19,27 @@ use zseal::{Cipher, Codec, EncryptOptions, FileKey, Identity, Recipient, Threads
 struct Keep(Mutex<Option<[u8; 16]>>);
 
 impl Recipient for Keep {
-    fn wrap_file_key(&self, key: &FileKey, _: &mut dyn RngCore) -> zseal::Result<Vec<Stanza>> {
+    /// A container record of type `7f`, a type zseal does not know.
+    fn wrap_file_key(
+        &self,
+        key: &FileKey,
+        _: PassphraseKdf,
+        _: &mut dyn RngCore,
+    ) -> zseal::Result<Vec<AgeStanza>> {
         *self.0.lock().unwrap() = Some(*key.expose());
-        Ok(vec![Stanza {
-            kind: 0x7f,
+        Ok(vec![AgeStanza {
+            tag: RECORD_TAG.into(),
+            args: vec!["7f".into()],
             body: key.expose().to_vec(),
         }])
     }
 }
 
 impl Identity for Keep {
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> zseal::Result<Option<FileKey>> {
+    fn unwrap_stanzas(&self, stanzas: &[AgeStanza]) -> zseal::Result<Option<FileKey>> {
         Ok(stanzas
             .iter()
-            .find(|s| s.kind == 0x7f)
+            .find(|s| s.tag == RECORD_TAG && s.args == ["7f"])
             .map(|s| FileKey::from_bytes(s.body[..16].try_into().unwrap())))
     }
 }

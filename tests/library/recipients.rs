@@ -112,6 +112,9 @@ fn encrypted_ssh_key_without_its_passphrase_fails_clearly() {
 }
 
 /// The age header of `hello.age`: its text up to and including "---", the X25519 stanza, the MAC.
+/// How a container holds a passphrase (what keys are told when they wrap for one).
+const ARGON: zseal::crypto::PassphraseKdf = zseal::crypto::PassphraseKdf::Argon2id;
+
 fn parse_age_header(file: &[u8]) -> (Vec<u8>, age_core::format::Stanza, Vec<u8>) {
     let b64 = base64::engine::general_purpose::STANDARD_NO_PAD;
     let text = String::from_utf8_lossy(file);
@@ -143,7 +146,7 @@ fn a_stanza_made_by_the_real_age_tool_unwraps_to_the_right_file_key() {
     // The age stanza, carried in a zseal stanza, through zseal's identity path.
     let zs = recipients::encode(&stanza).unwrap();
     let fk = identity("age.key")
-        .unwrap_stanzas(&[zs])
+        .unwrap_stanzas(&[zs.to_age()])
         .unwrap()
         .expect("the fixture key opens it");
     // Proof that the key is right: age's own header MAC (c2sp.org/age) verifies under it.
@@ -195,9 +198,12 @@ fn a_changed_or_added_stanza_is_rejected() {
         "changed stanza, other recipient: {e}"
     );
     assert!(open_with(&changed, &[&identity("age.key")]).is_err());
-    let extra = recipient("rsa.pub")
-        .wrap_file_key(&FileKey::from_bytes([1; 16]), &mut rand_core::OsRng)
-        .unwrap();
+    let extra: Vec<zseal::crypto::Stanza> = recipient("rsa.pub")
+        .wrap_file_key(&FileKey::from_bytes([1; 16]), ARGON, &mut rand_core::OsRng)
+        .unwrap()
+        .iter()
+        .map(|s| zseal::crypto::Stanza::from_age(s).unwrap())
+        .collect();
     let added = rebuild(&sealed, |h| h.stanzas.extend(extra), None);
     for key in ["age.key", "zseal.key"] {
         let e = open_with(&added, &[&identity(key)]).unwrap_err();
@@ -212,15 +218,18 @@ fn one_recipient_cannot_make_another_see_different_plaintext() {
     // The attacker holds age.key, learns the file key, and gives zseal.key's holder another key.
     let (h, _, _) = Header::read(&mut &sealed[..]).unwrap();
     let k = identity("age.key")
-        .unwrap_stanzas(&h.stanzas)
+        .unwrap_stanzas(&h.stanzas.iter().map(|s| s.to_age()).collect::<Vec<_>>())
         .unwrap()
         .unwrap();
     let k2 = FileKey::from_bytes([7; 16]);
     assert_ne!(k.expose(), k2.expose());
-    let forged = recipient("zseal.pub")
-        .wrap_file_key(&k2, &mut rand_core::OsRng)
-        .unwrap()
-        .remove(0);
+    let forged = zseal::crypto::Stanza::from_age(
+        &recipient("zseal.pub")
+            .wrap_file_key(&k2, ARGON, &mut rand_core::OsRng)
+            .unwrap()
+            .remove(0),
+    )
+    .unwrap();
     // (a) keeping the MAC: the victim's header fails.
     let a = rebuild(&sealed, |h| h.stanzas[1] = forged.clone(), None);
     assert!(matches!(
@@ -418,4 +427,27 @@ fn the_one_identity_loader_reads_files_and_text_and_asks_through_the_callback() 
         e.starts_with("cannot read identity file /nonexistent/id.key: No such file"),
         "{e}"
     );
+}
+
+/// FORMAT.md §1.1: a passphrase stanza is the only stanza of its file, whichever key opens it.
+/// A header holding one beside an X25519 stanza (MAC and all right: made by a holder of the
+/// file key) is refused; before the one unwrap loop, only a passphrase checked the rule, and the
+/// X25519 identity opened the file.
+#[test]
+fn a_passphrase_beside_another_stanza_is_refused_for_every_identity() {
+    let plain = common::data(3000);
+    let sealed = seal_to(&plain, &[&recipient("age.pub")]);
+    let (h, _, _) = Header::read(&mut &sealed[..]).unwrap();
+    let keyed: Vec<_> = h.stanzas.iter().map(|s| s.to_age()).collect();
+    let key = identity("age.key").unwrap_stanzas(&keyed).unwrap().unwrap();
+    let pw = zseal::Passphrase::with_params("beside", common::CHEAP).unwrap();
+    let wrapped = pw
+        .wrap_file_key(&key, ARGON, &mut rand_core::OsRng)
+        .unwrap();
+    let stanza = zseal::crypto::Stanza::from_age(&wrapped[0]).unwrap();
+    let both = rebuild(&sealed, |h| h.stanzas.insert(0, stanza), Some(&key));
+    for id in [&identity("age.key") as &dyn Identity, &pw] {
+        let e = open_with(&both, &[id]).unwrap_err();
+        assert!(e.to_string().contains("must be the only stanza"), "{e}");
+    }
 }

@@ -14,7 +14,7 @@ use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use zseal::crypto::recipients::{self, AgeIdentity, KeyPassphrase};
-use zseal::format::Stanza;
+use zseal::crypto::{AgeStanza, PassphraseKdf, Stanza, RECORD_TAG};
 use zseal::{
     Argon2Params, Cipher, Codec, DecryptOptions, Decryptor, EncryptOptions, Encryptor, FileKey,
     HashAlg, Identity, Passphrase, Recipient,
@@ -60,8 +60,9 @@ impl Recipient for SeededX25519 {
     fn wrap_file_key(
         &self,
         file_key: &FileKey,
+        kdf: PassphraseKdf,
         rng: &mut dyn RngCore,
-    ) -> zseal::Result<Vec<Stanza>> {
+    ) -> zseal::Result<Vec<AgeStanza>> {
         let mut e = [0u8; 32];
         rng.fill_bytes(&mut e);
         let e = x25519_dalek::StaticSecret::from(e);
@@ -79,11 +80,12 @@ impl Recipient for SeededX25519 {
             .unwrap();
         body.extend_from_slice(&tag);
         let arg = base64::engine::general_purpose::STANDARD_NO_PAD.encode(share.as_bytes());
-        Ok(vec![recipients::encode(&age_core::format::Stanza {
+        let _ = kdf;
+        Ok(vec![AgeStanza {
             tag: "X25519".into(),
             args: vec![arg],
             body,
-        })?])
+        }])
     }
 }
 
@@ -97,10 +99,11 @@ impl Recipient for SeededX25519Long {
     fn wrap_file_key(
         &self,
         file_key: &FileKey,
+        kdf: PassphraseKdf,
         rng: &mut dyn RngCore,
-    ) -> zseal::Result<Vec<Stanza>> {
-        let short = SeededX25519(self.0).wrap_file_key(file_key, rng)?;
-        let b = &short[0].body;
+    ) -> zseal::Result<Vec<AgeStanza>> {
+        let short = SeededX25519(self.0).wrap_file_key(file_key, kdf, rng)?;
+        let b = &Stanza::from_age(&short[0])?.body;
         // 02: tag_len, tag, argc, (len u8, arg)*, body. X25519 has one argument.
         let tag_end = 1 + b[0] as usize;
         assert_eq!(b[tag_end], 1, "one argument");
@@ -120,13 +123,13 @@ impl Recipient for SeededX25519Long {
         let mut body = vec![0u8; 32];
         rng.fill_bytes(&mut body);
         pq.extend_from_slice(&body);
-        Ok(vec![
-            Stanza { kind: 3, body: pq },
-            Stanza {
-                kind: 3,
-                body: long,
-            },
-        ])
+        // Records of type 03 as written here, not as zseal's encoder would write them.
+        let record = |body| AgeStanza {
+            tag: RECORD_TAG.into(),
+            args: vec!["03".into()],
+            body,
+        };
+        Ok(vec![record(pq), record(long)])
     }
 }
 
@@ -182,10 +185,11 @@ impl Recipient for KeyHolder<'_> {
     fn wrap_file_key(
         &self,
         file_key: &FileKey,
+        kdf: PassphraseKdf,
         rng: &mut dyn RngCore,
-    ) -> zseal::Result<Vec<Stanza>> {
+    ) -> zseal::Result<Vec<AgeStanza>> {
         *self.key.lock().unwrap() = Some(*file_key.expose());
-        self.inner.wrap_file_key(file_key, rng)
+        self.inner.wrap_file_key(file_key, kdf, rng)
     }
 
     fn exclusive(&self) -> bool {

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail};
-use zseal::io::{named, without_path, Destination, OutputFile, ReadMode, What};
-use zseal::transfer::Source;
+use zseal::io::{without_path, Destination, ReadMode, What};
+use zseal::transfer::{Sink, Source};
 
 use crate::tty::TextGate;
 
@@ -164,22 +164,17 @@ impl Drop for PartialGuard {
     }
 }
 
-/// Where data goes: standard output, or a [`zseal::io::OutputFile`]: a new or replaced file is
-/// written beside its destination and renamed over it only by [`Output::commit`] (dropped
-/// without a commit, the temporary file is removed, so a failure never leaves a half-written
-/// output; it is private (0600) while written), and a FIFO, a device or a descriptor is written
-/// in place, never replaced. A link is followed: its target is written and the link kept.
+/// Where data goes: the library's [`Sink`] (standard output, a file, FIFO, device or
+/// descriptor by [`zseal::io::output`]'s rules: a new or replaced file is written beside its
+/// destination, private (0600) while written, and renamed over it only by [`Output::commit`],
+/// removed when dropped without one; or an object, which appears only on commit), or that sink
+/// behind the gate that keeps binary off a terminal.
 pub enum Output {
-    /// Standard output.
-    Stdout(io::StdoutLock<'static>),
-    /// A file, FIFO, device or descriptor.
-    File {
-        file: OutputFile,
+    /// The library's sink, and the registration that removes its temporary file on a signal.
+    Sink {
+        sink: Sink,
         _guard: Option<PartialGuard>,
     },
-    /// An object, uploaded in parts; it appears only on commit.
-    #[cfg(feature = "remote")]
-    Remote(zseal::remote::RemoteWriter),
     /// Standard output or a file that is a terminal, for plaintext: written only if it looks
     /// like text ([`crate::tty`]).
     Terminal(Box<TextGate<Output>>),
@@ -198,12 +193,9 @@ enum Content {
 
 /// Starts writing the object at `url`: refused before anything is uploaded when it exists and
 /// `force` is not given.
-#[cfg(feature = "remote")]
 fn create_remote(url: &str, force: bool, size_hint: Option<u64>) -> anyhow::Result<Output> {
-    use zseal::remote::Remote;
-    let remote = Remote::from_env(url)?;
-    match remote.writer(force, size_hint) {
-        Ok(w) => Ok(Output::Remote(w)),
+    match Sink::create_object(url, force, size_hint) {
+        Ok(sink) => Ok(Output::from(sink)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             bail!("{url} already exists: use --force to replace it, or choose another -o")
         }
@@ -211,9 +203,15 @@ fn create_remote(url: &str, force: bool, size_hint: Option<u64>) -> anyhow::Resu
     }
 }
 
-#[cfg(not(feature = "remote"))]
-fn create_remote(url: &str, _: bool, _: Option<u64>) -> anyhow::Result<Output> {
-    bail!("{url}: this zseal was built without object storage (cargo feature `remote`)")
+impl From<Sink> for Output {
+    /// A sink whose temporary file, if it writes one, an interrupt removes.
+    fn from(sink: Sink) -> Output {
+        let guard = sink.temporary_path().map(PartialGuard::new);
+        Output::Sink {
+            sink,
+            _guard: guard,
+        }
+    }
 }
 
 impl Output {
@@ -221,12 +219,8 @@ impl Output {
     /// other than /dev/null): nothing can be held back until a check at the end has passed.
     pub fn streams(&self) -> bool {
         match self {
-            Output::Stdout(_) | Output::Terminal(_) => true,
-            Output::File { file, .. } => {
-                file.temporary_path().is_none() && file.destination() != Path::new("/dev/null")
-            }
-            #[cfg(feature = "remote")]
-            Output::Remote(_) => false,
+            Output::Sink { sink, .. } => sink.streams(),
+            Output::Terminal(_) => true,
         }
     }
 
@@ -247,9 +241,9 @@ impl Output {
     ) -> anyhow::Result<Self> {
         let out = Self::create_as(path, force, input, Content::Plaintext)?;
         let terminal = match &out {
-            Output::Stdout(_) => io::stdout().is_terminal(),
-            Output::File { file, .. } => file.as_file().is_terminal(),
-            _ => false,
+            Output::Sink { sink, .. } if sink.is_stdout() => io::stdout().is_terminal(),
+            Output::Sink { sink, .. } => sink.as_file().is_some_and(|f| f.is_terminal()),
+            Output::Terminal(_) => false,
         };
         if !terminal {
             return Ok(out);
@@ -275,7 +269,7 @@ impl Output {
             if io::stdout().is_terminal() && !to_terminal {
                 bail!("refusing to write binary data to the terminal: use -o FILE or redirect the output (> FILE, | program)");
             }
-            return Ok(Output::Stdout(io::stdout().lock()));
+            return Ok(Output::from(Sink::stdout()));
         };
         if let Some(url) = url_of(dest) {
             if private {
@@ -297,7 +291,7 @@ impl Output {
         }
         // The library refuses what is there unless overwriting was asked for; the message says
         // how to ask.
-        let file = OutputFile::create(&resolved, force, private).map_err(|e| {
+        let sink = Sink::create_file(&resolved, force, private).map_err(|e| {
             if e.kind() != io::ErrorKind::AlreadyExists {
                 return anyhow!("cannot write {name}: {}", without_path(&e));
             }
@@ -317,38 +311,28 @@ impl Output {
                 "{name} already exists{what}: use --force to overwrite it, or choose another -o"
             )
         })?;
-        if file.as_file().is_terminal() && !to_terminal {
+        if sink.as_file().is_some_and(|f| f.is_terminal()) && !to_terminal {
             bail!("refusing to write binary data to the terminal {name}: use -o FILE or redirect the output (> FILE, | program)");
         }
-        let guard = file.temporary_path().map(PartialGuard::new);
-        Ok(Output::File {
-            file,
-            _guard: guard,
-        })
+        Ok(Output::from(sink))
     }
 
-    /// Flushes and, for a file, syncs it (when `sync`) and renames it into place.
+    /// Flushes and, for a file, syncs it (when `sync`) and renames it into place; completes
+    /// an upload.
     pub fn commit(self, sync: bool) -> anyhow::Result<()> {
         match self {
-            Output::Stdout(mut s) => Ok(s
-                .flush()
-                .map_err(|e| named(&e, "write", "standard output"))?),
-            Output::File { file, _guard } => {
-                let dest = file.destination().display().to_string();
-                file.commit(sync)
-                    .map_err(|e| anyhow!("cannot write {dest}: {}", without_path(&e)))
-            }
-            Output::Terminal(gate) => gate.into_inner().map_err(|e| anyhow!("{e}"))?.commit(sync),
-            #[cfg(feature = "remote")]
-            Output::Remote(w) => {
-                let url = w.url().to_string();
-                w.commit().map_err(|e| match e.kind() {
-                    io::ErrorKind::AlreadyExists => anyhow!(
-                        "{url} appeared while it was being written: use --force to replace it, or choose another -o (the upload was aborted)"
+            Output::Sink { sink, _guard } => {
+                let name = sink.name().to_string();
+                let object = sink.is_object();
+                sink.commit(sync).map_err(|e| match e.kind() {
+                    io::ErrorKind::AlreadyExists if object => anyhow!(
+                        "{name} appeared while it was being written: use --force to replace it, or choose another -o (the upload was aborted)"
                     ),
-                    _ => e.into(),
+                    _ if object => e.into(),
+                    _ => anyhow!("cannot write {name}: {}", without_path(&e)),
                 })
             }
+            Output::Terminal(gate) => gate.into_inner().map_err(|e| anyhow!("{e}"))?.commit(sync),
         }
     }
 
@@ -356,60 +340,38 @@ impl Output {
     /// offset (`Encryptor::write_frames_to`, which uses it only for a regular file): the file
     /// of `-o`, or what standard output is. `None` for an object.
     pub fn shared_handle(&self) -> Option<File> {
-        #[cfg(unix)]
-        if let Output::Stdout(_) = self {
-            use std::os::fd::AsFd;
-            let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
-            return Some(File::from(fd));
+        match self {
+            Output::Sink { sink, .. } => sink.shared_handle(),
+            Output::Terminal(_) => None,
         }
-        self.as_file()?.try_clone().ok()
     }
 
     /// The file being written, when the output is one (so that a copy into it can stay inside
     /// the kernel: `std::io::copy` uses `copy_file_range` from file to file).
     pub fn as_file(&self) -> Option<&File> {
         match self {
-            Output::File { file, .. } => Some(file.as_file()),
-            _ => None,
-        }
-    }
-
-    fn name(&self) -> String {
-        match self {
-            Output::Stdout(_) => "standard output".into(),
-            Output::Terminal(gate) => gate.get_ref().name(),
-            Output::File { file, .. } => file.destination().display().to_string(),
-            #[cfg(feature = "remote")]
-            Output::Remote(w) => w.url().to_string(),
+            Output::Sink { sink, .. } => sink.as_file(),
+            Output::Terminal(_) => None,
         }
     }
 }
 
 impl Write for Output {
+    /// The sink names its own errors; the gate's refusal names no output.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let r = match self {
-            Output::Stdout(s) => s.write(buf),
-            Output::File { file, .. } => file.write(buf),
-            // The refusal names no output; the output behind the gate names its own errors.
-            Output::Terminal(gate) => return gate.write(buf),
-            #[cfg(feature = "remote")]
-            Output::Remote(w) => return w.write(buf),
-        };
-        r.map_err(|e| named(&e, "write", &self.name()))
+        match self {
+            Output::Sink { sink, .. } => sink.write(buf),
+            Output::Terminal(gate) => gate.write(buf),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let r = match self {
-            Output::Stdout(s) => s.flush(),
-            Output::File { file, .. } => file.flush(),
-            Output::Terminal(gate) => return gate.flush(),
-            #[cfg(feature = "remote")]
-            Output::Remote(w) => return w.flush(),
-        };
-        r.map_err(|e| named(&e, "write", &self.name()))
+        match self {
+            Output::Sink { sink, .. } => sink.flush(),
+            Output::Terminal(gate) => gate.flush(),
+        }
     }
 }
-
 /// The size of a local input file, for sizing an upload's parts.
 fn input_size(input: Option<&Path>) -> Option<u64> {
     let p = input.filter(|p| *p != Path::new("-") && url_of(p).is_none())?;

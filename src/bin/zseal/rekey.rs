@@ -238,7 +238,9 @@ fn rekey_object(
         // In place, the new object replaces exactly the version read: a concurrent writer's
         // object is never overwritten (the rewrite fails instead).
         let rewrite = match &a.output {
-            None => Some(Output::Remote(remote.rewriter(reader.version(), None)?)),
+            None => Some(Output::from(zseal::transfer::Sink::object(
+                remote.rewriter(reader.version(), None)?,
+            ))),
             Some(_) => None,
         };
         let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;

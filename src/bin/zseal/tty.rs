@@ -100,7 +100,8 @@ impl<W: Write> TextGate<W> {
         Ok(self.inner)
     }
 
-    /// The writer behind the gate.
+    /// The writer behind the gate (what the tests look at).
+    #[cfg(test)]
     pub fn get_ref(&self) -> &W {
         &self.inner
     }

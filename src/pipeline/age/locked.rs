@@ -9,7 +9,8 @@ use super::input::AgeInput;
 use super::AgeChunks;
 use super::{AgeReader, AgeStream};
 use crate::crypto::aead::{Cipher, PayloadCipher};
-use crate::crypto::{FileKey, Identity};
+use crate::crypto::unwrap::{unwrap_file_key, KeyHeader};
+use crate::crypto::{AgeStanza, FileKey, Identity};
 use crate::error::{Error, Result};
 use crate::format::age::{payload_shape, AgeHeader, NONCE_LEN};
 use crate::io::read_full;
@@ -43,7 +44,7 @@ impl<R: Read> AgeLocked<R> {
     /// What each stanza tells of its recipient, in header order, as a container's stanzas say
     /// it ([`crate::crypto::Stanza::describe`]); `passphrase (scrypt)` for age's passphrase.
     pub fn recipient_details(&self) -> Vec<String> {
-        let describe = |s: &crate::crypto::AgeStanza| match s.tag.as_str() {
+        let describe = |s: &AgeStanza| match s.tag.as_str() {
             "scrypt" => "passphrase (scrypt)".to_string(),
             _ => crate::crypto::recipients::encode(s)
                 .map(|z| z.describe())
@@ -75,31 +76,9 @@ impl<R: Read> AgeLocked<R> {
     }
 
     /// The file key, unwrapped by the first identity that opens a stanza, once the header MAC
-    /// verifies under it.
+    /// verifies under it (the one unwrap loop, [`unwrap_file_key`]).
     fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
-        let h = &self.header;
-        let scrypt = h.has_scrypt();
-        if scrypt && h.stanzas.len() != 1 {
-            return Err(Error::InvalidHeader(
-                "an scrypt (passphrase) stanza must be the only stanza of an age file".into(),
-            ));
-        }
-        let mut key = None;
-        for id in identities {
-            if let Some(k) = id.unwrap_age_stanzas(&h.stanzas)? {
-                key = Some(k);
-                break;
-            }
-        }
-        let key = key.ok_or_else(|| match scrypt {
-            true => Error::WrongPassphrase,
-            false => Error::NoMatchingKey {
-                stanzas: h.stanzas.len(),
-                kinds: self.kinds().join(", "),
-            },
-        })?;
-        key.verify_age_header_mac(&h.mac_input, &h.mac)?;
-        Ok(key)
+        unwrap_file_key(self, identities)
     }
 
     /// Unwraps the file key, verifies the header MAC, reads the payload nonce and returns the
@@ -140,5 +119,21 @@ impl<R: Read + Seek> AgeLocked<R> {
             .checked_sub(self.header.len + NONCE_LEN as u64)
             .ok_or_else(|| Error::Truncated("in the age payload nonce".into()))?;
         Ok((end, payload_shape(p)?))
+    }
+}
+
+/// An age header as the unwrap loop reads it: its stanzas, and age's header MAC (FORMAT.md
+/// §10.2).
+impl<R: Read> KeyHeader for AgeLocked<R> {
+    fn stanzas(&self) -> &[AgeStanza] {
+        &self.header.stanzas
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        AgeLocked::kinds(self)
+    }
+
+    fn verify_mac(&self, key: &FileKey, _by_passphrase: bool) -> Result<()> {
+        key.verify_age_header_mac(&self.header.mac_input, &self.header.mac)
     }
 }

@@ -12,7 +12,8 @@ use super::frames::Frames;
 use super::opener::Opener;
 use super::verify::Verifier;
 use super::{ContainerChunks, Decryptor};
-use crate::crypto::{kind_names, FileKey, Identity};
+use crate::crypto::unwrap::{unwrap_file_key, KeyHeader};
+use crate::crypto::{kind_names, AgeStanza, FileKey, Identity, Stanza};
 use crate::error::{Error, Result};
 use crate::format::Header;
 
@@ -79,32 +80,13 @@ impl<R: Read> Locked<R> {
     }
 
     /// The file key, unwrapped with the first identity that opens a stanza, once the header MAC
-    /// verifies under it.
+    /// verifies under it (the one unwrap loop, [`unwrap_file_key`]).
     pub(crate) fn file_key(&self, identities: &[&dyn Identity]) -> Result<FileKey> {
-        let mut file_key = None;
-        for id in identities {
-            if let Some(k) = id.unwrap_stanzas(&self.header.stanzas)? {
-                file_key = Some(k);
-                break;
-            }
-        }
-        let file_key = file_key.ok_or_else(|| Error::NoMatchingKey {
-            stanzas: self.header.stanzas.len(),
-            kinds: kind_names(&self.header.stanzas).join(", "),
-        })?;
-        // One answer for a passphrase file: "did not unwrap" and "unwrapped, but the header
-        // fails" must not be told apart (FORMAT.md §2.3).
-        let by_passphrase = self.needs() == KeyNeeded::Passphrase;
-        file_key
-            .verify_header_mac(&self.raw, &self.mac)
-            .map_err(|e| {
-                if by_passphrase {
-                    Error::WrongPassphrase
-                } else {
-                    e
-                }
-            })?;
-        Ok(file_key)
+        let keys = ContainerKeys {
+            stanzas: self.header.stanzas.iter().map(Stanza::to_age).collect(),
+            locked: self,
+        };
+        unwrap_file_key(&keys, identities)
     }
 
     /// The reader (just after the header), the header, and its length.
@@ -159,5 +141,33 @@ impl<R: Read> Locked<R> {
             bodies: None,
             signed: super::signed::Signed::requiring(opts.signers.clone()),
         })
+    }
+}
+
+/// A container's header as the unwrap loop reads it: its stanzas as keys see them, and its MAC
+/// (FORMAT.md §2.3).
+struct ContainerKeys<'a, R: Read> {
+    stanzas: Vec<AgeStanza>,
+    locked: &'a Locked<R>,
+}
+
+impl<R: Read> KeyHeader for ContainerKeys<'_, R> {
+    fn stanzas(&self) -> &[AgeStanza] {
+        &self.stanzas
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        kind_names(&self.locked.header.stanzas)
+    }
+
+    /// One answer for a passphrase file: "did not unwrap" and "unwrapped, but the header fails"
+    /// must not be told apart (FORMAT.md §2.3).
+    fn verify_mac(&self, key: &FileKey, by_passphrase: bool) -> Result<()> {
+        let l = self.locked;
+        key.verify_header_mac(&l.raw, &l.mac)
+            .map_err(|e| match by_passphrase {
+                true => Error::WrongPassphrase,
+                false => e,
+            })
     }
 }

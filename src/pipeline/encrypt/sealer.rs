@@ -6,7 +6,7 @@ use rand_core::RngCore;
 use super::super::intake::{Spare, ALIGN};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
-use crate::crypto::{FileKey, Recipient};
+use crate::crypto::{FileKey, PassphraseKdf, Recipient};
 use crate::error::Result;
 use crate::format::frame::{frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{self, FrameKind, Header, FRAME_HEADER_LEN};
@@ -309,7 +309,9 @@ pub(crate) fn wrap_for(
 ) -> Result<Vec<crate::crypto::Stanza>> {
     let mut stanzas = Vec::new();
     for r in recipients {
-        stanzas.extend(r.wrap_file_key(file_key, rng)?);
+        for s in r.wrap_file_key(file_key, PassphraseKdf::Argon2id, rng)? {
+            stanzas.push(crate::crypto::Stanza::from_age(&s)?);
+        }
     }
     Ok(stanzas)
 }

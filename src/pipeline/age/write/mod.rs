@@ -26,7 +26,7 @@ use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::{Cipher, PayloadCipher};
-use crate::crypto::{FileKey, Recipient};
+use crate::crypto::{FileKey, PassphraseKdf, Recipient};
 use crate::error::{Error, Result};
 use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK,
@@ -110,7 +110,7 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
         let file_key = FileKey::generate(rng);
         let mut stanzas = Vec::new();
         for r in recipients {
-            stanzas.extend(r.wrap_age_file_key(&file_key)?);
+            stanzas.extend(r.wrap_file_key(&file_key, PassphraseKdf::Scrypt, &mut *rng)?);
         }
         // After the wrap: an age plugin declares its labels when it wraps.
         crate::crypto::check_recipients(recipients, &[])?;
