@@ -329,6 +329,7 @@ impl Remote {
 /// A prefix of a store (`s3://bucket/prefix`, the prefix possibly empty) under which objects
 /// are named by key: the S3 gateway's backend. Every object shares the one store (its client,
 /// credentials and retry policy).
+#[cfg(feature = "gateway")]
 #[derive(Clone)]
 pub(crate) struct StoreRoot {
     base: Object,
@@ -336,6 +337,7 @@ pub(crate) struct StoreRoot {
     url: String,
 }
 
+#[cfg(feature = "gateway")]
 impl StoreRoot {
     /// Parses `url` (`s3://`, `gs://` or `az://`, with or without a prefix) and builds its store
     /// from the environment, as [`Remote::new`] does.
