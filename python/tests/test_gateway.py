@@ -302,20 +302,33 @@ def test_a_client_that_disconnects_mid_put_leaves_the_old_object(gateway):
 def test_a_damaged_object_ends_the_response_with_an_error(gateway):
     s3 = gateway.client()
     s3.create_bucket(Bucket="dmg")
+    from botocore.exceptions import ClientError, ResponseStreamingError
+
+    # Damaged in its first chunk: an error status, and no byte of the object.
     body = data(200_000, seed=5)
     s3.put_object(Bucket="dmg", Key="obj", Body=body)
     stored = gateway.root / "dmg" / "obj"
     raw = bytearray(stored.read_bytes())
     raw[len(raw) // 3] ^= 1  # inside the data frame: its tag no longer matches
     stored.write_bytes(bytes(raw))
-    from botocore.exceptions import ResponseStreamingError
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket="dmg", Key="obj")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert "failed authentication" in str(e.value)
 
-    answer = s3.get_object(Bucket="dmg", Key="obj")
-    assert answer["ContentLength"] == len(body)
-    # The connection closes before any byte of the damaged chunk: the SDK reports a cut stream.
-    with pytest.raises(ResponseStreamingError) as e:
+    # Damaged in a later chunk (of 8 MiB): the headers and the pieces before it are sent, then
+    # the connection closes short of Content-Length, which the SDK reports as an error; no byte
+    # of the damaged chunk reaches the client.
+    big = data(20 << 20, seed=6)
+    s3.put_object(Bucket="dmg", Key="big", Body=big)
+    stored = gateway.root / "dmg" / "big"
+    raw = bytearray(stored.read_bytes())
+    raw[len(raw) * 3 // 4] ^= 1  # in the second chunk
+    stored.write_bytes(bytes(raw))
+    answer = s3.get_object(Bucket="dmg", Key="big")
+    assert answer["ContentLength"] == len(big)
+    with pytest.raises(ResponseStreamingError):
         answer["Body"].read()
-    assert "IncompleteRead(0 bytes read" in str(e.value)
 
 
 # The moto server's settings, as the command line reads them (never a real AWS address).

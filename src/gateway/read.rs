@@ -1,7 +1,8 @@
 //! GET: a container opened with the gateway's identities and streamed out chunk by chunk (each
 //! authenticated before any of its bytes leaves), a `Range` read through the index (only the
-//! frames that hold it). A failure mid-way ends the body with an error, which closes the
-//! connection before Content-Length bytes were sent: the client sees a truncated response.
+//! frames that hold it). A failure in the first piece is an error status (500); one later ends
+//! the body with an error, which closes the connection before Content-Length bytes were sent:
+//! the client sees a truncated response.
 
 use std::io::{self, Write};
 use std::pin::Pin;
@@ -87,8 +88,22 @@ pub async fn stream(
     let span = head_rx
         .await
         .map_err(|e| internal("a worker stopped", e))??;
+    // The first piece is awaited before the answer, so that an object whose first chunk fails
+    // gets an error status instead of a connection closed before or after its headers (which
+    // one would depend on whether hyper had flushed them: a race).
+    let mut rx = rx;
+    let first = match span.len {
+        0 => None,
+        _ => rx.recv().await,
+    };
+    if let Some(Err(e)) = first {
+        return Err(internal(
+            "the stored object failed authentication (nothing of it was sent)",
+            e,
+        ));
+    }
     Ok(Opened {
-        body: StreamingBlob::wrap(Body(rx)),
+        body: StreamingBlob::wrap(Body { first, rx }),
         len: span.len,
         content_range: span.content_range,
     })
@@ -168,13 +183,19 @@ impl Write for Pieces {
     }
 }
 
-/// The receiving end as the body's stream.
-struct Body(mpsc::Receiver<io::Result<Bytes>>);
+/// The receiving end as the body's stream, after the piece already taken from it.
+struct Body {
+    first: Option<io::Result<Bytes>>,
+    rx: mpsc::Receiver<io::Result<Bytes>>,
+}
 
 impl futures_util::Stream for Body {
     type Item = io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx)
+        match self.first.take() {
+            Some(piece) => Poll::Ready(Some(piece)),
+            None => self.rx.poll_recv(cx),
+        }
     }
 }
