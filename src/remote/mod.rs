@@ -26,6 +26,8 @@ mod parts;
 mod reader;
 mod rekey;
 mod resumable;
+#[cfg(feature = "gateway")]
+mod root;
 mod s3;
 mod store;
 mod upload;
@@ -45,6 +47,8 @@ pub use rekey::{rekey_in_place, replace_head, HeadRewrite, ObjectRekey};
 pub use resumable::{
     abort_pending, pending_upload, pending_uploads, PendingUpload, RotateJob, SealJob, UploadDone,
 };
+#[cfg(feature = "gateway")]
+pub(crate) use root::StoreRoot;
 use store::{build_store, Built};
 pub use upload::abort_all_uploads;
 pub use writer::{ObjectVersion, RemoteWriter, Replace};
@@ -212,17 +216,12 @@ impl Remote {
     ) -> io::Result<Remote> {
         let parsed =
             url::Url::parse(url).map_err(|e| invalid(format!("{url} is not a valid URL: {e}")))?;
-        let scheme = match parsed.scheme() {
-            "s3" | "s3a" => Scheme::S3,
-            "gs" => Scheme::Gcs,
-            "az" | "adl" | "azure" | "abfs" | "abfss" => Scheme::Azure,
-            "http" | "https" => Scheme::Http,
-            other => {
-                return Err(invalid(format!(
-                    "{url}: unknown scheme '{other}://': zseal reads and writes s3://, gs://, \
-                     az:// (abfs://) and reads http(s):// URLs; a local file needs no scheme"
-                )))
-            }
+        let Some(scheme) = scheme_of(&parsed) else {
+            return Err(invalid(format!(
+                "{url}: unknown scheme '{}://': zseal reads and writes s3://, gs://, az:// \
+                 (abfs://) and reads http(s):// URLs; a local file needs no scheme",
+                parsed.scheme()
+            )));
         };
         let Built {
             store,
@@ -326,87 +325,14 @@ impl Remote {
     }
 }
 
-/// A prefix of a store (`s3://bucket/prefix`, the prefix possibly empty) under which objects
-/// are named by key: the S3 gateway's backend. Every object shares the one store (its client,
-/// credentials and retry policy).
-#[cfg(feature = "gateway")]
-#[derive(Clone)]
-pub(crate) struct StoreRoot {
-    base: Object,
-    /// The URL up to the prefix, ending in `/`.
-    url: String,
-}
-
-#[cfg(feature = "gateway")]
-impl StoreRoot {
-    /// Parses `url` (`s3://`, `gs://` or `az://`, with or without a prefix) and builds its store
-    /// from the environment, as [`Remote::new`] does.
-    pub(crate) fn new(url: &str, opts: TransferOptions) -> io::Result<StoreRoot> {
-        let parsed =
-            url::Url::parse(url).map_err(|e| invalid(format!("{url} is not a valid URL: {e}")))?;
-        let scheme = match parsed.scheme() {
-            "s3" | "s3a" => Scheme::S3,
-            "gs" => Scheme::Gcs,
-            "az" | "adl" | "azure" | "abfs" | "abfss" => Scheme::Azure,
-            other => {
-                return Err(invalid(format!(
-                    "{url}: the gateway stores objects in s3://, gs:// or az:// URLs or a \
-                     local directory, not '{other}://'"
-                )))
-            }
-        };
-        let Built {
-            store,
-            path,
-            multipart,
-            own,
-        } = build_store(scheme, &parsed, url, &opts, &[])?;
-        let url = format!("{}/", url.trim_end_matches('/'));
-        Ok(StoreRoot {
-            base: Object {
-                store,
-                path,
-                url: url.clone(),
-                scheme,
-                opts,
-                multipart,
-                own,
-            },
-            url,
-        })
-    }
-
-    /// The store's path of `name` (a relative path, `/`-separated) below the prefix.
-    pub(crate) fn path(&self, name: &str) -> ObjectPath {
-        let prefix = self.base.path.as_ref();
-        match prefix.is_empty() {
-            true => ObjectPath::from(name),
-            false => ObjectPath::from(format!("{prefix}/{name}")),
-        }
-    }
-
-    /// `name` relative to the prefix, for a path the store listed under it.
-    pub(crate) fn relative<'a>(&self, path: &'a ObjectPath) -> Option<&'a str> {
-        let prefix = self.base.path.as_ref();
-        match prefix.is_empty() {
-            true => Some(path.as_ref()),
-            false => path.as_ref().strip_prefix(prefix)?.strip_prefix('/'),
-        }
-    }
-
-    /// The store itself, for listings, small objects and deletions.
-    pub(crate) fn store(&self) -> &Arc<DynObjectStore> {
-        &self.base.store
-    }
-
-    /// The object `name` below the prefix, to read or write as any URL's.
-    pub(crate) fn object(&self, name: &str) -> Remote {
-        let mut obj = self.base.clone();
-        obj.path = self.path(name);
-        obj.url = format!("{}{name}", self.url);
-        Remote {
-            inner: Arc::new(obj),
-        }
+/// The store a URL's scheme names (`s3a://`, `abfs://` and the like are the same stores).
+fn scheme_of(parsed: &url::Url) -> Option<Scheme> {
+    match parsed.scheme() {
+        "s3" | "s3a" => Some(Scheme::S3),
+        "gs" => Some(Scheme::Gcs),
+        "az" | "adl" | "azure" | "abfs" | "abfss" => Some(Scheme::Azure),
+        "http" | "https" => Some(Scheme::Http),
+        _ => None,
     }
 }
 

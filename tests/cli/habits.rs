@@ -302,7 +302,7 @@ fn several_inputs_each_to_its_own_output() {
     decrypt(&["a.csv.zseal", "b.csv"])
         .assert()
         .code(1)
-        .stderr(contains("does not end in .zseal or .age"));
+        .stderr(contains("does not end in .zseal, .age or .c4gh"));
     // One fails, the other is done; the failure is named and the exit status is 1.
     std::fs::write(at("junk.zseal"), "not sealed").unwrap();
     std::fs::remove_file(at("a.csv")).unwrap();

@@ -17,7 +17,10 @@ use super::*;
 struct Keys(Vec<SecretKey>);
 
 impl Identity for Keys {
-    fn unwrap_stanzas(&self, _: &[zseal::crypto::AgeStanza]) -> zseal::Result<Option<zseal::FileKey>> {
+    fn unwrap_stanzas(
+        &self,
+        _: &[zseal::crypto::AgeStanza],
+    ) -> zseal::Result<Option<zseal::FileKey>> {
         Ok(None)
     }
 
