@@ -366,7 +366,8 @@ impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
     }
 
     /// For a container read from a regular file: see [`Decryptor::read_bodies_from`](super::Decryptor)
-    /// (`ChunkReader::read_bodies_from`). Nothing for other inputs or for age files.
+    /// (`ChunkReader::read_bodies_from`); for a crypt4gh file, its segments are read by the
+    /// workers by offset once the last one was opened. Nothing for other inputs or for age files.
     pub fn read_bodies_from(
         &mut self,
         file: std::fs::File,
@@ -374,6 +375,7 @@ impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
     ) -> Result<()> {
         match &mut self.source {
             AnyChunks::Zseal(d) => d.read_bodies_from(file, count),
+            AnyChunks::Crypt4gh(c) => c.read_jobs_from(file, count),
             _ => Ok(()),
         }
     }

@@ -87,6 +87,45 @@ pub struct Segments<I, S: SegmentFormat> {
     released: u64,
     /// The file's segment count, once a read authenticated its last segment.
     last_seen: Option<u64>,
+    /// A regular file the workers read whole jobs from, by offset, once the shape is known
+    /// ([`Segments::read_jobs_from`]): the calling thread then reads nothing.
+    by_offset: Option<Arc<ByOffset>>,
+    /// Where the input ends, once the shape was read.
+    input_end: u64,
+}
+
+/// The regular file under a reader's input, and the counter of bytes read from it (a progress
+/// display's).
+struct ByOffset {
+    file: std::fs::File,
+    count: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl ByOffset {
+    /// Reads `buf.len()` bytes at `at`, for the job starting at segment `first`.
+    #[cfg(unix)]
+    fn read<S: SegmentFormat>(&self, buf: &mut [u8], at: u64, first: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        match self.file.read_exact_at(buf, at) {
+            Ok(()) => {
+                if let Some(c) = &self.count {
+                    c.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Error::Truncated(format!(
+                "the {} file shrank while {} {first} was read",
+                S::NAME,
+                S::SEGMENT
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn read<S: SegmentFormat>(&self, _: &mut [u8], _: u64, _: u64) -> Result<()> {
+        Err(Error::Bug("positional reads need a unix system".into()))
+    }
 }
 
 /// Where reading stands.
@@ -198,6 +237,8 @@ impl<I: Read, S: SegmentFormat> Segments<I, S> {
             },
             released: 0,
             last_seen: None,
+            by_offset: None,
+            input_end: 0,
         }
     }
 
@@ -224,6 +265,29 @@ impl<I: Read, S: SegmentFormat> Segments<I, S> {
             }
         }
     }
+
+    /// Hands a worker the next run of segments to read from `file` by offset and open, the
+    /// file's `segments` known: the calling thread's copy from the page cache, serial otherwise,
+    /// is spread over the workers (as the container's frame bodies are).
+    fn job_by_offset(&mut self, file: Arc<ByOffset>, segments: u64) {
+        let first = self.at.next;
+        let stop = self.at.stop_at.unwrap_or(segments).min(segments);
+        let count = (GROUP as u64).min(stop - first);
+        let at = self.offset(first);
+        let n = (count as usize * sealed::<S>()).min(self.input_end.saturating_sub(at) as usize);
+        let ends = first + count == segments;
+        self.at.next += count;
+        self.drive.opened += count;
+        self.at.ended |= ends;
+        let mut buf = self.drive.spare();
+        buf.resize(GROUP * sealed::<S>(), 0);
+        let format = Arc::clone(&self.format);
+        let plain = self.drive.spare();
+        self.drive.push(move || {
+            file.read::<S>(&mut buf[..n], at, first)?;
+            Ok(open_run(&*format, first, buf, n, ends, plain))
+        });
+    }
 }
 
 impl<I: Read, S: SegmentFormat> Framing for Segments<I, S> {
@@ -243,6 +307,13 @@ impl<I: Read, S: SegmentFormat> Framing for Segments<I, S> {
 
     /// Reads the next run of segments and hands it to a worker.
     fn read_job(&mut self) -> Result<()> {
+        if let (Some(file), Some((n, _)), None) = (&self.by_offset, self.shape, self.at.ahead) {
+            if self.at.next < self.at.stop_at.unwrap_or(n).min(n) {
+                let file = Arc::clone(file);
+                self.job_by_offset(file, n);
+                return Ok(());
+            }
+        }
         let first = self.at.next;
         let mut want = GROUP;
         if let Some(s) = self.at.stop_at {
@@ -309,6 +380,21 @@ impl<I: Read, S: SegmentFormat> Framing for Segments<I, S> {
 }
 
 impl<I: Read + Seek, S: SegmentFormat> Segments<I, S> {
+    /// `file` is a second handle to the regular file this reader's input is, byte for byte (no
+    /// decoding between them): once the last segment fixed the shape, the workers read their
+    /// jobs from it by offset, adding what they read to `count`. Ignored unless `file` is a
+    /// regular file on a unix system.
+    pub(crate) fn read_jobs_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        if cfg!(unix) && file.metadata()?.is_file() {
+            self.by_offset = Some(Arc::new(ByOffset { file, count }));
+        }
+        Ok(())
+    }
+
     /// Authenticates the last segment (once): the segment count and plaintext length it fixes.
     /// The position in the input is left where it was.
     fn load_shape(&mut self) -> Result<(u64, u64)> {
@@ -325,6 +411,7 @@ impl<I: Read + Seek, S: SegmentFormat> Segments<I, S> {
 
     fn read_shape(&mut self) -> Result<(u64, u64)> {
         let end = self.input.seek(SeekFrom::End(0))?;
+        self.input_end = end;
         let p = end.checked_sub(self.payload_at).ok_or_else(|| {
             Error::Truncated(format!("the {} file ends before its payload", S::NAME))
         })?;

@@ -254,6 +254,18 @@ impl<R: Read> ChunkSource for C4ghChunks<R> {
     }
 }
 
+impl<R: Read + Seek> C4ghChunks<R> {
+    /// For a file read from a regular file: the workers read the segments by offset once the
+    /// last one fixed the shape (`Segments::read_jobs_from`).
+    pub(crate) fn read_jobs_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        self.segments.read_jobs_from(file, count)
+    }
+}
+
 impl<R: Read + Seek> SeekSource for C4ghChunks<R> {
     /// From the authenticated last segment, through the edit list (checked against it).
     fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {

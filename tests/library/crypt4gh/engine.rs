@@ -249,6 +249,51 @@ fn many_segments_through_an_edit_list_whole_by_range_and_cut_by_a_flip() {
 
 const SEALED: usize = SEGMENT_LEN + 28;
 
+/// From a regular file with a second handle given (`Reader::read_bodies_from`, as the command
+/// line's reads of a file do), the workers read the segments by offset: the same bytes as the
+/// serial reader, whole and by range, every stored byte after the header counted once by the
+/// workers; a segment flipped in the middle fails with the segment named and nothing of it out.
+#[test]
+fn segments_read_by_offset_from_a_regular_file() {
+    let mut rng = ChaCha20Rng::seed_from_u64(15);
+    let me = SecretKey::generate(&mut rng);
+    let plain = data(37 * SEGMENT_LEN + 11);
+    let file = seal_file(&plain, &[me.public()], None, &mut rng);
+    let header_len = Header::parse(&file).unwrap().len();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.c4gh");
+    let ids = Keys(vec![me.clone()]);
+    let opts = DecryptOptions::default().threads(2);
+    let read = |bytes: &[u8], range: Option<Range<u64>>| {
+        std::fs::write(&path, bytes).unwrap();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let f = std::fs::File::open(&path).unwrap();
+        let mut r = Sealed::read(f).unwrap().unlock(&[&ids], &opts).unwrap();
+        let second = std::fs::File::open(&path).unwrap();
+        r.read_bodies_from(second, Some(count.clone())).unwrap();
+        let mut out = Vec::new();
+        let done = match range {
+            Some(g) => r.copy_range_to(g.start, Some(g.end), &mut out).map(|_| ()),
+            None => r.use_index().and_then(|_| r.copy_to(&mut out)).map(|_| ()),
+        };
+        (done, out, count.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    let (done, out, counted) = read(&file, None);
+    done.unwrap();
+    assert_eq!(out, plain);
+    assert_eq!(counted, file.len() as u64 - header_len);
+    let s = SEGMENT_LEN as u64;
+    let (done, out, _) = read(&file, Some(5 * s - 3..30 * s + 9));
+    done.unwrap();
+    assert_eq!(out, plain[5 * SEGMENT_LEN - 3..30 * SEGMENT_LEN + 9]);
+    let mut bad = file.clone();
+    bad[header_len as usize + 20 * SEALED + 40] ^= 1;
+    let (done, out, _) = read(&bad, None);
+    let e = done.unwrap_err();
+    assert!(e.to_string().contains("segment 20"), "{e}");
+    assert!(out.len() <= 20 * SEGMENT_LEN && plain.starts_with(&out));
+}
+
 /// `-i` files as every front end reads them: a crypt4gh key file (a protected one asks for its
 /// passphrase), an OpenSSH ed25519 key (asked only when a crypt4gh file needs it) and an age
 /// identity file give the X25519 keys that open a crypt4gh file sealed to their public keys.
