@@ -1,8 +1,9 @@
 //! The engine's reader of fixed-size segments, for every format whose payload is a run of sealed
 //! segments of one size, each opened alone by its number (age STREAM, FORMAT.md §10.2): a format
 //! is a [`SegmentFormat`] (its sizes, a pure "open segment `i`" step, what it promises), and
-//! [`Segments`] is the rest, once: the calling thread reads runs of [`GROUP`] segments, a worker
-//! opens each run and packs the plaintexts, the runs come back in order through the engine's
+//! [`Segments`] is the rest, once: the calling thread reads runs of [`GROUP`] segments (or, from
+//! a regular file whose shape is known, the workers read them by offset), a worker opens each
+//! run and packs the plaintexts, the runs come back in order through the engine's
 //! [`Drive`], and only authenticated bytes are released. A seek or a range first opens the last
 //! segment, which fixes the plaintext length, then reads only the segments it covers: where a
 //! segment starts is arithmetic.
