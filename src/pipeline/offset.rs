@@ -2,7 +2,8 @@
 //! calling thread releases sealed chunks in order and hands each out at the offset the lengths
 //! before it give; a long one is written by a worker (its buffer comes back through a channel
 //! for reuse), a short one by the calling thread at once. The container and crypt4gh writers
-//! share it.
+//! share it. The readers' counterpart, a regular file the workers read by offset, is
+//! [`ReadAt`] (the container's long frame bodies, the segment reader's jobs).
 //!
 //! [`ChunkWriter::write_frames_to`]: super::ChunkWriter::write_frames_to
 
@@ -187,4 +188,39 @@ pub(crate) fn write_out<W: Write>(
 fn not_written(e: io::Error, what: &str, at: u64) -> Error {
     let message = format!("cannot write the output at offset {at}{what}: {e}");
     Error::Io(Arc::new(io::Error::new(e.kind(), message)))
+}
+
+/// A regular file the workers read by offset, and the counter of bytes read from it (a progress
+/// display's).
+pub(crate) struct ReadAt {
+    pub(crate) file: std::fs::File,
+    pub(crate) count: Option<Arc<AtomicU64>>,
+}
+
+impl ReadAt {
+    /// Reads `buf.len()` bytes at `at`; a file that ends before them is cut where `what()` says.
+    #[cfg(unix)]
+    pub(crate) fn read(
+        &self,
+        buf: &mut [u8],
+        at: u64,
+        what: impl FnOnce() -> String,
+    ) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        match self.file.read_exact_at(buf, at) {
+            Ok(()) => {
+                if let Some(c) = &self.count {
+                    c.fetch_add(buf.len() as u64, Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Error::Truncated(what())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn read(&self, _: &mut [u8], _: u64, _: impl FnOnce() -> String) -> Result<()> {
+        Err(Error::Bug("positional reads need a unix system".into()))
+    }
 }

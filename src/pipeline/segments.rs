@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
 use super::drive::{self, Drive, Framing};
+use super::offset::ReadAt;
 use super::threads::Threads;
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -90,43 +91,9 @@ pub struct Segments<I, S: SegmentFormat> {
     last_seen: Option<u64>,
     /// A regular file the workers read whole jobs from, by offset, once the shape is known
     /// ([`Segments::read_jobs_from`]): the calling thread then reads nothing.
-    by_offset: Option<Arc<ByOffset>>,
+    by_offset: Option<Arc<ReadAt>>,
     /// Where the input ends, once the shape was read.
     input_end: u64,
-}
-
-/// The regular file under a reader's input, and the counter of bytes read from it (a progress
-/// display's).
-struct ByOffset {
-    file: std::fs::File,
-    count: Option<Arc<std::sync::atomic::AtomicU64>>,
-}
-
-impl ByOffset {
-    /// Reads `buf.len()` bytes at `at`, for the job starting at segment `first`.
-    #[cfg(unix)]
-    fn read<S: SegmentFormat>(&self, buf: &mut [u8], at: u64, first: u64) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        match self.file.read_exact_at(buf, at) {
-            Ok(()) => {
-                if let Some(c) = &self.count {
-                    c.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                }
-                Ok(())
-            }
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Error::Truncated(format!(
-                "the {} file shrank while {} {first} was read",
-                S::NAME,
-                S::SEGMENT
-            ))),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn read<S: SegmentFormat>(&self, _: &mut [u8], _: u64, _: u64) -> Result<()> {
-        Err(Error::Bug("positional reads need a unix system".into()))
-    }
 }
 
 /// Where reading stands.
@@ -270,7 +237,7 @@ impl<I: Read, S: SegmentFormat> Segments<I, S> {
     /// Hands a worker the next run of segments to read from `file` by offset and open, the
     /// file's `segments` known: the calling thread's copy from the page cache, serial otherwise,
     /// is spread over the workers (as the container's frame bodies are).
-    fn job_by_offset(&mut self, file: Arc<ByOffset>, segments: u64) {
+    fn job_by_offset(&mut self, file: Arc<ReadAt>, segments: u64) {
         let first = self.at.next;
         let stop = self.at.stop_at.unwrap_or(segments).min(segments);
         let count = (GROUP as u64).min(stop - first);
@@ -285,7 +252,13 @@ impl<I: Read, S: SegmentFormat> Segments<I, S> {
         let format = Arc::clone(&self.format);
         let plain = self.drive.spare();
         self.drive.push(move || {
-            file.read::<S>(&mut buf[..n], at, first)?;
+            file.read(&mut buf[..n], at, || {
+                format!(
+                    "the {} file shrank while {} {first} was read",
+                    S::NAME,
+                    S::SEGMENT
+                )
+            })?;
             Ok(open_run(&*format, first, buf, n, ends, plain))
         });
     }
@@ -391,7 +364,7 @@ impl<I: Read + Seek, S: SegmentFormat> Segments<I, S> {
         count: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<()> {
         if cfg!(unix) && file.metadata()?.is_file() {
-            self.by_offset = Some(Arc::new(ByOffset { file, count }));
+            self.by_offset = Some(Arc::new(ReadAt { file, count }));
         }
         Ok(())
     }

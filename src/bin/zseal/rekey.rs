@@ -86,6 +86,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.file == Path::new("-") {
         bail!("rekey needs the container as a file (it is read once and replaced or copied): give its path");
     }
+    // Usage first, before the file is opened (what it needs is known from the arguments).
+    if a.recipient.is_empty()
+        && a.recipients_file.is_empty()
+        && a.new_passphrase_file.is_none()
+        && a.add_signature.is_none()
+    {
+        bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
+    }
     let mut source = Source::open(&a)?;
     // A crypt4gh file is told by its first bytes; its header is its own (FORMAT.md §13.9).
     if source.is_crypt4gh()? {

@@ -30,6 +30,7 @@ pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, Op
 use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy};
 use super::drive::{self, Drive, Framing};
 use super::intake::{aligned_at, ALIGN};
+use super::offset::ReadAt;
 use super::options::DecryptOptions;
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
@@ -70,7 +71,7 @@ pub struct ContainerChunks<R: Read> {
     kept: Option<Chunk>,
     /// The regular file the container is read from, when the workers read long frame bodies
     /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
-    bodies: Option<Arc<BodyFile>>,
+    bodies: Option<Arc<ReadAt>>,
     signed: signed::Signed,
 }
 
@@ -79,38 +80,6 @@ pub struct ContainerChunks<R: Read> {
 /// 1 MiB per 8 MiB chunk) cost the calling thread little, and a read of its own each would cost
 /// a worker two system calls.
 const WORKER_READ_MIN: usize = 2 << 20;
-
-/// A regular file that workers read frame bodies from, by offset, and the counter of bytes read
-/// from the input (a progress display's).
-struct BodyFile {
-    file: std::fs::File,
-    count: Option<Arc<std::sync::atomic::AtomicU64>>,
-}
-
-impl BodyFile {
-    /// Reads the body of frame `index`, `buf.len()` bytes at offset `at`.
-    #[cfg(unix)]
-    fn read(&self, index: u64, buf: &mut [u8], at: u64) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        match self.file.read_exact_at(buf, at) {
-            Ok(()) => {
-                if let Some(c) = &self.count {
-                    c.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                }
-                Ok(())
-            }
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                Err(Error::Truncated(format!("inside frame {index}")))
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn read(&self, _: u64, _: &mut [u8], _: u64) -> Result<()> {
-        Err(Error::Bug("positional reads need a unix system".into()))
-    }
-}
 
 impl<R: Read> ChunkReader<ContainerChunks<R>> {
     /// Reads the header, unwraps the file key with the first identity that opens a stanza, and
@@ -202,7 +171,9 @@ impl<R: Read> ContainerChunks<R> {
             if let Some((file, at)) = deferred {
                 frame.start = aligned_at(&frame.body, 0, at);
                 let body = frame.bytes();
-                timed(&mut read, || file.read(index, body, at))?;
+                timed(&mut read, || {
+                    file.read(body, at, || format!("inside frame {index}"))
+                })?;
             }
             let mut o = opener.open_chunk(frame, hash, spare)?;
             o.times.read += read;
@@ -218,7 +189,7 @@ impl<R: Read> ContainerChunks<R> {
         &mut self,
         kind: FrameKind,
         body_len: usize,
-    ) -> Result<Option<(Arc<BodyFile>, u64)>> {
+    ) -> Result<Option<(Arc<ReadAt>, u64)>> {
         let Some(file) = self
             .bodies
             .clone()
@@ -395,7 +366,7 @@ impl<R: Read + io::Seek> ContainerChunks<R> {
             return Ok(());
         }
         self.frames.can_skip();
-        self.bodies = Some(Arc::new(BodyFile { file, count }));
+        self.bodies = Some(Arc::new(ReadAt { file, count }));
         Ok(())
     }
 }
