@@ -94,6 +94,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     {
         bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
     }
+    // A pending rotation of this object is refused before any request (docs/OBJECTS.md §7).
+    #[cfg(feature = "remote")]
+    if let (Some(url), true, None, false) = (url_of(&a.file), a.rotate, &a.output, a.resume) {
+        refuse_pending(url)?;
+    }
     let mut source = Source::open(&a)?;
     // A crypt4gh file is told by its first bytes; its header is its own (FORMAT.md §13.9).
     if source.is_crypt4gh()? {
@@ -268,6 +273,20 @@ fn rekey_object(
     Ok(())
 }
 
+/// Refuses to start over an object whose rotation is pending: it is resumed or aborted.
+#[cfg(feature = "remote")]
+fn refuse_pending(url: &str) -> anyhow::Result<()> {
+    if let Some(p) = zseal::remote::pending_upload(url)? {
+        bail!(
+            "{url} has a pending resumable upload ({} parts, {} bytes sent): add --resume to \
+             continue it, or end it with `zseal resume --abort {url}`",
+            p.parts,
+            p.bytes_sent
+        );
+    }
+    Ok(())
+}
+
 /// A rotation of an S3 object in place, as a resumable upload (docs/OBJECTS.md §7): a new one,
 /// or with `--resume` the pending one continued. A pending one without `--resume` is refused
 /// before anything is read.
@@ -279,18 +298,13 @@ fn rotate_journaled(
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
     let url = a.file.display().to_string();
-    match (zseal::remote::pending_upload(&url)?, a.resume) {
-        (Some(p), false) => bail!(
-            "{url} has a pending resumable upload ({} parts, {} bytes sent): add --resume to \
-             continue it, or end it with `zseal resume --abort {url}`",
-            p.parts,
-            p.bytes_sent
-        ),
-        (None, true) => bail!(
+    if !a.resume {
+        refuse_pending(&url)?;
+    } else if zseal::remote::pending_upload(&url)?.is_none() {
+        bail!(
             "there is no pending rotation of {url} to resume (`zseal resume --list` shows the \
              pending uploads): run the command without --resume"
-        ),
-        _ => {}
+        );
     }
     if !a.quiet {
         eprintln!("zseal: {url}: --rotate re-seals every frame: the payload is streamed through this machine (resumable: a cut run continues with --resume)");
