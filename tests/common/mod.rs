@@ -198,3 +198,25 @@ pub fn test_plugin_identity(dir: &std::path::Path, name: &str) -> (std::path::Pa
     std::fs::write(&path, &text).unwrap();
     (path, recipient)
 }
+
+/// The directory holding the Crypt4GH reference's commands (`crypt4gh`, `crypt4gh-keygen`;
+/// PyPI crypt4gh==1.8.6, pinned in python/requirements-test.txt): the active virtual
+/// environment's or target/pyenv's. `None` (the test skips) without it, unless
+/// ZSEAL_REQUIRE_PEERS is set (CI), where a missing reference fails.
+pub fn crypt4gh_reference() -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let venv = std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("bin"));
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
+    let bin = [venv, Some(local)]
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("crypt4gh").is_file());
+    if bin.is_none() {
+        assert!(
+            std::env::var_os("ZSEAL_REQUIRE_PEERS").is_none(),
+            "crypt4gh (the reference, PyPI crypt4gh==1.8.6) is missing: run scripts/test-all"
+        );
+        eprintln!("skipped: no crypt4gh reference tool (scripts/test-all installs it)");
+    }
+    bin
+}

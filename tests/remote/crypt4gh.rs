@@ -41,13 +41,7 @@ fn c4gh_open(file: &[u8], key: &SecretKey) -> zseal::Result<Vec<u8>> {
 
 /// The reference tool's `crypt4gh decrypt --sk KEY` of `file`, when it is installed.
 fn reference_decrypt(file: &Path, key: &Path) -> Option<Vec<u8>> {
-    let venv = std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("bin"));
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
-    let bin = [venv, Some(local)]
-        .into_iter()
-        .flatten()
-        .map(|d| d.join("crypt4gh"))
-        .find(|p| p.is_file())?;
+    let bin = crate::common::crypt4gh_reference()?.join("crypt4gh");
     let out = Std::new(bin)
         .args(["decrypt", "--sk"])
         .arg(key)

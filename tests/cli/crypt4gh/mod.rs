@@ -9,6 +9,8 @@ use std::process::{Command as Std, Stdio};
 
 use assert_cmd::Command;
 
+use crate::common::crypt4gh_reference as reference;
+
 mod rekey;
 mod write;
 
@@ -22,24 +24,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(name)
-}
-
-/// The directory of the reference's commands, or `None` (skipped) without it.
-fn reference() -> Option<PathBuf> {
-    let venv = std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("bin"));
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
-    let bin = [venv, Some(local)]
-        .into_iter()
-        .flatten()
-        .find(|d| d.join("crypt4gh").is_file());
-    if bin.is_none() {
-        assert!(
-            std::env::var_os("ZSEAL_REQUIRE_PEERS").is_none(),
-            "crypt4gh (the reference, PyPI crypt4gh==1.8.6) is missing: run scripts/test-all"
-        );
-        eprintln!("skipped: no crypt4gh reference tool (scripts/test-all installs it)");
-    }
-    bin
 }
 
 /// Runs the reference's `tool args` in `dir` with `input` (a file) on standard input: its

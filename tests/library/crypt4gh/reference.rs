@@ -22,19 +22,7 @@ struct Reference {
 impl Reference {
     /// The reference in the active virtual environment or in target/pyenv.
     fn find() -> Option<Reference> {
-        let venv = std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("bin"));
-        let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
-        let bin = [venv, Some(local)]
-            .into_iter()
-            .flatten()
-            .find(|d| d.join("crypt4gh").is_file());
-        if bin.is_none() {
-            assert!(
-                std::env::var_os("ZSEAL_REQUIRE_PEERS").is_none(),
-                "crypt4gh (the reference, PyPI crypt4gh==1.8.6) is missing: run scripts/test-all"
-            );
-            eprintln!("skipped: no crypt4gh reference tool (scripts/test-all installs it)");
-        }
+        let bin = crate::common::crypt4gh_reference();
         let dir = tempfile::tempdir().unwrap();
         bin.map(|bin| Reference { bin, dir })
     }
