@@ -298,9 +298,8 @@ fn rotate_journaled(
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
     let url = a.file.display().to_string();
-    if !a.resume {
-        refuse_pending(&url)?;
-    } else if zseal::remote::pending_upload(&url)?.is_none() {
+    // A pending rotation without --resume was refused in `run`, before any request.
+    if a.resume && zseal::remote::pending_upload(&url)?.is_none() {
         bail!(
             "there is no pending rotation of {url} to resume (`zseal resume --list` shows the \
              pending uploads): run the command without --resume"
