@@ -162,12 +162,6 @@ impl Intake {
             .unwrap_or_else(|| vec![0u8; self.buffer_len])
     }
 
-    /// A job's buffers, back for reuse.
-    pub(crate) fn recycle(&mut self, input: Vec<u8>, output: Vec<u8>) {
-        self.recycle_input(input);
-        self.recycle_output(output);
-    }
-
     /// `buf` back for reuse as the spare `spare` says.
     pub(crate) fn give_back(&mut self, buf: Vec<u8>, spare: Spare) {
         match spare {

@@ -14,6 +14,7 @@ mod chunks;
 mod crypt4gh;
 mod decrypt;
 mod drive;
+mod emit;
 mod encrypt;
 mod intake;
 mod offset;

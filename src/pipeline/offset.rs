@@ -1,13 +1,23 @@
 //! The writers' one way of writing the output by offset ([`ChunkWriter::write_frames_to`]): the
-//! calling thread releases sealed chunks in order and hands each out at the offset the lengths
-//! before it give; a long one is written by a worker (its buffer comes back through a channel
-//! for reuse), a short one by the calling thread at once. The container and crypt4gh writers
-//! share it. The readers' counterpart, a regular file the workers read by offset, is
-//! [`ReadAt`] (the container's long frame bodies, the segment reader's jobs).
+//! output file, the offset where the next bytes go, and the workers' writes still going. Bytes
+//! take their offset in stream order, in one of two ways:
+//! - handed out when released ([`OffsetWrites::hand_out`]): the calling thread releases sealed
+//!   chunks in order and hands each out at the offset the lengths before it give; a long one is
+//!   written by a worker (its buffer comes back through a channel for reuse), a short one by the
+//!   calling thread at once. The container's frames and crypt4gh's segments, whose length is
+//!   known only once sealed (compression), or that are written from the buffer they were sealed
+//!   in, go this way.
+//! - reserved when queued ([`OffsetWrites::reserve`]): a job whose output length is known before
+//!   it runs (age's STREAM chunks) is given its offset, and writes its bytes itself as it seals
+//!   them, from a buffer that stays in the core's cache.
+//!
+//! Either way the write is counted as pending until it is done, and a stream dropped after a
+//! failure waits for every one of them. The readers' counterpart, a regular file the workers
+//! read by offset, is [`ReadAt`] (the container's long frame bodies, the segment reader's jobs).
 //!
 //! [`ChunkWriter::write_frames_to`]: super::ChunkWriter::write_frames_to
 
-use std::io::{self, Write};
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +93,7 @@ impl OffsetWrites {
 
     /// Writes `bytes` at the next offset on the calling thread (workers' writes before it may
     /// still be going).
-    fn write_here(&mut self, bytes: &[u8], took: &mut Duration) -> Result<()> {
+    pub(crate) fn write_here(&mut self, bytes: &[u8], took: &mut Duration) -> Result<()> {
         let at = self.at;
         timed(took, || crate::io::write_all_at(&self.file, bytes, at))
             .map_err(|e| not_written(e, "", at))?;
@@ -161,6 +171,23 @@ impl OffsetWrites {
         Ok(())
     }
 
+    /// The next `len` bytes' place, for a job that writes them itself ([`Slot::write_at`]): its
+    /// write is pending until the slot is dropped (written, failed or never run).
+    pub(crate) fn reserve(&mut self, len: u64) -> Slot {
+        let at = self.at;
+        self.at += len;
+        self.pending += 1;
+        Slot {
+            file: Arc::clone(&self.file),
+            at,
+            len,
+            count: self.count.clone(),
+            done: self.done.0.clone(),
+            result: Ok(()),
+            took: Duration::ZERO,
+        }
+    }
+
     /// Waits for every write, and moves the shared file position where a sequential write would
     /// have left it (the end of what was written).
     pub(crate) fn finish(&mut self, stages: &mut Stages, intake: &mut Intake) -> Result<()> {
@@ -170,17 +197,60 @@ impl OffsetWrites {
     }
 }
 
-/// Writes `bytes` after what was written: through `inner`, or into the file by offset at the next
-/// offset when the workers write the output.
-pub(crate) fn write_out<W: Write>(
-    inner: &mut W,
-    positional: Option<&mut OffsetWrites>,
-    bytes: &[u8],
-    stages: &mut Stages,
-) -> Result<()> {
-    match positional {
-        Some(p) => p.write_here(bytes, &mut stages.write),
-        None => Ok(timed(&mut stages.write, || inner.write_all(bytes))?),
+/// A place in the output file reserved for a job's bytes ([`OffsetWrites::reserve`]). Dropped,
+/// it reports the job's writes (their time and the first failure) as one pending write done.
+pub(crate) struct Slot {
+    file: Arc<std::fs::File>,
+    at: u64,
+    len: u64,
+    count: Option<Arc<AtomicU64>>,
+    done: crossbeam_channel::Sender<Written>,
+    result: Result<()>,
+    took: Duration,
+}
+
+impl Slot {
+    /// Writes `bytes` at `from` bytes into the slot; `what` says what they are, for an error.
+    pub(crate) fn write_at(
+        &mut self,
+        from: u64,
+        bytes: &[u8],
+        what: impl FnOnce() -> String,
+    ) -> Result<()> {
+        let at = self.at + from;
+        if from + bytes.len() as u64 > self.len {
+            return Err(Error::Bug(format!(
+                "a write past its reserved place{}",
+                what()
+            )));
+        }
+        let r = timed(&mut self.took, || {
+            crate::io::write_all_at(&self.file, bytes, at)
+        })
+        .map_err(|e| not_written(e, &what(), at));
+        match &r {
+            Ok(()) => {
+                if let Some(c) = &self.count {
+                    c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                }
+            }
+            Err(e) if self.result.is_ok() => self.result = Err(e.clone()),
+            Err(_) => {}
+        }
+        r
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let written = Written {
+            result: std::mem::replace(&mut self.result, Ok(())),
+            buffer: Vec::new(),
+            spare: Spare::Drop,
+            took: self.took,
+        };
+        // The stream may be gone (dropped after a failure): nobody to tell.
+        let _ = self.done.send(written);
     }
 }
 

@@ -1,7 +1,8 @@
 //! The engine's chunk writer, written once for every format it writes: [`ChunkWriter`] takes
 //! input (`Write`, a reader, a regular file read by the workers), keeps the sticky failure, and
 //! ends the stream, over a format's [`ChunkSink`] (the zseal container, age STREAM with or
-//! without seekable zstd inside), which seals the chunks it is handed and writes them in order.
+//! without seekable zstd inside, crypt4gh), which seals the chunks it is handed through the
+//! engine's one write driver (pipeline/emit.rs) and writes them in order.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -10,11 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::intake::Intake;
+use super::offset::OffsetWrites;
 use crate::error::{Error, Result};
 use crate::stats::{timed, Stages, StreamStats};
 
 /// What every format's sink holds besides its own sealing state: the writer the output goes
-/// to, the intake, the time per stage, the progress counter, and the sticky failure.
+/// to (or the file written by offset), the intake, the time per stage, the progress counter,
+/// and the sticky failure. The write driver (pipeline/emit.rs) works on it.
 pub struct SinkState<W> {
     pub(crate) inner: W,
     pub(crate) intake: Intake,
@@ -22,6 +25,8 @@ pub struct SinkState<W> {
     /// Plaintext bytes sealed and written out, for a progress display on another thread.
     pub(crate) progress: Option<Arc<AtomicU64>>,
     pub(crate) failed: Option<Error>,
+    /// The output file written by offset ([`ChunkWriter::write_frames_to`]).
+    pub(crate) offsets: Option<OffsetWrites>,
 }
 
 impl<W> SinkState<W> {
@@ -32,6 +37,7 @@ impl<W> SinkState<W> {
             stages: Stages::default(),
             progress: None,
             failed: None,
+            offsets: None,
         }
     }
 }
@@ -58,13 +64,13 @@ pub trait ChunkSink {
     fn writes_by_offset(&self) -> bool {
         true
     }
-    /// From now on the workers write the output into `file` from offset `at` (the header is
-    /// before it), counting what they write into `count`.
-    fn write_by_offset(&mut self, file: File, at: u64, count: Option<Arc<AtomicU64>>);
-    /// Writes out what is sealed already, for `Write::flush`.
-    fn flush_sealed(&mut self) -> Result<()> {
-        Ok(())
+    /// From now on the output goes into `file` by offset from `at` (the header is before it),
+    /// counting what is written into `count`.
+    fn write_by_offset(&mut self, file: File, at: u64, count: Option<Arc<AtomicU64>>) {
+        self.state().offsets = Some(OffsetWrites::new(file, at, count));
     }
+    /// Writes out what is sealed already, for `Write::flush` ([`super::emit::flush`]).
+    fn flush_sealed(&mut self) -> Result<()>;
     /// Seals what is left and writes the end of the file; flushes.
     fn end(&mut self) -> Result<()>;
     /// Chunks, threads and time per stage so far.

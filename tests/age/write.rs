@@ -242,6 +242,55 @@ fn sealing_jobs_write_their_chunks_into_a_file_by_offset() {
     }
 }
 
+/// A sealing job that cannot write its reserved place (here the handle given is read-only) fails
+/// the stream, naming the STREAM chunks, never a success and never a panic; and a stream dropped
+/// with sealing jobs in flight, the first one held back never started among them, returns: the
+/// places reserved for them are given up, not waited on forever.
+#[test]
+fn a_sealing_job_that_cannot_write_fails_the_stream_and_a_dropped_one_returns() {
+    use std::io::Write;
+    let r = common::recipient("age.pub");
+    let d = tempfile::tempdir().unwrap();
+    let plain = mixed(7 << 20, 5);
+    for codec in [Codec::None, Codec::Zstd(3)] {
+        let opts = EncryptOptions::default()
+            .codec(codec)
+            .threads(2)
+            .format(Format::Age);
+        let path = d.path().join("out.age");
+        let out = std::fs::File::create(&path).unwrap();
+        let read_only = std::fs::File::open(&path).unwrap();
+        let mut w = AgeWriter::new(out, &[&r as &dyn Recipient], &opts).unwrap();
+        w.write_frames_to(read_only, None).unwrap();
+        let e = w
+            .write_all(&plain)
+            .map_err(zseal::Error::from)
+            .and_then(|()| w.finish().map(|_| ()))
+            .expect_err("a write into a read-only handle cannot succeed")
+            .to_string();
+        assert!(
+            e.contains("STREAM chunks from") && e.contains("Bad file descriptor"),
+            "{codec}: {e}"
+        );
+        // Dropped unfinished, with jobs in flight: it returns (on a thread, so that a hang
+        // fails the test instead of the suite).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (opts2, path2) = (opts.clone(), path.clone());
+        std::thread::spawn(move || {
+            let r2 = common::recipient("age.pub");
+            let out = std::fs::File::create(&path2).unwrap();
+            let shared = out.try_clone().unwrap();
+            let mut w = AgeWriter::new(out, &[&r2 as &dyn Recipient], &opts2).unwrap();
+            w.write_frames_to(shared, None).unwrap();
+            w.write_all(&mixed(7 << 20, 6)).unwrap();
+            drop(w);
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{codec}: a dropped age writer hangs"));
+    }
+}
+
 #[test]
 fn ranges_of_a_compressed_age_file_come_from_its_seek_table() {
     let plain = mixed((5 << 20) + 333, 3);

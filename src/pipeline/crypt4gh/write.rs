@@ -11,13 +11,12 @@
 //! lacks its last segments, which a crypt4gh v1 reader cannot tell (§13.10).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
+use super::super::emit::{self, Sealing};
 use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
-use super::super::offset::{write_out, Handed, OffsetWrites, WORKER_WRITE_MIN};
 use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
@@ -30,7 +29,7 @@ use crate::hash::{ChunkHash, ChunkHasher, Digest, HashAlg};
 use crate::stats::{timed, ChunkTimes, StreamStats};
 
 /// Segments per job: 2 MiB of input, whose 2,098,048 sealed bytes are at least
-/// [`WORKER_WRITE_MIN`], so a worker writes each full job by offset (buffers of 2 MiB stay in
+/// [`WORKER_WRITE_MIN`](super::super::offset::WORKER_WRITE_MIN), so a worker writes each full job by offset (buffers of 2 MiB stay in
 /// cache where 8 MiB ones do not, docs/PERFORMANCE.md §6).
 pub(crate) const JOB_SEGMENTS: usize = 32;
 /// Input bytes per job.
@@ -49,7 +48,7 @@ struct Work {
 }
 
 /// One job's result, in stream order.
-struct Done {
+pub(crate) struct Done {
     /// The job's stored segments, `out[..]` (its length is theirs).
     out: Vec<u8>,
     input: Vec<u8>,
@@ -64,8 +63,6 @@ pub struct Crypt4ghSink<W: Write> {
     state: SinkState<W>,
     work: Arc<Work>,
     window: Window<Done>,
-    /// Jobs written by offset ([`ChunkWriter::write_frames_to`]).
-    positional: Option<OffsetWrites>,
     /// Jobs handed out, and the plaintext bytes in them.
     jobs: u64,
     plaintext_len: u64,
@@ -106,7 +103,6 @@ impl<W: Write> ChunkWriter<Crypt4ghSink<W>> {
             state: SinkState::new(inner, intake),
             work: Arc::new(work),
             window: Window::new(&opts.threads, JOB),
-            positional: None,
             jobs: 0,
             plaintext_len: 0,
             digest: Digest::new(opts.hash),
@@ -150,62 +146,17 @@ impl Work {
 }
 
 impl<W: Write> Crypt4ghSink<W> {
-    /// Queues job `self.jobs` once the window has room; `job` runs it on a worker.
+    /// Queues job `self.jobs` (of `len` input bytes) through the write driver; `job` runs it
+    /// on a worker.
     fn push(
         &mut self,
         len: usize,
         job: impl FnOnce(&Work, u64) -> Result<Done> + Send + 'static,
     ) -> Result<()> {
-        while !self.window.has_room() {
-            let done = self.wait_oldest().expect("a full window is not empty");
-            self.emit(done?)?;
-        }
         let (index, work) = (self.jobs, Arc::clone(&self.work));
         self.jobs += 1;
         self.plaintext_len += len as u64;
-        self.window.push(move || job(&work, index));
-        while let Some(done) = self.window.next_ready() {
-            self.emit(done?)?;
-        }
-        Ok(())
-    }
-
-    /// The oldest job in flight, timing the wait for it.
-    fn wait_oldest(&mut self) -> Option<Result<Done>> {
-        let window = &mut self.window;
-        timed(&mut self.state.stages.wait, || window.next())
-    }
-
-    /// Writes one sealed job (the next in order) and recycles its buffers.
-    fn emit(&mut self, d: Done) -> Result<()> {
-        let s = &mut self.state;
-        s.stages.add_chunk(&d.times);
-        if let Some(p) = &s.progress {
-            p.fetch_add(d.plain as u64, Ordering::Relaxed);
-        }
-        // BLAKE3 needs no bytes here, only the job's chaining value.
-        self.digest.push(&[], &d.hash);
-        s.intake.recycle_input(d.input);
-        if let (Some(p), true) = (&mut self.positional, d.out.len() >= WORKER_WRITE_MIN) {
-            let pool = self.window.pool()?.ok_or_else(|| {
-                crate::Error::Bug("crypt4gh jobs written by workers without workers".into())
-            })?;
-            let handed = Handed {
-                range: 0..d.out.len(),
-                buffer: d.out,
-                spare: Spare::Output,
-                what: " (crypt4gh segments)".into(),
-            };
-            return p.hand_out(&pool, handed, &mut s.stages, &mut s.intake);
-        }
-        write_out(
-            &mut s.inner,
-            self.positional.as_mut(),
-            &d.out,
-            &mut s.stages,
-        )?;
-        s.intake.recycle_output(d.out);
-        Ok(())
+        emit::push(self, move || job(&work, index))
     }
 
     /// The digest's hex, and a signature over §12.1's statement by every signing key.
@@ -221,6 +172,27 @@ impl<W: Write> Crypt4ghSink<W> {
             self.signatures.push(key.sign_sha512(&sha)?);
         }
         Ok(())
+    }
+}
+
+impl<W: Write> Sealing for Crypt4ghSink<W> {
+    type Done = Done;
+
+    fn window(&mut self) -> &mut Window<Done> {
+        &mut self.window
+    }
+
+    /// Counts one sealed job (the next in order), merges its hash, and writes it out.
+    fn release(&mut self, d: Done) -> Result<()> {
+        let s = &mut self.state;
+        s.count(d.plain, &d.times);
+        // BLAKE3 needs no bytes here, only the job's chaining value.
+        self.digest.push(&[], &d.hash);
+        s.intake.recycle_input(d.input);
+        let len = d.out.len();
+        s.hand_out(&mut self.window, d.out, 0..len, Spare::Output, || {
+            " (crypt4gh segments)".into()
+        })
     }
 }
 
@@ -264,37 +236,15 @@ impl<W: Write> ChunkSink for Crypt4ghSink<W> {
         self.window.threads()
     }
 
-    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
-        self.positional = Some(OffsetWrites::new(file, at, count));
-    }
-
     fn flush_sealed(&mut self) -> Result<()> {
-        while let Some(done) = self.window.next_ready() {
-            self.emit(done?)?;
-        }
-        let s = &mut self.state;
-        match &mut self.positional {
-            Some(p) => p.settle(0, &mut s.stages, &mut s.intake),
-            None => Ok(()),
-        }
+        emit::flush(self)
     }
 
     /// The last job; every write done; the signatures made.
     fn end(&mut self) -> Result<()> {
-        if self.state.intake.len() > 0 {
-            self.submit()?;
-        }
-        while let Some(r) = self.wait_oldest() {
-            self.emit(r?)?;
-        }
-        let s = &mut self.state;
-        if let Some(p) = &mut self.positional {
-            p.finish(&mut s.stages, &mut s.intake)?;
-        }
-        self.sign_statement()?;
-        let inner = &mut self.state.inner;
-        timed(&mut self.state.stages.write, || inner.flush())?;
-        Ok(())
+        emit::finish_jobs(self)?;
+        self.state.close()?;
+        self.sign_statement()
     }
 
     fn stats(&self) -> StreamStats {
@@ -403,7 +353,7 @@ mod tests {
             let opts = EncryptOptions::default().threads(2);
             let mut w = Crypt4ghWriter::new(&out, &[key.public()], &opts).unwrap();
             w.write_frames_to(out.try_clone().unwrap(), None).unwrap();
-            assert!(w.sink.positional.is_some(), "written by offset");
+            assert!(w.sink.state.offsets.is_some(), "written by offset");
             assert_eq!(w.copy_from_file(&input).unwrap(), n as u64);
             let (mut f, stats) = w.finish_with_stats().unwrap();
             assert_eq!(stats.chunks, n.div_ceil(JOB) as u64);

@@ -19,6 +19,9 @@ pub(super) struct Adapt {
     pub(super) settle: u64,
     pub(super) write: std::time::Duration,
     pub(super) wait: std::time::Duration,
+    /// The stream's time waiting for workers when the last chunk was released: what it waited
+    /// since is this chunk's.
+    pub(super) waited: std::time::Duration,
 }
 
 impl Adapt {
@@ -30,6 +33,7 @@ impl Adapt {
             settle: 0,
             write: Default::default(),
             wait: Default::default(),
+            waited: Default::default(),
         }
     }
 

@@ -5,13 +5,12 @@
 //! `Encryptor` leaves a container without its final frame, which every reader rejects.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
+use super::emit::{self, Sealing};
 use super::intake::{aligned_at, Intake};
-use super::offset::{write_out, Handed, OffsetWrites, WORKER_WRITE_MIN};
 use super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
@@ -20,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::format::frame::footer;
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
 use crate::hash::{Digest, HashAlg};
-use crate::stats::{timed, ChunkTimes, StreamStats};
+use crate::stats::{ChunkTimes, StreamStats};
 
 mod adapt;
 mod sealer;
@@ -52,8 +51,6 @@ pub struct ContainerSink<W: Write> {
     /// A range of a container sealed in pieces (FORMAT.md §11): frames only, and each chunk's
     /// hash kept for the coordinator.
     range: Option<RangeTally>,
-    /// Frames written by offset ([`ChunkWriter::write_frames_to`]).
-    positional: Option<OffsetWrites>,
 }
 
 /// What a range's task keeps for the coordinator (FORMAT.md §11.1).
@@ -132,7 +129,6 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
             },
             adapt,
             range: None,
-            positional: None,
         }))
     }
 }
@@ -177,19 +173,7 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
 }
 
 impl<W: Write> ContainerSink<W> {
-    /// The oldest chunk in flight, timing the wait for it.
-    fn wait_oldest(&mut self) -> Option<Result<Sealed>> {
-        let mut waited = std::time::Duration::ZERO;
-        let window = &mut self.window;
-        let r = timed(&mut waited, || window.next());
-        self.state.stages.wait += waited;
-        if let Some(a) = &mut self.adapt {
-            a.wait += waited;
-        }
-        r
-    }
-
-    /// Queues the job for the next chunk, of `len` plaintext bytes, once the window has room.
+    /// Queues the job for the next chunk, of `len` plaintext bytes, through the write driver.
     fn submit_with(
         &mut self,
         len: usize,
@@ -205,10 +189,9 @@ impl<W: Write> ContainerSink<W> {
                 "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
             ));
         }
-        while !self.window.has_room() {
-            let done = self.wait_oldest().expect("a full window is not empty");
-            self.emit(done?)?;
-        }
+        // Room first: the adaptive level observes each released chunk against those submitted
+        // before this one.
+        emit::make_room(self)?;
         let output = self.state.intake.output_buffer();
         self.tally.chunks += 1;
         self.tally.plaintext_len += len as u64;
@@ -225,41 +208,35 @@ impl<W: Write> ContainerSink<W> {
             output,
         };
         let sealer = Arc::clone(&self.sealer);
-        self.window.push(move || run(&sealer, job));
-        self.emit_ready()
+        emit::push(self, move || run(&sealer, job))
     }
 
-    /// Writes out the chunks that are sealed already, in order, without waiting for any.
-    fn emit_ready(&mut self) -> Result<()> {
-        while let Some(done) = self.window.next_ready() {
-            self.emit(done?)?;
-        }
-        Ok(())
-    }
-
-    /// Writes `bytes` after what was written (through the inner writer, or by offset).
+    /// Writes `bytes` after what was written (a trailer's frames).
     fn write_out(&mut self, bytes: &[u8]) -> Result<()> {
-        let s = &mut self.state;
-        write_out(&mut s.inner, self.positional.as_mut(), bytes, &mut s.stages)
+        self.state.write_out(bytes)
+    }
+}
+
+impl<W: Write> Sealing for ContainerSink<W> {
+    type Done = Sealed;
+
+    fn window(&mut self) -> &mut Window<Sealed> {
+        &mut self.window
     }
 
-    /// Waits until at most `most` of the workers' writes are still going.
-    fn settle_writes(&mut self, most: usize) -> Result<()> {
-        let s = &mut self.state;
-        match &mut self.positional {
-            Some(p) => p.settle(most, &mut s.stages, &mut s.intake),
-            None => Ok(()),
+    /// One sealed chunk, the next in order: listed in the index and the digest, written out,
+    /// its buffers recycled.
+    fn release(&mut self, s: Sealed) -> Result<()> {
+        let index = self.tally.emitted;
+        self.tally.emitted += 1;
+        self.tally.written += s.frame_len as u64;
+        self.state.count(s.plain_len, &s.times);
+        let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
+        self.tally.index.extend_from_slice(&body_len.to_le_bytes());
+        self.tally.digest.push(s.plaintext(), &s.hash);
+        if let Some(r) = &mut self.range {
+            r.hashes.push(s.hash);
         }
-    }
-
-    /// Hands the sealed frame `index` to a worker, which writes it at the next offset.
-    fn write_by_worker(&mut self, s: Sealed, index: u64) -> Result<()> {
-        let pool = self.window.pool()?;
-        let (Some(pool), Some(p)) = (pool, &mut self.positional) else {
-            return Err(Error::Bug(
-                "frames written by workers without workers".into(),
-            ));
-        };
         let (spare, other_spare) = s.spares();
         let Sealed {
             frame,
@@ -270,43 +247,20 @@ impl<W: Write> ContainerSink<W> {
         } = s;
         let state = &mut self.state;
         state.intake.give_back(other, other_spare);
-        let handed = Handed {
-            buffer: frame,
-            range: start..start + frame_len,
+        let (wait, write) = (state.stages.wait, state.stages.write);
+        state.hand_out(
+            &mut self.window,
+            frame,
+            start..start + frame_len,
             spare,
-            what: format!(" (frame {index})"),
-        };
-        p.hand_out(&pool, handed, &mut state.stages, &mut state.intake)
-    }
-
-    /// Writes one sealed chunk (the next in order) and recycles its buffers.
-    fn emit(&mut self, s: Sealed) -> Result<()> {
-        let index = self.tally.emitted;
-        let by_worker = self.positional.is_some() && s.frame_len >= WORKER_WRITE_MIN;
-        if !by_worker {
-            let before = self.state.stages.write;
-            self.write_out(s.bytes())?;
-            if let Some(a) = &mut self.adapt {
-                a.observe(index, self.tally.chunks, self.state.stages.write - before);
-            }
+            || format!(" (frame {index})"),
+        )?;
+        if let Some(a) = &mut self.adapt {
+            // An adaptive level is never written by offset: this is the write's own time.
+            a.wait += wait - a.waited;
+            a.waited = wait;
+            a.observe(index, self.tally.chunks, self.state.stages.write - write);
         }
-        self.tally.emitted += 1;
-        self.tally.written += s.frame_len as u64;
-        if let Some(p) = &self.state.progress {
-            p.fetch_add(s.plain_len as u64, Ordering::Relaxed);
-        }
-        self.state.stages.add_chunk(&s.times);
-        let body_len = (s.frame_len - FRAME_HEADER_LEN) as u32;
-        self.tally.index.extend_from_slice(&body_len.to_le_bytes());
-        self.tally.digest.push(s.plaintext(), &s.hash);
-        if let Some(r) = &mut self.range {
-            r.hashes.push(s.hash);
-        }
-        if by_worker {
-            return self.write_by_worker(s, index);
-        }
-        let (input, output) = s.into_buffers();
-        self.state.intake.recycle(input, output);
         Ok(())
     }
 }
@@ -343,35 +297,22 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
         self.window.threads()
     }
 
-    /// Not with an adaptive level, which times the writes.
+    /// Not with an adaptive level, which times the writes. (On two cores, one thread writing
+    /// every frame, into tmpfs 0.12 s per 256 MiB, is what held incompressible data back.)
     fn writes_by_offset(&self) -> bool {
         self.adapt.is_none()
     }
 
-    /// On two cores, one thread writing every frame (into tmpfs, 0.12 s per 256 MiB) is what
-    /// held incompressible data back.
-    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
-        self.positional = Some(OffsetWrites::new(file, at, count));
-    }
-
     fn flush_sealed(&mut self) -> Result<()> {
-        self.emit_ready()?;
-        self.settle_writes(0)
+        emit::flush(self)
     }
 
     /// The last chunk, padding, the final frame, the index and the footer.
     fn end(&mut self) -> Result<()> {
-        if self.state.intake.len() > 0 {
-            self.submit()?;
-        }
-        while let Some(r) = self.wait_oldest() {
-            self.emit(r?)?;
-        }
-        self.settle_writes(0)?;
+        emit::finish_jobs(self)?;
         if self.range.is_some() {
             // A range's frames only: the coordinator writes the end (FORMAT.md §11).
-            let inner = &mut self.state.inner;
-            return Ok(timed(&mut self.state.stages.write, || inner.flush())?);
+            return self.state.close();
         }
         let alg = self.tally.digest.alg();
         let digest = std::mem::replace(&mut self.tally.digest, Digest::new(HashAlg::None)).finish();
@@ -399,13 +340,7 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
         self.write_out(&frame)?;
         self.write_out(&index)?;
         self.write_out(&footer(self.tally.chunks))?;
-        if let Some(p) = &mut self.positional {
-            // Every write done, the shared position where a sequential write would leave it.
-            p.finish(&mut self.state.stages, &mut self.state.intake)?;
-        }
-        let inner = &mut self.state.inner;
-        timed(&mut self.state.stages.write, || inner.flush())?;
-        Ok(())
+        self.state.close()
     }
 
     fn stats(&self) -> StreamStats {

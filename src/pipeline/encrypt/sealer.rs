@@ -74,14 +74,6 @@ impl Sealed {
         &self.frame[self.start..self.start + self.frame_len]
     }
 
-    /// The input buffer and the output buffer, for reuse.
-    pub(super) fn into_buffers(self) -> (Vec<u8>, Vec<u8>) {
-        match self.in_place {
-            true => (self.frame, self.other),
-            false => (self.other, self.frame),
-        }
-    }
-
     /// Which of the intake's spares the frame's buffer is, and which the other buffer.
     pub(super) fn spares(&self) -> (Spare, Spare) {
         match self.in_place {

@@ -404,7 +404,6 @@ impl SplitSeal {
             },
             adapt: None,
             range: None,
-            positional: None,
         };
         sink.end()?;
         Ok((sink.into_state().inner, hex))
@@ -448,7 +447,6 @@ pub fn seal_range<W: Write>(
         },
         adapt: None,
         range: None,
-        positional: None,
     })
     .with_range(first_chunk))
 }

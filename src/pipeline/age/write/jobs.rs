@@ -2,15 +2,15 @@
 //! STREAM chunks (and, into a regular file, written where it goes); the pieces of plaintext the
 //! sealing jobs share without copying.
 
-use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 
 use super::super::super::intake::{input_shrank, Spare};
+use super::super::super::offset::Slot;
 use super::super::GROUP;
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, PayloadCipher};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::age::{CHUNK, CHUNK_CT, TAG};
 use crate::stats::{timed, ChunkTimes};
 
@@ -22,27 +22,24 @@ pub(super) const SEAL_BYTES: usize = GROUP * CHUNK;
 /// from memory); see docs/PERFORMANCE.md §6.
 const WRITE_CHUNKS: usize = 4;
 
-/// What the workers need: the STREAM cipher, how chunks become zstd frames, and where sealed
-/// chunks go when the workers write them.
+/// What the workers need: the STREAM cipher, and how chunks become zstd frames.
 pub(super) struct Work {
     pub(super) cipher: PayloadCipher,
     /// `None`: the plaintext is the input (`-c none`).
     pub(super) codec: Option<Codec>,
     pub(super) chunk_log2: u8,
-    /// Set by [`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to): the output file and the offset of STREAM chunk 0.
-    pub(super) out: std::sync::OnceLock<(Arc<std::fs::File>, u64)>,
 }
 
 /// A run of age plaintext bytes: part of a frame (or, without compression, of an input buffer or
 /// of the input file itself), shared by the sealing jobs it spans, so that no byte is copied on
 /// the calling thread.
-pub(super) struct Piece {
+pub(crate) struct Piece {
     pub(super) src: Source,
     /// Offsets in the buffer, or in the file.
     pub(super) range: Range<u64>,
 }
 
-pub(super) enum Source {
+pub(crate) enum Source {
     /// A buffer, and where it goes back when the last piece of it is sealed.
     Buf(Arc<Vec<u8>>, Spare),
     /// Without compression, a regular input file: the sealing job reads its bytes itself.
@@ -113,7 +110,7 @@ impl Source {
 }
 
 /// A job's result, in stream order.
-pub(super) enum Done {
+pub(crate) enum Done {
     /// A chunk of the input as one zstd frame: `frame[..len]`, of `plain` input bytes.
     Frame {
         frame: Vec<u8>,
@@ -133,16 +130,16 @@ pub(super) enum Done {
         times: ChunkTimes,
     },
     /// Sealed STREAM chunks, `len` bytes: in `out[..len]` to be written, or (`wrote`) already
-    /// written by the job, `out` then holding only its last few; the pieces they were made of,
-    /// and how many input bytes they complete (for progress without compression).
+    /// written by the job into its reserved place, `out` then holding only its last few; the
+    /// pieces they were made of, and how many input bytes they complete (for progress without
+    /// compression).
     Sealed {
         out: Vec<u8>,
         len: usize,
         pieces: Vec<Piece>,
         input: u64,
         times: ChunkTimes,
-        /// The job wrote its `len` bytes into the output file itself, taking this long.
-        wrote: Option<std::time::Duration>,
+        wrote: bool,
     },
 }
 
@@ -184,10 +181,11 @@ impl Work {
     }
 
     /// Seals the `len` bytes of `pieces` as STREAM chunks `first..`; `last`: the final chunk is
-    /// among them (the last, which may be full, or empty when it is the only one). Into a
-    /// regular file the job writes them where they go, [`WRITE_CHUNKS`] at a time from one small
-    /// buffer that stays in the core's cache; otherwise they are all left in `out` for the
-    /// calling thread to write.
+    /// among them (the last, which may be full, or empty when it is the only one). Given its
+    /// place in the output file (`slot`), the job writes them there, [`WRITE_CHUNKS`] at a time
+    /// from one small buffer that stays in the core's cache; otherwise they are all left in
+    /// `out` for the calling thread to write.
+    #[allow(clippy::too_many_arguments)] // one job's inputs, each moved into it
     pub(super) fn seal(
         &self,
         first: u64,
@@ -196,12 +194,12 @@ impl Work {
         last: bool,
         mut out: Vec<u8>,
         input: u64,
+        mut slot: Option<Slot>,
     ) -> Result<Done> {
         let mut times = ChunkTimes::default();
         let count = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
         let total = len + count * TAG;
-        let direct = self.out.get();
-        let per_write = match direct {
+        let per_write = match slot {
             Some(_) => WRITE_CHUNKS,
             None => count.max(1),
         };
@@ -209,10 +207,6 @@ impl Work {
         if out.len() < room {
             out.resize(room, 0);
         }
-        #[cfg(unix)]
-        let mut wrote = direct.map(|_| std::time::Duration::ZERO);
-        #[cfg(not(unix))]
-        let wrote = None;
         let mut pieces_at = (0usize, 0usize);
         let mut k = 0;
         while k < count {
@@ -233,18 +227,11 @@ impl Work {
                 });
                 filled = at + body + TAG;
             }
-            // Chunk `first + k` starts `first + k` whole sealed chunks after the payload's
-            // start.
-            #[cfg(unix)]
-            if let (Some((file, at)), Some(took)) = (direct, wrote.as_mut()) {
-                use std::os::unix::fs::FileExt;
+            // Chunk `first + k` starts `k` whole sealed chunks into the job's place.
+            if let Some(slot) = &mut slot {
                 let chunk = first + k as u64;
-                let offset = at + chunk * CHUNK_CT as u64;
-                timed(took, || file.write_all_at(&out[..filled], offset)).map_err(|e| {
-                    Error::Io(Arc::new(io::Error::new(
-                        e.kind(),
-                        format!("writing STREAM chunks from {chunk} at offset {offset}: {e}"),
-                    )))
+                slot.write_at((k * CHUNK_CT) as u64, &out[..filled], || {
+                    format!(" (STREAM chunks from {chunk})")
                 })?;
             }
             k += n;
@@ -255,7 +242,7 @@ impl Work {
             pieces,
             input,
             times,
-            wrote,
+            wrote: slot.is_some(),
         })
     }
 }

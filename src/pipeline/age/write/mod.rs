@@ -9,17 +9,19 @@
 //! Without compression the input is the age plaintext: each job seals one chunk of the input
 //! (`--chunk-size`, a multiple of age's 64 KiB STREAM chunk; 2 MiB unless given, [`RAW_JOB`]),
 //! and the end of the input is cut into a job per worker. Into a regular file
-//! ([`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to)) every sealing job writes its own output by offset: a job
-//! seals whole STREAM chunks from a known chunk number, so where its bytes go is known before it
-//! runs, and the calling thread neither copies nor writes the payload.
+//! ([`ChunkWriter::write_frames_to`](crate::pipeline::ChunkWriter::write_frames_to)) every
+//! sealing job writes its own output by offset: a job seals whole STREAM chunks, so its output's
+//! length, and so its place, is known before it runs ([`SinkState::reserve`]), and the calling
+//! thread neither copies nor writes the payload. The window, the order of release and the
+//! output are the engine's one write driver's (pipeline/emit.rs).
 
 use std::collections::VecDeque;
-use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::Write;
 use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 
+use super::super::emit::{self, Sealing};
 use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
 use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
@@ -30,7 +32,7 @@ use crate::crypto::{FileKey, PassphraseKdf, Recipient};
 use crate::error::{Error, Result};
 use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK,
-    MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER,
+    MAX_FRAMES, NONCE_LEN, RAW_BLOCK, SEEKABLE_MARKER, TAG,
 };
 use crate::format::chunk_log2_of;
 use crate::stats::{timed, ChunkTimes, StreamStats};
@@ -70,13 +72,13 @@ pub type AgeWriter<W> = ChunkWriter<AgeSink<W>>;
 
 /// The sealing of an age v1 file into `W`, for the engine's writer.
 pub struct AgeSink<W: Write> {
+    /// Dropped first: a job never started holds its place in the output file
+    /// ([`SinkState::reserve`]), which the state's writes by offset wait for when dropped.
+    window: Window<Done>,
     /// The output, the intake, the times, the progress counter and the sticky failure.
     state: SinkState<W>,
     work: Arc<Work>,
-    window: Window<Done>,
     queue: Queue,
-    /// Bytes the workers wrote into the output file, and where it ends.
-    written: Option<(Option<Arc<AtomicU64>>, u64)>,
     /// The seek table's entries: (compressed, decompressed) per frame, the marker first.
     table: Vec<(u32, u32)>,
     /// Input bytes taken in and chunks handed to jobs.
@@ -136,7 +138,6 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
             cipher: PayloadCipher::new(Cipher::ChaCha20Poly1305, &payload_key.0),
             codec,
             chunk_log2,
-            out: std::sync::OnceLock::new(),
         };
         let mut pending = VecDeque::new();
         let mut table = Vec::new();
@@ -146,18 +147,17 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
         }
         let intake = Intake::new(0, chunk_size, chunk_size + ALIGN);
         Ok(ChunkWriter::from_sink(AgeSink {
-            state: SinkState::new(inner, intake),
-            work: Arc::new(work),
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
             window: Window::new(&opts.threads, seal_bytes),
+            state: SinkState::new(inner, intake),
+            work: Arc::new(work),
             queue: Queue {
                 len: pending.iter().map(Piece::len).sum(),
                 pieces: pending,
                 next_chunk: 0,
                 seal_bytes,
             },
-            written: None,
             table,
             tally: Tally::default(),
             spares: Vec::new(),
@@ -167,20 +167,14 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
 
 impl<W: Write> AgeSink<W> {
     fn end_file(&mut self) -> Result<()> {
-        if self.state.intake.len() > 0 {
-            self.submit()?;
-        }
         // Every frame back, in order, before the table.
-        while let Some(d) = self.next_done() {
-            self.handle(d?)?;
-            self.push_seals();
-        }
+        emit::finish_jobs(self)?;
         if self.work.codec.is_some() {
             let table = seek_table(&self.table);
             self.add_piece(Piece::whole(table));
         }
         while self.queue.len > self.queue.seal_bytes {
-            self.make_room()?;
+            emit::make_room(self)?;
         }
         // The rest, the final chunk last (an empty input: one empty final chunk), cut into a
         // job per worker so that the end of the file is not sealed on one core alone.
@@ -188,27 +182,15 @@ impl<W: Write> AgeSink<W> {
         let per_job = chunks.div_ceil(self.window.threads().max(1)).max(1) * CHUNK;
         while self.queue.len > per_job {
             let pieces = self.take_pieces(per_job);
-            self.make_room()?;
+            emit::make_room(self)?;
             self.push_seal(pieces, per_job, false);
         }
         let len = self.queue.len;
         let pieces = self.take_pieces(len);
-        self.make_room()?;
+        emit::make_room(self)?;
         self.push_seal(pieces, len, true);
-        while let Some(d) = self.next_done() {
-            self.handle(d?)?;
-        }
-        timed(&mut self.state.stages.write, || self.state.inner.flush())?;
-        if let (Some((file, _)), Some((_, end))) = (self.work.out.get(), &self.written) {
-            // The shared position goes where a sequential write would have left it.
-            io::Seek::seek(&mut &**file, io::SeekFrom::Start(*end))?;
-        }
-        Ok(())
-    }
-
-    fn next_done(&mut self) -> Option<Result<Done>> {
-        let window = &mut self.window;
-        timed(&mut self.state.stages.wait, || window.next())
+        emit::drain(self)?;
+        self.state.close()
     }
 
     /// A raw-block frame of the `plain` bytes at `offset` of `src`, as pieces: one small buffer
@@ -278,19 +260,6 @@ impl<W: Write> AgeSink<W> {
         out
     }
 
-    /// Takes results in order until the window has room for one more job, handing out the
-    /// sealing work that is ready first.
-    fn make_room(&mut self) -> Result<()> {
-        loop {
-            self.push_seals();
-            if self.window.has_room() {
-                return Ok(());
-            }
-            let d = self.next_done().expect("a full window is not empty");
-            self.handle(d?)?;
-        }
-    }
-
     /// Hands out sealing jobs of `seal_bytes` while more than that is pending (so the final
     /// chunk is never among them) and the window has room.
     fn push_seals(&mut self) {
@@ -300,9 +269,13 @@ impl<W: Write> AgeSink<W> {
         }
     }
 
+    /// Queues the sealing of `len` bytes of `pieces` as the next STREAM chunks (`last`: the
+    /// final chunk among them), into its reserved place when the output is written by offset.
     fn push_seal(&mut self, pieces: Vec<Piece>, len: usize, last: bool) {
         let first = self.queue.next_chunk;
-        self.queue.next_chunk += len.div_ceil(CHUNK) as u64;
+        let chunks = len.div_ceil(CHUNK).max(usize::from(last && len == 0));
+        self.queue.next_chunk += chunks as u64;
+        let slot = self.state.reserve((len + chunks * TAG) as u64);
         let out = self.spares.pop().unwrap_or_default();
         // Without compression, progress counts the input bytes as they are sealed.
         let input = match self.work.codec {
@@ -311,12 +284,20 @@ impl<W: Write> AgeSink<W> {
         };
         let work = Arc::clone(&self.work);
         self.window
-            .push(move || work.seal(first, pieces, len, last, out, input));
+            .push(move || work.seal(first, pieces, len, last, out, input, slot));
+    }
+}
+
+impl<W: Write> Sealing for AgeSink<W> {
+    type Done = Done;
+
+    fn window(&mut self) -> &mut Window<Done> {
+        &mut self.window
     }
 
     /// One result, in order: a frame joins the pending plaintext; sealed chunks are written and
     /// the buffers no job needs any more are kept for reuse.
-    fn handle(&mut self, d: Done) -> Result<()> {
+    fn release(&mut self, d: Done) -> Result<()> {
         match d {
             Done::Frame {
                 frame,
@@ -326,10 +307,7 @@ impl<W: Write> AgeSink<W> {
                 times,
             } => {
                 self.table.push((len as u32, plain as u32));
-                self.state.stages.add_chunk(&times);
-                if let Some(p) = &self.state.progress {
-                    p.fetch_add(plain as u64, Ordering::Relaxed);
-                }
+                self.state.count(plain, &times);
                 self.state.intake.recycle_input(input);
                 self.add_piece(Piece::part(Arc::new(frame), Spare::Output, 0..len));
             }
@@ -342,10 +320,7 @@ impl<W: Write> AgeSink<W> {
             } => {
                 self.table
                     .push((raw_zstd_frame_len(plain) as u32, plain as u32));
-                self.state.stages.add_chunk(&times);
-                if let Some(p) = &self.state.progress {
-                    p.fetch_add(plain as u64, Ordering::Relaxed);
-                }
+                self.state.count(plain, &times);
                 for (i, b) in unused.into_iter().enumerate() {
                     match i {
                         0 if matches!(src, Source::Buf(..)) => self.state.intake.recycle_output(b),
@@ -363,27 +338,16 @@ impl<W: Write> AgeSink<W> {
                 times,
                 wrote,
             } => {
-                debug_assert!(wrote.is_none() || self.written.is_some());
-                match (wrote, &mut self.written) {
-                    (Some(took), Some((count, end))) => {
-                        self.state.stages.write += took;
-                        *end += len as u64;
-                        if let Some(c) = count {
-                            c.fetch_add(len as u64, Ordering::Relaxed);
-                        }
-                    }
-                    _ => {
-                        let inner = &mut self.state.inner;
-                        timed(&mut self.state.stages.write, || {
-                            inner.write_all(&out[..len])
-                        })?;
-                    }
+                if !wrote {
+                    self.state.write_out(&out[..len])?;
                 }
-                self.state.stages.add_chunk(&times);
-                if let Some(p) = self.state.progress.as_ref().filter(|_| input > 0) {
-                    p.fetch_add(input, Ordering::Relaxed);
-                }
+                self.state.count(input as usize, &times);
                 self.spares.push(out);
+                if wrote {
+                    // The writes the jobs did themselves, as they are done: their time, and a
+                    // failure among them.
+                    self.state.settle_done()?;
+                }
                 for p in pieces {
                     // The last job to use a buffer gives it back.
                     if let Source::Buf(b, spare) = p.src {
@@ -395,6 +359,11 @@ impl<W: Write> AgeSink<W> {
             }
         }
         Ok(())
+    }
+
+    /// The sealing work ready: jobs of `seal_bytes` while the window has room.
+    fn ready(&mut self) {
+        self.push_seals();
     }
 }
 
@@ -412,16 +381,18 @@ impl<W: Write> ChunkSink for AgeSink<W> {
         let (input, at, len) = self.state.intake.take();
         self.tally.plaintext_len += len as u64;
         self.tally.chunks += 1;
-        self.make_room()?;
         match self.work.codec {
             Some(_) => {
                 let out = self.state.intake.output_buffer();
                 let work = Arc::clone(&self.work);
-                self.window.push(move || work.frame(input, at, len, out));
+                emit::push(self, move || work.frame(input, at, len, out))
             }
-            None => self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len)),
+            None => {
+                emit::make_room(self)?;
+                self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len));
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// A full chunk of the regular file `file` at `offset`, read by the worker that needs it:
@@ -433,13 +404,12 @@ impl<W: Write> ChunkSink for AgeSink<W> {
         let len = self.state.intake.chunk_size();
         self.tally.plaintext_len += len as u64;
         self.tally.chunks += 1;
-        self.make_room()?;
         match self.work.codec {
             Some(_) => {
                 let mut input = self.state.intake.input_buffer();
                 let out = self.state.intake.output_buffer();
                 let (work, file) = (Arc::clone(&self.work), Arc::clone(file));
-                self.window.push(move || {
+                emit::push(self, move || {
                     let mut read = std::time::Duration::ZERO;
                     // The probe reads its sample alone: a chunk that will not compress is
                     // read by the sealing jobs, straight from the file, and never here.
@@ -471,25 +441,25 @@ impl<W: Write> ChunkSink for AgeSink<W> {
                         times.read += read;
                     }
                     Ok(done)
-                });
+                })
             }
-            None => self.add_piece(Piece {
-                src: Source::File(Arc::clone(file)),
-                range: offset..offset + len as u64,
-            }),
+            None => {
+                emit::make_room(self)?;
+                self.add_piece(Piece {
+                    src: Source::File(Arc::clone(file)),
+                    range: offset..offset + len as u64,
+                });
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     fn threads(&self) -> usize {
         self.window.threads()
     }
 
-    /// Every sealing job writes its own output: a job seals whole STREAM chunks from a known
-    /// chunk number, so where its bytes go is known before it runs.
-    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
-        let _ = self.work.out.set((Arc::new(file), at));
-        self.written = Some((count, at));
+    fn flush_sealed(&mut self) -> Result<()> {
+        emit::flush(self)
     }
 
     /// The last chunk, the seek table, the final STREAM chunk.
