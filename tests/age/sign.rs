@@ -129,6 +129,47 @@ fn ssh_keygen_checks_the_signature_of_an_age_file() {
     }
 }
 
+/// `-a --sign`: the signature is over the armored file as stored (its end line included), and
+/// the report counts the armored bytes that reached the file.
+#[test]
+fn an_armored_age_file_is_signed_as_stored() {
+    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (id, public) = common::keygen_file(dir.path(), "me.key");
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, common::data(300_000)).unwrap();
+    let key = ssh_key(&ssh_keygen, dir.path(), "ed25519");
+    let (out, sig) = (dir.path().join("a.age"), dir.path().join("a.age.sig"));
+    let run = zseal()
+        .args([
+            "encrypt", "--format", "age", "-a", "--json", "-r", &public, "--sign",
+        ])
+        .arg(&key)
+        .arg("-o")
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.ends_with("-----END AGE ENCRYPTED FILE-----\n"),
+        "{text}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stderr).unwrap();
+    assert_eq!(report["bytes_out"], text.len() as u64);
+    assert!(ssh_verifies(&ssh_keygen, &key, &out, &sig, "zseal"));
+    zseal()
+        .args(["decrypt", "-i"])
+        .arg(&id)
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(common::data(300_000));
+}
+
 #[test]
 fn what_cannot_be_signed_is_refused_before_anything_is_written() {
     let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
