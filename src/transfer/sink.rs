@@ -371,6 +371,52 @@ mod tests {
         assert_eq!(left.len(), 1, "only `out`: {left:?}");
     }
 
+    /// A region of an existing file is written in place from its offset: nothing before or
+    /// after it changes, nothing is created.
+    #[test]
+    fn a_region_is_written_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("shared");
+        std::fs::write(&f, b"0123456789").unwrap();
+        let mut sink = Sink::region(&f, SeekFrom::Start(3)).unwrap();
+        sink.write_all(b"abc").unwrap();
+        sink.commit(true).unwrap();
+        let mut end = Sink::region(&f, SeekFrom::End(0)).unwrap();
+        end.write_all(b"!").unwrap();
+        end.commit(false).unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"012abc6789!");
+        let e = Sink::region(&dir.path().join("none"), SeekFrom::Start(0)).unwrap_err();
+        assert!(e.to_string().contains("none"), "{e}");
+    }
+
+    /// Armor around a file: no handle to write by offset, the count is of the armored bytes
+    /// stored, and the end marker is written by `finish` (or by the commit).
+    #[test]
+    fn an_armored_sink_counts_and_ends_what_is_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("a.age");
+        let count = Arc::new(AtomicU64::new(0));
+        let sink = Sink::create(&dest, false, None).unwrap();
+        let mut armored = sink.counting(count.clone()).armored().unwrap();
+        assert!(armored.shared_handle().is_none() && armored.temporary_path().is_some());
+        armored.write_all(&[7u8; 1000]).unwrap();
+        let beneath = armored.finish().unwrap();
+        assert!(beneath.shared_handle().is_some(), "the file beneath, again");
+        beneath.commit(false).unwrap();
+        let text = std::fs::read_to_string(&dest).unwrap();
+        assert!(text.starts_with("-----BEGIN AGE ENCRYPTED FILE-----\n"));
+        assert!(
+            text.ends_with("-----END AGE ENCRYPTED FILE-----\n"),
+            "{text}"
+        );
+        assert_eq!(count.load(Ordering::Relaxed), text.len() as u64);
+        #[cfg(feature = "remote")]
+        {
+            let e = Sink::stream(Vec::new(), "s").commit_parts().unwrap_err();
+            assert!(e.to_string().contains("not a task's parts"), "{e}");
+        }
+    }
+
     /// A device is written in place, never turned into a file: /dev/null takes no overwrite,
     /// has no temporary file, and keeps nothing back.
     #[cfg(unix)]
