@@ -52,7 +52,7 @@ impl SplitOpen {
         keys: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let keys = keys_from_kwargs("SplitOpen", keys)?;
-        if keys.signers.is_required() {
+        if keys.signers.is_required() || keys.signature.is_some() {
             return Err(PyValueError::new_err(
                 "signers: a signer check reads the whole file in order, in one process \
                  (zseal.verify(..., signers=...)), not split across tasks",
