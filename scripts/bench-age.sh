@@ -12,12 +12,7 @@
 # Needs: age (Debian), rage (built here with cargo into target/bench-tools, optimised), openssl,
 # the corpus (../shared/corpus/make_corpus.sh; the 1 GiB random file is made here the same way).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-runs=5
-if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
-corpus=${1:-${ZSEAL_CORPUS:-/tmp/zseal-corpus}}
-work=${ZSEAL_BENCH_DIR:-/tmp/zseal-bench-age}
-mkdir -p "$work"
+. "$(dirname "$0")/bench-args.sh" age "$@"
 
 command -v age >/dev/null || { echo "bench-age: install age (apt-get install age)" >&2; exit 1; }
 rage=$root/target/bench-tools/bin/rage
@@ -25,8 +20,7 @@ if [ ! -x "$rage" ]; then
   cargo install rage --version 0.12.1 --locked --quiet --root "$root/target/bench-tools" \
     --target-dir "$root/target/bench-tools/build"
 fi
-(cd "$root" && cargo build --release --quiet --bin zseal)
-zseal=$root/target/release/zseal
+bench_build_zseal
 
 GiB=1073741824
 random=$corpus/random_1G.bin

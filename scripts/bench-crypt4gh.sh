@@ -13,18 +13,12 @@
 # Needs: the reference in the test environment (scripts/test-all makes target/pyenv), a release
 # build of zseal (built here).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-runs=5
-if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
-corpus=${1:-${ZSEAL_CORPUS:-/tmp/zseal-corpus}}
-work=${ZSEAL_BENCH_DIR:-/tmp/zseal-bench-c4gh}
-mkdir -p "$work"
+. "$(dirname "$0")/bench-args.sh" c4gh "$@"
 ref=$root/target/pyenv/bin/crypt4gh
 [ -x "$ref" ] || { echo "bench-crypt4gh: run scripts/test-all once (it installs crypt4gh into target/pyenv)" >&2; exit 1; }
 src=$corpus/text.tar
 [ -f "$src" ] || { echo "bench-crypt4gh: run ../shared/corpus/make_corpus.sh $corpus" >&2; exit 1; }
-(cd "$root" && cargo build --release --quiet --bin zseal)
-zseal=$root/target/release/zseal
+bench_build_zseal
 
 [ -f "$work/me.sec" ] || "$root/target/pyenv/bin/crypt4gh-keygen" --sk "$work/me.sec" --pk "$work/me.pub" --nocrypt -f
 sk=$work/me.sec

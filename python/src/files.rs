@@ -25,6 +25,7 @@ pub(crate) fn decrypt_file(
         .threads(threads_of(threads))
         .signers(keys.signers.clone());
     let mut dec = unlock(py, source, &name, &keys, &opts)?;
+    check_beside(py, &mut dec, &keys, Some(&name), &name)?;
     let out_name = dst.display().to_string();
     let mut t = new_output(py, dst, overwrite, OVERWRITE_HINT)?;
     py.detach(|| plan.copy(&mut dec, None, Output(&mut t)))

@@ -250,6 +250,68 @@ pub(crate) struct Keys {
     max_work_factor: Option<u8>,
     /// Who must have signed (`signers=`, `allowed_signers=`; none: nothing is required).
     pub(crate) signers: zseal::crypto::sign::Signers,
+    /// A crypt4gh file's detached signature (`signature=`: a path or an object's URL); by
+    /// default `FILE.sig` beside the file.
+    pub(crate) signature: Option<String>,
+}
+
+/// Where the file `file` was opened from, when it names a place (a path or an object's URL):
+/// what a signature can be beside.
+pub(crate) fn origin_of(file: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if let Some(url) = as_url(file)? {
+        return Ok(Some(url));
+    }
+    Ok(as_path(file)?.map(|p| p.display().to_string()))
+}
+
+/// A crypt4gh file read under `signers=` (FORMAT.md §13.9): its detached signature, given as
+/// `signature=` or found beside the file (`origin`.sig, as the command line's `--signer` finds
+/// it), is read now, so that a missing one fails before any work, and checked at the end of
+/// the read. `signature=` with no signer, or for a file that holds its own signatures, is
+/// refused.
+pub(crate) fn check_beside<R: Read>(
+    py: Python<'_>,
+    reader: &mut zseal::Reader<R>,
+    keys: &Keys,
+    origin: Option<&str>,
+    name: &str,
+) -> PyResult<()> {
+    let required = keys.signers.is_required();
+    let Some(c) = reader.as_crypt4gh_mut() else {
+        return match &keys.signature {
+            Some(_) => Err(to_py(
+                py,
+                name,
+                option_error(
+                    "signature= is a crypt4gh file's signature beside it; this file holds its own \
+                 signatures: leave signature= out",
+                ),
+            )),
+            None => Ok(()),
+        };
+    };
+    if !required {
+        return match &keys.signature {
+            Some(_) => Err(to_py(py, name, option_error(
+                "signature= is checked against signers= or allowed_signers=: give the signer too",
+            ))),
+            None => Ok(()),
+        };
+    }
+    let path =
+        keys.signature
+            .clone()
+            .or_else(|| origin.map(zseal::transfer::signature_beside))
+            .ok_or_else(|| {
+                to_py(py, name, option_error(
+                "a crypt4gh file keeps its signature beside it, and a file object has nothing \
+                 beside it: pass signature= (the path of its .sig file)",
+            ))
+            })?;
+    let sig = py
+        .detach(|| zseal::transfer::read_signature(&path))
+        .map_err(|e| to_py(py, name, e))?;
+    c.require_signature(sig).map_err(|e| to_py(py, name, e))
 }
 
 /// Reads the header and unlocks it with the key it needs; a key the caller did not pass is a
@@ -352,7 +414,14 @@ pub(crate) fn open_decryptor(
     let opts = DecryptOptions::default()
         .threads(threads_of(threads))
         .signers(keys.signers.clone());
-    let dec = unlock(file.py(), src, &name, keys, &opts)?;
+    let mut dec = unlock(file.py(), src, &name, keys, &opts)?;
+    check_beside(
+        file.py(),
+        &mut dec,
+        keys,
+        origin_of(file)?.as_deref(),
+        &name,
+    )?;
     Ok((dec, name, plan))
 }
 
@@ -363,6 +432,7 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
     let (mut identity, mut passphrase, mut max_work_factor, mut key_passphrase) =
         (None, None, None, None);
     let mut signers = zseal::crypto::sign::Signers::default();
+    let mut signature = None;
     for (k, v) in kwargs.into_iter().flatten() {
         let name: String = k.extract()?;
         match name.as_str() {
@@ -371,6 +441,13 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
             "max_work_factor" => max_work_factor = v.extract()?,
             "key_passphrase" => key_passphrase = Some(v),
             "signers" => add_signers(&mut signers, &v)?,
+            "signature" if !v.is_none() => {
+                let s = as_url(&v)?.or(as_path(&v)?.map(|p| p.display().to_string()));
+                signature = Some(s.ok_or_else(|| {
+                    PyValueError::new_err("signature must be the path or URL of a .sig file")
+                })?);
+            }
+            "signature" => {}
             "allowed_signers" if !v.is_none() => {
                 let path = as_path(&v)?.ok_or_else(|| {
                     PyValueError::new_err(
@@ -396,6 +473,7 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
         key_passphrase.as_ref(),
     )?;
     keys.signers = signers;
+    keys.signature = signature;
     Ok(keys)
 }
 
@@ -464,5 +542,6 @@ pub(crate) fn keys_of(
         passphrase: passphrase.map(Zeroizing::new),
         max_work_factor,
         signers: Default::default(),
+        signature: None,
     })
 }

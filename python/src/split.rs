@@ -1,7 +1,21 @@
 //! One container sealed in pieces by many processes (FORMAT.md §11; `zseal.dask`): the
-//! coordinator's `SplitSeal` and a task's `seal_range`, over the library's.
+//! coordinator's `SplitSeal` and a task's `seal_range`, over the library's. What a task or the
+//! coordinator writes is a `transfer::Sink` as every front end's output is: a piece file (a new
+//! file renamed into place when whole), a region of a shared file, a task's parts of an upload.
 
 use crate::*;
+use zseal::transfer::Sink as TransferSink;
+
+/// `sink` behind a 1 MiB buffer: the engine's frames are written in small pieces.
+pub(crate) fn buffered(sink: TransferSink) -> io::BufWriter<TransferSink> {
+    io::BufWriter::with_capacity(1 << 20, sink)
+}
+
+/// Writes out the buffer and commits the sink beneath (`sync`: its data reaches the disk).
+pub(crate) fn commit(w: io::BufWriter<TransferSink>, sync: bool) -> zseal::Result<()> {
+    let sink = w.into_inner().map_err(|e| Error::from(e.into_error()))?;
+    Ok(sink.commit(sync)?)
+}
 
 /// Settings for an object store over the environment (object_store's keys: `zseal.dask`'s
 /// `storage_options`, translated).
@@ -98,10 +112,10 @@ impl SplitSeal {
         let parsed = parse_results(py, &results)?;
         let digest = py
             .detach(|| -> zseal::Result<Option<String>> {
-                let file = std::fs::OpenOptions::new().append(true).open(&path)?;
-                let sink = std::io::BufWriter::with_capacity(1 << 20, file);
+                let sink = buffered(TransferSink::region(&path, SeekFrom::End(0))?);
                 let (sink, digest) = self.inner.write_trailer(&parsed, sink)?;
-                sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                // The caller syncs the whole file once it is complete.
+                commit(sink, false)?;
                 Ok(digest)
             })
             .map_err(|e| to_py(py, &name, e))?;
@@ -330,7 +344,8 @@ impl Task<'_> {
 
 /// Seals plaintext bytes `start..end` of `src` (a path, or an object's URL: of the version
 /// whose ETag is `version`, when given) as the chunks from `first_chunk` into `out`, with
-/// `threads`: the new file at that path (frames only), or, given a ticket (bytes, from
+/// `threads`: the file at that path (frames only; written beside it and renamed over it when
+/// whole), or, given a ticket (bytes, from
 /// `SharedUpload.ticket`), the task's parts of that upload. Returns the range's result (bytes,
 /// for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
 #[pyfunction]
@@ -365,9 +380,9 @@ pub(crate) fn seal_range<'py>(
             .map_err(|e| to_py(py, "", e.into()))?;
         let (result, parts) = py
             .detach(|| -> zseal::Result<_> {
-                let sink = zseal::remote::PartWriter::new(&ticket, &settings)?;
-                let (sink, result) = task.seal_into(sink)?;
-                Ok((result.to_bytes(), sink.finish()?.to_bytes()))
+                let parts = zseal::remote::PartWriter::new(&ticket, &settings)?;
+                let (sink, result) = task.seal_into(TransferSink::parts(parts, &src))?;
+                Ok((result.to_bytes(), sink.commit_parts()?.to_bytes()))
             })
             .map_err(|e| to_py(py, &src, e))?;
         return Ok((PyBytes::new(py, &result), PyBytes::new(py, &parts))
@@ -377,10 +392,11 @@ pub(crate) fn seal_range<'py>(
     let out: PathBuf = out.extract()?;
     let result = py
         .detach(|| -> zseal::Result<Vec<u8>> {
-            let sink = std::io::BufWriter::with_capacity(1 << 20, File::create(&out)?);
+            // Written beside the piece file and renamed over it when whole: an earlier attempt
+            // of a rescheduled task, still running, never truncates or mixes into this one.
+            let sink = buffered(TransferSink::create(&out, true, None)?);
             let (sink, result) = task.seal_into(sink)?;
-            let file = sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
-            file.sync_all()?;
+            commit(sink, true)?;
             Ok(result.to_bytes())
         })
         .map_err(|e| to_py(py, &src, e))?;

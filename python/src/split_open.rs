@@ -52,7 +52,7 @@ impl SplitOpen {
         keys: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let keys = keys_from_kwargs("SplitOpen", keys)?;
-        if keys.signers.is_required() {
+        if keys.signers.is_required() || keys.signature.is_some() {
             return Err(PyValueError::new_err(
                 "signers: a signer check reads the whole file in order, in one process \
                  (zseal.verify(..., signers=...)), not split across tasks",
@@ -219,9 +219,10 @@ pub(crate) fn open_range<'py>(
     if let Some(ticket) = ticket {
         let (result, parts) = py
             .detach(|| -> zseal::Result<_> {
-                let sink = zseal::remote::PartWriter::new(&ticket, &settings)?;
+                let parts = zseal::remote::PartWriter::new(&ticket, &settings)?;
+                let sink = zseal::transfer::Sink::parts(parts, &src);
                 let (sink, r) = zseal::open_range(&mut open()?, start, end, sink)?;
-                Ok((r.to_bytes(), sink.finish()?.to_bytes()))
+                Ok((r.to_bytes(), sink.commit_parts()?.to_bytes()))
             })
             .map_err(|e| to_py(py, &src, e))?;
         return Ok((PyBytes::new(py, &result), PyBytes::new(py, &parts))
@@ -238,12 +239,10 @@ pub(crate) fn open_range<'py>(
             let r = match &path {
                 None => zseal::open_range(&mut dec, start, end, io::sink())?.1,
                 Some(p) => {
-                    let mut f = std::fs::OpenOptions::new().write(true).open(p)?;
-                    f.seek(SeekFrom::Start(start))?;
-                    let sink = io::BufWriter::with_capacity(1 << 20, f);
-                    let (sink, r) = zseal::open_range(&mut dec, start, end, sink)?;
-                    let f = sink.into_inner().map_err(|e| Error::from(e.into_error()))?;
-                    f.sync_data()?;
+                    let region = zseal::transfer::Sink::region(p, SeekFrom::Start(start))?;
+                    let (sink, r) =
+                        zseal::open_range(&mut dec, start, end, split::buffered(region))?;
+                    split::commit(sink, true)?;
                     r
                 }
             };

@@ -120,3 +120,37 @@ def test_post_quantum_keys_seal_and_open(tmp_path):
     with pytest.raises(zseal.ZsealError, match="cannot be mixed with classic"):
         zseal.encrypt_file(str(tmp_path / "in"), str(tmp_path / "x"), recipients=[public, classic])
     assert not (tmp_path / "x").exists()
+
+
+def test_a_crypt4gh_files_signature_is_checked_beside_it(signed, zseal_bin, keys):
+    """A crypt4gh file keeps its signature beside it (FORMAT.md §13.9): ``signers=`` finds
+    FILE.c4gh.sig as the command line's ``--signer`` does, ``signature=`` names one elsewhere (a
+    file object has nothing beside it), and another signer, a missing signature or a signature
+    with no signer to check it against is refused."""
+    d, plain, identity = signed
+    _, recipient = keys
+    c4gh = d / "c.c4gh"
+    subprocess.run([zseal_bin, "encrypt", "-q", "--format", "crypt4gh", "-r", recipient, "--sign", str(d / "alice"),
+                    str(d / "in.bin"), "-o", str(c4gh)], check=True)
+    alice, bob = str(d / "alice.pub"), str(d / "bob.pub")
+    with zseal.open(str(c4gh), identity=identity, signers=alice) as f:
+        assert f.read() == plain
+    out = d / "c.out"
+    zseal.decrypt_file(str(c4gh), str(out), identity=identity, signers=alice)
+    assert out.read_bytes() == plain
+    with pytest.raises(zseal.ZsealError, match="none of the signers given"):
+        zseal.verify(str(c4gh), identity=identity, signers=bob)
+    lone, elsewhere = d / "lone.c4gh", d / "elsewhere.sig"
+    lone.write_bytes(c4gh.read_bytes())
+    elsewhere.write_bytes((d / "c.c4gh.sig").read_bytes())
+    with pytest.raises(zseal.ZsealFileNotFoundError, match="lone.c4gh.sig"):
+        zseal.verify(str(lone), identity=identity, signers=alice)
+    zseal.verify(str(lone), identity=identity, signers=alice, signature=str(elsewhere))
+    with open(lone, "rb") as fo, pytest.raises(zseal.OptionError, match="signature="):
+        zseal.open(fo, identity=identity, signers=alice)
+    with open(lone, "rb") as fo, zseal.open(fo, identity=identity, signers=alice, signature=elsewhere) as f:
+        assert f.read() == plain
+    with pytest.raises(zseal.OptionError, match="signers="):
+        zseal.verify(str(lone), identity=identity, signature=str(elsewhere))
+    with pytest.raises(zseal.OptionError, match="holds its own"):
+        zseal.verify(str(d / "s.zseal"), identity=identity, signers=alice, signature=str(elsewhere))

@@ -193,8 +193,8 @@ def seal_range(
     version: str | None = None,
 ) -> bytes | tuple[bytes, bytes]:
     """Seals bytes start..end of src (a path or an object's URL, of the ETag version when given)
-    as the chunks from first_chunk into the new file out, or, given a ticket (bytes), as the
-    task's parts of that upload."""
+    as the chunks from first_chunk into the file out (written beside it and renamed over it when
+    whole), or, given a ticket (bytes), as the task's parts of that upload."""
 
 def object_version(url: str, settings: Sequence[tuple[str, str]] = ...) -> tuple[int, str | None] | None: ...
 

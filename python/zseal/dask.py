@@ -39,7 +39,6 @@ import os
 import secrets
 import shutil
 import sys
-import tempfile
 from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
@@ -98,19 +97,10 @@ def _seal_task(task_key: _Secret, first: int, src: str, version: str | None, sta
     """One task: seals plaintext bytes start..end of src (an object: of the ETag ``version``)
     into the part file, or as its parts of the upload the ticket ``out`` names."""
     key, opts = task_key.reveal(), settings.reveal()
-    if isinstance(out, bytes):
-        return _zseal.seal_range(key, first, src, start, end, out, threads, opts, version), _where()
-    # Written beside the part file and renamed over it when whole: an earlier attempt of a
-    # rescheduled task, still running, never truncates or mixes into the attempt Dask kept.
-    fd, attempt = tempfile.mkstemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".attempt-")
-    os.close(fd)
-    try:
-        result = _zseal.seal_range(key, first, src, start, end, attempt, threads, opts, version)
-        os.replace(attempt, out)
-    finally:
-        if os.path.exists(attempt):
-            os.unlink(attempt)
-    return result, _where()
+    # A part file is written beside itself and renamed into place when whole (the library's
+    # sink): an earlier attempt of a rescheduled task, still running, never truncates or mixes
+    # into the attempt Dask kept.
+    return _zseal.seal_range(key, first, src, start, end, out, threads, opts, version), _where()
 
 
 def _wants_progress(progress: bool | None) -> bool:

@@ -39,13 +39,16 @@ class OpenOptions(TypedDict, total=False):
     (an OpenSSH public key, the path of a ``.pub`` file, or a list of them) and
     ``allowed_signers`` (the path of an OpenSSH allowed_signers file): with either, reading a
     zseal container succeeds only with a good signature by one of them (docs/FORMAT.md §12),
-    reading it whole and in order."""
+    reading it whole and in order; a crypt4gh file's is its detached signature, ``signature``
+    (the path or URL of its ``.sig``; by default ``FILE.sig`` beside the file, FORMAT.md
+    §13.9)."""
 
     identity: Any
     max_work_factor: int | None
     key_passphrase: str | Callable[[str], str | None] | None
     signers: Any
     allowed_signers: Any
+    signature: Any
 
 
 def take_keys(options: dict) -> dict:

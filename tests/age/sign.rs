@@ -58,15 +58,33 @@ fn blob(armored: &str) -> Vec<u8> {
         .unwrap()
 }
 
-#[test]
-fn ssh_keygen_checks_the_signature_of_an_age_file() {
-    let Some(ssh_keygen) = common::peer_tool("ssh-keygen") else {
-        return;
-    };
+/// What a signing test starts from: ssh-keygen (absent: the test is skipped), a directory, an
+/// age identity and its recipient, and 300,000 bytes of input.
+fn signing() -> Option<(PathBuf, tempfile::TempDir, (PathBuf, String), PathBuf)> {
+    let ssh_keygen = common::peer_tool("ssh-keygen")?;
     let dir = tempfile::tempdir().unwrap();
-    let (id, public) = common::keygen_file(dir.path(), "me.key");
+    let keys = common::keygen_file(dir.path(), "me.key");
     let input = dir.path().join("in.bin");
     std::fs::write(&input, common::data(300_000)).unwrap();
+    Some((ssh_keygen, dir, keys, input))
+}
+
+/// `zseal decrypt -i ID OUT` gives [`signing`]'s input.
+fn decrypts_to_the_input(id: &Path, out: &Path) {
+    zseal()
+        .args(["decrypt", "-i"])
+        .arg(id)
+        .arg(out)
+        .assert()
+        .success()
+        .stdout(common::data(300_000));
+}
+
+#[test]
+fn ssh_keygen_checks_the_signature_of_an_age_file() {
+    let Some((ssh_keygen, dir, (id, public), input)) = signing() else {
+        return;
+    };
     for kind in ["ed25519", "ecdsa", "rsa"] {
         let key = ssh_key(&ssh_keygen, dir.path(), kind);
         let out = dir.path().join(format!("{kind}.age"));
@@ -103,13 +121,7 @@ fn ssh_keygen_checks_the_signature_of_an_age_file() {
             "{kind}"
         );
         // The age file itself is unchanged by signing: it decrypts as ever.
-        zseal()
-            .args(["decrypt", "-i"])
-            .arg(&id)
-            .arg(&out)
-            .assert()
-            .success()
-            .stdout(common::data(300_000));
+        decrypts_to_the_input(&id, &out);
         if kind == "ed25519" {
             // Ed25519 signs deterministically: ssh-keygen -Y sign of the same file gives the
             // same SSHSIG.
@@ -127,6 +139,37 @@ fn ssh_keygen_checks_the_signature_of_an_age_file() {
             assert_eq!(blob(&armored), blob(&theirs));
         }
     }
+}
+
+/// `-a --sign`: the signature is over the armored file as stored (its end line included), and
+/// the report counts the armored bytes that reached the file.
+#[test]
+fn an_armored_age_file_is_signed_as_stored() {
+    let Some((ssh_keygen, dir, (id, public), input)) = signing() else {
+        return;
+    };
+    let key = ssh_key(&ssh_keygen, dir.path(), "ed25519");
+    let (out, sig) = (dir.path().join("a.age"), dir.path().join("a.age.sig"));
+    let run = zseal()
+        .args([
+            "encrypt", "--format", "age", "-a", "--json", "-r", &public, "--sign",
+        ])
+        .arg(&key)
+        .arg("-o")
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.ends_with("-----END AGE ENCRYPTED FILE-----\n"),
+        "{text}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stderr).unwrap();
+    assert_eq!(report["bytes_out"], text.len() as u64);
+    assert!(ssh_verifies(&ssh_keygen, &key, &out, &sig, "zseal"));
+    decrypts_to_the_input(&id, &out);
 }
 
 #[test]

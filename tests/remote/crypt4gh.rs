@@ -214,3 +214,82 @@ fn crypt4gh_rekey_on_azure_streams() {
     assert!(c4gh_open(&last, &a).unwrap() == plain);
     assert!(c4gh_open(&last, &b).is_err());
 }
+
+/// A signed crypt4gh file in an object (issue 44): `decrypt`/`verify --signer KEY s3://b/x.c4gh`
+/// find `s3://b/x.c4gh.sig` beside it, as beside a local file; `--signature` takes an object's
+/// URL; with no signature beside the object, the error names where it was looked for, and a
+/// signature of another file fails.
+#[test]
+fn a_crypt4gh_objects_signature_is_found_beside_it() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "c4gh-signed");
+    let d = tempfile::tempdir().unwrap();
+    let keys = common::keys();
+    let (signer, signer_pub, id) = (
+        keys.join("ed25519"),
+        keys.join("ed25519.pub"),
+        keys.join("age.key"),
+    );
+    let recipient = std::fs::read_to_string(keys.join("age.pub")).unwrap();
+    let mut sealed = Vec::new();
+    for (name, seed) in [("x", 1), ("y", 2)] {
+        let src = d.path().join(name);
+        std::fs::write(&src, common::noise(200_000, seed)).unwrap();
+        let out = d.path().join(format!("{name}.c4gh"));
+        let enc = zseal(base)
+            .args(["encrypt", "--format", "crypt4gh", "-q", "--sign"])
+            .arg(&signer)
+            .args(["-r", recipient.trim()])
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(enc.status.success(), "{enc:?}");
+        sealed.push((
+            std::fs::read(&out).unwrap(),
+            std::fs::read(d.path().join(format!("{name}.c4gh.sig"))).unwrap(),
+        ));
+    }
+    let put = |key: &str, body: &[u8]| {
+        let (status, _) = raw(base, "PUT", &format!("/{b}/{key}"), body).unwrap();
+        assert_eq!(status, 200, "{key}");
+    };
+    put("x.c4gh", &sealed[0].0);
+    put("x.c4gh.sig", &sealed[0].1);
+    put("y.c4gh", &sealed[1].0);
+    put("other.sig", &sealed[1].1);
+    let run = |args: &[&str]| {
+        zseal(base)
+            .args(args)
+            .arg("--signer")
+            .arg(&signer_pub)
+            .arg("-i")
+            .arg(&id)
+            .output()
+            .unwrap()
+    };
+    let x = format!("s3://{b}/x.c4gh");
+    let y = format!("s3://{b}/y.c4gh");
+    let out = run(&["decrypt", &x]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(said.contains("good signature"), "{said}");
+    assert_eq!(out.stdout, common::noise(200_000, 1));
+    let out = run(&["verify", &x]);
+    assert!(out.status.success(), "{out:?}");
+    // y.c4gh has no signature beside it: the error names where it looked.
+    let out = run(&["verify", &y]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains(&format!("{y}.sig")),
+        "{said}"
+    );
+    // Given as an object's URL: y's own signature opens it; x's does not.
+    let other = format!("s3://{b}/other.sig");
+    let out = run(&["verify", &y, "--signature", &other]);
+    assert!(out.status.success(), "{out:?}");
+    let xs = format!("s3://{b}/x.c4gh.sig");
+    let out = run(&["verify", &y, "--signature", &xs]);
+    assert!(!out.status.success(), "{out:?}");
+}

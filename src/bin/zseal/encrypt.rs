@@ -1,10 +1,7 @@
 //! `zseal encrypt`: INPUT (or stdin) into a container (or, with `--format age`, an age v1 file),
 //! to recipients or a passphrase.
 
-use std::io::Write;
 use std::path::PathBuf;
-
-use age::armor::{ArmoredWriter, Format as ArmorFormat};
 
 use anyhow::{bail, Context};
 use zseal::{Cipher, Codec, EncryptOptions, Format, HashAlg, Writer};
@@ -14,7 +11,6 @@ use crate::files::{display_name, open_input, Output};
 use crate::keys;
 use crate::progress::{Counters, Progress};
 use crate::report::Direction;
-use zseal::io::Counted;
 
 #[path = "encrypt_c4gh.rs"]
 mod c4gh;
@@ -232,7 +228,7 @@ fn seal(
 /// statement the writer made).
 fn seal_with(
     a: &Args,
-    start: impl Fn(Sink<Counted<Output>>) -> zseal::Result<Writer<Sink<Counted<Output>>>>,
+    start: impl Fn(Output) -> zseal::Result<Writer<Output>>,
     (mut input, name): (zseal::transfer::Source, Option<&std::path::Path>),
     output: Output,
     signing: Option<crate::sign::Signing>,
@@ -241,11 +237,14 @@ fn seal_with(
     let what = display_name(name, "standard input");
     let counters = Counters::default();
     let size = input.size();
+    let output = output.counting(counters.output.clone())?;
     // Armor is a streaming transform of the output bytes: the workers cannot write by offset
-    // into it, so they hand their output to the calling thread.
-    let shared = output.shared_handle().filter(|_| !a.armor);
-    let output = Counted::new(output, counters.output.clone());
-    let output = Sink::new(output, a.armor)?;
+    // into it (its sink lends no handle), so they hand their output to the calling thread.
+    let output = match a.armor {
+        true => output.armored()?,
+        false => output,
+    };
+    let shared = output.shared_handle();
     let mut enc = start(output)?;
     let clock = Clock::start();
     let progress = Progress::start(c.report.mode(), &counters, size, "encrypting");
@@ -263,8 +262,7 @@ fn seal_with(
     progress.finish();
     let output = output
         .finish()
-        .with_context(|| format!("encrypting {what}"))?
-        .into_inner();
+        .with_context(|| format!("encrypting {what}"))?;
     let signature = match (signing, pems.is_empty()) {
         (Some(s), true) => Some(s.sign(&output)?),
         (Some(s), false) => Some(s.write(&pems)?),
@@ -277,44 +275,4 @@ fn seal_with(
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Encrypt, bytes, stats);
     Ok(())
-}
-
-/// The encrypted bytes on their way to the output: as they are, or ASCII-armored (age's own
-/// armor writer, `age::armor`), whose end lines are written by [`Sink::finish`].
-enum Sink<W: Write> {
-    Plain(W),
-    Armored(ArmoredWriter<W>),
-}
-
-impl<W: Write> Sink<W> {
-    fn new(inner: W, armor: bool) -> std::io::Result<Self> {
-        Ok(match armor {
-            false => Sink::Plain(inner),
-            true => Sink::Armored(ArmoredWriter::wrap_output(inner, ArmorFormat::AsciiArmor)?),
-        })
-    }
-
-    /// The output, after the armor's last line and its end marker.
-    fn finish(self) -> std::io::Result<W> {
-        match self {
-            Sink::Plain(w) => Ok(w),
-            Sink::Armored(w) => w.finish(),
-        }
-    }
-}
-
-impl<W: Write> Write for Sink<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sink::Plain(w) => w.write(buf),
-            Sink::Armored(w) => w.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.flush(),
-            Sink::Armored(w) => w.flush(),
-        }
-    }
 }

@@ -317,6 +317,48 @@ impl Output {
         Ok(Output::from(sink))
     }
 
+    /// The same output with the library's sink changed by `f` (counting, armor); the gate
+    /// that keeps binary off a terminal takes no change.
+    fn map_sink(self, f: impl FnOnce(Sink) -> io::Result<Sink>) -> anyhow::Result<Output> {
+        match self {
+            Output::Sink { sink, _guard } => Ok(Output::Sink {
+                sink: f(sink)?,
+                _guard,
+            }),
+            Output::Terminal(_) => bail!("a terminal receives plaintext as it is"),
+        }
+    }
+
+    /// Counts into `count` the bytes that reach the output (armored bytes behind armor).
+    pub fn counting(
+        self,
+        count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ) -> anyhow::Result<Output> {
+        self.map_sink(|s| Ok(s.counting(count)))
+    }
+
+    /// The output behind age's ASCII armor (`encrypt --format age -a`): written by the calling
+    /// thread ([`Output::shared_handle`] is then `None`), ended by [`Output::finish`].
+    pub fn armored(self) -> anyhow::Result<Output> {
+        self.map_sink(Sink::armored)
+    }
+
+    /// Writes the armor's end, if any, so that the finished output can be read back (signed)
+    /// before the commit.
+    pub fn finish(self) -> anyhow::Result<Output> {
+        let name = self.name();
+        self.map_sink(Sink::finish)
+            .map_err(|e| anyhow!("cannot write {name}: {e}"))
+    }
+
+    /// The name messages use for the output.
+    fn name(&self) -> String {
+        match self {
+            Output::Sink { sink, .. } => sink.name().to_string(),
+            Output::Terminal(_) => "the terminal".into(),
+        }
+    }
+
     /// Flushes and, for a file, syncs it (when `sync`) and renames it into place; completes
     /// an upload.
     pub fn commit(self, sync: bool) -> anyhow::Result<()> {

@@ -43,10 +43,13 @@ pub struct Unlock<'a> {
     pub signature: Option<PathBuf>,
 }
 
-/// `INPUT.sig`, where `encrypt --format crypt4gh --sign` puts a crypt4gh file's signature;
-/// `None` for standard input.
+/// `INPUT.sig`, where `encrypt --format crypt4gh --sign` puts a crypt4gh file's signature:
+/// beside a file, or beside an object in its bucket; `None` for standard input.
 pub fn signature_beside(input: Option<&Path>) -> Option<PathBuf> {
     let input = input.filter(|p| !crate::stdin::is_dash(p))?;
+    if let Some(url) = crate::files::url_of(input) {
+        return Some(PathBuf::from(zseal::transfer::signature_beside(url)));
+    }
     let mut s = input.as_os_str().to_owned();
     s.push(".sig");
     Some(PathBuf::from(s))

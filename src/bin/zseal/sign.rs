@@ -159,8 +159,12 @@ impl SignerArgs {
     }
 }
 
-/// A detached signature file (`ssh-keygen -Y sign` writes them armored).
+/// A detached signature (`ssh-keygen -Y sign` writes them armored): a file, standard input
+/// (`-`), or an object beside the one read (`s3://b/x.c4gh.sig`).
 pub fn read_signature(path: &std::path::Path) -> anyhow::Result<zseal::crypto::sign::Signature> {
+    if let Some(url) = crate::files::url_of(path) {
+        return zseal::transfer::read_signature(url).with_context(|| format!("reading {url}"));
+    }
     let (pem, name) = crate::stdin::read_path(path, "the signature -")?;
     let pem = String::from_utf8_lossy(&pem);
     zseal::crypto::sign::Signature::from_pem(&pem).with_context(|| format!("reading {name}"))
