@@ -20,7 +20,7 @@ use object_store::multipart::PartId;
 
 use self::check::Refusal;
 use self::cutter::{Cutter, Plain};
-use self::record::{from_hex, options_text, source_id, to_hex, Record};
+use self::record::{from_hex, options_text, source_id, Origin, Record};
 pub use self::rotate::RotateJob;
 use super::upload::Upload;
 use super::{block_on, writer::first_part_size, Object, Own, Remote, Replace, Scheme};
@@ -59,6 +59,25 @@ pub struct UploadDone {
     pub chunks: u64,
     /// The whole-plaintext digest, as `b3sum` prints it (`None` without one).
     pub digest_hex: Option<String>,
+}
+
+impl UploadDone {
+    /// A run that completed the upload from `parts` parts, `kept` of them from before, having
+    /// sealed `sealed` plaintext bytes into `chunks` chunks and uploaded `uploaded` bytes.
+    fn of(
+        (kept, parts): (usize, usize),
+        (sealed, uploaded, chunks): (u64, u64, u64),
+        digest_hex: Option<String>,
+    ) -> UploadDone {
+        UploadDone {
+            parts_kept: kept,
+            parts_sent: parts - kept,
+            sealed,
+            uploaded,
+            chunks,
+            digest_hex,
+        }
+    }
 }
 
 /// A pending upload, as its journal describes it.
@@ -141,24 +160,20 @@ impl Remote {
         let part_size = self.part_size_for(id.size) as u64;
         let (split, header) = SplitSeal::new(job.recipients, job.opts)?;
         let upload = Upload::start(obj)?;
-        let mut rec = Record {
-            version: record::VERSION,
-            url: obj.url.clone(),
-            upload_id: upload.id().to_string(),
-            replace: if job.overwrite { "overwrite" } else { "create" }.into(),
-            source: id,
-            source_etag: None,
+        let origin = Origin::File {
+            id,
             options: options_text(job.opts),
-            recipients: job.recipients_id.to_string(),
-            header: to_hex(&header),
-            key: to_hex(&split.task_key().to_bytes()),
-            part_size,
-            parts: Vec::new(),
-            created: record::now(),
-            updated: 0,
+            overwrite: job.overwrite,
         };
-        upload.journaled(&obj.url);
-        upload.write_journal(|| rec.store())?;
+        let key = split.task_key().to_bytes();
+        let rec = Record::new(
+            (&obj.url, upload.id()),
+            origin,
+            job.recipients_id,
+            (&header, &key),
+            part_size,
+        );
+        let rec = begin_journal(&upload, rec)?;
         let start = Start {
             done: Vec::new(),
             kept: None,
@@ -321,14 +336,11 @@ fn send(
         return Err(end_job(obj, &rec, &m));
     }
     complete(obj, upload, &rec, &parts)?;
-    Ok(UploadDone {
-        parts_kept,
-        parts_sent: parts.len() - parts_kept,
-        sealed: n,
-        uploaded,
-        chunks,
-        digest_hex: digest,
-    })
+    Ok(UploadDone::of(
+        (parts_kept, parts.len()),
+        (n, uploaded, chunks),
+        digest,
+    ))
 }
 
 /// Seals the file from chunk `first` into `shared`, then the container's end after the `kept`
@@ -414,6 +426,13 @@ fn complete(
             Err(kept_error(e, rec))
         }
     }
+}
+
+/// Ties the new journal `rec` to `upload` and writes it, before any part is sent.
+fn begin_journal(upload: &Upload, mut rec: Record) -> io::Result<Record> {
+    upload.journaled(&rec.url);
+    upload.write_journal(|| rec.store())?;
+    Ok(rec)
 }
 
 /// Opens the source: a regular file, with its identity (its absolute path).

@@ -10,15 +10,12 @@ use std::sync::{Arc, Mutex};
 
 use super::check::{self, Refusal};
 use super::cutter::Cutter;
-use super::record::{self, from_hex, to_hex, PartRecord, Record, SourceId};
-use super::{block_on, Object, Own, Remote, Upload};
+use super::record::{from_hex, Origin, PartRecord, Record, ROTATE};
+use super::{begin_journal, block_on, Object, Own, Remote, Upload};
 use super::{end_job, invalid, kept_error, pending_error, pending_upload, Shared, UploadDone};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, Rotation};
 use crate::remote::RemoteReader;
-
-/// What a rotation journal's `options` say (an `encrypt`'s say what sealed the file).
-const ROTATE: &str = "rotate";
 
 /// One rotation of an object in place.
 pub struct RotateJob<'a> {
@@ -63,30 +60,18 @@ impl Remote {
         let rekeyed = locked.rekey(job.identities, job.recipients, job.opts)?;
         let (header, rotation, mut reader) = rekeyed.into_rotation()?;
         let upload = Upload::start(obj)?;
-        let mut rec = Record {
-            version: record::VERSION,
-            url: obj.url.clone(),
-            upload_id: upload.id().to_string(),
-            replace: "version".into(),
-            source: SourceId {
-                path: obj.url.clone(),
-                dev: 0,
-                inode: 0,
-                size,
-                mtime_ns: 0,
-            },
-            source_etag: version.e_tag.clone(),
-            options: ROTATE.into(),
-            recipients: job.recipients_id.to_string(),
-            header: to_hex(&header),
-            key: to_hex(rotation.new_payload_key()),
-            part_size: self.part_size_for(size) as u64,
-            parts: Vec::new(),
-            created: record::now(),
-            updated: 0,
+        let origin = Origin::Rotated {
+            size,
+            e_tag: version.e_tag.clone(),
         };
-        upload.journaled(&obj.url);
-        upload.write_journal(|| rec.store())?;
+        let rec = Record::new(
+            (&obj.url, upload.id()),
+            origin,
+            job.recipients_id,
+            (&header, rotation.new_payload_key()),
+            self.part_size_for(size) as u64,
+        );
+        let rec = begin_journal(&upload, rec)?;
         let from = From {
             done: Vec::new(),
             frame: 0,
@@ -354,12 +339,9 @@ fn send(
         }
     };
     super::complete(obj, upload, &rec, &parts)?;
-    Ok(UploadDone {
-        parts_kept,
-        parts_sent: parts.len() - parts_kept,
-        sealed: n,
-        uploaded,
-        chunks,
-        digest_hex: None,
-    })
+    Ok(UploadDone::of(
+        (parts_kept, parts.len()),
+        (n, uploaded, chunks),
+        None,
+    ))
 }
