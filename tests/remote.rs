@@ -837,6 +837,10 @@ mod proxy {
         /// connection that died after N parts; by number, as parts in flight race; Azure's
         /// blocks by the order their ids arrive in, so with one part in flight).
         pub drop_parts_after: u64,
+        /// Those parts are answered 403 instead, which no client retries: the run fails at
+        /// once whatever its retry timeout (which can then be long enough for a loaded
+        /// machine's hiccups).
+        pub refuse_dropped: bool,
         /// Every UploadPart is held this long before it is forwarded (a slow link).
         pub part_delay: Duration,
     }
@@ -1068,6 +1072,10 @@ mod proxy {
                 };
                 if f.drop_parts_after > 0 && number > f.drop_parts_after {
                     served.fetch_add(1, Ordering::Relaxed);
+                    if f.refuse_dropped {
+                        error(&mut out, "403 Forbidden", "AuthorizationFailure")?;
+                        continue;
+                    }
                     return Ok(());
                 }
                 std::thread::sleep(f.part_delay);
