@@ -20,6 +20,8 @@ mod common;
 mod crypt4gh;
 #[path = "remote/resume.rs"]
 mod resume;
+#[path = "remote/resume_azure.rs"]
+mod resume_azure;
 
 /// The running server's base URL (`http://127.0.0.1:PORT`), or `None` to skip.
 fn moto() -> Option<&'static str> {
@@ -832,8 +834,13 @@ mod proxy {
         /// stalled transfer, for a test to kill the client in).
         pub stall_after: u64,
         /// Every UploadPart of a part number over N has its connection closed unanswered (a
-        /// connection that died after N parts; by number, as parts in flight race).
+        /// connection that died after N parts; by number, as parts in flight race; Azure's
+        /// blocks by the order their ids arrive in, so with one part in flight).
         pub drop_parts_after: u64,
+        /// Those parts are answered 403 instead, which no client retries: the run fails at
+        /// once whatever its retry timeout (which can then be long enough for a loaded
+        /// machine's hiccups).
+        pub refuse_dropped: bool,
         /// Every UploadPart is held this long before it is forwarded (a slow link).
         pub part_delay: Duration,
     }
@@ -849,10 +856,28 @@ mod proxy {
         pub released: AtomicU64,
         /// Completions whose answers were lost.
         pub lost: AtomicU64,
-        /// UploadPart requests received (S3's PUT ?partNumber=N&uploadId=…).
+        /// UploadPart requests received (S3's PUT ?partNumber=N&uploadId=…, Azure's PUT
+        /// ?comp=block&blockid=…).
         pub upload_parts: AtomicU64,
         /// Request body bytes received (what the client uploaded).
         pub request_bytes: AtomicU64,
+        /// Azure's block ids in the order they first arrived.
+        block_ids: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Seen {
+        /// The number of block `id`: its place among the ids seen, from 1.
+        fn block_number(&self, id: &str) -> u64 {
+            let mut ids = self.block_ids.lock().unwrap();
+            let at = match ids.iter().position(|i| i == id) {
+                Some(at) => at,
+                None => {
+                    ids.push(id.to_string());
+                    ids.len() - 1
+                }
+            };
+            at as u64 + 1
+        }
     }
 
     pub struct Proxy {
@@ -1032,18 +1057,25 @@ mod proxy {
                 return Ok(());
             }
             let line = &req.line;
-            if line.starts_with("PUT ")
-                && line.contains("partNumber=")
-                && line.contains("uploadId=")
-            {
+            let query = |k: &str| line.split(['?', '&', ' ']).find_map(|q| q.strip_prefix(k));
+            let s3_part = query("partNumber=").is_some() && query("uploadId=").is_some();
+            // Azure's Put Block has no number: blocks are numbered as their ids first arrive
+            // (a retry sends the same id).
+            let block = query("comp=") == Some("block");
+            if line.starts_with("PUT ") && (s3_part || block) {
                 seen.upload_parts.fetch_add(1, Ordering::SeqCst);
-                let number = line
-                    .split(['?', '&', ' '])
-                    .find_map(|q| q.strip_prefix("partNumber="))
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .unwrap_or(0);
+                let number = match query("blockid=") {
+                    Some(id) if block => seen.block_number(id),
+                    _ => query("partNumber=")
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0),
+                };
                 if f.drop_parts_after > 0 && number > f.drop_parts_after {
                     served.fetch_add(1, Ordering::Relaxed);
+                    if f.refuse_dropped {
+                        error(&mut out, "403 Forbidden", "AuthorizationFailure")?;
+                        continue;
+                    }
                     return Ok(());
                 }
                 std::thread::sleep(f.part_delay);
@@ -1600,6 +1632,7 @@ fn gcs_stub() -> Option<&'static str> {
 /// gs:// writes through the stand-in for the XML API object_store uploads with (no emulator
 /// on PyPI has it): a multipart upload and a single PUT read back, no clobbering without
 /// --force (a conditional PUT), and a failed write leaves no object and no upload in progress.
+/// `--resume` into gs:// is refused, saying why.
 #[test]
 fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     let Some(base) = gcs_stub() else { return };
@@ -1626,6 +1659,18 @@ fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     // Of this object: the other tests write through the same server at the same time.
     let (_, pending) = raw(base, "GET", "/_stub/uploads?key=plain", b"").unwrap();
     assert_eq!(pending, b"0", "no upload in progress");
+    // Not resumable (docs/OBJECTS.md §7, "Not on GCS"): --resume says so, not "nothing to
+    // resume".
+    let src = d.path().join("src.bin");
+    std::fs::write(&src, common::noise(6 << 20, 53)).unwrap();
+    in_store(base, &env, &["encrypt", "-o", "gs://zseal/r", "--resume"])
+        .arg(&src)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "--resume: resumable uploads are implemented for s3:// and az://",
+        ))
+        .stderr(contains("not for gs://"));
 }
 
 /// Two keys and a 12 MiB container sealed to both in the object `url` (three 5 MiB parts when
@@ -1855,10 +1900,13 @@ fn gcs_and_azure_rewrites_in_place_never_overwrite_a_concurrent_writer() {
         } else {
             base.to_string()
         };
+        // The other writer is another machine: it does not see the rotation's journal (a
+        // rotation of an Azure blob is a resumable upload).
         let seal = |plain: Vec<u8>| {
             zseal(base)
                 .env("AZURE_STORAGE_USE_EMULATOR", "true")
                 .env(var, &direct)
+                .env("XDG_STATE_HOME", d.path().join("other-writer"))
                 .args([
                     "encrypt", "-q", "-f", "-c", "none", "-r", &public, "-o", &url,
                 ])
@@ -2595,6 +2643,43 @@ mod resuming {
         );
     }
 
+    /// Starts `encrypt src -o url` (one part in flight) with its store's endpoint (`var`,
+    /// a slow proxy's URL) and SIGKILLs it once the journal in `state` holds `parts` parts; the
+    /// parts the journal then holds.
+    pub fn kill_once_journaled(
+        base: &str,
+        (var, endpoint): (&str, &str),
+        state: &Path,
+        (src, url): (&Path, &str),
+        parts: usize,
+    ) -> u64 {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+            .arg("encrypt")
+            .args(SEAL)
+            .arg(pw())
+            .args(["-o", url])
+            .arg(src)
+            .envs(zseal_env(base))
+            .env("AZURE_STORAGE_USE_EMULATOR", "true")
+            .env(var, endpoint)
+            .env("XDG_STATE_HOME", state)
+            .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while journaled_parts(state).unwrap_or(0) < parts {
+            assert!(
+                Instant::now() < deadline,
+                "the journal never held {parts} parts"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        journaled_parts(state).unwrap() as u64
+    }
+
     /// Resumes the upload of `src` into `url` through a counting proxy; the UploadParts sent.
     pub fn resume(base: &str, state: &Path, src: &Path, url: &str) -> u64 {
         let p = proxy::start(base, proxy::Faults::default());
@@ -2661,30 +2746,8 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
             ..Default::default()
         },
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
-        .arg("encrypt")
-        .args(resuming::SEAL)
-        .arg(pw())
-        .args(["-o", &killed])
-        .arg(&src)
-        .envs(zseal_env(base))
-        .env("AWS_ENDPOINT_URL", &slow.url)
-        .env("XDG_STATE_HOME", &state)
-        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while resuming::journaled_parts(&state).unwrap_or(0) < 2 {
-        assert!(
-            Instant::now() < deadline,
-            "the journal never held two parts"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let kept = resuming::journaled_parts(&state).unwrap() as u64;
+    let endpoint = ("AWS_ENDPOINT_URL", slow.url.as_str());
+    let kept = resuming::kill_once_journaled(base, endpoint, &state, (&src, &killed), 2);
     assert!(kept >= 2 && kept < parts, "{kept} of {parts}");
     assert_eq!(resuming::resume(base, &state, &src, &killed), parts - kept);
     resuming::decrypts_to(base, &killed, &plain);

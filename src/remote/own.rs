@@ -398,14 +398,39 @@ async fn head(bucket: &Bucket, key: &str, name: &str) -> Option<String> {
 /// The ids of the blob's committed blocks, in order, as object_store names them (base64
 /// decoded); `None` when the request fails.
 async fn committed_blocks(container: &Bucket, key: &str) -> Option<Vec<String>> {
-    use base64::Engine;
-    let url = container.url(
-        key,
-        &[("comp", "blocklist"), ("blocklisttype", "committed")],
-    );
+    let list = block_list(container, key, "committed").await.ok()?;
+    let named = list.committed_blocks.unwrap_or_default().named();
+    named.into_iter().map(|(id, _)| id).collect()
+}
+
+/// The blob's uncommitted blocks (Put Block's that no Put Block List has committed yet), each
+/// with its id as object_store names it (base64 decoded) and its size: what a resumed upload
+/// into Azure finds of the blocks it sent (docs/OBJECTS.md §7, "On Azure"). A blob that has no
+/// block at all (404) has none; a block whose name object_store could not have given is left
+/// out (it is not one of zseal's).
+pub(crate) async fn uncommitted_blocks(
+    container: &Bucket,
+    key: &str,
+) -> io::Result<Vec<(String, u64)>> {
+    match block_list(container, key, "uncommitted").await {
+        Ok(list) => Ok(list
+            .uncommitted_blocks
+            .unwrap_or_default()
+            .named()
+            .into_iter()
+            .filter_map(|(id, size)| Some((id?, size)))
+            .collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Get Block List of the blob `key`, of the blocks `kind` (`committed` or `uncommitted`).
+async fn block_list(container: &Bucket, key: &str, kind: &str) -> io::Result<BlockList> {
+    let url = container.url(key, &[("comp", "blocklist"), ("blocklisttype", kind)]);
     let a = container
         .send(
-            "reading the committed blocks",
+            &format!("reading the {kind} blocks"),
             Request::Check(Some("BlockList")),
             Method::GET,
             url,
@@ -413,23 +438,16 @@ async fn committed_blocks(container: &Bucket, key: &str) -> Option<Vec<String>> 
             Bytes::new(),
         )
         .await
-        .result
-        .ok()?;
-    let list: BlockList = parse(&a.body).ok()?;
-    let b64 = base64::engine::general_purpose::STANDARD;
-    list.committed_blocks
-        .unwrap_or_default()
-        .block
-        .iter()
-        .map(|b| String::from_utf8(b64.decode(&b.name).ok()?).ok())
-        .collect()
+        .result?;
+    parse(&a.body)
 }
 
-/// Azure's answer to Get Block List (the committed blocks only are asked for).
+/// Azure's answer to Get Block List (the kind of blocks asked for is filled).
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct BlockList {
     committed_blocks: Option<Blocks>,
+    uncommitted_blocks: Option<Blocks>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -438,10 +456,26 @@ struct Blocks {
     block: Vec<Block>,
 }
 
+impl Blocks {
+    /// Each block's id as object_store names it (its name, base64 decoded; `None` for a name
+    /// that is not base64 of text, which object_store never sends) and its size.
+    fn named(self) -> Vec<(Option<String>, u64)> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let text = |name: &str| String::from_utf8(b64.decode(name).ok()?).ok();
+        self.block
+            .into_iter()
+            .map(|b| (text(&b.name), b.size))
+            .collect()
+    }
+}
+
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct Block {
     name: String,
+    #[serde(default)]
+    size: u64,
 }
 
 /// Azure's completion: commits the blocks `parts` (in order; a block's id names its number) as

@@ -287,9 +287,9 @@ fn refuse_pending(url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A rotation of an S3 object in place, as a resumable upload (docs/OBJECTS.md §7): a new one,
-/// or with `--resume` the pending one continued. A pending one without `--resume` is refused
-/// before anything is read.
+/// A rotation of an S3 object or an Azure blob in place, as a resumable upload (docs/OBJECTS.md
+/// §7): a new one, or with `--resume` the pending one continued. A pending one without
+/// `--resume` is refused before anything is read.
 #[cfg(feature = "remote")]
 fn rotate_journaled(
     a: &Args,

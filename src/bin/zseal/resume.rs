@@ -97,27 +97,28 @@ fn journaled(
     resume: bool,
 ) -> anyhow::Result<Route> {
     let pending = zseal::remote::pending_upload(url)?;
-    match (&pending, resume) {
-        (Some(p), false) => bail!(
+    if let (Some(p), false) = (&pending, resume) {
+        bail!(
             "{url} has a pending resumable upload ({} parts, {} bytes sent, from {}): add \
              --resume to continue it, or end it with `zseal resume --abort {url}`",
             p.parts,
             p.bytes_sent,
             p.source
-        ),
-        (None, true) => bail!(
-            "there is no pending upload into {url} to resume (`zseal resume --list` shows \
-             those there are): run the command without --resume"
-        ),
-        _ => {}
+        );
     }
+    // With --resume, the caller has refused what is not a file.
     let (Some(path), Some(size)) = (file, size) else {
         return Ok(Route::Plain);
     };
     let remote = zseal::remote::Remote::from_env(url)?;
+    // What can never resume (gs://, --adapt, …) says so before "nothing to resume".
     match remote.why_not_resumable(opts, size) {
         Some(why) if resume => bail!("--resume: {why}"),
         Some(_) => Ok(Route::Plain),
+        None if resume && pending.is_none() => bail!(
+            "there is no pending upload into {url} to resume (`zseal resume --list` shows \
+             those there are): run the command without --resume"
+        ),
         None => Ok(Route::Journaled {
             remote,
             path: path.to_path_buf(),

@@ -264,6 +264,28 @@ mod tests {
         assert!(m.contains("is not the one sent"), "{m}");
     }
 
+    /// Azure's blocks are matched to the journal's parts by id whatever their order at the
+    /// store (listing.rs); blocks the journal does not name are left out, and a journaled block
+    /// the store lacks or holds at another size is refused as S3's parts are.
+    #[test]
+    fn azure_blocks_are_matched_to_the_journals_parts_by_id() {
+        use super::super::listing::by_block_id;
+        let journal = [part(1, "aa", 10), part(2, "bb", 20)];
+        let blocks = [("zz".to_string(), 5), ("bb".into(), 20), ("aa".into(), 10)];
+        let got = by_block_id(&journal, &blocks);
+        assert_eq!(got, [listed_part(1, "aa", 10), listed_part(2, "bb", 20)]);
+        let kept = listed(&journal, &got).ok().expect("kept");
+        assert_eq!((kept[1].0, kept[1].1.content_id.as_str()), (2, "bb"));
+        let m = refusal(listed(&journal, &by_block_id(&journal, &blocks[..2])));
+        assert!(m.contains("no longer holds part 1"), "{m}");
+        let resized = [("aa".to_string(), 10), ("bb".into(), 19)];
+        let m = refusal(listed(&journal, &by_block_id(&journal, &resized)));
+        assert!(
+            m.contains("part 2 (ETag bb, 19 bytes) is not the one sent"),
+            "{m}"
+        );
+    }
+
     /// A changed source is named by what changed.
     #[test]
     fn a_changed_source_is_named_by_what_changed() {

@@ -1,12 +1,14 @@
 //! Uploads that survive a broken connection or a killed process (docs/OBJECTS.md §7, issue 47
-//! §2): a file sealed into an S3 object as FORMAT.md §11 seals a container in pieces (header,
-//! one range of chunks, trailer), cut into parts at frame boundaries ([`cutter`]), with a
-//! journal ([`record`]) of every part the store acknowledged. [`Remote::resume_upload`] checks
-//! the command, the source and the store's parts against the journal ([`check`]), then seals
-//! and sends only the chunks after the parts kept, and completes.
+//! §2): a file sealed into an S3 object or an Azure blob as FORMAT.md §11 seals a container in
+//! pieces (header, one range of chunks, trailer), cut into parts at frame boundaries
+//! ([`cutter`]), with a journal ([`record`]) of every part the store acknowledged.
+//! [`Remote::resume_upload`] checks the command, the source and the store's parts ([`listing`]:
+//! S3's parts, Azure's uncommitted blocks) against the journal ([`check`]), then seals and
+//! sends only the chunks after the parts kept, and completes.
 
 mod check;
 mod cutter;
+mod listing;
 mod record;
 mod rotate;
 
@@ -20,10 +22,10 @@ use object_store::multipart::PartId;
 
 use self::check::Refusal;
 use self::cutter::{Cutter, Plain};
-use self::record::{from_hex, options_text, source_id, to_hex, Record};
+use self::record::{from_hex, options_text, source_id, Origin, Record};
 pub use self::rotate::RotateJob;
 use super::upload::Upload;
-use super::{block_on, writer::first_part_size, Object, Own, Remote, Replace, Scheme};
+use super::{block_on, writer::first_part_size, Object, Remote, Replace, Scheme};
 use crate::crypto::Recipient;
 use crate::hash::HashAlg;
 use crate::pipeline::{seal_range, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey};
@@ -61,6 +63,25 @@ pub struct UploadDone {
     pub digest_hex: Option<String>,
 }
 
+impl UploadDone {
+    /// A run that completed the upload from `parts` parts, `kept` of them from before, having
+    /// sealed `sealed` plaintext bytes into `chunks` chunks and uploaded `uploaded` bytes.
+    fn of(
+        (kept, parts): (usize, usize),
+        (sealed, uploaded, chunks): (u64, u64, u64),
+        digest_hex: Option<String>,
+    ) -> UploadDone {
+        UploadDone {
+            parts_kept: kept,
+            parts_sent: parts - kept,
+            sealed,
+            uploaded,
+            chunks,
+            digest_hex,
+        }
+    }
+}
+
 /// A pending upload, as its journal describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingUpload {
@@ -85,16 +106,14 @@ impl Remote {
     /// resumable (docs/OBJECTS.md §7), or `None` when it can.
     pub fn why_not_resumable(&self, opts: &EncryptOptions, size: u64) -> Option<String> {
         let why = match self.inner.scheme {
-            Scheme::S3 => None,
-            s => Some(format!(
-                "resumable uploads are implemented for s3:// only, not for {} (GCS's ListParts \
-                 and Azure's Get Block List are not used yet)",
-                match s {
-                    Scheme::Gcs => "gs://",
-                    Scheme::Azure => "az://",
-                    _ => "http(s)://",
-                }
-            )),
+            Scheme::S3 | Scheme::Azure => None,
+            Scheme::Gcs => Some(
+                "resumable uploads are implemented for s3:// and az:// only, not for gs:// (no \
+                 GCS emulator here has the XML API's multipart upload to test it against: \
+                 docs/OBJECTS.md §7)"
+                    .to_string(),
+            ),
+            Scheme::Http => Some("an http(s):// URL is read-only".to_string()),
         };
         why.or_else(|| match () {
             _ if opts.format != Format::Zseal => Some(format!(
@@ -141,24 +160,20 @@ impl Remote {
         let part_size = self.part_size_for(id.size) as u64;
         let (split, header) = SplitSeal::new(job.recipients, job.opts)?;
         let upload = Upload::start(obj)?;
-        let mut rec = Record {
-            version: record::VERSION,
-            url: obj.url.clone(),
-            upload_id: upload.id().to_string(),
-            replace: if job.overwrite { "overwrite" } else { "create" }.into(),
-            source: id,
-            source_etag: None,
+        let origin = Origin::File {
+            id,
             options: options_text(job.opts),
-            recipients: job.recipients_id.to_string(),
-            header: to_hex(&header),
-            key: to_hex(&split.task_key().to_bytes()),
-            part_size,
-            parts: Vec::new(),
-            created: record::now(),
-            updated: 0,
+            overwrite: job.overwrite,
         };
-        upload.journaled(&obj.url);
-        upload.write_journal(|| rec.store())?;
+        let key = split.task_key().to_bytes();
+        let rec = Record::new(
+            (&obj.url, upload.id()),
+            origin,
+            job.recipients_id,
+            (&header, &key),
+            part_size,
+        );
+        let rec = begin_journal(&upload, rec)?;
         let start = Start {
             done: Vec::new(),
             kept: None,
@@ -191,23 +206,7 @@ impl Remote {
         check::command(&rec, &options_text(job.opts), job.recipients_id, &now.path)
             .map_err(refused)?;
         check::source(&rec.source, &now).map_err(refused)?;
-        let Own::S3(s3) = &obj.own else {
-            return Err(invalid(
-                self.why_not_resumable(job.opts, now.size)
-                    .unwrap_or_default(),
-            ));
-        };
-        let listed = match block_on(s3.list_parts(obj.path.as_ref(), &rec.upload_id)) {
-            Ok(l) => l,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                return Err(refused(Refusal::Job(format!(
-                    "the store no longer has the upload (aborted, or removed by a lifecycle \
-                     rule): {e}"
-                ))))
-            }
-            Err(e) => return Err(e),
-        };
-        let done = check::listed(&rec.parts, &listed).map_err(refused)?;
+        let done = listing::kept_parts(obj, &rec)?.map_err(refused)?;
         let chunk_size = job.opts.chunk_size as u64;
         let kept = check::reread(&file, &rec.parts, (now.size, chunk_size), job.opts.hash)
             .map_err(refused)?;
@@ -321,14 +320,11 @@ fn send(
         return Err(end_job(obj, &rec, &m));
     }
     complete(obj, upload, &rec, &parts)?;
-    Ok(UploadDone {
-        parts_kept,
-        parts_sent: parts.len() - parts_kept,
-        sealed: n,
-        uploaded,
-        chunks,
-        digest_hex: digest,
-    })
+    Ok(UploadDone::of(
+        (parts_kept, parts.len()),
+        (n, uploaded, chunks),
+        digest,
+    ))
 }
 
 /// Seals the file from chunk `first` into `shared`, then the container's end after the `kept`
@@ -414,6 +410,13 @@ fn complete(
             Err(kept_error(e, rec))
         }
     }
+}
+
+/// Ties the new journal `rec` to `upload` and writes it, before any part is sent.
+fn begin_journal(upload: &Upload, mut rec: Record) -> io::Result<Record> {
+    upload.journaled(&rec.url);
+    upload.write_journal(|| rec.store())?;
+    Ok(rec)
 }
 
 /// Opens the source: a regular file, with its identity (its absolute path).

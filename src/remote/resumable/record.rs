@@ -86,7 +86,74 @@ impl PartRecord {
     }
 }
 
+/// What a job reads, which decides how its journal names the source and how the completion
+/// may replace the object.
+pub(super) enum Origin {
+    /// A file sealed by an `encrypt` with these options ([`options_text`]); `overwrite` is
+    /// `--force`.
+    File {
+        id: SourceId,
+        options: String,
+        overwrite: bool,
+    },
+    /// The object itself, rotated in place (its size, and the ETag of the version read, which
+    /// the completion must still find).
+    Rotated { size: u64, e_tag: Option<String> },
+}
+
+/// What a rotation journal's `options` say (an `encrypt`'s say what sealed the file).
+pub(super) const ROTATE: &str = "rotate";
+
 impl Record {
+    /// The journal of a new job into `url` (multipart upload `upload_id`; empty on Azure) that
+    /// reads `origin`, for `recipients` (the front end's fingerprint), with the container's
+    /// `header` and the `key` its frames are sealed under, in parts of `part_size` bytes; no
+    /// part sent yet.
+    pub(super) fn new(
+        (url, upload_id): (&str, &str),
+        origin: Origin,
+        recipients: &str,
+        (header, key): (&[u8], &[u8]),
+        part_size: u64,
+    ) -> Record {
+        let (source, source_etag, options, replace) = match origin {
+            Origin::File {
+                id,
+                options,
+                overwrite,
+            } => {
+                let replace = if overwrite { "overwrite" } else { "create" };
+                (id, None, options, replace)
+            }
+            Origin::Rotated { size, e_tag } => {
+                let object = SourceId {
+                    path: url.to_string(),
+                    dev: 0,
+                    inode: 0,
+                    size,
+                    mtime_ns: 0,
+                };
+                (object, e_tag, ROTATE.to_string(), "version")
+            }
+        };
+        Record {
+            version: VERSION,
+            url: url.to_string(),
+            upload_id: upload_id.to_string(),
+            replace: replace.to_string(),
+            source,
+            source_etag,
+            options,
+            recipients: recipients.to_string(),
+            header: to_hex(header),
+            key: to_hex(key),
+            part_size,
+            parts: Vec::new(),
+            created: now(),
+            updated: 0,
+        }
+    }
+
     /// Writes the journal whole (atomically, 0600).
     pub(super) fn store(&mut self) -> io::Result<()> {
         self.updated = now();

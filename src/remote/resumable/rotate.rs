@@ -1,24 +1,23 @@
-//! A rotating rekey of an S3 object in place as a resumable upload (docs/OBJECTS.md §7,
-//! "Resuming a rotating rekey"): the old object's frames opened and sealed again under a new
-//! payload key ([`Rotation`]), cut into parts at frame boundaries by the same [`Cutter`] as an
-//! `encrypt`, each acknowledged part journaled with the BLAKE3 of its bytes. A resume reads the
-//! same version of the object (its ETag), makes the kept parts again to check them, and sends
-//! the rest.
+//! A rotating rekey of an S3 object or an Azure blob in place as a resumable upload
+//! (docs/OBJECTS.md §7, "Resuming a rotating rekey"): the old object's frames opened and sealed
+//! again under a new payload key ([`Rotation`]), cut into parts at frame boundaries by the same
+//! [`Cutter`] as an `encrypt`, each acknowledged part journaled with the BLAKE3 of its bytes. A
+//! resume reads the same version of the object (its ETag), makes the kept parts again to check
+//! them, and sends the rest.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use super::check::{self, Refusal};
 use super::cutter::Cutter;
-use super::record::{self, from_hex, to_hex, PartRecord, Record, SourceId};
-use super::{block_on, Object, Own, Remote, Upload};
-use super::{end_job, invalid, kept_error, pending_error, pending_upload, Shared, UploadDone};
+use super::listing;
+use super::record::{from_hex, Origin, PartRecord, Record, ROTATE};
+use super::{begin_journal, end_job, invalid, kept_error, pending_error, pending_upload};
+use super::{Object, Remote, Shared, Upload, UploadDone};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, Rotation};
+use crate::remote::Own;
 use crate::remote::RemoteReader;
-
-/// What a rotation journal's `options` say (an `encrypt`'s say what sealed the file).
-const ROTATE: &str = "rotate";
 
 /// One rotation of an object in place.
 pub struct RotateJob<'a> {
@@ -36,9 +35,10 @@ impl Remote {
     /// Why a rotating rekey of this object in place cannot be a resumable upload, or `None`.
     pub fn why_rotation_not_resumable(&self) -> Option<String> {
         match self.inner.own {
-            Own::S3(_) => None,
+            Own::S3(_) | Own::Azure(_) => None,
             _ => Some(format!(
-                "a resumable rotation is implemented for s3:// objects only, not for {}",
+                "a resumable rotation is implemented for s3:// and az:// objects only, not for \
+                 {}",
                 self.inner.url
             )),
         }
@@ -63,30 +63,18 @@ impl Remote {
         let rekeyed = locked.rekey(job.identities, job.recipients, job.opts)?;
         let (header, rotation, mut reader) = rekeyed.into_rotation()?;
         let upload = Upload::start(obj)?;
-        let mut rec = Record {
-            version: record::VERSION,
-            url: obj.url.clone(),
-            upload_id: upload.id().to_string(),
-            replace: "version".into(),
-            source: SourceId {
-                path: obj.url.clone(),
-                dev: 0,
-                inode: 0,
-                size,
-                mtime_ns: 0,
-            },
-            source_etag: version.e_tag.clone(),
-            options: ROTATE.into(),
-            recipients: job.recipients_id.to_string(),
-            header: to_hex(&header),
-            key: to_hex(rotation.new_payload_key()),
-            part_size: self.part_size_for(size) as u64,
-            parts: Vec::new(),
-            created: record::now(),
-            updated: 0,
+        let origin = Origin::Rotated {
+            size,
+            e_tag: version.e_tag.clone(),
         };
-        upload.journaled(&obj.url);
-        upload.write_journal(|| rec.store())?;
+        let rec = Record::new(
+            (&obj.url, upload.id()),
+            origin,
+            job.recipients_id,
+            (&header, rotation.new_payload_key()),
+            self.part_size_for(size) as u64,
+        );
+        let rec = begin_journal(&upload, rec)?;
         let from = From {
             done: Vec::new(),
             frame: 0,
@@ -135,7 +123,7 @@ impl Remote {
                 version.e_tag.as_deref().unwrap_or("none")
             ))));
         }
-        let done = listed_parts(obj, &rec).map_err(refused)?;
+        let done = listing::kept_parts(obj, &rec)?.map_err(refused)?;
         let damaged =
             |what: &str| refused(Refusal::Job(format!("the journal's {what} is damaged")));
         let header = from_hex(&rec.header).ok_or_else(|| damaged("header"))?;
@@ -162,30 +150,6 @@ struct From {
     done: Vec<(usize, object_store::multipart::PartId)>,
     frame: u64,
     lead: Option<Vec<u8>>,
-}
-
-/// The store's parts, checked against the journal's.
-fn listed_parts(
-    obj: &Arc<Object>,
-    rec: &Record,
-) -> Result<Vec<(usize, object_store::multipart::PartId)>, Refusal> {
-    let Own::S3(s3) = &obj.own else {
-        return Err(Refusal::Command(format!(
-            "{}: a resumable rotation needs an s3:// object",
-            obj.url
-        )));
-    };
-    let listed = match block_on(s3.list_parts(obj.path.as_ref(), &rec.upload_id)) {
-        Ok(l) => l,
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-            return Err(Refusal::Job(format!(
-                "the store no longer has the upload (aborted, or removed by a lifecycle rule): \
-                 {e}"
-            )))
-        }
-        Err(e) => return Err(Refusal::Command(e.to_string())),
-    };
-    check::listed(&rec.parts, &listed)
 }
 
 /// Makes the kept parts again (the new header, then the source's frames up to the first one
@@ -354,12 +318,9 @@ fn send(
         }
     };
     super::complete(obj, upload, &rec, &parts)?;
-    Ok(UploadDone {
-        parts_kept,
-        parts_sent: parts.len() - parts_kept,
-        sealed: n,
-        uploaded,
-        chunks,
-        digest_hex: None,
-    })
+    Ok(UploadDone::of(
+        (parts_kept, parts.len()),
+        (n, uploaded, chunks),
+        None,
+    ))
 }
