@@ -10,18 +10,19 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::age::{AgeChunks, AgeLocked, AgeSink, AgeWriter, ZstdChunks};
+use super::age::{AgeChunks, AgeLocked, AgeSink, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
 use super::crypt4gh::{C4ghChunks, C4ghLocked, Crypt4ghSink, Crypt4ghWriter};
 use super::decrypt::{ContainerChunks, Locked};
-use super::encrypt::{ContainerSink, Encryptor};
+use super::encrypt::ContainerSink;
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
-use super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
 use crate::format::MAGIC;
 use crate::io::read_full;
 use crate::stats::StreamStats;
+use rand_core::{CryptoRng, RngCore};
 
 /// Which format a file is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -402,21 +403,27 @@ pub enum AnySink<W: Write> {
     Crypt4gh(Crypt4ghSink<W>),
 }
 
-impl<W: Write> ChunkWriter<AnySink<W>> {
-    /// Writes the header for `recipients` into `inner` and returns the stream.
-    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
-        let sink = match opts.format {
-            Format::Zseal => AnySink::Zseal(Encryptor::new(inner, recipients, opts)?.sink),
-            Format::Age => AnySink::Age(AgeWriter::new(inner, recipients, opts)?.sink),
+/// [`Writer::new`] and [`Writer::with_rng`]: the header of `opts.format`'s file.
+impl<W: Write> SealTo for AnySink<W> {
+    fn open(
+        inner: W,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        Ok(match opts.format {
+            Format::Zseal => AnySink::Zseal(ContainerSink::open(inner, recipients, opts, rng)?),
+            Format::Age => AnySink::Age(AgeSink::open(inner, recipients, opts, rng)?),
             Format::Crypt4gh => {
                 return Err(crate::Error::InvalidOption(
                     "a crypt4gh file is written to X25519 public keys: use Writer::crypt4gh".into(),
                 ))
             }
-        };
-        Ok(ChunkWriter::from_sink(sink))
+        })
     }
+}
 
+impl<W: Write> ChunkWriter<AnySink<W>> {
     /// Writes a crypt4gh header for `recipients` into `inner` and returns the stream
     /// (`opts.format` is ignored; FORMAT.md §13.8).
     pub fn crypt4gh(

@@ -45,6 +45,38 @@ pub(crate) fn file_chunks(
     Ok(pos - start)
 }
 
+/// A chunk's input: its buffer, and where its bytes are in it.
+pub(crate) struct Filled {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+}
+
+impl Filled {
+    /// The chunk's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf[self.at..self.at + self.len]
+    }
+}
+
+/// Reads the `len` bytes at `offset` of the regular file `file` into `buf`, placed for a fast
+/// copy ([`aligned_at`], from `at`), on a worker; the time it took goes to `read`.
+#[cfg(unix)]
+pub(crate) fn read_chunk_at(
+    file: &std::fs::File,
+    mut buf: Vec<u8>,
+    at: usize,
+    offset: u64,
+    len: usize,
+    read: &mut std::time::Duration,
+) -> Result<Filled> {
+    use std::os::unix::fs::FileExt;
+    let at = aligned_at(&buf, at, offset);
+    crate::stats::timed(read, || file.read_exact_at(&mut buf[at..at + len], offset))
+        .map_err(input_shrank)?;
+    Ok(Filled { buf, at, len })
+}
+
 /// Slack at the start of every chunk buffer, for [`aligned_at`].
 pub(crate) const ALIGN: usize = 64;
 
@@ -138,13 +170,13 @@ impl Intake {
         n
     }
 
-    /// The filled buffer, where its chunk starts in it, and the chunk's length; a spare (or
-    /// new) buffer takes its place.
-    pub(crate) fn take(&mut self) -> (Vec<u8>, usize, usize) {
+    /// The filled chunk; a spare (or new) buffer takes its place.
+    pub(crate) fn take(&mut self) -> Filled {
         let next = self.input_buffer();
         let at = std::mem::replace(&mut self.fill_at, aligned_at(&next, self.at, 0));
         let len = std::mem::take(&mut self.fill_len);
-        (std::mem::replace(&mut self.fill, next), at, len)
+        let buf = std::mem::replace(&mut self.fill, next);
+        Filled { buf, at, len }
     }
 
     /// A buffer to read a chunk into (a spare input, or a new one).
@@ -210,7 +242,7 @@ mod tests {
         for round in 0..3u8 {
             assert_eq!(intake.write(&[round; 100]), 100);
             assert!(intake.is_full());
-            let (buf, at, len) = intake.take();
+            let Filled { buf, at, len } = intake.take();
             assert_eq!(len, 100);
             assert!((5..5 + ALIGN).contains(&at));
             assert_eq!((buf.as_ptr() as usize + at) % ALIGN, 0);

@@ -43,7 +43,7 @@ pub use encrypt::{
 };
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
-pub use sink::{ChunkSink, ChunkWriter, SinkState};
+pub use sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 pub use threads::{available_threads, Threads};
 
 /// A passphrase with Argon2 costs low enough for unit tests.

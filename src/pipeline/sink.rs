@@ -10,8 +10,12 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand_core::{CryptoRng, RngCore};
+
 use super::intake::Intake;
 use super::offset::OffsetWrites;
+use super::options::EncryptOptions;
+use crate::crypto::Recipient;
 use crate::error::{Error, Result};
 use crate::stats::{timed, Stages, StreamStats};
 
@@ -89,6 +93,44 @@ pub trait ChunkSink {
     fn into_state(self) -> SinkState<Self::Inner>
     where
         Self: Sized;
+}
+
+/// A sink that seals to [`Recipient`]s: made by writing its header (a container's, an age
+/// file's, or either, chosen by [`EncryptOptions::format`]), which is what
+/// [`ChunkWriter::new`] does for each.
+///
+/// Public only because the writers' constructors name it; implemented inside the crate.
+pub trait SealTo: ChunkSink + Sized {
+    /// Writes the header for `recipients` (at least one) to `inner`, drawing the file key,
+    /// salts and nonces from `rng`, and returns the sink.
+    fn open(
+        inner: Self::Inner,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self>;
+}
+
+impl<S: SealTo> ChunkWriter<S> {
+    /// Writes the header for `recipients` (at least one) to `inner` and returns the stream.
+    pub fn new(
+        inner: S::Inner,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+    ) -> Result<Self> {
+        Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
+    }
+
+    /// As [`ChunkWriter::new`], drawing the file key, salts and nonces from `rng` (tests use a
+    /// seeded one to produce reproducible files; production code must pass a CSPRNG).
+    pub fn with_rng(
+        inner: S::Inner,
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<Self> {
+        S::open(inner, recipients, opts, rng).map(ChunkWriter::from_sink)
+    }
 }
 
 /// The engine's writer of one format: `Write`, then [`ChunkWriter::finish`]. Dropped

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::emit::{self, Sealing};
-use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
+use super::super::intake::{read_chunk_at, Filled, Intake, Spare, ALIGN};
 use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
 use super::super::window::Window;
@@ -114,18 +114,11 @@ impl<W: Write> ChunkWriter<Crypt4ghSink<W>> {
 }
 
 impl Work {
-    /// Hashes and seals `input[at..at + len]` as job `index`'s segments into `out` (the pure
-    /// per-chunk step, on a worker).
-    fn seal(
-        &self,
-        index: u64,
-        input: Vec<u8>,
-        at: usize,
-        len: usize,
-        mut out: Vec<u8>,
-    ) -> Result<Done> {
+    /// Hashes and seals `input` as job `index`'s segments into `out` (the pure per-chunk step,
+    /// on a worker).
+    fn seal(&self, index: u64, input: Filled, mut out: Vec<u8>) -> Result<Done> {
         let mut times = ChunkTimes::default();
-        let plain = &input[at..at + len];
+        let plain = input.bytes();
         let mut hasher = ChunkHasher::new(self.hash, index, JOB);
         timed(&mut times.hash, || hasher.update(plain));
         out.clear();
@@ -137,8 +130,8 @@ impl Work {
         })?;
         Ok(Done {
             out,
-            input,
-            plain: len,
+            plain: input.len,
+            input: input.buf,
             hash: hasher.finish(),
             times,
         })
@@ -205,28 +198,21 @@ impl<W: Write> ChunkSink for Crypt4ghSink<W> {
 
     /// Hands the filled job to a worker.
     fn submit(&mut self) -> Result<()> {
-        let (input, at, len) = self.state.intake.take();
+        let input = self.state.intake.take();
         let out = self.state.intake.output_buffer();
-        self.push(len, move |work, index| {
-            work.seal(index, input, at, len, out)
-        })
+        self.push(input.len, move |work, index| work.seal(index, input, out))
     }
 
     /// Hands a worker a full job to read from `file` at `offset` itself.
     #[cfg(unix)]
     fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        let mut input = self.state.intake.input_buffer();
+        let input = self.state.intake.input_buffer();
         let out = self.state.intake.output_buffer();
         let file = Arc::clone(file);
         self.push(JOB, move |work, index| {
-            let at = aligned_at(&input, 0, offset);
             let mut read = std::time::Duration::ZERO;
-            timed(&mut read, || {
-                file.read_exact_at(&mut input[at..at + JOB], offset)
-            })
-            .map_err(input_shrank)?;
-            let mut done = work.seal(index, input, at, JOB, out)?;
+            let input = read_chunk_at(&file, input, 0, offset, JOB, &mut read)?;
+            let mut done = work.seal(index, input, out)?;
             done.times.read += read;
             Ok(done)
         })

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::emit::{self, Sealing};
-use super::intake::{aligned_at, Intake};
-use super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::intake::{aligned_at, Filled, Intake};
+use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::{FileKey, Recipient};
@@ -79,15 +79,9 @@ struct Tally {
     digest_hex: Option<String>,
 }
 
-impl<W: Write> ChunkWriter<ContainerSink<W>> {
-    /// Writes the header for `recipients` (at least one) to `inner` and returns the stream.
-    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
-        Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
-    }
-
-    /// As [`Encryptor::new`], drawing the file key and salts from `rng` (tests use a seeded one
-    /// to produce reproducible containers; production code must pass a CSPRNG).
-    pub fn with_rng(
+/// [`Encryptor::new`] and [`Encryptor::with_rng`]: the header, written to `inner`.
+impl<W: Write> SealTo for ContainerSink<W> {
+    fn open(
         mut inner: W,
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
@@ -112,7 +106,7 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
         let intake = Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len());
-        Ok(ChunkWriter::from_sink(ContainerSink {
+        Ok(ContainerSink {
             state: SinkState::new(inner, intake),
             window: Window::new(&opts.threads, 1 << chunk_log2),
             sealer: Arc::new(sealer),
@@ -129,7 +123,7 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
             },
             adapt,
             range: None,
-        }))
+        })
     }
 }
 
@@ -274,8 +268,8 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
 
     /// Hands the filled chunk to a worker; first makes room if too many are in flight.
     fn submit(&mut self) -> Result<()> {
-        let (input, at, len) = self.state.intake.take();
-        self.submit_with(len, input, at, |sealer, job| {
+        let Filled { buf, at, len } = self.state.intake.take();
+        self.submit_with(len, buf, at, |sealer, job| {
             sealer.seal_buffer(job, None, ChunkTimes::default())
         })
     }

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::super::super::intake::{input_shrank, Spare};
+use super::super::super::intake::{input_shrank, Filled, Spare};
 use super::super::super::offset::Slot;
 use super::super::GROUP;
 use crate::codec::Codec;
@@ -144,16 +144,10 @@ pub(crate) enum Done {
 }
 
 impl Work {
-    /// Chunk `input[at..at + len]` as one zstd frame in `out`.
-    pub(super) fn frame(
-        &self,
-        input: Vec<u8>,
-        at: usize,
-        len: usize,
-        mut out: Vec<u8>,
-    ) -> Result<Done> {
+    /// The chunk `input` as one zstd frame in `out`.
+    pub(super) fn frame(&self, input: Filled, mut out: Vec<u8>) -> Result<Done> {
         let mut times = ChunkTimes::default();
-        let plain = &input[at..at + len];
+        let (plain, len) = (input.bytes(), input.len);
         if out.len() < len {
             out.resize(len, 0);
         }
@@ -164,8 +158,8 @@ impl Work {
         })?;
         let Some(n) = compressed else {
             return Ok(Done::Raw {
-                src: Source::Buf(Arc::new(input), Spare::Input),
-                offset: at as u64,
+                offset: input.at as u64,
+                src: Source::Buf(Arc::new(input.buf), Spare::Input),
                 plain: len,
                 unused: vec![out],
                 times,
@@ -175,7 +169,7 @@ impl Work {
             frame: out,
             len: n,
             plain: len,
-            input,
+            input: input.buf,
             times,
         })
     }

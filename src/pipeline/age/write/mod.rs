@@ -22,9 +22,9 @@ use std::sync::Arc;
 use rand_core::{CryptoRng, RngCore};
 
 use super::super::emit::{self, Sealing};
-use super::super::intake::{aligned_at, input_shrank, Intake, Spare, ALIGN};
+use super::super::intake::{input_shrank, read_chunk_at, Intake, Spare, ALIGN};
 use super::super::options::EncryptOptions;
-use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::{Cipher, PayloadCipher};
@@ -86,18 +86,13 @@ pub struct AgeSink<W: Write> {
     spares: Vec<Vec<u8>>,
 }
 
-impl<W: Write> ChunkWriter<AgeSink<W>> {
-    /// Writes the age header for `recipients` (one passphrase alone, or age/SSH recipients) and
-    /// the payload nonce to `inner`, and returns the stream. `opts.codec` is `zstd[:LEVEL]` (a
-    /// seekable zstd stream inside) or `none` (a plain age file); `opts.chunk_size` is the zstd
-    /// frame size; the cipher is age's (ChaCha20-Poly1305), and age files have no digest and
-    /// no padding (FORMAT.md §10.4).
-    pub fn new(inner: W, recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<Self> {
-        Self::with_rng(inner, recipients, opts, &mut rand_core::OsRng)
-    }
-
-    /// As [`AgeWriter::new`], drawing the file key and the nonce from `rng`.
-    pub fn with_rng(
+/// [`AgeWriter::new`] and [`AgeWriter::with_rng`]: the age header for `recipients` (one
+/// passphrase alone, or age/SSH recipients) and the payload nonce, written to `inner`.
+/// `opts.codec` is `zstd[:LEVEL]` (a seekable zstd stream inside) or `none` (a plain age file);
+/// `opts.chunk_size` is the zstd frame size; the cipher is age's (ChaCha20-Poly1305), and age
+/// files have no digest and no padding (FORMAT.md §10.4).
+impl<W: Write> SealTo for AgeSink<W> {
+    fn open(
         mut inner: W,
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
@@ -146,7 +141,7 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
             table.push((SEEKABLE_MARKER.len() as u32, 0));
         }
         let intake = Intake::new(0, chunk_size, chunk_size + ALIGN);
-        Ok(ChunkWriter::from_sink(AgeSink {
+        Ok(AgeSink {
             // Jobs of two sizes share the window: sized for the sealing jobs, it keeps every
             // worker busy while a large frame is in flight.
             window: Window::new(&opts.threads, seal_bytes),
@@ -161,7 +156,7 @@ impl<W: Write> ChunkWriter<AgeSink<W>> {
             table,
             tally: Tally::default(),
             spares: Vec::new(),
-        }))
+        })
     }
 }
 
@@ -378,18 +373,19 @@ impl<W: Write> ChunkSink for AgeSink<W> {
     /// plaintext as it is.
     fn submit(&mut self) -> Result<()> {
         self.check_frames()?;
-        let (input, at, len) = self.state.intake.take();
-        self.tally.plaintext_len += len as u64;
+        let input = self.state.intake.take();
+        self.tally.plaintext_len += input.len as u64;
         self.tally.chunks += 1;
         match self.work.codec {
             Some(_) => {
                 let out = self.state.intake.output_buffer();
                 let work = Arc::clone(&self.work);
-                emit::push(self, move || work.frame(input, at, len, out))
+                emit::push(self, move || work.frame(input, out))
             }
             None => {
                 emit::make_room(self)?;
-                self.add_piece(Piece::part(Arc::new(input), Spare::Input, at..at + len));
+                let range = input.at..input.at + input.len;
+                self.add_piece(Piece::part(Arc::new(input.buf), Spare::Input, range));
                 Ok(())
             }
         }
@@ -406,7 +402,7 @@ impl<W: Write> ChunkSink for AgeSink<W> {
         self.tally.chunks += 1;
         match self.work.codec {
             Some(_) => {
-                let mut input = self.state.intake.input_buffer();
+                let input = self.state.intake.input_buffer();
                 let out = self.state.intake.output_buffer();
                 let (work, file) = (Arc::clone(&self.work), Arc::clone(file));
                 emit::push(self, move || {
@@ -431,12 +427,8 @@ impl<W: Write> ChunkSink for AgeSink<W> {
                             },
                         });
                     }
-                    let at = aligned_at(&input, 0, offset);
-                    timed(&mut read, || {
-                        file.read_exact_at(&mut input[at..at + len], offset)
-                    })
-                    .map_err(input_shrank)?;
-                    let mut done = work.frame(input, at, len, out)?;
+                    let input = read_chunk_at(&file, input, 0, offset, len, &mut read)?;
+                    let mut done = work.frame(input, out)?;
                     if let Done::Frame { times, .. } | Done::Raw { times, .. } = &mut done {
                         times.read += read;
                     }
