@@ -863,6 +863,8 @@ mod proxy {
         pub request_bytes: AtomicU64,
         /// Azure's block ids in the order they first arrived.
         block_ids: std::sync::Mutex<Vec<String>>,
+        /// UploadPart requests whose store answer was passed on to the client.
+        parts_answered: AtomicU64,
     }
 
     impl Seen {
@@ -1062,7 +1064,8 @@ mod proxy {
             // Azure's Put Block has no number: blocks are numbered as their ids first arrive
             // (a retry sends the same id).
             let block = query("comp=") == Some("block");
-            if line.starts_with("PUT ") && (s3_part || block) {
+            let part = line.starts_with("PUT ") && (s3_part || block);
+            if part {
                 seen.upload_parts.fetch_add(1, Ordering::SeqCst);
                 let number = match query("blockid=") {
                     Some(id) if block => seen.block_number(id),
@@ -1071,6 +1074,16 @@ mod proxy {
                         .unwrap_or(0),
                 };
                 if f.drop_parts_after > 0 && number > f.drop_parts_after {
+                    // Not before the parts kept were answered: a refusal that overtook a kept
+                    // part's answer (parts go up side by side, and a loaded machine answers
+                    // late) would end the job with that part unacknowledged.
+                    let until = std::time::Instant::now() + Duration::from_secs(30);
+                    while seen.parts_answered.load(Ordering::SeqCst) < f.drop_parts_after
+                        && std::time::Instant::now() < until
+                    {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
                     served.fetch_add(1, Ordering::Relaxed);
                     if f.refuse_dropped {
                         error(&mut out, "403 Forbidden", "AuthorizationFailure")?;
@@ -1190,7 +1203,11 @@ mod proxy {
                 return Ok(());
             }
             out.write_all(&rbody)?;
+            out.flush()?;
             bytes.fetch_add(rbody.len() as u64, Ordering::Relaxed);
+            if part {
+                seen.parts_answered.fetch_add(1, Ordering::SeqCst);
+            }
         }
         Ok(())
     }
