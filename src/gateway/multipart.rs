@@ -150,7 +150,7 @@ impl Gateway {
         // A part is read once more, at completion: sealed fast, compressed then.
         let opts = EncryptOptions::clone(&self.encrypt).codec(Codec::None);
         let rt = tokio::runtime::Handle::current();
-        let permit = self.slot().await?;
+        let permit = self.slots(1).await?;
         let (etag, checksum) = blocking(move || {
             let _permit = permit;
             let mut tmp = tempfile::NamedTempFile::new_in(&upload.dir)
@@ -236,7 +236,7 @@ impl Gateway {
             Arc::clone(&self.recipients),
             Arc::clone(&self.encrypt),
         );
-        let permit = self.slot().await?;
+        let permit = self.slots(2).await?;
         let done = Arc::clone(&upload);
         let etag = blocking(move || {
             let _permit = permit;
