@@ -11,7 +11,8 @@
 # Usage: scripts/bench-gateway.sh [--runs N] [FILE]     (default FILE: 1 GiB of random bytes)
 # Installs what it needs when missing (scripts/s3-bench-server.sh): s3s-fs, awscli, rclone.
 # Every server listens on 127.0.0.1 and is stopped when the script ends. Also prints each
-# gateway's CPU seconds (user+system, from /proc) over all its rounds.
+# gateway's CPU seconds (user+system, from /proc) over all its rounds. ZSEAL_BENCH_GATEWAY_ARGS
+# adds arguments to both gateways (e.g. `--max-requests 10`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -42,7 +43,7 @@ start_gateway() {
   local log=$work/$1.log
   : >"$log"
   "$zseal" serve s3 "$2" --listen 127.0.0.1:0 -r "$me" -i "$work/me.key" \
-    --credentials "$work/creds" -q 2>"$log" &
+    --credentials "$work/creds" -q ${ZSEAL_BENCH_GATEWAY_ARGS:-} 2>"$log" &
   gateways+=($!)
   eval "pid_$1=$!"
   for _ in $(seq 100); do
