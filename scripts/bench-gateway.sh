@@ -61,23 +61,7 @@ s3=$(gw "$port_s3")
 $dir s3 mb s3://bench >/dev/null
 # s3s-fs lists a missing prefix as present: the bucket may exist already.
 $s3 s3 mb s3://bench >/dev/null 2>&1 || true
-export RCLONE_CONFIG=$work/rclone.conf
-cat >"$RCLONE_CONFIG" <<EOF
-[s3]
-type = s3
-provider = Other
-access_key_id = bench
-secret_access_key = benchsecret
-endpoint = $AWS_ENDPOINT_URL
-region = us-east-1
-
-[crypt]
-type = crypt
-remote = s3:bench/rclone
-password = $(rclone obscure zseal-bench-password)
-filename_encryption = off
-directory_name_encryption = false
-EOF
+rclone_crypt_config
 
 size=$(stat -c %s "$file")
 echo "# $(basename "$file") ($size bytes); s3s-fs 0.14.1 on tmpfs; zseal $(git rev-parse --short HEAD) (release);" \

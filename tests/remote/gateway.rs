@@ -101,13 +101,7 @@ fn the_gateway_retries_its_stores_503s() {
     let dir = tempfile::tempdir().unwrap();
     let gw = start_gateway(&p.url, &format!("s3://{b}/gw"), dir.path(), &[]);
     let plain = common::noise(12 << 20, 45);
-    let mut enc = through(&gw);
-    enc.args(["encrypt", "-c", "none", "-q", "-o", "s3://vault/o.zseal"])
-        .arg("--passphrase-file")
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    put_through(&gw, &plain);
     let out = through(&gw)
         .args(["decrypt", "s3://vault/o.zseal", "--range", "5M..7M"])
         .arg("--passphrase-file")
@@ -133,6 +127,18 @@ fn through(gw: &Gateway) -> Command {
     c
 }
 
+/// `plain` sealed by zseal (passphrase, stored raw) into object `o.zseal` of gateway bucket
+/// `vault`: a multipart PUT of 5 MiB parts once over 5 MiB.
+fn put_through(gw: &Gateway, plain: &[u8]) {
+    through(gw)
+        .args(["encrypt", "-c", "none", "-q", "-o", "s3://vault/o.zseal"])
+        .arg("--passphrase-file")
+        .arg(pw())
+        .write_stdin(plain.to_vec())
+        .assert()
+        .success();
+}
+
 /// A gateway on az:// (Azurite): a multipart PUT through it, a GET back, and the stored object
 /// opened by `zseal decrypt` straight from the container with the gateway's key.
 #[test]
@@ -152,13 +158,7 @@ fn the_gateway_on_azure_through_azurite() {
     let dir = tempfile::tempdir().unwrap();
     let gw = start_gateway(base, "az://gateway/gw", dir.path(), &env);
     let plain = common::noise((12 << 20) + 7, 46);
-    through(&gw)
-        .args(["encrypt", "-c", "none", "-q", "-o", "s3://vault/o.zseal"])
-        .arg("--passphrase-file")
-        .arg(pw())
-        .write_stdin(plain.clone())
-        .assert()
-        .success();
+    put_through(&gw, &plain);
     let out = through(&gw)
         .args(["decrypt", "s3://vault/o.zseal", "--passphrase-file"])
         .arg(pw())
