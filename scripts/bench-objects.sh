@@ -27,23 +27,7 @@ runs=5
 "$zseal" keygen -o "$work/other.key" 2>/dev/null
 me=$(sed -n 's/^# public key: //p' "$work/me.key")
 other=$(sed -n 's/^# public key: //p' "$work/other.key")
-export RCLONE_CONFIG=$work/rclone.conf
-cat >"$RCLONE_CONFIG" <<EOF
-[s3]
-type = s3
-provider = Other
-access_key_id = bench
-secret_access_key = benchsecret
-endpoint = $AWS_ENDPOINT_URL
-region = us-east-1
-
-[crypt]
-type = crypt
-remote = s3:bench/rclone
-password = $(rclone obscure zseal-bench-password)
-filename_encryption = off
-directory_name_encryption = false
-EOF
+rclone_crypt_config
 
 size=$(stat -c %s "$file")
 echo "# $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(basename "$file") ($size bytes)"

@@ -4,7 +4,8 @@
 # target/bench-tools) and awscli (pip, into target/bench-venv) when missing, starts s3s-fs on tmpfs
 # at 127.0.0.1 with a bucket "bench", stops it on exit, and exports the AWS_* settings that point
 # every client at it. Sets $zseal, $work (a private tmpfs directory), $aws (an array), $server;
-# s3_bench_stop (the EXIT trap) stops the server and removes $work.
+# s3_bench_stop (the EXIT trap) stops the server and removes $work; rclone_crypt_config writes
+# $RCLONE_CONFIG: remote `s3` (the server) and `crypt` (rclone's crypt over s3:bench/rclone).
 if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
 corpus=${ZSEAL_CORPUS:-/tmp/zseal-corpus}
 file=${1:-$corpus/text.tar}
@@ -42,3 +43,22 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_EC2_METADATA_DISABLED=true
 # Plain HTTP on loopback: no CA bundle is needed, and rclone's S3 client fails on a custom one.
 unset AWS_CA_BUNDLE
 aws=("$venv/bin/aws" --endpoint-url "$AWS_ENDPOINT_URL")
+rclone_crypt_config() {
+  export RCLONE_CONFIG=$work/rclone.conf
+  cat >"$RCLONE_CONFIG" <<EOF
+[s3]
+type = s3
+provider = Other
+access_key_id = bench
+secret_access_key = benchsecret
+endpoint = $AWS_ENDPOINT_URL
+region = us-east-1
+
+[crypt]
+type = crypt
+remote = s3:bench/rclone
+password = $(rclone obscure zseal-bench-password)
+filename_encryption = off
+directory_name_encryption = false
+EOF
+}

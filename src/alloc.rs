@@ -14,6 +14,9 @@
 //! just returned (which this process owns and nothing else refers to yet); `MADV_HUGEPAGE`
 //! changes neither the memory's contents nor its mapping, only how the kernel backs it, and a
 //! failure of the call is ignored (the pages stay 4 KiB).
+//!
+//! [`return_large_blocks`] is the other `unsafe` here: one call of glibc's `mallopt`, which
+//! changes a setting of the allocator, not any memory.
 
 #![allow(unsafe_code)]
 
@@ -51,6 +54,36 @@ fn advise(ptr: *mut u8, len: usize) -> *mut u8 {
     #[cfg(not(target_os = "linux"))]
     let _ = len;
     ptr
+}
+
+/// Blocks of this size and more go straight to the kernel (`mmap`) and back to it when freed.
+pub const LARGE_BLOCK: usize = 1 << 20;
+
+/// Makes the allocator give every block of [`LARGE_BLOCK`] bytes or more back to the kernel when
+/// it is freed, for a long-running process whose requests each take and free a window of chunk
+/// buffers on threads of their own (`zseal serve s3`). Call it once, before the threads start.
+/// Returns whether the setting was made (glibc on Linux; elsewhere nothing is done).
+///
+/// Why: glibc serves large blocks by `mmap`, but raises that threshold to the size of each such
+/// block freed (up to 32 MiB), so that after the first request the 8 MiB chunk buffers come
+/// from its arenas (one per thread that allocates, up to 8 per core) and stay there, split and
+/// half used, once freed. The gateway under the load test (16 clients, docs/PERFORMANCE.md §13)
+/// then held 541 MiB at its peak where its chunk buffers never needed more than 192; with the
+/// threshold fixed at 1 MiB (which also turns the raising off) the peak was 152 to 169 MiB. Blocks
+/// under 1 MiB (a GET's 256 KiB pieces, HTTP buffers) stay in the arenas, where they are reused
+/// without a system call. A freshly mapped buffer costs its page faults again, once per request
+/// (the engine reuses its buffers within a stream), not once per chunk.
+pub fn return_large_blocks() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use nix::libc::{c_int, mallopt, M_MMAP_THRESHOLD};
+        // SAFETY: mallopt changes a setting of glibc's allocator and touches no memory of ours;
+        // a value it refuses leaves the setting as it was and returns 0.
+        let set = unsafe { mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK as c_int) };
+        set == 1
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
 }
 
 unsafe impl GlobalAlloc for HugeForLarge {

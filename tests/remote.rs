@@ -18,6 +18,8 @@ use predicates::str::contains;
 mod common;
 #[path = "remote/crypt4gh.rs"]
 mod crypt4gh;
+#[path = "remote/gateway.rs"]
+mod gateway;
 #[path = "remote/resume.rs"]
 mod resume;
 #[path = "remote/resume_azure.rs"]

@@ -1,6 +1,9 @@
 //! Where the gateway keeps its containers (docs/GATEWAY.md, "Backends"): a local directory
 //! (`store.rs`) or a prefix of an object store (`objects.rs`). The operations see one
-//! [`Backend`]; each of its calls goes to the one that holds the objects.
+//! [`Backend`]; each of its calls goes to the one that holds the objects. Sealing is one
+//! [`Backend::seal`] for both: only where the container goes while it is written, and how it is
+//! published, differ (a [`Destination`]: a temporary file renamed into place, or the store's
+//! multipart upload completed).
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +20,15 @@ use crate::{EncryptOptions, Recipient};
 /// A container opened for reading (a file, or an object read by ranged GETs).
 pub trait Source: Read + Seek + Send {}
 impl<T: Read + Seek + Send> Source for T {}
+
+/// Where a container is written while it is sealed: nothing of it is visible as an object
+/// until [`Destination::publish`], and dropped unpublished it leaves nothing (a temporary file
+/// removed, a store's multipart upload aborted).
+pub trait Destination: Write + Send {
+    /// The container is complete: puts it in place with `meta` (filling its `stored_tag`), and
+    /// returns its modification time.
+    fn publish(self: Box<Self>, meta: &mut Meta) -> S3Result<SystemTime>;
+}
 
 /// What the backend says of a stored container without reading it.
 #[derive(Clone, Debug)]
@@ -152,16 +164,18 @@ impl Backend {
         feed: impl FnOnce(&mut dyn Write) -> S3Result<T>,
         meta: impl FnOnce(&T, u64) -> Meta,
     ) -> S3Result<(T, Meta, SystemTime)> {
-        match self {
-            Backend::Dir(root) => {
-                let tmp = store::temp_file(root, bucket)?;
-                let (fed, len) = store::seal_into(tmp.as_file(), to, opts, feed)?;
-                let meta = meta(&fed, len);
-                let modified = store::publish(root, bucket, key, tmp, &meta)?;
-                Ok((fed, meta, modified))
-            }
-            Backend::Store(s) => s.seal(bucket, key, to, opts, feed, meta),
-        }
+        let (fed, len, out) = store::seal_into(self.destination(bucket, key)?, to, opts, feed)?;
+        let mut meta = meta(&fed, len);
+        let modified = out.publish(&mut meta)?;
+        Ok((fed, meta, modified))
+    }
+
+    /// Where the container of object `key` is written until it is complete (blocking).
+    fn destination(&self, bucket: &str, key: &str) -> S3Result<Box<dyn Destination>> {
+        Ok(match self {
+            Backend::Dir(root) => Box::new(store::Pending::new(root, bucket, key)?),
+            Backend::Store(s) => Box::new(s.upload(bucket, key)?),
+        })
     }
 
     /// Removes object `key` and its metadata; a missing object is no error (S3's).

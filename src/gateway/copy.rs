@@ -45,7 +45,7 @@ impl Gateway {
         };
         let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
-        let permit = self.slot().await?;
+        let permit = self.slots(2).await?;
         let (etag, modified) = blocking(move || {
             let _permit = permit;
             let source = backend.open(&src_bucket, &src_key, true)?;

@@ -53,7 +53,8 @@ pub struct Config {
     pub credentials: Vec<(String, Zeroizing<String>)>,
     /// How objects are sealed (codec, chunk size, threads).
     pub encrypt: EncryptOptions,
-    /// Uploads and downloads that run at once (`--max-requests`).
+    /// The engine's windows held at once (`--max-requests`): a PUT, a part or a GET holds one,
+    /// a completion or a copy two.
     pub max_requests: usize,
     /// No line per request.
     pub quiet: bool,
@@ -196,6 +197,7 @@ async fn run(
 }
 
 fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3Service {
+    let slots = u32::try_from(config.max_requests.max(1)).unwrap_or(u32::MAX);
     let gateway = service::Gateway {
         backend,
         recipients: Arc::new(config.recipients),
@@ -204,7 +206,8 @@ fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3S
             false => Some(Arc::new(config.identities)),
         },
         encrypt: Arc::new(config.encrypt),
-        slots: Arc::new(tokio::sync::Semaphore::new(config.max_requests.max(1))),
+        slots: Arc::new(tokio::sync::Semaphore::new(slots as usize)),
+        max_slots: slots,
         uploads: Mutex::new(HashMap::new()),
     };
     let mut auth = SimpleAuth::new();

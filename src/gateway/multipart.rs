@@ -150,20 +150,24 @@ impl Gateway {
         // A part is read once more, at completion: sealed fast, compressed then.
         let opts = EncryptOptions::clone(&self.encrypt).codec(Codec::None);
         let rt = tokio::runtime::Handle::current();
-        let permit = self.slot().await?;
+        let permit = self.slots(1).await?;
         let (etag, checksum) = blocking(move || {
             let _permit = permit;
-            let mut tmp = tempfile::NamedTempFile::new_in(&upload.dir)
+            let tmp = tempfile::NamedTempFile::new_in(&upload.dir)
                 .map_err(|e| internal("creating a part's file", e))?;
             let to: [&dyn crate::Recipient; 1] = [&upload.recipient];
-            let (fed, _) = store::seal_into(tmp.as_file(), &to, &opts, |w| {
+            let out = std::io::BufWriter::with_capacity(1 << 20, tmp);
+            let (fed, _, out) = store::seal_into(out, &to, &opts, |w| {
                 body::feed(&rt, body, expected, trailers, w)
             })?;
             let meta = PartMeta {
                 size: fed.len,
                 etag: store::random_etag(),
             };
-            tmp.as_file_mut().sync_all().ok();
+            let tmp = out
+                .into_inner()
+                .map_err(|e| internal("writing a part", e.error()))?;
+            tmp.as_file().sync_all().ok();
             tmp.persist(part_file(&upload.dir, n))
                 .map_err(|e| internal("placing a part", e.error))?;
             let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
@@ -236,7 +240,7 @@ impl Gateway {
             Arc::clone(&self.recipients),
             Arc::clone(&self.encrypt),
         );
-        let permit = self.slot().await?;
+        let permit = self.slots(2).await?;
         let done = Arc::clone(&upload);
         let etag = blocking(move || {
             let _permit = permit;

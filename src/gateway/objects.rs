@@ -7,18 +7,18 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures_util::StreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectMeta, ObjectStoreExt, PutPayload};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use s3s::{s3_error, S3Result};
 
-use super::backend::{Listed, Source, Stat};
+use super::backend::{Destination, Listed, Source, Stat};
 use super::names::{self, OWN_DIR};
 use super::store::{internal, refused, Meta};
-use crate::remote::{ReadMode, StoreRoot, TransferOptions};
-use crate::{EncryptOptions, Encryptor, Recipient};
+use crate::remote::{ReadMode, RemoteWriter, StoreRoot, TransferOptions};
 
 /// A prefix of an object store holding the gateway's buckets.
 pub struct StoreBackend {
@@ -217,18 +217,11 @@ impl StoreBackend {
         Ok(Box::new(reader))
     }
 
-    /// Seals into a multipart upload of the object (blocking). The container appears only when
-    /// it is complete; then its metadata is written, naming the container's ETag. A body that
-    /// fails first aborts the upload: the older object and its metadata stay.
-    pub fn seal<T>(
-        &self,
-        bucket: &str,
-        key: &str,
-        to: &[&dyn Recipient],
-        opts: &EncryptOptions,
-        feed: impl FnOnce(&mut dyn Write) -> S3Result<T>,
-        meta: impl FnOnce(&T, u64) -> Meta,
-    ) -> S3Result<(T, Meta, SystemTime)> {
+    /// A multipart upload of object `key`'s container (blocking): the container appears only
+    /// when [`Destination::publish`] completes it; then its metadata is written, naming the
+    /// container's ETag. Dropped before, it aborts the upload: the older object and its metadata
+    /// stay.
+    pub fn upload(&self, bucket: &str, key: &str) -> S3Result<Upload> {
         names::key_segments(key).map_err(refused)?;
         let name = format!("{bucket}/{key}");
         let writer = self
@@ -236,28 +229,12 @@ impl StoreBackend {
             .object(&name)
             .writer(true, None)
             .map_err(|e| internal("starting the upload", e))?;
-        let out = Counted {
-            inner: writer,
-            n: 0,
-        };
-        let mut enc = Encryptor::new(out, to, opts).map_err(|e| internal("sealing", e))?;
-        let fed = feed(&mut enc)?;
-        let out = enc.finish().map_err(|e| internal("sealing", e))?;
-        let len = out.n;
-        out.inner
-            .commit()
-            .map_err(|e| internal("completing the upload", e))?;
-        let store = self.root.store().clone();
-        let path = self.root.path(&name);
-        let head = crate::remote::block_on(store.head(&path))
-            .map_err(|e| failed("looking at the new object", e))?;
-        let mut meta = meta(&fed, len);
-        meta.stored_tag = head.e_tag.clone();
-        let json = serde_json::to_vec(&meta).map_err(|e| internal("writing metadata", e))?;
-        let meta_path = self.meta_path(bucket, key);
-        crate::remote::block_on(store.put(&meta_path, PutPayload::from(json)))
-            .map_err(|e| failed("writing metadata", e))?;
-        Ok((fed, meta, SystemTime::from(head.last_modified)))
+        Ok(Upload {
+            writer,
+            store: self.root.store().clone(),
+            path: self.root.path(&name),
+            meta_path: self.meta_path(bucket, key),
+        })
     }
 
     /// Deletes the container and its metadata.
@@ -317,20 +294,41 @@ fn remove_dead_spools(tmp: &std::path::Path) {
     }
 }
 
-/// A writer that counts what passes: the container's length.
-struct Counted<W> {
-    inner: W,
-    n: u64,
+/// A container being written into the store (see [`StoreBackend::upload`]).
+pub struct Upload {
+    writer: RemoteWriter,
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    meta_path: ObjectPath,
 }
 
-impl<W: Write> Write for Counted<W> {
+impl Write for Upload {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(data)?;
-        self.n += n as u64;
-        Ok(n)
+        self.writer.write(data)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.writer.flush()
+    }
+}
+
+impl Destination for Upload {
+    fn publish(self: Box<Self>, meta: &mut Meta) -> S3Result<SystemTime> {
+        let Upload {
+            writer,
+            store,
+            path,
+            meta_path,
+        } = *self;
+        writer
+            .commit()
+            .map_err(|e| internal("completing the upload", e))?;
+        let head = crate::remote::block_on(store.head(&path))
+            .map_err(|e| failed("looking at the new object", e))?;
+        meta.stored_tag = head.e_tag.clone();
+        let json = serde_json::to_vec(&meta).map_err(|e| internal("writing metadata", e))?;
+        crate::remote::block_on(store.put(&meta_path, PutPayload::from(json)))
+            .map_err(|e| failed("writing metadata", e))?;
+        Ok(SystemTime::from(head.last_modified))
     }
 }

@@ -30,8 +30,9 @@ pub struct Gateway {
     /// The identity files' contents (an `AgeIdentity` is not `Send`: each read parses them).
     pub(super) identities: Option<Arc<Vec<Zeroizing<Vec<u8>>>>>,
     pub(super) encrypt: Arc<EncryptOptions>,
-    /// Sealing and opening jobs that may run at once (the memory bound).
+    /// The engine's windows that may be held at once (the memory bound): `max_slots` permits.
     pub(super) slots: Arc<Semaphore>,
+    pub(super) max_slots: u32,
     pub(super) uploads: Mutex<HashMap<String, Arc<Upload>>>,
 }
 
@@ -75,10 +76,12 @@ impl Gateway {
             .ok_or_else(|| s3_error!(AccessDenied, "{WRITE_ONLY}"))
     }
 
-    /// A sealing or opening slot (waits while `--max-requests` jobs run).
-    pub(super) async fn slot(&self) -> S3Result<tokio::sync::OwnedSemaphorePermit> {
+    /// Slots for a job that holds `windows` of the engine's windows at once (a PUT, a part
+    /// or a GET one; a completion or a copy two, the reader's and the sealer's): waits while
+    /// `--max-requests` windows are taken, so that they bound the memory (docs/GATEWAY.md).
+    pub(super) async fn slots(&self, windows: u32) -> S3Result<tokio::sync::OwnedSemaphorePermit> {
         Arc::clone(&self.slots)
-            .acquire_owned()
+            .acquire_many_owned(windows.min(self.max_slots))
             .await
             .map_err(|e| internal("the gateway is stopping", e))
     }
@@ -311,7 +314,7 @@ impl S3 for Gateway {
         let stat = self.backend.stat(&input.bucket, &input.key).await?;
         let meta = self.info(&input.bucket, &input.key, &stat).await?;
         let modified = stat.modified;
-        let permit = self.slot().await?;
+        let permit = self.slots(1).await?;
         let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let sequential = input.range.is_none();
         let open = move || backend.open(&bucket, &key, sequential);
@@ -368,7 +371,7 @@ impl S3 for Gateway {
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
         let content_type = input.content_type;
         let rt = tokio::runtime::Handle::current();
-        let permit = self.slot().await?;
+        let permit = self.slots(1).await?;
         let (etag_hex, checksum) = blocking(move || {
             let _permit = permit;
             let to = recipient_refs(&recipients);

@@ -3,7 +3,7 @@
 //! listing. Everything here is blocking; the S3 side calls it from `spawn_blocking`.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -128,27 +128,107 @@ pub fn temp_file(root: &Path, bucket: &str) -> S3Result<tempfile::NamedTempFile>
     tempfile::NamedTempFile::new_in(&tmp).map_err(|e| internal("creating a temporary file", e))
 }
 
-/// Seals what `feed` writes into `file`, to `recipients`: the whole container, flushed to disk.
-/// Returns what `feed` returned and the container's length.
-pub fn seal_into<T>(
-    file: &File,
+/// Seals what `feed` writes into `out`, to `recipients`: the whole container. Returns what
+/// `feed` returned, the container's length and `out`.
+pub fn seal_into<W: Write, T>(
+    out: W,
     recipients: &[&dyn Recipient],
     opts: &EncryptOptions,
     feed: impl FnOnce(&mut dyn Write) -> S3Result<T>,
-) -> S3Result<(T, u64)> {
-    let out = io::BufWriter::with_capacity(1 << 20, file);
+) -> S3Result<(T, u64, W)> {
+    let out = Counted { inner: out, n: 0 };
     let mut enc = Encryptor::new(out, recipients, opts).map_err(|e| internal("sealing", e))?;
     let fed = feed(&mut enc)?;
     let out = enc.finish().map_err(|e| internal("sealing", e))?;
-    out.into_inner()
-        .map_err(|e| internal("writing the container", e.error()))?;
-    file.sync_all()
-        .map_err(|e| internal("writing the container", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| internal("writing the container", e))?
-        .len();
-    Ok((fed, len))
+    Ok((fed, out.n, out.inner))
+}
+
+/// A writer that counts what passes: the container's length.
+struct Counted<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(data)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A file being written (mode 0600, in the bucket's `tmp/`), flushed to disk on [`Self::sync`].
+pub struct TempFile(io::BufWriter<tempfile::NamedTempFile>);
+
+impl TempFile {
+    /// A new temporary file in the bucket's `tmp/` (see [`temp_file`]).
+    pub fn new(root: &Path, bucket: &str) -> S3Result<TempFile> {
+        let file = temp_file(root, bucket)?;
+        Ok(TempFile(io::BufWriter::with_capacity(1 << 20, file)))
+    }
+
+    /// The file, with everything written to it on disk.
+    pub fn sync(self) -> S3Result<tempfile::NamedTempFile> {
+        let file = self
+            .0
+            .into_inner()
+            .map_err(|e| internal("writing the container", e.error()))?;
+        file.as_file()
+            .sync_all()
+            .map_err(|e| internal("writing the container", e))?;
+        Ok(file)
+    }
+}
+
+impl Write for TempFile {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.0.write(data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// A container of object `key` being written in the directory backend: a temporary file that
+/// [`publish`] renames into place.
+pub struct Pending {
+    root: PathBuf,
+    bucket: String,
+    key: String,
+    file: TempFile,
+}
+
+impl Pending {
+    pub fn new(root: &Path, bucket: &str, key: &str) -> S3Result<Pending> {
+        Ok(Pending {
+            file: TempFile::new(root, bucket)?,
+            root: root.to_path_buf(),
+            bucket: bucket.to_string(),
+            key: key.to_string(),
+        })
+    }
+}
+
+impl Write for Pending {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.file.write(data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl super::backend::Destination for Pending {
+    fn publish(self: Box<Self>, meta: &mut Meta) -> S3Result<SystemTime> {
+        let file = self.file.sync()?;
+        publish(&self.root, &self.bucket, &self.key, file, meta)
+    }
 }
 
 /// Puts a finished container at `ROOT/B/K` with its metadata: the metadata file first, then the

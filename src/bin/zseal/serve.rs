@@ -67,8 +67,8 @@ pub struct S3Args {
     /// Worker threads shared by all requests (default: all cores)
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     threads: usize,
-    /// Uploads and downloads that run at once; more wait (memory: each holds up to
-    /// (threads + 2) × 2 × 8 MiB)
+    /// Uploads and downloads that run at once (a completion or a copy counts twice); more
+    /// wait. Memory: each holds up to (threads + 2) × 2 × 8 MiB of chunk buffers (GATEWAY.md)
     #[arg(long, value_name = "N", default_value_t = 4)]
     max_requests: usize,
     /// No line per request on standard error
@@ -83,6 +83,8 @@ pub fn run(c: Command) -> anyhow::Result<()> {
 }
 
 fn s3(a: S3Args) -> anyhow::Result<()> {
+    // Freed chunk buffers go back to the kernel: the memory bound of docs/GATEWAY.md holds.
+    zseal::alloc::return_large_blocks();
     let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
     let mut identities = Vec::new();
     for p in &a.identity {
