@@ -20,6 +20,7 @@ use zeroize::Zeroizing;
 
 use super::recipients::short;
 use crate::error::{Error, Result};
+use crate::format::age::base64_arg;
 
 /// The stanza's tag.
 pub const TAG: &str = "mlkem768x25519";
@@ -145,14 +146,10 @@ impl age::Identity for PqIdentity {
         let [enc] = &stanza.args[..] else {
             return invalid();
         };
-        // Canonical base64 only: decoding and encoding again must give the argument back.
-        let Ok(enc_bytes) = BASE64_STANDARD_NO_PAD.decode(enc) else {
+        let Some(enc_bytes) = base64_arg(enc, ENC_LEN) else {
             return invalid();
         };
-        if enc_bytes.len() != ENC_LEN
-            || BASE64_STANDARD_NO_PAD.encode(&enc_bytes) != *enc
-            || stanza.body.len() != FILE_KEY_BYTES + 16
-        {
+        if stanza.body.len() != FILE_KEY_BYTES + 16 {
             return invalid();
         }
         if low_order(&enc_bytes[ENC_LEN - 32..]) {

@@ -191,6 +191,15 @@ pub fn encode_header(stanzas: &[age_core::format::Stanza]) -> Vec<u8> {
     out
 }
 
+/// The bytes of a stanza argument that must be the canonical base64 (unpadded, as the age spec
+/// writes binary arguments) of exactly `len` bytes; `None` for any other argument, so that a
+/// stanza has one encoding.
+pub fn base64_arg(arg: &str, len: usize) -> Option<Vec<u8>> {
+    let bytes = STANDARD_NO_PAD.decode(arg).ok()?;
+    // Decoding and encoding again must give the argument back.
+    (bytes.len() == len && STANDARD_NO_PAD.encode(&bytes) == arg).then_some(bytes)
+}
+
 /// The MAC line's end: ` base64(mac)\n`, after the `---` of [`encode_header`].
 pub fn mac_line_end(mac: &[u8; 32]) -> Vec<u8> {
     let mut out = vec![b' '];
@@ -358,6 +367,16 @@ mod tests {
     }
 
     const MAC: &str = "--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n";
+
+    #[test]
+    fn a_base64_argument_is_canonical_unpadded_and_of_its_length() {
+        assert_eq!(base64_arg("AAEC", 3), Some(vec![0, 1, 2]));
+        assert_eq!(base64_arg("AAE", 2), Some(vec![0, 1]));
+        assert_eq!(base64_arg("AAEC", 4), None, "3 bytes where 4 are due");
+        assert_eq!(base64_arg("AAE=", 2), None, "padded");
+        assert_eq!(base64_arg("AAF", 2), None, "non-zero trailing bits");
+        assert_eq!(base64_arg("AA-C", 3), None, "not the standard alphabet");
+    }
 
     #[test]
     fn a_header_parses_up_to_its_mac_line_and_no_further() {

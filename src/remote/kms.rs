@@ -27,6 +27,7 @@ use object_store::client::{HttpClient, HttpConnector, HttpRequest, ReqwestConnec
 use rand_core::RngCore;
 
 use crate::error::{Error, Result};
+use crate::format::age::base64_arg;
 
 /// The age stanza tag of a KMS-wrapped file key.
 pub const TAG: &str = crate::crypto::recipients::KMS_TAG;
@@ -179,8 +180,7 @@ fn read_stanza(stanza: &Stanza) -> Option<(Arn, &str)> {
     let arn = Arn::parse(arn)
         .ok()
         .filter(|a| !a.alias && a.text == *arn)?;
-    let raw = BASE64_STANDARD_NO_PAD.decode(id).ok()?;
-    let canonical = raw.len() == FILE_ID_LEN && BASE64_STANDARD_NO_PAD.encode(&raw) == *id;
+    let canonical = base64_arg(id, FILE_ID_LEN).is_some();
     (canonical && !stanza.body.is_empty()).then_some((arn, id.as_str()))
 }
 

@@ -141,6 +141,18 @@ impl Bucket {
         u
     }
 
+    /// GETs `url` (signed, retried as [`Bucket::send`] does) and reads its answer, the XML
+    /// document `request` expects, whole into a `T`.
+    pub(crate) async fn get<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        request: Request,
+        url: url::Url,
+    ) -> io::Result<T> {
+        let sent = self.send(what, request, Method::GET, url, &[], Bytes::new());
+        parse(&sent.await.result?.body)
+    }
+
     /// Sends a signed request, retrying what is transient (5xx, 429, connection failures, and
     /// S3's answers of status 200 that carry an error) with backoff; an answer of another failing
     /// status is an error naming `what`. A successful answer must be the XML document
@@ -428,18 +440,10 @@ pub(crate) async fn uncommitted_blocks(
 /// Get Block List of the blob `key`, of the blocks `kind` (`committed` or `uncommitted`).
 async fn block_list(container: &Bucket, key: &str, kind: &str) -> io::Result<BlockList> {
     let url = container.url(key, &[("comp", "blocklist"), ("blocklisttype", kind)]);
-    let a = container
-        .send(
-            &format!("reading the {kind} blocks"),
-            Request::Check(Some("BlockList")),
-            Method::GET,
-            url,
-            &[],
-            Bytes::new(),
-        )
+    let what = format!("reading the {kind} blocks");
+    container
+        .get(&what, Request::Check(Some("BlockList")), url)
         .await
-        .result?;
-    parse(&a.body)
 }
 
 /// Azure's answer to Get Block List (the kind of blocks asked for is filled).

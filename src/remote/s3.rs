@@ -193,19 +193,10 @@ impl S3 {
             // S3's document is ListPartsResult, moto's ListPartsResponse: the root is not
             // checked (an <Error> still is), the parts are read whole.
             let listing = Request::Check(None);
-            let a = self
+            let page: ListPartsPage = self
                 .bucket
-                .send(
-                    "listing the upload's parts",
-                    listing,
-                    Method::GET,
-                    url,
-                    &[],
-                    Bytes::new(),
-                )
-                .await
-                .result?;
-            let page: ListPartsPage = parse(&a.body)?;
+                .get("listing the upload's parts", listing, url)
+                .await?;
             let next = page.next_part_number_marker.clone().unwrap_or_default();
             found.extend(page.parts.into_iter().map(|p| ListedPart {
                 number: p.part_number,

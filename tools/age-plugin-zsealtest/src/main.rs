@@ -52,8 +52,16 @@ fn tag_of(key: &Key) -> String {
     key[..4].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn key_of(bytes: &[u8]) -> Option<Key> {
-    bytes.try_into().ok()
+/// Adds to `keys` the key a recipient or an identity (`what`) carries; `Err(message)` when it is
+/// not a zsealtest one (another plugin's `name`, or not a 32-byte key).
+fn add_key(keys: &mut Vec<Key>, what: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
+    match bytes.try_into() {
+        Ok(k) if name == NAME => {
+            keys.push(k);
+            Ok(())
+        }
+        _ => Err(format!("not a zsealtest {what}")),
+    }
 }
 
 struct Handler;
@@ -80,16 +88,8 @@ impl RecipientPluginV1 for Wrap {
         name: &str,
         bytes: &[u8],
     ) -> Result<(), recipient::Error> {
-        match (name == NAME).then(|| key_of(bytes)).flatten() {
-            Some(k) => {
-                self.0.push(k);
-                Ok(())
-            }
-            None => Err(recipient::Error::Recipient {
-                index,
-                message: "not a zsealtest recipient".into(),
-            }),
-        }
+        add_key(&mut self.0, "recipient", name, bytes)
+            .map_err(|message| recipient::Error::Recipient { index, message })
     }
 
     fn add_identity(
@@ -98,16 +98,8 @@ impl RecipientPluginV1 for Wrap {
         name: &str,
         bytes: &[u8],
     ) -> Result<(), recipient::Error> {
-        match (name == NAME).then(|| key_of(bytes)).flatten() {
-            Some(k) => {
-                self.0.push(k);
-                Ok(())
-            }
-            None => Err(recipient::Error::Identity {
-                index,
-                message: "not a zsealtest identity".into(),
-            }),
-        }
+        add_key(&mut self.0, "identity", name, bytes)
+            .map_err(|message| recipient::Error::Identity { index, message })
     }
 
     fn labels(&mut self) -> HashSet<String> {
@@ -189,16 +181,8 @@ impl IdentityPluginV1 for Unwrap {
         name: &str,
         bytes: &[u8],
     ) -> Result<(), identity::Error> {
-        match (name == NAME).then(|| key_of(bytes)).flatten() {
-            Some(k) => {
-                self.0.push(k);
-                Ok(())
-            }
-            None => Err(identity::Error::Identity {
-                index,
-                message: "not a zsealtest identity".into(),
-            }),
-        }
+        add_key(&mut self.0, "identity", name, bytes)
+            .map_err(|message| identity::Error::Identity { index, message })
     }
 
     fn unwrap_file_keys(
