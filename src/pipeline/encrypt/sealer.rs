@@ -69,7 +69,8 @@ impl Sealed {
         }
     }
 
-    /// The frame's bytes.
+    /// The frame's bytes (the writer hands the buffer out whole: tests and benchmarks look).
+    #[cfg(any(test, feature = "bench"))]
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.frame[self.start..self.start + self.frame_len]
     }
