@@ -67,9 +67,9 @@ pub const LARGE_BLOCK: usize = 1 << 20;
 /// Why: glibc serves large blocks by `mmap`, but raises that threshold to the size of each such
 /// block freed (up to 32 MiB), so that after the first request the 8 MiB chunk buffers come
 /// from its arenas (one per thread that allocates, up to 8 per core) and stay there, split and
-/// half used, once freed. The gateway under the load test (16 clients, docs/PERFORMANCE.md §13)
-/// then held 541 MiB at its peak where its chunk buffers never needed more than 192; with the
-/// threshold fixed at 1 MiB (which also turns the raising off) the peak was 152 to 169 MiB. Blocks
+/// half used, once freed: the gateway under its load test then held nearly three times what its
+/// chunk buffers need; with the threshold fixed at 1 MiB (which also turns the raising off) it
+/// stays within them (figures: docs/PERFORMANCE.md §13). Blocks
 /// under 1 MiB (a GET's 256 KiB pieces, HTTP buffers) stay in the arenas, where they are reused
 /// without a system call. A freshly mapped buffer costs its page faults again, once per request
 /// (the engine reuses its buffers within a stream), not once per chunk.

@@ -26,9 +26,8 @@ use super::intake::{Intake, Spare};
 use crate::error::{Error, Result};
 use crate::stats::{timed, Stages};
 
-/// Writes being done by the workers at once, at most. Two keep a write going while the next is
-/// handed out: random bytes into tmpfs 0.179 s against 0.188 s with one (peak RSS 55 against
-/// 47 MiB; AMD EPYC, 2 cores).
+/// Writes being done by the workers at once, at most: two keep a write going while the next is
+/// handed out (measured against one in docs/PERFORMANCE.md §15).
 const WRITES_IN_FLIGHT: usize = 2;
 
 /// Sealed chunks this long and longer are written by a worker; shorter ones (compressed text,

@@ -68,7 +68,7 @@ pub struct S3Args {
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     threads: usize,
     /// Uploads and downloads that run at once (a completion or a copy counts twice); more
-    /// wait. Memory: each holds up to (threads + 2) × 2 × 8 MiB of chunk buffers (GATEWAY.md)
+    /// wait. Each holds a window of chunk buffers (the bound: docs/GATEWAY.md, "Memory")
     #[arg(long, value_name = "N", default_value_t = 4)]
     max_requests: usize,
     /// No line per request on standard error

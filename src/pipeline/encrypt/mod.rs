@@ -291,8 +291,8 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
         self.window.threads()
     }
 
-    /// Not with an adaptive level, which times the writes. (On two cores, one thread writing
-    /// every frame, into tmpfs 0.12 s per 256 MiB, is what held incompressible data back.)
+    /// Not with an adaptive level, which times the writes. (On two cores one thread writing
+    /// every frame is what held incompressible data back: docs/PERFORMANCE.md §7.)
     fn writes_by_offset(&self) -> bool {
         self.adapt.is_none()
     }
