@@ -244,14 +244,9 @@ pub(crate) struct PluginIdentity {
 
 /// The stanzas of `stanzas` that only a plugin opens (FORMAT.md §1.1).
 fn plugin_stanzas(stanzas: &[age_core::format::Stanza]) -> Vec<age_core::format::Stanza> {
-    let copy = |s: &age_core::format::Stanza| age_core::format::Stanza {
-        tag: s.tag.clone(),
-        args: s.args.clone(),
-        body: s.body.clone(),
-    };
     (stanzas.iter())
         .filter(|s| !super::recipients::NATIVE_TAGS.contains(&s.tag.as_str()))
-        .map(copy)
+        .map(super::copy_stanza)
         .collect()
 }
 

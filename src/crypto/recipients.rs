@@ -147,7 +147,7 @@ enum Wraps {
 
 /// True for an age plugin's recipient, `age1NAME1…`: a Bech32 string whose prefix (before its
 /// last `1`) is `age1` and a name, not X25519's `age` nor post-quantum's `age1pq`.
-fn is_plugin_recipient(s: &str) -> bool {
+pub(crate) fn is_plugin_recipient(s: &str) -> bool {
     let hrp = s.rfind('1').map_or("", |i| &s[..i]);
     s.starts_with("age1") && hrp.len() > 4 && hrp != "age1pq" && !s.contains(char::is_whitespace)
 }

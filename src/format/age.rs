@@ -118,7 +118,9 @@ impl AgeHeader {
 
     /// True when the file is encrypted to a passphrase (an `scrypt` stanza).
     pub fn has_scrypt(&self) -> bool {
-        self.stanzas.iter().any(|s| s.tag == "scrypt")
+        self.stanzas
+            .iter()
+            .any(|s| s.tag == crate::crypto::passphrase::SCRYPT_TAG)
     }
 }
 

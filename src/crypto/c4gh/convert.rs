@@ -135,8 +135,7 @@ pub fn age_recipient(s: &str, origin: &str) -> Result<PublicKey> {
             "a post-quantum age recipient is not an X25519 key: crypt4gh cannot use it",
         ));
     }
-    // An age plugin's recipient is `age1NAME1…`: its Bech32 prefix is longer than `age`.
-    if s.rfind('1').is_some_and(|last| last > 3) {
+    if crate::crypto::recipients::is_plugin_recipient(s) {
         return Err(refuse(
             origin,
             "an age plugin's recipient (age1NAME1…) is not an X25519 key: crypt4gh cannot use it",

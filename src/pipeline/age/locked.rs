@@ -45,7 +45,7 @@ impl<R: Read> AgeLocked<R> {
     /// it ([`crate::crypto::Stanza::describe`]); `passphrase (scrypt)` for age's passphrase.
     pub fn recipient_details(&self) -> Vec<String> {
         let describe = |s: &AgeStanza| match s.tag.as_str() {
-            "scrypt" => "passphrase (scrypt)".to_string(),
+            crate::crypto::passphrase::SCRYPT_TAG => "passphrase (scrypt)".to_string(),
             _ => crate::crypto::recipients::encode(s)
                 .map(|z| z.describe())
                 .unwrap_or_else(|_| s.tag.clone()),
