@@ -269,13 +269,7 @@ impl<R: Read> Rekeyed<R> {
         output.write_all(&self.bytes)?;
         let payload_len = if self.rotate {
             let mut out = BufWriter::with_capacity(1 << 20, &mut output);
-            let r = Rotation::new(
-                &self.old,
-                self.old_header_len,
-                &self.file_key.payload_key(&self.old.payload_salt).0,
-                &self.new_key.payload_key(&self.header.payload_salt).0,
-            );
-            let n = r.run(&mut self.input, 0, None, &mut out)?;
+            let n = self.rotation().run(&mut self.input, 0, None, &mut out)?;
             out.flush()?;
             n
         } else {
@@ -374,11 +368,6 @@ impl Rotation {
         &self.new_payload_key
     }
 
-    /// The old header's length: where frame 0 starts in the source.
-    pub fn old_header_len(&self) -> u64 {
-        self.old_header_len
-    }
-
     /// Re-seals the frames from number `first` (where `input` is positioned) into `out`: up to
     /// frame `stop` (not included) when given, else through the final frame, the index and
     /// the footer, all checked on the way. Returns the bytes written.
@@ -410,13 +399,19 @@ impl<R: Read> Rekeyed<R> {
                 "a rekey without --rotate has nothing to re-seal".into(),
             ));
         }
-        let r = Rotation::new(
+        let r = self.rotation();
+        Ok((self.bytes, r, self.input))
+    }
+
+    /// The re-sealing of this rekey's frames: opened under the old payload key, sealed under
+    /// the new one.
+    fn rotation(&self) -> Rotation {
+        Rotation::new(
             &self.old,
             self.old_header_len,
             &self.file_key.payload_key(&self.old.payload_salt).0,
             &self.new_key.payload_key(&self.header.payload_salt).0,
-        );
-        Ok((self.bytes, r, self.input))
+        )
     }
 }
 

@@ -89,12 +89,12 @@ impl<R: Read> Locked<R> {
         unwrap_file_key(&keys, identities)
     }
 
-    /// The reader (just after the header), the header, and its length.
     /// The input, after the header.
     pub(crate) fn input(&self) -> &R {
         &self.inner
     }
 
+    /// The reader (just after the header), the header, and its length.
     pub(crate) fn into_parts(self) -> (R, Header, u64) {
         let len = self.header_len();
         (self.inner, self.header, len)
