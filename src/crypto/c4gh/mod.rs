@@ -123,21 +123,32 @@ pub fn read_public_key(text: &str, origin: &str) -> Result<PublicKey> {
     )))
 }
 
-/// The recipients in the text of a recipients file (`-R`): a crypt4gh public key file
-/// (`-----BEGIN CRYPT4GH PUBLIC KEY-----`), or lines of `ssh-ed25519 …` keys and `age1…`
-/// recipients as an authorized_keys or age recipients file holds them (blank lines and `#`
-/// comments skipped). Any other line is refused, naming the file and the line.
+/// The recipients in the text of a recipients file (`-R`): crypt4gh public key blocks
+/// (`-----BEGIN CRYPT4GH PUBLIC KEY-----` … `-----END …`), and lines of `ssh-ed25519 …` keys and
+/// `age1…` recipients as an authorized_keys or age recipients file holds them (blank lines and
+/// `#` comments skipped). Any other line is refused, naming the file and the line.
 pub fn read_recipients(text: &str, origin: &str) -> Result<Vec<PublicKey>> {
-    if text.trim_start().starts_with("-----BEGIN CRYPT4GH") {
-        return Ok(vec![file::parse_public_key(text.trim(), origin)?]);
-    }
     let mut out = Vec::new();
+    let mut block: Option<String> = None;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+        if let Some(b) = &mut block {
+            b.push_str(line);
+            b.push('\n');
+            if line.starts_with("-----END") {
+                out.push(file::parse_public_key(b.trim(), origin)?);
+                block = None;
+            }
+        } else if line.starts_with("-----BEGIN") {
+            block = Some(format!("{line}\n"));
+        } else if !line.is_empty() && !line.starts_with('#') {
+            out.push(read_public_key(line, &format!("{origin} line {}", i + 1))?);
         }
-        out.push(read_public_key(line, &format!("{origin} line {}", i + 1))?);
+    }
+    if block.is_some() {
+        return Err(Error::InvalidOption(format!(
+            "{origin}: a key block has no -----END line: the file is cut short"
+        )));
     }
     if out.is_empty() {
         return Err(Error::InvalidOption(format!(

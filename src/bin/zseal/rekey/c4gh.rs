@@ -98,34 +98,10 @@ fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<PublicK
         let Ok(text) = std::str::from_utf8(&data) else {
             bail!("{name}: a recipients file is text, and this one is not");
         };
-        out.extend(keys_in(text, &name)?);
+        out.extend(zseal::crypto::c4gh::read_recipients(text, &name)?);
     }
     if out.is_empty() {
         bail!("no new recipient given: pass -r RECIPIENT or -R FILE (a crypt4gh public key file, ssh-ed25519 lines or age1… recipients)");
-    }
-    Ok(out)
-}
-
-/// The public keys in a recipients file: `-----BEGIN … KEY-----` blocks and one-line keys.
-fn keys_in(text: &str, origin: &str) -> anyhow::Result<Vec<PublicKey>> {
-    let mut out = Vec::new();
-    let mut block: Option<String> = None;
-    for line in text.lines().map(str::trim) {
-        if let Some(b) = &mut block {
-            b.push_str(line);
-            b.push('\n');
-            if line.starts_with("-----END") {
-                out.push(read_public_key(b, origin)?);
-                block = None;
-            }
-        } else if line.starts_with("-----BEGIN") {
-            block = Some(format!("{line}\n"));
-        } else if !line.is_empty() && !line.starts_with('#') {
-            out.push(read_public_key(line, origin)?);
-        }
-    }
-    if block.is_some() {
-        bail!("{origin}: a key block has no -----END line: the file is cut short");
     }
     Ok(out)
 }
