@@ -36,10 +36,6 @@ async fn on_io<T: Send + 'static>(
         .map_err(|e| internal("a store request stopped", e))
 }
 
-fn failed(what: &str, e: object_store::Error) -> s3s::S3Error {
-    internal(what, e)
-}
-
 fn stat_of(m: &ObjectMeta) -> Stat {
     Stat {
         len: m.size,
@@ -85,7 +81,7 @@ impl StoreBackend {
             }
         })
         .await?
-        .map_err(|e| failed("looking for the bucket", e))?;
+        .map_err(|e| internal("looking for the bucket", e))?;
         match found {
             true => Ok(()),
             false => Err(s3_error!(NoSuchBucket, "no bucket {bucket:?}")),
@@ -99,7 +95,7 @@ impl StoreBackend {
         let at = (!at.as_ref().is_empty()).then_some(at);
         let listed = on_io(async move { store.list_with_delimiter(at.as_ref()).await })
             .await?
-            .map_err(|e| failed("listing buckets", e))?;
+            .map_err(|e| internal("listing buckets", e))?;
         let mut out: Vec<(String, Option<SystemTime>)> = listed
             .common_prefixes
             .iter()
@@ -119,7 +115,7 @@ impl StoreBackend {
         let (store, marker) = (self.root.store().clone(), self.marker(bucket));
         on_io(async move { store.put(&marker, PutPayload::from_static(b"")).await })
             .await?
-            .map_err(|e| failed("creating the bucket", e))?;
+            .map_err(|e| internal("creating the bucket", e))?;
         Ok(())
     }
 
@@ -138,7 +134,7 @@ impl StoreBackend {
             Ok(())
         })
         .await?
-        .map_err(|e| failed("deleting the bucket", e))
+        .map_err(|e| internal("deleting the bucket", e))
     }
 
     /// Every object below the bucket, with what the listing says of its container.
@@ -152,7 +148,7 @@ impl StoreBackend {
             listed.into_iter().collect::<object_store::Result<Vec<_>>>()
         })
         .await?
-        .map_err(|e| failed("listing the bucket", e))?;
+        .map_err(|e| internal("listing the bucket", e))?;
         let own = format!("{bucket}/{OWN_DIR}/");
         let mut out: Vec<Listed> = all
             .iter()
@@ -183,7 +179,7 @@ impl StoreBackend {
                     "no object {key:?} in bucket {bucket:?}"
                 ))
             }
-            Err(e) => Err(failed("looking at the object", e)),
+            Err(e) => Err(internal("looking at the object", e)),
         }
     }
 
@@ -256,7 +252,7 @@ impl StoreBackend {
             Ok(())
         })
         .await?
-        .map_err(|e| failed("deleting the object", e))
+        .map_err(|e| internal("deleting the object", e))
     }
 
     /// A new spool directory for upload `id`'s sealed parts.
@@ -324,11 +320,11 @@ impl Destination for Upload {
             .commit()
             .map_err(|e| internal("completing the upload", e))?;
         let head = crate::remote::block_on(store.head(&path))
-            .map_err(|e| failed("looking at the new object", e))?;
+            .map_err(|e| internal("looking at the new object", e))?;
         meta.stored_tag = head.e_tag.clone();
         let json = serde_json::to_vec(&meta).map_err(|e| internal("writing metadata", e))?;
         crate::remote::block_on(store.put(&meta_path, PutPayload::from(json)))
-            .map_err(|e| failed("writing metadata", e))?;
+            .map_err(|e| internal("writing metadata", e))?;
         Ok(SystemTime::from(head.last_modified))
     }
 }

@@ -136,29 +136,11 @@ pub fn seal_into<W: Write, T>(
     opts: &EncryptOptions,
     feed: impl FnOnce(&mut dyn Write) -> S3Result<T>,
 ) -> S3Result<(T, u64, W)> {
-    let out = Counted { inner: out, n: 0 };
+    let out = crate::io::Counted::new(out, Default::default());
     let mut enc = Encryptor::new(out, recipients, opts).map_err(|e| internal("sealing", e))?;
     let fed = feed(&mut enc)?;
     let out = enc.finish().map_err(|e| internal("sealing", e))?;
-    Ok((fed, out.n, out.inner))
-}
-
-/// A writer that counts what passes: the container's length.
-struct Counted<W> {
-    inner: W,
-    n: u64,
-}
-
-impl<W: Write> Write for Counted<W> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(data)?;
-        self.n += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
+    Ok((fed, out.count(), out.into_inner()))
 }
 
 /// A file being written (mode 0600, in the bucket's `tmp/`), flushed to disk on [`Self::sync`].
