@@ -167,15 +167,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         })?;
         // The keys once, for every file: one passphrase prompt, one read of each key file.
         let recipients = recipients_now()?;
+        let sign_keys = crate::sign::read_keys(&a.sign)?;
         if a.format != Format::Age {
-            for key in crate::sign::read_keys(&a.sign)? {
-                opts = opts.sign(key);
+            for key in &sign_keys {
+                opts = opts.sign(key.clone());
             }
         }
         let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
         return crate::many::run_each(&pairs, |input, output| {
             let source = open_input(Some(input))?;
-            let signing = crate::sign::Signing::prepare(&a.sign, a.format, Some(output), c.force)?;
+            let signing =
+                crate::sign::Signing::prepare(&sign_keys, a.format, Some(output), c.force)?;
             let sink = Output::create(Some(output), c.force, Some(input))?;
             seal(&a, &opts, &targets, (source, Some(input)), sink, signing)
         });
@@ -198,9 +200,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let recipients = recipients_now()?;
     // The signing keys and the signature's file before any output: a wrong key passphrase or an
     // existing OUT.sig leaves nothing behind.
-    let signing = crate::sign::Signing::prepare(&a.sign, a.format, c.output.as_deref(), c.force)?;
+    let sign_keys = crate::sign::read_keys(&a.sign)?;
+    let signing =
+        crate::sign::Signing::prepare(&sign_keys, a.format, c.output.as_deref(), c.force)?;
     if a.format != Format::Age {
-        for key in crate::sign::read_keys(&a.sign)? {
+        for key in sign_keys {
             opts = opts.sign(key);
         }
     }

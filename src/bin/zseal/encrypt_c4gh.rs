@@ -22,12 +22,14 @@ pub fn run(a: &Args, mut opts: EncryptOptions) -> anyhow::Result<()> {
         bail!("a crypt4gh file has no passphrase: give the recipients' public keys (-r, -R)");
     }
     let recipients = recipients(&a.recipient, &a.recipients_file)?;
+    // The signing keys once, for every file: one passphrase prompt.
+    let sign_keys = crate::sign::read_keys(&a.sign)?;
     if c.inputs.len() > 1 {
         let pairs = crate::many::plan(&c.inputs, c.output.as_deref(), c.force, |i| {
             Ok(crate::many::encrypted_name(i, ".c4gh"))
         })?;
         return crate::many::run_each(&pairs, |input, output| {
-            let signing = signing(a, Some(output), &mut opts)?;
+            let signing = signing(a, &sign_keys, Some(output), &mut opts)?;
             let source = open_input(Some(input))?;
             let sink = Output::create(Some(output), c.force, Some(input))?;
             let start = |w| Writer::crypt4gh(w, &recipients, &opts);
@@ -40,7 +42,7 @@ pub fn run(a: &Args, mut opts: EncryptOptions) -> anyhow::Result<()> {
     let input = open_input(c.input())?;
     // The signing key and OUT.sig before any output: a wrong key passphrase or an existing
     // OUT.sig leaves nothing behind.
-    let signing = signing(a, c.output.as_deref(), &mut opts)?;
+    let signing = signing(a, &sign_keys, c.output.as_deref(), &mut opts)?;
     let output = Output::create(c.output.as_deref(), c.force, c.input())?;
     let start = |w| Writer::crypt4gh(w, &recipients, &opts);
     seal_with(a, start, (input, c.input()), output, signing)
@@ -50,10 +52,11 @@ pub fn run(a: &Args, mut opts: EncryptOptions) -> anyhow::Result<()> {
 /// statement of what it seals.
 fn signing(
     a: &Args,
+    keys: &[zseal::crypto::sign::SigningKey],
     output: Option<&std::path::Path>,
     opts: &mut EncryptOptions,
 ) -> anyhow::Result<Option<crate::sign::Signing>> {
-    let s = crate::sign::Signing::prepare(&a.sign, Format::Crypt4gh, output, a.common.force)?;
+    let s = crate::sign::Signing::prepare(keys, Format::Crypt4gh, output, a.common.force)?;
     opts.sign = s.iter().flat_map(|s| s.keys().iter().cloned()).collect();
     Ok(s)
 }

@@ -20,7 +20,7 @@ impl Signing {
     /// by the library); for an age or crypt4gh file, refuses where a signature cannot go (it goes
     /// beside a local output file), and an existing OUT.sig without --force.
     pub fn prepare(
-        keys: &[PathBuf],
+        keys: &[zseal::crypto::sign::SigningKey],
         format: zseal::Format,
         output: Option<&std::path::Path>,
         force: bool,
@@ -50,10 +50,13 @@ impl Signing {
         let mut sig_path = out.as_os_str().to_owned();
         sig_path.push(".sig");
         let sig_path = PathBuf::from(sig_path);
-        let keys = read_keys(keys)?;
         let name = sig_path.display().to_string();
         let out = crate::files::Output::create(Some(&sig_path), force, None)?;
-        Ok(Some(Signing { keys, out, name }))
+        Ok(Some(Signing {
+            keys: keys.to_vec(),
+            out,
+            name,
+        }))
     }
 
     /// Signs the finished age file `written` (read back from its start: its SHA-512) with every
