@@ -1063,8 +1063,10 @@ mod proxy {
             let line = &req.line;
             let query = |k: &str| line.split(['?', '&', ' ']).find_map(|q| q.strip_prefix(k));
             let s3_part = query("partNumber=").is_some() && query("uploadId=").is_some();
-            // Azure's Put Block has no number: blocks are numbered as their ids first arrive
-            // (a retry sends the same id).
+            // Azure's Put Block has no number (object_store's block ids are random): blocks
+            // are numbered as their ids first arrive (a retry sends the same id). That is their
+            // order only when they go up one at a time, as the Azure cuts ask
+            // (ZSEAL_PARTS_IN_FLIGHT=1).
             let block = query("comp=") == Some("block");
             let part = line.starts_with("PUT ") && (s3_part || block);
             if part {
@@ -2572,7 +2574,9 @@ mod resuming {
         let mut c = zseal(base);
         c.env("AWS_ENDPOINT_URL", endpoint)
             .env("XDG_STATE_HOME", state)
-            .env("ZSEAL_RETRY_TIMEOUT", "1");
+            // Short, as the cuts need; 3 s rather than 1, which a loaded machine's first
+            // attempt of a request can use up (tests/remote/resume.rs's cut_at).
+            .env("ZSEAL_RETRY_TIMEOUT", "3");
         c
     }
 

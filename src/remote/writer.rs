@@ -144,15 +144,17 @@ impl RemoteWriter {
         if upload.ended() {
             return Err(aborted(&self.obj.url));
         }
+        // Room first, then the part: never more than `parts_in_flight` on their way, so that
+        // with 1 the parts reach the store one after the other, in order.
+        while self.in_flight.len() >= self.obj.opts.parts_in_flight {
+            self.wait_oldest()?;
+        }
         let idx = self.parts as usize;
         self.parts += 1;
         let next = Vec::with_capacity(self.part_size());
         let data = std::mem::replace(&mut self.buf, next);
         self.in_flight
             .push_back(spawn(upload.put_part(idx, PutPayload::from(data))));
-        while self.in_flight.len() > self.obj.opts.parts_in_flight {
-            self.wait_oldest()?;
-        }
         Ok(())
     }
 

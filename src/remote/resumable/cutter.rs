@@ -158,6 +158,11 @@ impl Cutter {
         } else {
             None
         };
+        // Room first, then the part: never more than `parts_in_flight` on their way, so that
+        // with 1 the parts reach the store one after the other, in order.
+        while self.in_flight.len() >= self.obj.opts.parts_in_flight {
+            self.wait_oldest()?;
+        }
         let number = self.next_number;
         self.next_number += 1;
         let data = std::mem::replace(&mut self.buf, Vec::with_capacity(self.part_size));
@@ -173,9 +178,6 @@ impl Cutter {
         });
         self.part_first_chunk = self.next_chunk;
         self.part_lens.clear();
-        while self.in_flight.len() > self.obj.opts.parts_in_flight {
-            self.wait_oldest()?;
-        }
         Ok(())
     }
 
