@@ -176,51 +176,11 @@ impl<R: Read> AnyChunks<R> {
         }
     }
 
-    /// The whole-plaintext digest in the standard tool's hex form, once verified; `None` before,
-    /// for a container without one, and for an age file (which records none).
-    pub fn digest_hex(&self) -> Option<String> {
-        self.as_zseal().and_then(|d| d.digest_hex())
-    }
-
-    /// The file's chunks, as `inspect` counts them: a container's data frames (its footer's
-    /// count), once it was read whole and authenticated; an age file's STREAM chunks (those of
-    /// the age payload, also in one zseal wrote with zstd), once its final chunk was
-    /// authenticated. Not the chunks the reader opened, which count a chunk read twice (the
-    /// final ones, read first for the length or the seek table) twice. `None` before.
-    pub fn chunk_count(&self) -> Option<u64> {
-        match self {
-            AnyChunks::Zseal(d) => d.verified().map(|f| f.chunk_count),
-            AnyChunks::Age(d) => d.verified_chunks(),
-            AnyChunks::AgeZstd(d) => d.verified_chunks(),
-            AnyChunks::Crypt4gh(d) => d.verified_chunks(),
-        }
-    }
-
     /// The crypt4gh file's chunks, for what only it has (its writer keys, edit list, the
     /// statement of a signature kept beside it).
     pub fn as_crypt4gh(&self) -> Option<&C4ghChunks<R>> {
         match self {
             AnyChunks::Crypt4gh(d) => Some(d),
-            _ => None,
-        }
-    }
-
-    /// True when a signer is required: a range then reads the whole file, in order
-    /// (FORMAT.md §12.4).
-    pub fn requires_signer(&self) -> bool {
-        match self {
-            AnyChunks::Zseal(d) => d.requires_signer(),
-            AnyChunks::Crypt4gh(d) => d.requires_signer(),
-            _ => false,
-        }
-    }
-
-    /// What the opened header shows that a reader should be told of, though it is not refused:
-    /// a crypt4gh file whose packets for this reader come from several writer keys (FORMAT.md
-    /// §13.10).
-    pub fn header_warning(&self) -> Option<String> {
-        match self {
-            AnyChunks::Crypt4gh(d) => d.writer_keys_warning(),
             _ => None,
         }
     }
@@ -286,6 +246,26 @@ impl<R: Read> ChunkSource for AnyChunks<R> {
         self.chunks_ref().verified_len(cursor)
     }
 
+    fn verified_chunks(&self) -> Option<u64> {
+        self.chunks_ref().verified_chunks()
+    }
+
+    fn digest_hex(&self) -> Option<String> {
+        self.chunks_ref().digest_hex()
+    }
+
+    fn requires_signer(&self) -> bool {
+        self.chunks_ref().requires_signer()
+    }
+
+    fn header_warning(&self) -> Option<String> {
+        self.chunks_ref().header_warning()
+    }
+
+    fn resume_unit(&self) -> u64 {
+        self.chunks_ref().resume_unit()
+    }
+
     fn copy_range_streaming(
         &mut self,
         cursor: &mut Cursor,
@@ -316,6 +296,22 @@ impl<R: Read + Seek> SeekSource for AnyChunks<R> {
     fn end_range(&mut self, cursor: &mut Cursor, to_end: bool) -> Result<bool> {
         self.seekable().end_range(cursor, to_end)
     }
+
+    fn use_index(&mut self, cursor: &mut Cursor) -> Result<()> {
+        self.seekable().use_index(cursor)
+    }
+
+    fn hash_kept(&mut self, from: u64, kept: &mut dyn Read) -> Result<()> {
+        self.seekable().hash_kept(from, kept)
+    }
+
+    fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        self.seekable().read_bodies_from(file, count)
+    }
 }
 
 impl<R: Read> ChunkReader<AnyChunks<R>> {
@@ -325,59 +321,6 @@ impl<R: Read> ChunkReader<AnyChunks<R>> {
         match &mut self.source {
             AnyChunks::Crypt4gh(d) => Some(d),
             _ => None,
-        }
-    }
-}
-
-impl<R: Read + Seek> ChunkReader<AnyChunks<R>> {
-    /// For a whole read of a seekable input: reads now what random access reads (an age file
-    /// zseal wrote: its seek table), so that its frames are then decoded on every core rather
-    /// than by one stream decoder. Nothing for the other kinds, which read on every core anyway.
-    pub fn use_index(&mut self) -> Result<()> {
-        match self.source {
-            // A crypt4gh file: its last segment and its edit list are checked before anything
-            // is released (FORMAT.md §13.11).
-            AnyChunks::AgeZstd(_) | AnyChunks::Crypt4gh(_) => self.plaintext_len().map(|_| ()),
-            _ => Ok(()),
-        }
-    }
-
-    /// The plaintext offsets a resumed download may start at are multiples of this: a
-    /// container's chunk size (its kept part is hashed whole chunks at a time), 1 for an age
-    /// file.
-    pub fn resume_unit(&self) -> u64 {
-        match &self.source {
-            AnyChunks::Zseal(d) => d.resume_unit(),
-            _ => 1,
-        }
-    }
-
-    /// Writes the plaintext from byte `from` to the end into `w`, for a download resumed after
-    /// its first `from` bytes, which `kept` gives (docs/OBJECTS.md, "Resuming a download"): a
-    /// container's kept part is hashed again (`from` a multiple of [`Self::resume_unit`]) and the
-    /// whole-plaintext digest checked at the end as a whole read checks it; an age file's kept
-    /// part is not read (it has no digest to check it against). Only the frames from `from` on
-    /// are read. A success means every chunk written was authenticated and, for a container,
-    /// the digest of the kept part and the rest matched; with `from` 0 it is a whole read.
-    pub fn copy_resumed_to(&mut self, from: u64, kept: impl Read, w: impl Write) -> Result<u64> {
-        if let AnyChunks::Zseal(d) = &mut self.source {
-            d.hash_kept(from, kept)?;
-        }
-        self.copy_range_to(from, None, w)
-    }
-
-    /// For a container read from a regular file: see [`Decryptor::read_bodies_from`](super::Decryptor)
-    /// (`ChunkReader::read_bodies_from`); for a crypt4gh file, its segments are read by the
-    /// workers by offset once the last one was opened. Nothing for other inputs or for age files.
-    pub fn read_bodies_from(
-        &mut self,
-        file: std::fs::File,
-        count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    ) -> Result<()> {
-        match &mut self.source {
-            AnyChunks::Zseal(d) => d.read_bodies_from(file, count),
-            AnyChunks::Crypt4gh(c) => c.read_jobs_from(file, count),
-            _ => Ok(()),
         }
     }
 }

@@ -9,6 +9,8 @@
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -172,6 +174,36 @@ pub trait ChunkSource {
     /// end (`cursor` is the reader's).
     fn verified_len(&self, cursor: &Cursor) -> Option<u64>;
 
+    /// The file's chunks as `inspect` counts them (a container's data frames, an age file's or
+    /// a crypt4gh file's segments), once its end was authenticated; `None` before. Not the
+    /// chunks the reader opened, which count a chunk read twice (the last, read first for the
+    /// length) twice.
+    fn verified_chunks(&self) -> Option<u64>;
+
+    /// The whole-plaintext digest in the standard tool's hex form, once verified; `None`
+    /// before, and for a file or format that records none.
+    fn digest_hex(&self) -> Option<String> {
+        None
+    }
+
+    /// True when a signer is required: a range then reads the whole file, in order
+    /// (FORMAT.md §12.4).
+    fn requires_signer(&self) -> bool {
+        false
+    }
+
+    /// What the opened header shows that a reader should be told of, though it is not refused
+    /// (a crypt4gh file whose packets come from several writer keys, FORMAT.md §13.10).
+    fn header_warning(&self) -> Option<String> {
+        None
+    }
+
+    /// The plaintext offsets a resumed download may start at are multiples of this (1 by
+    /// default).
+    fn resume_unit(&self) -> u64 {
+        1
+    }
+
     /// Writes plaintext bytes `range` of a stream that cannot seek to `w`, from a fresh reader:
     /// by default every chunk is read in order, the range written, and the rest read to the end,
     /// so that a success means the whole file authenticated.
@@ -230,6 +262,33 @@ pub trait SeekSource: ChunkSource {
     fn end_range(&mut self, cursor: &mut Cursor, to_end: bool) -> Result<bool> {
         let _ = (cursor, to_end);
         Ok(false)
+    }
+
+    /// Before a whole read: reads now what random access would read first (a seek table, a
+    /// last segment to check), so that the rest is read on every core. By default nothing.
+    fn use_index(&mut self, cursor: &mut Cursor) -> Result<()> {
+        let _ = cursor;
+        Ok(())
+    }
+
+    /// Before a download resumed after its first `from` plaintext bytes, which `kept` holds,
+    /// reads on: checks them as the format can (a container hashes them into the digest its
+    /// end is checked against). By default they are not read (nothing to check them against).
+    fn hash_kept(&mut self, from: u64, kept: &mut dyn Read) -> Result<()> {
+        let _ = (from, kept);
+        Ok(())
+    }
+
+    /// `file` is a second handle to the regular file being read, from which the workers may
+    /// read by offset, adding what they read to `count`. By default ignored: everything is
+    /// read through the stream.
+    fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        let _ = (file, count);
+        Ok(())
     }
 }
 
@@ -380,10 +439,73 @@ impl<S: ChunkSource> ChunkReader<S> {
     }
 }
 
+impl<S: ChunkSource> ChunkReader<S> {
+    /// See [`ChunkSource::verified_chunks`].
+    pub fn chunk_count(&self) -> Option<u64> {
+        self.source.verified_chunks()
+    }
+
+    /// See [`ChunkSource::digest_hex`].
+    pub fn digest_hex(&self) -> Option<String> {
+        self.source.digest_hex()
+    }
+
+    /// See [`ChunkSource::requires_signer`].
+    pub fn requires_signer(&self) -> bool {
+        self.source.requires_signer()
+    }
+
+    /// See [`ChunkSource::header_warning`].
+    pub fn header_warning(&self) -> Option<String> {
+        self.source.header_warning()
+    }
+
+    /// See [`ChunkSource::resume_unit`].
+    pub fn resume_unit(&self) -> u64 {
+        self.source.resume_unit()
+    }
+}
+
 impl<S: SeekSource> ChunkReader<S> {
     /// The plaintext length, from the authenticated end of the file.
     pub fn plaintext_len(&mut self) -> Result<u64> {
         self.source.plaintext_len(&mut self.cursor)
+    }
+
+    /// For a whole read of a seekable input: see [`SeekSource::use_index`].
+    pub fn use_index(&mut self) -> Result<()> {
+        self.source.use_index(&mut self.cursor)
+    }
+
+    /// Writes the plaintext from byte `from` to the end into `w`, for a download resumed after
+    /// its first `from` bytes, which `kept` gives (docs/OBJECTS.md, "Resuming a download"):
+    /// they are checked as the format can ([`SeekSource::hash_kept`]: a container's are hashed
+    /// again, `from` a multiple of [`ChunkSource::resume_unit`], and the digest checked at the end as
+    /// a whole read checks it; an age file's are not read). Only the chunks from `from` on are
+    /// read. A success means every chunk written was authenticated and, for a container, the
+    /// digest of the kept part and the rest matched; with `from` 0 it is a whole read.
+    pub fn copy_resumed_to(
+        &mut self,
+        from: u64,
+        mut kept: impl Read,
+        w: impl Write,
+    ) -> Result<u64> {
+        self.source.hash_kept(from, &mut kept)?;
+        self.copy_range_to(from, None, w)
+    }
+
+    /// For a file read from a regular file: `file` is a second handle to that file (a clone),
+    /// from which the workers read long chunk bodies themselves, by offset, adding what they
+    /// read to `count`; the calling thread reads only what finds them (a container's frame
+    /// headers; a crypt4gh file's segments once its last one was opened). `file` must be the
+    /// file this reader reads (a chunk read from anything else fails its authentication).
+    /// Ignored unless `file` is a regular file on a unix system, and for an age file.
+    pub fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<()> {
+        self.source.read_bodies_from(file, count)
     }
 
     /// Reads nothing past plaintext byte `end - 1` until raised; `None` lifts the limit. A

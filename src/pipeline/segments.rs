@@ -210,12 +210,6 @@ impl<I: Read, S: SegmentFormat> Segments<I, S> {
         }
     }
 
-    /// The file's segments, once its last segment was authenticated (by a seek, or by reading
-    /// up to it): its index plus one.
-    pub(crate) fn verified_chunks(&self) -> Option<u64> {
-        self.shape.map(|(n, _)| n).or(self.last_seen)
-    }
-
     /// Where segment `i` starts in the (decoded) input.
     fn offset(&self, i: u64) -> u64 {
         self.payload_at + i * sealed::<S>() as u64
@@ -443,6 +437,12 @@ impl<I: Read + Seek, S: SegmentFormat> SeekSource for Segments<I, S> {
 impl<I: Read, S: SegmentFormat> ChunkSource for Segments<I, S> {
     fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
         drive::advance(self, cursor)
+    }
+
+    /// Once the last segment was authenticated (by a seek, or by reading up to it): its index
+    /// plus one.
+    fn verified_chunks(&self) -> Option<u64> {
+        self.shape.map(|(n, _)| n).or(self.last_seen)
     }
 
     fn write_time(&mut self) -> &mut std::time::Duration {

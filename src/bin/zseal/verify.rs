@@ -107,7 +107,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             Ok(match d.as_zseal() {
                 Some(z) => (
                     len,
-                    z.digest_hex(),
+                    d.digest_hex(),
                     d.chunk_count().unwrap_or(0),
                     Signed {
                         statement: z.statement(),

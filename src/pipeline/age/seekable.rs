@@ -94,11 +94,6 @@ impl<R: Read> ZstdChunks<R> {
         self.decoder.get_ref()
     }
 
-    /// The age file's STREAM chunks, once it was read whole and authenticated.
-    pub(crate) fn verified_chunks(&self) -> Option<u64> {
-        self.age().source.verified_chunks()
-    }
-
     /// Makes `buf[..len]`, the plaintext from offset `start`, current; keeps the buffer it
     /// replaces.
     fn load_chunk(&mut self, cursor: &mut Cursor, buf: Vec<u8>, len: usize, start: u64) {
@@ -229,6 +224,11 @@ impl<R: Read> ChunkSource for ZstdChunks<R> {
         self.refill(cursor)
     }
 
+    /// The age file's STREAM chunks, once it was read whole and authenticated.
+    fn verified_chunks(&self) -> Option<u64> {
+        self.age().source.verified_chunks()
+    }
+
     fn write_time(&mut self) -> &mut std::time::Duration {
         self.drive.write_time()
     }
@@ -302,6 +302,12 @@ impl<R: Read + Seek> SeekSource for ZstdChunks<R> {
     /// From the seek table.
     fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {
         Ok(self.load(cursor)?.len())
+    }
+
+    /// The seek table, so that the frames are then decoded on every core rather than by one
+    /// stream decoder.
+    fn use_index(&mut self, cursor: &mut Cursor) -> Result<()> {
+        self.load(cursor).map(|_| ())
     }
 
     /// From now on frames are decoded one by one.

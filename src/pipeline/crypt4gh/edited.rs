@@ -136,11 +136,6 @@ impl<R: Read> C4ghChunks<R> {
         self.signed.set_signature(signature)
     }
 
-    /// True when signers are required: a range reads the whole file, in order.
-    pub fn requires_signer(&self) -> bool {
-        self.signed.is_required()
-    }
-
     /// §12.1's statement of the plaintext (its length and BLAKE3, after the edit list), once the
     /// whole file was read from its first byte with hashing on.
     pub fn statement(&self) -> Option<String> {
@@ -168,19 +163,9 @@ impl<R: Read> C4ghChunks<R> {
         &self.writers
     }
 
-    /// The warning [`Self::writer_keys`] calls for, if any.
-    pub fn writer_keys_warning(&self) -> Option<String> {
-        super::writer_keys_warning(&self.writers)
-    }
-
     /// The edit list the header holds, if any.
     pub fn edit_list(&self) -> Option<&EditList> {
         self.edit.as_ref().map(|e| &e.list)
-    }
-
-    /// The file's segments, once its last one was read (by a read to the end or a seek).
-    pub fn verified_chunks(&self) -> Option<u64> {
-        self.segments.verified_chunks()
     }
 
     /// The next chunk, hashed for the statement; at the end, the statement and its signature.
@@ -226,6 +211,21 @@ impl<R: Read> ChunkSource for C4ghChunks<R> {
         self.advance_signed(cursor)
     }
 
+    /// Its segments, once its last one was read (by a read to the end or a seek).
+    fn verified_chunks(&self) -> Option<u64> {
+        self.segments.verified_chunks()
+    }
+
+    /// When signers were required: a range reads the whole file, in order.
+    fn requires_signer(&self) -> bool {
+        self.signed.is_required()
+    }
+
+    /// The warning [`Self::writer_keys`] calls for, if any.
+    fn header_warning(&self) -> Option<String> {
+        super::writer_keys_warning(&self.writers)
+    }
+
     fn write_time(&mut self) -> &mut Duration {
         self.segments.write_time()
     }
@@ -254,19 +254,23 @@ impl<R: Read> ChunkSource for C4ghChunks<R> {
     }
 }
 
-impl<R: Read + Seek> C4ghChunks<R> {
-    /// For a file read from a regular file: the workers read the segments by offset once the
-    /// last one fixed the shape (`Segments::read_jobs_from`).
-    pub(crate) fn read_jobs_from(
+impl<R: Read + Seek> SeekSource for C4ghChunks<R> {
+    /// The last segment and the edit list are checked before anything is released (FORMAT.md
+    /// §13.11).
+    fn use_index(&mut self, cursor: &mut Cursor) -> Result<()> {
+        self.plaintext_len(cursor).map(|_| ())
+    }
+
+    /// Once the last segment fixed the shape, the workers read the segments by offset
+    /// (`Segments::read_jobs_from`).
+    fn read_bodies_from(
         &mut self,
         file: std::fs::File,
         count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<()> {
         self.segments.read_jobs_from(file, count)
     }
-}
 
-impl<R: Read + Seek> SeekSource for C4ghChunks<R> {
     /// From the authenticated last segment, through the edit list (checked against it).
     fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {
         match self.edit.as_mut() {

@@ -11,7 +11,7 @@
 //! per-chunk work on the workers), [`Verifier`](verify) (what is checked across chunks), and
 //! [`seek`] (the index, the container's moves and ranges).
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::sync::Arc;
 
 mod direct;
@@ -105,15 +105,6 @@ impl<R: Read> ContainerChunks<R> {
     /// range read.
     pub fn verified(&self) -> Option<&FinalFrame> {
         self.verified.as_ref()
-    }
-
-    /// The whole-plaintext digest in the standard tool's hex form (`b3sum`, `xxhsum -H3`), once
-    /// verified; `None` before, or when the file has no digest.
-    pub fn digest_hex(&self) -> Option<String> {
-        let alg = self.opener.header.hash;
-        self.verified()
-            .filter(|_| !alg.is_empty())
-            .map(|f| crate::hash::to_hex(alg, &f.digest))
     }
 
     /// The underlying reader (its position is the decryptor's business: read, do not move it).
@@ -355,37 +346,6 @@ fn pick_spare(spares: &mut Vec<Vec<u8>>, len: usize, room: usize) -> Vec<u8> {
     best.map(|i| spares.swap_remove(i)).unwrap_or_default()
 }
 
-impl<R: Read + io::Seek> ContainerChunks<R> {
-    /// See [`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from).
-    pub(crate) fn read_bodies_from(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<std::sync::atomic::AtomicU64>>,
-    ) -> Result<()> {
-        if !cfg!(unix) || !file.metadata()?.is_file() {
-            return Ok(());
-        }
-        self.frames.can_skip();
-        self.bodies = Some(Arc::new(ReadAt { file, count }));
-        Ok(())
-    }
-}
-
-impl<R: Read + io::Seek> ChunkReader<ContainerChunks<R>> {
-    /// For a container read from a regular file: `file` is a second handle to that file (a
-    /// clone), from which the workers read long frame bodies themselves, by offset, adding what
-    /// they read to `count`; the calling thread reads only the frame headers. `file` must be the
-    /// file this decryptor reads (a frame read from anything else fails its authentication).
-    /// Ignored unless `file` is a regular file on a unix system.
-    pub fn read_bodies_from(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<std::sync::atomic::AtomicU64>>,
-    ) -> Result<()> {
-        self.source.read_bodies_from(file, count)
-    }
-}
-
 impl<R: Read> ChunkSource for ContainerChunks<R> {
     fn write_time(&mut self) -> &mut std::time::Duration {
         self.drive.write_time()
@@ -417,6 +377,29 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
 
     fn verified_len(&self, _: &Cursor) -> Option<u64> {
         self.verified.as_ref().map(|f| f.plaintext_len)
+    }
+
+    /// The final frame's count of data frames.
+    fn verified_chunks(&self) -> Option<u64> {
+        self.verified().map(|f| f.chunk_count)
+    }
+
+    /// In the form of `b3sum`, `xxhsum -H3`.
+    fn digest_hex(&self) -> Option<String> {
+        let alg = self.opener.header.hash;
+        self.verified()
+            .filter(|_| !alg.is_empty())
+            .map(|f| crate::hash::to_hex(alg, &f.digest))
+    }
+
+    /// When signers were required ([`DecryptOptions::signers`]).
+    fn requires_signer(&self) -> bool {
+        self.signed.required.is_required()
+    }
+
+    /// A chunk: the kept part is hashed again chunk by chunk (resume.rs).
+    fn resume_unit(&self) -> u64 {
+        self.opener.chunk_size() as u64
     }
 
     fn read_direct(&mut self, cursor: &mut Cursor, buf: &mut [u8]) -> Result<Option<usize>> {

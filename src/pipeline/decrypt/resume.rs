@@ -7,18 +7,13 @@ use std::io::{Read, Seek};
 use super::ContainerChunks;
 use crate::error::{Error, Result};
 use crate::hash::{ChunkHash, Digest, HashAlg};
-use crate::pipeline::chunks::{Cursor, SeekSource};
+use crate::pipeline::chunks::{ChunkSource, Cursor, SeekSource};
 
 impl<R: Read + Seek> ContainerChunks<R> {
-    /// Where a resumed download may start: a whole chunk (the kept part is hashed in chunks).
-    pub(crate) fn resume_unit(&self) -> u64 {
-        self.opener.chunk_size() as u64
-    }
-
     /// Hashes the first `from` plaintext bytes, read from `kept`, into the whole-plaintext digest
     /// that the range starting at `from` then goes on with. `from` must be a whole number of
     /// chunks within the plaintext. Memory: one chunk.
-    pub(crate) fn hash_kept(&mut self, from: u64, mut kept: impl Read) -> Result<()> {
+    pub(crate) fn hash_kept_part(&mut self, from: u64, kept: &mut dyn Read) -> Result<()> {
         let c = self.resume_unit();
         let len = self.plaintext_len(&mut Cursor::new())?;
         if !from.is_multiple_of(c) || from > len {

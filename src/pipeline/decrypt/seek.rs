@@ -312,6 +312,26 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
         Ok(self.load_index()?.fin.plaintext_len)
     }
 
+    /// Hashed again into the digest (resume.rs).
+    fn hash_kept(&mut self, from: u64, kept: &mut dyn Read) -> Result<()> {
+        self.hash_kept_part(from, kept)
+    }
+
+    /// The workers read long frame bodies by offset; the calling thread reads only the frame
+    /// headers.
+    fn read_bodies_from(
+        &mut self,
+        file: std::fs::File,
+        count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<()> {
+        if !cfg!(unix) || !file.metadata()?.is_file() {
+            return Ok(());
+        }
+        self.frames.can_skip();
+        self.bodies = Some(std::sync::Arc::new(super::ReadAt { file, count }));
+        Ok(())
+    }
+
     /// Reads no frame past the chunk that holds plaintext byte `end - 1`: chunks already read
     /// ahead stay; the checks are unchanged. Reads the index once.
     fn limit_read_ahead(&mut self, _: &mut Cursor, end: Option<u64>) -> Result<()> {

@@ -41,12 +41,6 @@ impl<R: Read> ContainerChunks<R> {
         }
     }
 
-    /// True when signers are required ([`DecryptOptions::signers`](super::DecryptOptions::signers)): the file must be read
-    /// whole, in order.
-    pub fn requires_signer(&self) -> bool {
-        self.signed.required.is_required()
-    }
-
     /// Who signed, when signers were required and the read ended with a good signature by one
     /// of them: the signer's name and fingerprint.
     pub fn signer(&self) -> Option<&str> {
