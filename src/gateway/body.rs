@@ -24,6 +24,30 @@ pub struct Expected {
     pub content_md5: Option<String>,
 }
 
+/// A PutObject's or UploadPart's `input` (two types with the same fields): its body, or
+/// IncompleteBody, and the [`Expected`] of its headers.
+macro_rules! body_of {
+    ($input:ident) => {{
+        let body = $input
+            .body
+            .ok_or_else(|| s3s::s3_error!(IncompleteBody, "the request has no body"))?;
+        let expected = $crate::gateway::body::Expected {
+            checksum: s3s::dto::Checksum {
+                checksum_crc32: $input.checksum_crc32,
+                checksum_crc32c: $input.checksum_crc32c,
+                checksum_sha1: $input.checksum_sha1,
+                checksum_sha256: $input.checksum_sha256,
+                checksum_crc64nvme: $input.checksum_crc64nvme,
+                ..Default::default()
+            },
+            algorithm: $input.checksum_algorithm,
+            content_md5: $input.content_md5,
+        };
+        (body, expected)
+    }};
+}
+pub(crate) use body_of;
+
 /// What a body was: its length and the checksums the client asked for, to echo back.
 pub struct Fed {
     /// Plaintext bytes received.

@@ -16,7 +16,7 @@ use s3s::{s3_error, S3Response, S3Result, TrailingHeaders};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use super::body::{self, Expected};
+use super::body;
 use super::service::{blocking, identity_refs, recipient_refs, Gateway};
 use super::store::{self, internal, Meta};
 use crate::crypto::recipients::{self, read_identities, AgeRecipient};
@@ -132,21 +132,7 @@ impl Gateway {
                 "part number {n}: parts are numbered 1 to 10,000"
             ));
         }
-        let body = input
-            .body
-            .ok_or_else(|| s3_error!(IncompleteBody, "the request has no body"))?;
-        let expected = Expected {
-            checksum: Checksum {
-                checksum_crc32: input.checksum_crc32,
-                checksum_crc32c: input.checksum_crc32c,
-                checksum_sha1: input.checksum_sha1,
-                checksum_sha256: input.checksum_sha256,
-                checksum_crc64nvme: input.checksum_crc64nvme,
-                ..Default::default()
-            },
-            algorithm: input.checksum_algorithm,
-            content_md5: input.content_md5,
-        };
+        let (body, expected) = body::body_of!(input);
         // A part is read once more, at completion: sealed fast, compressed then.
         let opts = EncryptOptions::clone(&self.encrypt).codec(Codec::None);
         let rt = tokio::runtime::Handle::current();

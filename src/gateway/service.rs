@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use zeroize::Zeroizing;
 
 use super::backend::{Backend, Stat};
-use super::body::{self, Expected};
+use super::body;
 use super::list::{self, Entry, Query};
 use super::multipart::Upload;
 use super::read;
@@ -350,21 +350,7 @@ impl S3 for Gateway {
         }
         // Refuse a bad key before reading any of the body.
         self.backend.check_key(&input.bucket, &input.key)?;
-        let body = input
-            .body
-            .ok_or_else(|| s3_error!(IncompleteBody, "the request has no body"))?;
-        let expected = Expected {
-            checksum: Checksum {
-                checksum_crc32: input.checksum_crc32,
-                checksum_crc32c: input.checksum_crc32c,
-                checksum_sha1: input.checksum_sha1,
-                checksum_sha256: input.checksum_sha256,
-                checksum_crc64nvme: input.checksum_crc64nvme,
-                ..Default::default()
-            },
-            algorithm: input.checksum_algorithm,
-            content_md5: input.content_md5,
-        };
+        let (body, expected) = body::body_of!(input);
         let user = input.metadata.unwrap_or_default().into_iter().collect();
         self.backend.bucket(&input.bucket).await?;
         let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
