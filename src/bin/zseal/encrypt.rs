@@ -19,14 +19,8 @@ mod c4gh;
 pub struct Args {
     #[command(flatten)]
     common: Common,
-    /// Encrypt to RECIPIENT: age1…, age1pq1… (post-quantum; long: -R suits it better), an age
-    /// plugin's age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…", "ssh-rsa AAAA…" or
-    /// an AWS KMS key or alias ARN (arn:aws:kms:…); repeatable
-    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
-    recipient: Vec<String>,
-    /// Encrypt to every recipient in FILE (one per line, # comments); repeatable
-    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
-    recipients_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) to: keys::To,
     /// Encrypt to the recipient of each identity in FILE, as `age -e -i`: age keys
     /// (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…) or an OpenSSH private key (its public key; an
     /// encrypted one needs no passphrase). `-`: standard input; repeatable
@@ -153,7 +147,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return c4gh::run(&a, opts);
     }
     let recipients_now = || -> anyhow::Result<Vec<zseal::AgeRecipient>> {
-        let mut recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+        let mut recipients = a.to.read()?;
         recipients.extend(keys::recipients_of_identities(&a.identity)?);
         Ok(recipients)
     };

@@ -21,7 +21,7 @@ pub fn run(a: &Args, mut opts: EncryptOptions) -> anyhow::Result<()> {
     if c.passphrase_file.is_some() {
         bail!("a crypt4gh file has no passphrase: give the recipients' public keys (-r, -R)");
     }
-    let recipients = recipients(&a.recipient, &a.recipients_file)?;
+    let recipients = recipients(&a.to.recipient, &a.to.recipients_file)?;
     // The signing keys once, for every file: one passphrase prompt.
     let sign_keys = crate::sign::read_keys(&a.sign)?;
     if c.inputs.len() > 1 {

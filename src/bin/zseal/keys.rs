@@ -26,6 +26,31 @@ pub struct Identities {
     pub max_work_factor: Option<u8>,
 }
 
+/// The recipients a command seals to: `-r` and `-R`, as encrypt, rekey and serve take them.
+#[derive(Args)]
+pub struct To {
+    /// Recipient: age1…, age1pq1… (post-quantum; long: -R suits it better), an age plugin's
+    /// age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…", "ssh-rsa AAAA…" or an AWS
+    /// KMS key or alias ARN (arn:aws:kms:…); repeatable
+    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
+    pub recipient: Vec<String>,
+    /// Every recipient in FILE (one per line, # comments; `-`: standard input); repeatable
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    pub recipients_file: Vec<PathBuf>,
+}
+
+impl To {
+    /// None given.
+    pub fn is_empty(&self) -> bool {
+        self.recipient.is_empty() && self.recipients_file.is_empty()
+    }
+
+    /// The recipients, parsed and read ([`recipients`]).
+    pub fn read(&self) -> anyhow::Result<Vec<AgeRecipient>> {
+        recipients(&self.recipient, &self.recipients_file)
+    }
+}
+
 /// What it takes to open the container a command reads: its name for messages, the keys the
 /// user gave, and the threads.
 pub struct Unlock<'a> {

@@ -47,13 +47,9 @@ pub struct Args {
     /// give the recipients to keep instead
     #[arg(long, conflicts_with_all = ["add", "rotate", "new_passphrase_file"])]
     remove: bool,
-    /// New recipient: age1…, age1pq1… (post-quantum; long: -R suits it better), an age plugin's
-    /// age1NAME1… (age-plugin-NAME on PATH), "ssh-ed25519 AAAA…" or "ssh-rsa AAAA…"; repeatable
-    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
-    recipient: Vec<String>,
-    /// Every recipient in FILE (one per line, # comments; `-`: standard input); repeatable
-    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
-    recipients_file: Vec<PathBuf>,
+    // The new recipients.
+    #[command(flatten)]
+    pub(crate) to: keys::To,
     /// Protect the file with the passphrase on the first line of FILE (`-`: standard input) instead of recipients
     #[arg(long, value_name = "FILE", conflicts_with_all = ["recipient", "recipients_file"])]
     new_passphrase_file: Option<PathBuf>,
@@ -87,11 +83,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         bail!("rekey needs the container as a file (it is read once and replaced or copied): give its path");
     }
     // Usage first, before the file is opened (what it needs is known from the arguments).
-    if a.recipient.is_empty()
-        && a.recipients_file.is_empty()
-        && a.new_passphrase_file.is_none()
-        && a.add_signature.is_none()
-    {
+    if a.to.is_empty() && a.new_passphrase_file.is_none() && a.add_signature.is_none() {
         bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
     }
     // A pending rotation of this object is refused before any request (docs/OBJECTS.md §7).
@@ -111,7 +103,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some(f) => Some(keys::passphrase(Some(f), true)?),
         None => None,
     };
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+    let recipients = a.to.read()?;
     if recipients.is_empty() && new_pw.is_none() {
         bail!("no new key given: pass -r RECIPIENT, -R FILE or --new-passphrase-file FILE");
     }

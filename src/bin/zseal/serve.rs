@@ -47,12 +47,9 @@ pub struct S3Args {
     /// The certificate's private key, PEM, unencrypted
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Seal every object to RECIPIENT (age1…, age1pq1…, ssh-ed25519 …); repeatable
-    #[arg(short, long = "recipient", value_name = "RECIPIENT")]
-    recipient: Vec<String>,
-    /// Seal every object to each recipient in FILE; repeatable
-    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
-    recipients_file: Vec<PathBuf>,
+    // Every object is sealed to these.
+    #[command(flatten)]
+    to: keys::To,
     /// Identity file to open objects with for GET (unencrypted age or OpenSSH keys); without
     /// it the gateway is write-only; repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
@@ -85,7 +82,7 @@ pub fn run(c: Command) -> anyhow::Result<()> {
 fn s3(a: S3Args) -> anyhow::Result<()> {
     // Freed chunk buffers go back to the kernel: the memory bound of docs/GATEWAY.md holds.
     zseal::alloc::return_large_blocks();
-    let recipients = keys::recipients(&a.recipient, &a.recipients_file)?;
+    let recipients = a.to.read()?;
     let mut identities = Vec::new();
     for p in &a.identity {
         let data = std::fs::read(p).with_context(|| format!("reading -i {}", p.display()))?;

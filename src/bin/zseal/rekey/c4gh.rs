@@ -21,7 +21,7 @@ pub(super) fn run(a: &Args, source: Source) -> anyhow::Result<()> {
     refuse_container_options(a)?;
     let what = a.file.display().to_string();
     let keys = secret_keys(&a.ids.identity, &what)?;
-    let to = recipients(&a.recipient, &a.recipients_file)?;
+    let to = recipients(&a.to.recipient, &a.to.recipients_file)?;
     match source {
         Source::File(f) => rekey_file(a, f, &keys, &to),
         #[cfg(feature = "remote")]
