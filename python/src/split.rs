@@ -92,20 +92,15 @@ impl SplitSeal {
         self.inner.ranges(size, tasks)
     }
 
-    /// The bytes each task's part file must hold, from the tasks' results in order.
-    fn stored_lens(&self, py: Python<'_>, results: Vec<PyBackedBytes>) -> PyResult<Vec<u64>> {
-        Ok(parse_results(py, &results)?
-            .iter()
-            .map(|r| r.stored_len())
-            .collect())
-    }
-
-    /// Appends the container's end, from the tasks' results in order, to the file at `path`, a
-    /// frame at a time; returns `(digest hex or None, plaintext size)`.
-    fn write_trailer(
+    /// Writes the container into the file at `path` (made empty by the caller): the header,
+    /// the tasks' part files in order (each checked to hold what its result says its task
+    /// sealed), and the end, a frame at a time; syncs it. Returns `(digest hex or None,
+    /// plaintext size)`.
+    fn join(
         &self,
         py: Python<'_>,
         results: Vec<PyBackedBytes>,
+        parts: Vec<PathBuf>,
         path: PathBuf,
     ) -> PyResult<(Option<String>, u64)> {
         let name = path.display().to_string();
@@ -113,9 +108,8 @@ impl SplitSeal {
         let digest = py
             .detach(|| -> zseal::Result<Option<String>> {
                 let sink = buffered(TransferSink::region(&path, SeekFrom::End(0))?);
-                let (sink, digest) = self.inner.write_trailer(&parsed, sink)?;
-                // The caller syncs the whole file once it is complete.
-                commit(sink, false)?;
+                let (sink, digest) = self.inner.join(&self.header, &parts, &parsed, sink)?;
+                commit(sink, true)?;
                 Ok(digest)
             })
             .map_err(|e| to_py(py, &name, e))?;
@@ -347,7 +341,7 @@ impl Task<'_> {
 /// `threads`: the file at that path (frames only; written beside it and renamed over it when
 /// whole), or, given a ticket (bytes, from
 /// `SharedUpload.ticket`), the task's parts of that upload. Returns the range's result (bytes,
-/// for `SplitSeal.write_trailer`), and with a ticket `(result, parts)`.
+/// for `SplitSeal.join`), and with a ticket `(result, parts)`.
 #[pyfunction]
 #[pyo3(signature = (task_key, first_chunk, src, start, end, out, threads=None,
                     settings=Settings::new(), version=None))]

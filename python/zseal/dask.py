@@ -42,7 +42,7 @@ import sys
 from typing import Any, Sequence, TypedDict, Unpack
 
 from . import _zseal
-from .errors import MissingKeyError, OptionError, ZsealFileExistsError, ZsealIOError
+from .errors import MissingKeyError, OptionError, ZsealFileExistsError
 from .options import OpenOptions, SealOptions, take_keys, take_seal
 
 
@@ -416,14 +416,10 @@ def _encrypt_to_file(split: Any, key: _Secret, source: tuple[str, str | None], d
     try:
         done = run.run(_seal_task, args, "seal-range")
         results = [d[0] for d in done]
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(split.header)
-            _join(out, parts, split.stored_lens(results))
-            out.flush()
-            # Appended a frame at a time: a padded file's padding is not held in memory.
-            digest, plain = split.write_trailer(results, tmp)
-            os.fsync(out.fileno())
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        # The header, the part files (each checked against its task's result) and the end, a
+        # frame at a time (a padded file's padding is not held in memory); synced.
+        digest, plain = split.join(results, parts, tmp)
         stored = os.path.getsize(tmp)
         _publish(tmp, dst, run.overwrite)
     finally:
@@ -431,30 +427,6 @@ def _encrypt_to_file(split: Any, key: _Secret, source: tuple[str, str | None], d
         if os.path.exists(tmp):
             os.unlink(tmp)
     return digest, plain, stored, done
-
-
-def _join(out: Any, parts: list[str], sizes: list[int]) -> None:
-    """Appends the part files to ``out`` in order, each checked against the bytes its task's
-    result says it wrote: a part file that holds anything else (cut short, or left by another
-    attempt of its task) fails the job, naming it, before it is joined."""
-    for path, size in zip(parts, sizes, strict=True):
-        with open(path, "rb") as part:
-            held = os.fstat(part.fileno()).st_size
-            copied = 0
-            while held == size and copied < size:
-                block = part.read(min(8 << 20, size - copied))
-                if not block:
-                    break
-                out.write(block)
-                copied += len(block)
-        if held != size or copied != size:
-            e = ZsealIOError(
-                f"{path}: the part file holds {held} bytes, and its task sealed {size}: it was "
-                "changed after its task ended (another attempt of the task?); nothing was written, "
-                "run the job again"
-            )
-            e.kind, e.filename = "io", path
-            raise e
 
 
 def _open_task(open_key: _Secret, src: str, version: str | None, start: int, end: int,

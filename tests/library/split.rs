@@ -296,3 +296,81 @@ fn a_damaged_container_fails_when_opened_in_pieces() {
     assert!(zseal::merged_digest(HashAlg::Blake3, &fin, C, &[r]).is_err());
     assert!(zseal::open_range(&mut dec, 5, 2 * C as u64, Vec::new()).is_err());
 }
+
+/// `SplitSeal::join` makes the container from the tasks' part files, byte for byte what the
+/// header, the pieces and the trailer make in memory, and it opens; a part file that does not hold what its task sealed (cut short, or
+/// rewritten by another attempt of the task) fails the join, naming it, before it is copied;
+/// part files and results must pair up.
+#[test]
+fn join_writes_the_part_files_checked_against_their_tasks() {
+    let plain = common::noise(7 * C + 11, 8);
+    let opts = EncryptOptions::default()
+        .codec(Codec::None)
+        .hash(HashAlg::Blake3)
+        .chunk_size(C);
+    let to = common::recipient("age.pub");
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let (coordinator, header) = SplitSeal::with_rng(&[&to], &opts, &mut rng).unwrap();
+    let key = TaskKey::from_bytes(&coordinator.task_key().to_bytes()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut parts, mut results, mut pieces) = (Vec::new(), Vec::new(), header.clone());
+    for (k, &(first, start, end)) in coordinator.ranges(plain.len() as u64, 3).iter().enumerate() {
+        let mut w = seal_range(&key, first, Vec::new(), Threads::Count(1)).unwrap();
+        w.write_all(&plain[start as usize..end as usize]).unwrap();
+        let (frames, result) = w.finish_range().unwrap();
+        let path = dir.path().join(format!("{k:06}"));
+        std::fs::write(&path, &frames).unwrap();
+        pieces.extend_from_slice(&frames);
+        parts.push(path);
+        results.push(result);
+    }
+    assert_eq!(parts.len(), 3);
+    let (joined, digest) = coordinator
+        .join(&header, &parts, &results, Vec::new())
+        .unwrap();
+    assert_eq!(digest, Some(blake3::hash(&plain).to_hex().to_string()));
+    let (pieces, _) = coordinator.write_trailer(&results, pieces).unwrap();
+    let differ = joined.iter().zip(&pieces).position(|(a, b)| a != b);
+    assert!(
+        joined.len() == pieces.len() && differ.is_none(),
+        "the same container as the pieces in memory: {} and {} bytes, first differing at {differ:?}",
+        joined.len(),
+        pieces.len()
+    );
+    let mut dec = Decryptor::new(
+        &joined[..],
+        &[&common::identity("age.key")],
+        &DecryptOptions::default(),
+    )
+    .unwrap();
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(&mut dec, &mut back).unwrap();
+    assert!(back == plain);
+
+    let held = std::fs::metadata(&parts[1]).unwrap().len();
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&parts[1])
+        .unwrap();
+    f.set_len(held - 100).unwrap();
+    let mut out = Vec::new();
+    let e = coordinator
+        .join(&header, &parts, &results, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("000001: the part file holds"), "{e}");
+    assert!(e.contains(&format!("and its task sealed {held}")), "{e}");
+    assert_eq!(
+        out.len(),
+        header.len() + results[0].stored_len() as usize,
+        "nothing of it copied"
+    );
+
+    let e = coordinator
+        .join(&header, &parts[..2], &results, Vec::new())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("2 part files for 3 task results"),
+        "{e}"
+    );
+}

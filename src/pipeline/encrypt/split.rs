@@ -335,6 +335,51 @@ impl SplitSeal {
         self.write_trailer(results, Vec::new()).map(|(t, _)| t)
     }
 
+    /// Writes the whole container into `w` from the tasks' part files (one per result, in
+    /// order): `header`, each part, and the end ([`SplitSeal::write_trailer`]). Each part file
+    /// must hold exactly the bytes its task's result says it sealed: one cut short or rewritten
+    /// after its task ended (by another attempt of a rescheduled task) fails the join, naming
+    /// it, before it is copied. Returns `w` and the digest.
+    pub fn join<W: Write>(
+        &self,
+        header: &[u8],
+        parts: &[impl AsRef<std::path::Path>],
+        results: &[RangeResult],
+        mut w: W,
+    ) -> Result<(W, Option<String>)> {
+        if parts.len() != results.len() {
+            return Err(Error::InvalidOption(format!(
+                "{} part files for {} task results",
+                parts.len(),
+                results.len()
+            )));
+        }
+        w.write_all(header)?;
+        for (path, r) in parts.iter().zip(results) {
+            let path = path.as_ref();
+            let changed = |held: u64, size: u64| {
+                Error::from(std::io::Error::other(format!(
+                    "{}: the part file holds {held} bytes, and its task sealed {size}: it was \
+                     changed after its task ended (another attempt of the task?); nothing was \
+                     written, run the job again",
+                    path.display()
+                )))
+            };
+            let size = r.stored_len();
+            let mut f = std::fs::File::open(path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let held = f.metadata()?.len();
+            if held != size {
+                return Err(changed(held, size));
+            }
+            let copied = std::io::copy(&mut std::io::Read::take(&mut f, size), &mut w)?;
+            if copied != size {
+                return Err(changed(copied, size));
+            }
+        }
+        self.write_trailer(results, w)
+    }
+
     /// Writes the end of the container ([`SplitSeal::trailer`]) into `w`, a frame at a time, and
     /// returns `w` and the whole-plaintext digest it records in the standard tool's hex form
     /// (`b3sum`), or `None` without a digest.
