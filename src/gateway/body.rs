@@ -48,6 +48,24 @@ macro_rules! body_of {
 }
 pub(crate) use body_of;
 
+/// A PutObject's or UploadPart's output (`$output`, two types with the same fields): the ETag,
+/// and the checksums computed over the body (`Fed::checksum`), echoed back.
+macro_rules! answer {
+    ($output:ident, $etag:expr, $checksum:expr) => {{
+        let c: s3s::dto::Checksum = $checksum;
+        s3s::dto::$output {
+            e_tag: Some($etag),
+            checksum_crc32: c.checksum_crc32,
+            checksum_crc32c: c.checksum_crc32c,
+            checksum_sha1: c.checksum_sha1,
+            checksum_sha256: c.checksum_sha256,
+            checksum_crc64nvme: c.checksum_crc64nvme,
+            ..Default::default()
+        }
+    }};
+}
+pub(crate) use answer;
+
 /// What a body was: its length and the checksums the client asked for, to echo back.
 pub struct Fed {
     /// Plaintext bytes received.

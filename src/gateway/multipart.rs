@@ -162,15 +162,11 @@ impl Gateway {
             Ok((meta.etag, fed.checksum))
         })
         .await?;
-        Ok(S3Response::new(UploadPartOutput {
-            e_tag: Some(ETag::Strong(etag)),
-            checksum_crc32: checksum.checksum_crc32,
-            checksum_crc32c: checksum.checksum_crc32c,
-            checksum_sha1: checksum.checksum_sha1,
-            checksum_sha256: checksum.checksum_sha256,
-            checksum_crc64nvme: checksum.checksum_crc64nvme,
-            ..Default::default()
-        }))
+        Ok(S3Response::new(body::answer!(
+            UploadPartOutput,
+            ETag::Strong(etag),
+            checksum
+        )))
     }
 
     pub(super) async fn parts_of(

@@ -374,15 +374,11 @@ impl S3 for Gateway {
             Ok((meta.etag, fed.checksum))
         })
         .await?;
-        Ok(S3Response::new(PutObjectOutput {
-            e_tag: Some(etag(&etag_hex)),
-            checksum_crc32: checksum.checksum_crc32,
-            checksum_crc32c: checksum.checksum_crc32c,
-            checksum_sha1: checksum.checksum_sha1,
-            checksum_sha256: checksum.checksum_sha256,
-            checksum_crc64nvme: checksum.checksum_crc64nvme,
-            ..Default::default()
-        }))
+        Ok(S3Response::new(body::answer!(
+            PutObjectOutput,
+            etag(&etag_hex),
+            checksum
+        )))
     }
 
     async fn copy_object(
