@@ -11,12 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::age::{AgeChunks, AgeLocked, AgeSink, ZstdChunks};
-use super::chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekSource};
+use super::chunks::{ByteRange, ChunkReader, Cursor};
 use super::crypt4gh::{C4ghChunks, C4ghLocked, Crypt4ghSink, Crypt4ghWriter};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::ContainerSink;
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
 use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
+use super::source::{ChunkSource, Promises, SeekSource};
 use crate::crypto::{Identity, Recipient};
 use crate::error::Result;
 use crate::format::MAGIC;

@@ -22,12 +22,13 @@ mod options;
 mod rekey;
 mod segments;
 mod sink;
+mod source;
 mod threads;
 mod window;
 
 pub use age::{AgeChunks, AgeLocked, AgeReader, AgeSink, AgeWriter, AgeZstd, ZstdChunks};
 pub use any::{AnyChunks, AnySink, Format, Reader, Sealed, Writer};
-pub use chunks::{ByteRange, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
+pub use chunks::{ByteRange, ChunkReader, Cursor};
 pub use crypt4gh::{
     C4ghChunks, C4ghLocked, C4ghReader, C4ghSegments, Crypt4ghSink, Crypt4ghWriter,
 };
@@ -44,6 +45,7 @@ pub use encrypt::{
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
 pub use sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
+pub use source::{ChunkSource, Promises, SeekBy, SeekSource};
 pub use threads::{available_threads, Threads};
 
 /// A passphrase with Argon2 costs low enough for unit tests.

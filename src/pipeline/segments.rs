@@ -11,9 +11,10 @@
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
+use super::chunks::{Chunk, ChunkReader, Cursor};
 use super::drive::{self, Drive, Framing};
 use super::offset::ReadAt;
+use super::source::{ChunkSource, Promises, SeekBy, SeekSource};
 use super::threads::Threads;
 use super::window::Window;
 use crate::error::{Error, Result};

@@ -9,8 +9,9 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy, SeekSource};
+use super::super::chunks::{Chunk, ChunkReader, Cursor};
 use super::super::drive::{self, Drive, Framing};
+use super::super::source::{ChunkSource, Promises, SeekBy, SeekSource};
 use super::super::threads::Threads;
 use super::super::window::Window;
 use super::AgeReader;

@@ -9,9 +9,10 @@ use std::io::{Read, Seek};
 use std::ops::Range;
 use std::time::Duration;
 
-use super::super::chunks::{Chunk, ChunkSource, Cursor, Promises, SeekSource};
+use super::super::chunks::{Chunk, Cursor};
 use super::super::options::DecryptOptions;
 use super::super::segments::Segments;
+use super::super::source::{ChunkSource, Promises, SeekSource};
 use super::signed::Signed;
 use super::C4ghSegments;
 use crate::crypto::c4gh::PublicKey;

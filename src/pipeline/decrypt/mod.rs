@@ -27,11 +27,12 @@ mod verify;
 pub use locked::Locked;
 pub use split::{final_frame, merged_digest, open_range, stored_span, OpenKey, OpenedRange};
 
-use super::chunks::{Chunk, ChunkReader, ChunkSource, Cursor, Promises, SeekBy};
+use super::chunks::{Chunk, ChunkReader, Cursor};
 use super::drive::{self, Drive, Framing};
 use super::intake::{aligned_at, ALIGN};
 use super::offset::ReadAt;
 use super::options::DecryptOptions;
+use super::source::{ChunkSource, Promises, SeekBy};
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
 use crate::format::{FinalFrame, FrameKind, Header};

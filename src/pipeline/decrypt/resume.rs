@@ -7,7 +7,8 @@ use std::io::{Read, Seek};
 use super::ContainerChunks;
 use crate::error::{Error, Result};
 use crate::hash::{ChunkHash, Digest, HashAlg};
-use crate::pipeline::chunks::{ChunkSource, Cursor, SeekSource};
+use crate::pipeline::chunks::Cursor;
+use crate::pipeline::source::{ChunkSource, SeekSource};
 
 impl<R: Read + Seek> ContainerChunks<R> {
     /// Hashes the first `from` plaintext bytes, read from `kept`, into the whole-plaintext digest

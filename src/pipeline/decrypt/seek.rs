@@ -18,7 +18,8 @@ use crate::format::{
     FinalFrame, FrameKind, FINAL_BODY_LEN, FINAL_FRAME_LEN, FOOTER_LEN, FRAME_HEADER_LEN,
     MAX_PLAINTEXT,
 };
-use crate::pipeline::chunks::{copy_limited, step, ByteRange, Cursor, SeekSource};
+use crate::pipeline::chunks::{copy_limited, step, ByteRange, Cursor};
+use crate::pipeline::source::SeekSource;
 
 /// Most offsets the index keeps in memory. Past `MAX_BLOCKS` frames, one offset is kept per block
 /// of frames, with the BLAKE3 of the block's index entries, and a seek reads its block of the
@@ -435,7 +436,7 @@ impl<R: Read> ContainerChunks<R> {
         }
         if self.signed.required.is_required() {
             // A signer check needs every frame (FORMAT.md §12.4): no frame is skipped.
-            return crate::pipeline::chunks::read_through_range(self, cursor, range, w);
+            return crate::pipeline::source::read_through_range(self, cursor, range, w);
         }
         let (start, end) = (range.start, range.end);
         let c = self.opener.chunk_size() as u64;
