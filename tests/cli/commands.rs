@@ -1767,4 +1767,62 @@ fn crypt4gh_signatures_beside_the_file_are_checked() {
         .assert()
         .code(predicate::ne(0))
         .stderr(contains("its signature"));
+    // decrypt takes --signature too, as the error without one says; without a signer it has
+    // nothing to check the signature against, and a container or an age file refuses it.
+    let out = with_key("decrypt")
+        .arg("--signature")
+        .arg(&sig)
+        .args(["-o", "-"])
+        .arg(&bare)
+        .assert()
+        .success()
+        .stderr(contains("good signature by"));
+    assert_eq!(out.get_output().stdout, plain);
+    with_key("decrypt")
+        .args(["-o", "-"])
+        .arg(&bare)
+        .assert()
+        .code(1)
+        .stderr(contains("give one kept elsewhere with --signature SIG"));
+    zseal()
+        .args(["decrypt", "--signature"])
+        .arg(&sig)
+        .arg("-i")
+        .arg(c4gh.join("bob.sec"))
+        .arg(&bare)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "give --signer or --allowed-signers to check it against",
+        ));
+    let container = d.path().join("hello.zseal");
+    zseal()
+        .args(["encrypt", "-q", "-r"])
+        .arg(
+            std::fs::read_to_string(keys.join("age.pub"))
+                .unwrap()
+                .trim(),
+        )
+        .arg("-o")
+        .arg(&container)
+        .arg(c4gh.join("hello.txt"))
+        .assert()
+        .success();
+    let out_file = d.path().join("hello.out");
+    zseal()
+        .args(["decrypt", "--signer"])
+        .arg(keys.join("ed25519.pub"))
+        .arg("--signature")
+        .arg(&sig)
+        .arg("-i")
+        .arg(keys.join("age.key"))
+        .arg("-o")
+        .arg(&out_file)
+        .arg(&container)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "is a zseal container, which keeps its signatures inside it",
+        ));
+    assert!(!out_file.exists(), "no output");
 }

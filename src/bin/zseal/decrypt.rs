@@ -30,6 +30,11 @@ pub struct Args {
     raw: bool,
     #[command(flatten)]
     signers: crate::sign::SignerArgs,
+    /// A crypt4gh file's signature, when it is not FILE.sig beside the file (where `encrypt
+    /// --format crypt4gh --sign` writes it); needs --signer or --allowed-signers. A container
+    /// keeps its signatures inside it (`zseal verify --signature` checks a detached one)
+    #[arg(long, value_name = "FILE")]
+    signature: Option<std::path::PathBuf>,
     /// Continue a download from an object into -o FILE that was cut short (a lost connection, a
     /// killed run: what it fetched is kept in FILE.zseal-partial): only what is missing is
     /// fetched, and the whole file is checked before it is renamed into place. Without it, a
@@ -103,6 +108,22 @@ fn parse_range(s: &str) -> Result<Range, String> {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let c = &a.common;
+    if let Some(sig) = &a.signature {
+        if !a.signers.given() {
+            anyhow::bail!(
+                "--signature {}: give --signer or --allowed-signers to check it against",
+                sig.display()
+            );
+        }
+        if c.inputs.len() > 1 {
+            anyhow::bail!(
+                "--signature {} is one file's signature, and {} inputs are given: decrypt them \
+                 one at a time (each input's FILE.sig beside it is found without --signature)",
+                sig.display(),
+                c.inputs.len()
+            );
+        }
+    }
     if c.inputs.len() > 1 {
         // Standard input is one stream: it cannot give a key for every file.
         let dash = a.ids.identity.iter().chain(&c.passphrase_file);
@@ -185,12 +206,33 @@ fn decrypt(
         ids: &a.ids,
         threads: c.threads,
         raw_age: a.raw,
-        signature: crate::keys::signature_beside(input_name).filter(|_| signers.is_required()),
+        signature: (a.signature.clone())
+            .or_else(|| crate::keys::signature_beside(input_name))
+            .filter(|_| signers.is_required()),
         signers,
+    };
+    // The file's format is known once it is opened: only a crypt4gh file takes --signature.
+    let open = |keys: &Unlock, input| -> anyhow::Result<zseal::Reader<zseal::transfer::Source>> {
+        let reader = keys.open(input)?;
+        let format = reader.format();
+        match (&a.signature, format) {
+            (Some(_), zseal::Format::Crypt4gh) | (None, _) => Ok(reader),
+            (Some(sig), zseal::Format::Age) => anyhow::bail!(
+                "--signature {}: {what} is an age file, which has no statement to sign (check \
+                 its OUT.sig with ssh-keygen -Y verify); --signature is a crypt4gh file's",
+                sig.display()
+            ),
+            (Some(sig), _) => anyhow::bail!(
+                "--signature {}: {what} is a zseal container, which keeps its signatures inside \
+                 it; --signature is a crypt4gh file's (`zseal verify --signature SIG` checks a \
+                 detached signature of a container)",
+                sig.display()
+            ),
+        }
     };
     if let Some(download) = crate::download::Download::plan(&ask, &input)? {
         let size = input.size();
-        let reader = keys.open(input)?;
+        let reader = open(&keys, input)?;
         return resumable(a, download, (reader, &what, size), plan, &counters);
     }
     let output = Output::create_plaintext(output_name, c.force, input_name)?;
@@ -212,7 +254,7 @@ fn decrypt(
         verb: "decrypting",
     };
     let (signer, stats, clock) = job
-        .run(keys.open(input)?, |d| {
+        .run(open(&keys, input)?, |d| {
             let range = a.range.map(|r| r.resolve(d)).transpose()?;
             plan.copy(d, range, &mut output)?;
             let c4gh = d.as_crypt4gh().and_then(|c| c.signer().map(str::to_string));

@@ -120,7 +120,7 @@ impl Unlock<'_> {
         c.hash_for_statement();
         if self.signers.is_required() {
             let sig = crate::sign::read_signature(path).with_context(|| {
-                format!("{}: its signature (encrypt --format crypt4gh --sign writes FILE.c4gh.sig beside it)", self.what)
+                format!("{}: its signature (encrypt --format crypt4gh --sign writes FILE.c4gh.sig beside it; give one kept elsewhere with --signature SIG)", self.what)
             })?;
             c.require_signature(sig)?;
         }
