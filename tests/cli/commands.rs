@@ -1767,6 +1767,20 @@ fn crypt4gh_signatures_beside_the_file_are_checked() {
         .assert()
         .code(predicate::ne(0))
         .stderr(contains("its signature"));
+    // inspect names a signature beside the file (it has no key to check it with), and none
+    // beside the bare one.
+    zseal()
+        .arg("inspect")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("hello.c4gh.sig lies beside it, unchecked here"));
+    zseal()
+        .arg("inspect")
+        .arg(&bare)
+        .assert()
+        .success()
+        .stdout(contains("lies beside it").not());
     // decrypt takes --signature too, as the error without one says; without a signer it has
     // nothing to check the signature against, and a container or an age file refuses it.
     let out = with_key("decrypt")

@@ -37,7 +37,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         match &info {
             Described::Zseal(i) => print!("{}", to_text(i, &what)),
             Described::Age(a) => print!("{}", age_text(a, &what)),
-            Described::Crypt4gh(c) => print!("{}", crypt4gh_text(c, &what)),
+            Described::Crypt4gh(c) => {
+                print!("{}", crypt4gh_text(c, &what));
+                // A local file's signature beside it (FORMAT.md §13.9); inspect has no key to
+                // check it with, and sends no request for an object's.
+                let beside = crate::keys::signature_beside(a.input.as_deref())
+                    .filter(|p| crate::files::url_of(p).is_none() && p.is_file());
+                if let Some(sig) = beside {
+                    println!(
+                        "  signature:   {} lies beside it, unchecked here: `zseal verify --signer \
+                         KEY {what}` checks it, and a good one proves the file whole",
+                        sig.display()
+                    );
+                }
+            }
             _ => println!("{}", info.to_json()),
         }
     }
