@@ -88,7 +88,8 @@ impl StoreBackend {
         }
     }
 
-    /// The prefixes right below the root whose names are bucket names.
+    /// The prefixes right below the root whose names are bucket names, with their creation
+    /// times (see [`StoreBackend::made`]).
     pub async fn buckets(&self) -> S3Result<Vec<(String, Option<SystemTime>)>> {
         let store = self.root.store().clone();
         let at = self.root.path("");
@@ -96,15 +97,27 @@ impl StoreBackend {
         let listed = on_io(async move { store.list_with_delimiter(at.as_ref()).await })
             .await?
             .map_err(|e| internal("listing buckets", e))?;
-        let mut out: Vec<(String, Option<SystemTime>)> = listed
+        let mut names: Vec<String> = listed
             .common_prefixes
             .iter()
             .filter_map(|p| self.root.relative(p))
             .filter(|n| names::bucket_dir(std::path::Path::new("/"), n).is_ok())
-            .map(|n| (n.to_string(), None))
+            .map(str::to_string)
             .collect();
-        out.sort();
-        Ok(out)
+        names.sort();
+        let made = futures_util::future::try_join_all(names.iter().map(|n| self.made(n))).await?;
+        Ok(names.into_iter().zip(made).collect())
+    }
+
+    /// When bucket `bucket` was made: its marker's time (CreateBucket writes it), `None` for a
+    /// prefix whose objects were written by other means. One HEAD.
+    async fn made(&self, bucket: &str) -> S3Result<Option<SystemTime>> {
+        let (store, marker) = (self.root.store().clone(), self.marker(bucket));
+        match on_io(async move { store.head(&marker).await }).await? {
+            Ok(m) => Ok(Some(SystemTime::from(m.last_modified))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(internal("looking at the bucket's marker", e)),
+        }
     }
 
     /// Writes the bucket's marker, unless the bucket exists.

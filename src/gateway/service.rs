@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
@@ -142,7 +143,9 @@ impl S3 for Gateway {
             .into_iter()
             .map(|(name, made)| Bucket {
                 name: Some(name),
-                creation_date: made.map(Timestamp::from),
+                // S3 always gives one, and clients rely on it (the aws CLI's `s3 ls` fails
+                // without): an unknown time shows as the Unix epoch.
+                creation_date: Some(Timestamp::from(made.unwrap_or(SystemTime::UNIX_EPOCH))),
                 ..Default::default()
             })
             .collect();

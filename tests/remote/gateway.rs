@@ -1,6 +1,6 @@
 //! The S3 gateway (`zseal serve s3`, docs/GATEWAY.md) with an object store as its backend: behind
 //! the fault-injecting proxy, the store's 503s are retried as for the command line (issue 45 §6);
-//! on az:// (Azurite), a round trip.
+//! on az:// (Azurite) and on gs:// (tests/support/gcs_xml_stub.py), a round trip.
 //! zseal itself is the gateway's S3 client, so the object written through the gateway is a
 //! container holding a container.
 
@@ -184,6 +184,127 @@ fn the_gateway_on_azure_through_azurite() {
     let log = gw.log.lock().unwrap().clone();
     let failed: Vec<&String> = log.iter().filter(|l| answered_5xx(l)).collect();
     assert!(failed.is_empty(), "answered 5xx: {failed:?}");
+}
+
+/// The aws CLI (python/requirements-test.txt: awscli) run by target/pyenv's Python, or `None`
+/// (skip) when it is not installed, unless ZSEAL_REQUIRE_PEERS is set (CI), where that fails.
+fn aws_cli() -> Option<(PathBuf, PathBuf)> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
+    let (python, aws) = (bin.join("python"), bin.join("aws"));
+    if python.exists() && aws.exists() {
+        return Some((python, aws));
+    }
+    assert!(
+        std::env::var_os("ZSEAL_REQUIRE_PEERS").is_none(),
+        "the aws CLI is missing (ZSEAL_REQUIRE_PEERS is set): run scripts/test-all"
+    );
+    eprintln!("skipped: no aws CLI in target/pyenv (scripts/test-all installs it)");
+    None
+}
+
+/// `aws --endpoint-url GATEWAY ARGS…` with the gateway's credentials and no configuration files
+/// (`dir/none`): its standard output; the command must succeed.
+fn aws(cli: &(PathBuf, PathBuf), gw: &Gateway, dir: &Path, args: &[&str]) -> String {
+    let none = dir.join("none");
+    let out = Std::new(&cli.0)
+        .arg(&cli.1)
+        .args(["--endpoint-url", &gw.url])
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("AWS_ACCESS_KEY_ID", ACCESS)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", &none)
+        .env("AWS_SHARED_CREDENTIALS_FILE", &none)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "aws {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A gateway on gs:// (the stand-in for GCS's XML API, whose listing pages hold two entries),
+/// with the aws CLI as its client: a bucket made and listed, a multipart PUT (9 MiB, two parts)
+/// and a small one, listings that show the plaintext sizes, a GET and a ranged GET back, a
+/// DELETE that leaves nothing in the store; the stored object opened by `zseal decrypt gs://…`
+/// with the gateway's key; no request answered with a 5xx.
+#[test]
+fn the_gateway_on_gcs_through_the_stand_in() {
+    let Some(base) = gcs_stub() else { return };
+    let Some(cli) = aws_cli() else { return };
+    gcs_bucket(base, "gcsgw");
+    let env = [("STORAGE_EMULATOR_HOST", base.trim_start_matches("http://"))];
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start_gateway(base, "gs://gcsgw/gw", dir.path(), &env);
+    let aws = |args: &[&str]| aws(&cli, &gw, dir.path(), args);
+    aws(&["s3", "mb", "s3://vault"]);
+    // Every bucket has a CreationDate, which `s3 ls` needs (the store backends gave none).
+    assert!(aws(&["s3", "ls"]).contains(" vault\n"));
+    let plain = common::noise((9 << 20) + 5, 47);
+    put_list_and_get(&aws, dir.path(), &plain);
+    // At rest: a container sealed to the gateway's key.
+    let stored = zseal(base)
+        .envs(env)
+        .args(["decrypt", "gs://gcsgw/gw/vault/2026/backup.tar", "-i"])
+        .arg(dir.path().join("gateway.key"))
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    assert!(stored.stdout == plain);
+    aws(&["s3", "rm", "s3://vault/small.txt"]);
+    assert!(!aws(&["s3", "ls", "--recursive", "s3://vault/"]).contains("small.txt"));
+    for gone in ["small.txt", ".zseal-gateway/meta/small.txt"] {
+        let (status, _) = raw(base, "GET", &format!("/gcsgw/gw/vault/{gone}"), b"").unwrap();
+        assert_eq!(status, 404, "{gone} is still in the store");
+    }
+    let (_, pending) = raw(
+        base,
+        "GET",
+        "/_stub/uploads?key=gw/vault/2026/backup.tar",
+        b"",
+    )
+    .unwrap();
+    assert_eq!(pending, b"0", "no upload in progress");
+    let log = gw.log.lock().unwrap().clone();
+    let failed: Vec<&String> = log.iter().filter(|l| answered_5xx(l)).collect();
+    assert!(failed.is_empty(), "answered 5xx: {failed:?}");
+}
+
+/// Through `aws`: `plain` copied up as `vault/2026/backup.tar` (multipart) beside an 11-byte
+/// `small.txt`, both listed with their plaintext sizes, then read back whole and as a range.
+fn put_list_and_get(aws: &dyn Fn(&[&str]) -> String, dir: &Path, plain: &[u8]) {
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    std::fs::write(path("backup.tar"), plain).unwrap();
+    std::fs::write(path("small.txt"), b"small file\n").unwrap();
+    aws(&[
+        "s3",
+        "cp",
+        &path("backup.tar"),
+        "s3://vault/2026/backup.tar",
+    ]);
+    aws(&["s3", "cp", &path("small.txt"), "s3://vault/small.txt"]);
+    // Five store objects below gw/vault/ (two containers, their metadata, the marker): the
+    // store's listing comes in three pages.
+    let listing = aws(&["s3", "ls", "--recursive", "s3://vault/"]);
+    let big = format!(" {} 2026/backup.tar", plain.len());
+    assert!(listing.contains(&big), "{listing}");
+    assert!(listing.contains(" 11 small.txt"), "{listing}");
+    aws(&["s3", "cp", "s3://vault/2026/backup.tar", &path("back")]);
+    assert!(std::fs::read(path("back")).unwrap() == plain);
+    let (from, to) = (5_000_000, 5_000_099);
+    let range = format!("bytes={from}-{to}");
+    let get = [
+        "s3api",
+        "get-object",
+        "--bucket",
+        "vault",
+        "--key",
+        "2026/backup.tar",
+    ];
+    aws(&[&get[..], &["--range", &range, &path("part")]].concat());
+    assert!(std::fs::read(path("part")).unwrap() == plain[from..=to]);
 }
 
 /// Whether a log line (`zseal serve: METHOD PATH STATUS in=… out=… MS ms`) tells of a 5xx or

@@ -8,9 +8,16 @@ double of the protocol as object_store speaks it, not an emulator of GCS.
 PUT object (x-goog-if-generation-match, x-goog-meta-*, kept as GCS keeps them), HEAD/GET with Range and If-Match/If-None-Match,
 DELETE, XML multipart (POST ?uploads, PUT ?partNumber&uploadId, POST ?uploadId, DELETE ?uploadId),
 and bucket creation through the JSON API (POST /storage/v1/b {"name": ...}) like fake-gcs-server.
+Listing is the XML API's too, as object_store 0.14's GCS client asks for it (src/gcp/client.rs,
+`list_request`): GET /BUCKET?list-type=2 with prefix, delimiter, start-after, continuation-token
+and max-keys, answered with ListBucketResult (Contents: Key, Generation, LastModified, ETag as
+HEAD gives it, Size; CommonPrefixes; NextContinuationToken), which the S3 gateway's gs:// backend
+lists its buckets and objects with (tests/remote/gateway.rs). Pages hold at most PAGE entries
+(GCS: 1000) so that a client's paging is exercised.
 usage: gcs_xml_stub.py [PORT]
    (binds 127.0.0.1 only; GET / answers "OK" when ready)
 """
+import base64
 import email.utils
 import hashlib
 import json
@@ -21,16 +28,42 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
+from xml.sax.saxutils import escape
 
 LOCK = threading.Lock()
 BUCKETS = {}   # name -> {key: (data, generation, etag, mtime, {x-goog-meta-*: value})}
 UPLOADS = {}   # upload_id -> {"bucket", "key", "parts": {n: (data, etag)}, "meta"}
 GEN = [int(time.time() * 1e6)]
+PAGE = 2       # entries per listing page at most (objects and common prefixes together)
 
 
 def next_gen():
     GEN[0] += 1
     return GEN[0]
+
+
+def page_entries(objects, prefix, delim, start_after):
+    """A listing's entries in order, (name, object) for a key and (prefix, None) for the keys
+    a delimiter rolls up, as GCS's XML listing selects them."""
+    out = []
+    for key in sorted(objects):
+        if not key.startswith(prefix) or (start_after and key <= start_after):
+            continue
+        at = key.find(delim, len(prefix)) if delim else -1
+        if at < 0:
+            out.append((key, objects[key]))
+        elif not out or out[-1][0] != key[:at + len(delim)]:
+            out.append((key[:at + len(delim)], None))
+    return out
+
+
+def contents_xml(key, obj):
+    """One <Contents> of a listing: what GCS's XML listing gives of an object."""
+    data, gen, etag, mtime, _ = obj
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(mtime)) + ".%03dZ" % (mtime % 1 * 1000)
+    return (f"<Contents><Key>{escape(key)}</Key><Generation>{gen}</Generation>"
+            f"<MetaGeneration>1</MetaGeneration><LastModified>{stamp}</LastModified>"
+            f"<ETag>{escape(etag)}</ETag><Size>{len(data)}</Size></Contents>")
 
 
 class H(BaseHTTPRequestHandler):
@@ -99,6 +132,8 @@ class H(BaseHTTPRequestHandler):
         with LOCK:
             if bucket not in BUCKETS:
                 return self.err(404, "NoSuchBucket")
+            if key is None and self.command == "GET":
+                return self.list_objects(bucket, q)
             obj = BUCKETS[bucket].get(key)
         if obj is None:
             return self.err(404, "NoSuchKey")
@@ -126,6 +161,38 @@ class H(BaseHTTPRequestHandler):
             h["Content-Range"] = f"bytes {start}-{end}/{n}"
             return self.reply(206, data[start:end + 1], h, "application/octet-stream")
         return self.reply(200, data, h, "application/octet-stream")
+
+    def list_objects(self, bucket, q):
+        """GET /BUCKET?list-type=2: one page of the bucket's keys (held LOCK)."""
+        arg = lambda name: q.get(name, [""])[0]
+        if arg("list-type") != "2":
+            return self.err(400, "InvalidArgument")
+        prefix, delim = arg("prefix"), arg("delimiter")
+        entries = page_entries(BUCKETS[bucket], prefix, delim, arg("start-after"))
+        token = arg("continuation-token")
+        if token:
+            try:
+                after = base64.urlsafe_b64decode(token.encode()).decode()
+            except ValueError:  # not one of ours (binascii.Error, UnicodeDecodeError)
+                return self.err(400, "InvalidArgument")
+            entries = [e for e in entries if e[0] > after]
+        size = min(PAGE, int(arg("max-keys"))) if arg("max-keys") else PAGE
+        page, more = entries[:size], len(entries) > size
+        xml = ["<?xml version='1.0' encoding='UTF-8'?>",
+               '<ListBucketResult xmlns="http://doc.s3.amazonaws.com/2006-03-01">',
+               f"<Name>{escape(bucket)}</Name><Prefix>{escape(prefix)}</Prefix>",
+               f"<KeyCount>{len(page)}</KeyCount><MaxKeys>{size}</MaxKeys>",
+               f"<IsTruncated>{'true' if more else 'false'}</IsTruncated>"]
+        if delim:
+            xml.append(f"<Delimiter>{escape(delim)}</Delimiter>")
+        for name, obj in page:
+            xml.append(contents_xml(name, obj) if obj else
+                       f"<CommonPrefixes><Prefix>{escape(name)}</Prefix></CommonPrefixes>")
+        if more:
+            nxt = base64.urlsafe_b64encode(page[-1][0].encode()).decode()
+            xml.append(f"<NextContinuationToken>{nxt}</NextContinuationToken>")
+        xml.append("</ListBucketResult>")
+        return self.reply(200, "".join(xml).encode())
 
     # ---- writes
     def do_PUT(self):
