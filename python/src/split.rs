@@ -296,13 +296,24 @@ fn open_at(
     settings: &Settings,
     version: Option<&str>,
 ) -> zseal::Result<Source> {
-    let mut source = match zseal::io::is_url(src) {
-        true => Source::object(pinned_reader(src, settings, version)?),
-        false => Source::file(File::open(src)?, src),
-    };
+    let mut source = open_source(src, settings, version)?;
     source.plan_span(start, end);
     source.seek(SeekFrom::Start(start))?;
     Ok(source)
+}
+
+/// The file or object at `src` as the transfer layer's source, which a task or the coordinator
+/// reads: a local file, or an object by ranged GETs (of the version whose ETag is `version`,
+/// when given: see [`pinned_reader`]).
+pub(crate) fn open_source(
+    src: &str,
+    settings: &Settings,
+    version: Option<&str>,
+) -> zseal::Result<Source> {
+    Ok(match zseal::io::is_url(src) {
+        true => Source::object(pinned_reader(src, settings, version)?),
+        false => Source::file(File::open(src)?, src),
+    })
 }
 
 /// One task's range: what it seals, from where, with how many threads.

@@ -4,21 +4,6 @@
 
 use crate::*;
 
-/// The container at `src` as the transfer layer's source, which a task or the coordinator
-/// reads: a local file, or an object by ranged GETs (of the version whose ETag is `version`,
-/// when given: see `split::pinned_reader`).
-fn open_container(
-    src: &str,
-    settings: &split::Settings,
-    version: Option<&str>,
-) -> zseal::Result<Source> {
-    Ok(if zseal::io::is_url(src) {
-        Source::object(split::pinned_reader(src, settings, version)?)
-    } else {
-        Source::file(File::open(src)?, src)
-    })
-}
-
 /// The container's size, and an object's ETag (what the tasks are pinned to).
 fn size_and_version(c: &Source) -> io::Result<(u64, Option<String>)> {
     let size = c
@@ -60,7 +45,7 @@ impl SplitOpen {
         }
         let (locked, (stored_size, version)) = py
             .detach(|| -> zseal::Result<_> {
-                let c = open_container(&src, &settings, None)?;
+                let c = split::open_source(&src, &settings, None)?;
                 let seen = size_and_version(&c)?;
                 Ok((zseal::Locked::read(c)?, seen))
             })
@@ -203,7 +188,7 @@ pub(crate) fn open_range<'py>(
     let key = zseal::OpenKey::from_bytes(open_key).map_err(|e| to_py(py, "", e))?;
     let opts = DecryptOptions::default().threads(threads_of(threads));
     let open = || -> zseal::Result<_> {
-        let container = open_container(&src, &settings, version.as_deref())?;
+        let container = split::open_source(&src, &settings, version.as_deref())?;
         let mut dec = zseal::Locked::read(container)?.unlock_with_key(&key, &opts)?;
         let (span, inner) = zseal::stored_span(&mut dec, start, end)?;
         inner.plan_span(span.0, span.1);
