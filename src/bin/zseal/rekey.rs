@@ -156,7 +156,7 @@ impl Source {
     fn open_object(a: &Args, url: &str) -> anyhow::Result<Source> {
         use zseal::remote::{ReadMode, Remote};
         let remote = Remote::from_env(url)?;
-        let mode = match a.output.is_some() || a.rotate || !remote.copies_server_side() {
+        let mode = match streams(a, &remote) {
             true => ReadMode::Sequential,
             false => ReadMode::Random,
         };
@@ -217,6 +217,14 @@ fn options(a: &Args, targets: &keys::Targets) -> anyhow::Result<RekeyOptions> {
         .allow_lockout(a.force || a.output.is_some()))
 }
 
+/// Whether the object's rekey streams the whole container through this machine (`-o`,
+/// `--rotate`, a store that does not copy ranges itself) rather than copying the payload at
+/// the store.
+#[cfg(feature = "remote")]
+fn streams(a: &Args, remote: &zseal::remote::Remote) -> bool {
+    a.output.is_some() || a.rotate || !remote.copies_server_side()
+}
+
 /// An object rekeyed: in place on a store that copies ranges itself (S3), the new header and
 /// the first 5 MiB of payload are uploaded and the rest copied by the store (UploadPartCopy);
 /// otherwise (`-o`, `--rotate`, GCS, Azure) the container streams through, read straight on.
@@ -231,12 +239,12 @@ fn rekey_object(
     let url = remote.url();
     if a.rotate && a.output.is_none() {
         match remote.why_rotation_not_resumable() {
-            None => return rotate_journaled(a, remote, (to, who), opts),
+            None => return rotate_journaled(a, remote, reader, (to, who), opts),
             Some(why) if a.resume => bail!("--resume: {why}"),
             Some(_) => {}
         }
     }
-    if a.output.is_some() || a.rotate || !remote.copies_server_side() {
+    if streams(a, remote) {
         if a.output.is_none() && !a.quiet {
             eprintln!("zseal: {url}: this store has no ranged server-side copy (or --rotate re-seals every frame): the payload is streamed through this machine");
         }
@@ -286,6 +294,7 @@ fn refuse_pending(url: &str) -> anyhow::Result<()> {
 fn rotate_journaled(
     a: &Args,
     remote: &zseal::remote::Remote,
+    reader: zseal::remote::RemoteReader,
     (to, who): (&[&dyn zseal::Recipient], &str),
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
@@ -300,7 +309,7 @@ fn rotate_journaled(
     if !a.quiet {
         eprintln!("zseal: {url}: --rotate re-seals every frame: the payload is streamed through this machine (resumable: a cut run continues with --resume)");
     }
-    let reader = remote.reader(zseal::remote::ReadMode::Sequential)?;
+    // The reader `Source::open_object` opened, straight through: a rotation streams.
     let locked = Locked::read(reader).with_context(|| format!("reading {url}"))?;
     let keys = keys::keys_for(locked.needs(), &url, a.passphrase_file.as_deref(), &a.ids)?;
     let identities = keys.refs();
