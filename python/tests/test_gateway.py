@@ -248,6 +248,9 @@ def test_aws_cli_cp_up_and_down_and_ls(gateway, zseal_bin, keys, tmp_path):
     back = tmp_path / "back.tar"
     cli("cp", "s3://cli/2026/backup.tar", str(back))
     assert hashlib.sha256(back.read_bytes()).digest() == hashlib.sha256(src.read_bytes()).digest()
+    # A copy inside the gateway: over 8 MiB the CLI copies in parts (UploadPartCopy).
+    cli("cp", "s3://cli/2026/backup.tar", "s3://cli/copy.tar")
+    assert decrypt(zseal_bin, keys[0], gateway.root / "cli" / "copy.tar") == src.read_bytes()
     cli("rm", "s3://cli/small.txt")
     assert "small.txt" not in cli("ls", "s3://cli/")
 
@@ -260,6 +263,54 @@ def test_aws_cli_cp_up_and_down_and_ls(gateway, zseal_bin, keys, tmp_path):
     assert first.count("upload:") == 2, first
     assert cli("sync", str(tree), "s3://cli/tree").count("upload:") == 0
     assert decrypt(zseal_bin, keys[0], gateway.root / "cli" / "tree" / "sub" / "two.bin") == data(100_000, seed=2)
+
+
+def test_upload_part_copy_ranges_and_conditions(gateway, zseal_bin, keys, tmp_path):
+    """UploadPartCopy: ranges of an object as the parts of another, the completed object the
+    ranges' plaintext (stored sealed to the gateway's key); the source's If-Match checked
+    against the ETag HEAD gives; a range outside the source and a time condition refused by
+    name; a write-only gateway refuses (copying reads contents)."""
+    from botocore.exceptions import ClientError
+
+    s3 = gateway.client()
+    s3.create_bucket(Bucket="pcopy")
+    body = data(7_000_000, seed=31)
+    s3.put_object(Bucket="pcopy", Key="src.bin", Body=body)
+    etag = s3.head_object(Bucket="pcopy", Key="src.bin")["ETag"]
+    up = s3.create_multipart_upload(Bucket="pcopy", Key="dst.bin")["UploadId"]
+    ranges = [(0, 5 * 1024 * 1024 - 1), (6_000_000, 6_999_999)]
+    parts = []
+    for n, (first, last) in enumerate(ranges, 1):
+        r = s3.upload_part_copy(Bucket="pcopy", Key="dst.bin", UploadId=up, PartNumber=n,
+                                CopySource={"Bucket": "pcopy", "Key": "src.bin"},
+                                CopySourceRange=f"bytes={first}-{last}", CopySourceIfMatch=etag)
+        parts.append({"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]})
+    for bad, code in [({"CopySourceRange": "bytes=6999000-7000000"}, "InvalidArgument"),
+                      ({"CopySourceIfMatch": '"0123"'}, "PreconditionFailed"),
+                      ({"CopySourceIfNoneMatch": etag}, "PreconditionFailed")]:
+        with pytest.raises(ClientError) as e:
+            s3.upload_part_copy(Bucket="pcopy", Key="dst.bin", UploadId=up, PartNumber=3,
+                                CopySource={"Bucket": "pcopy", "Key": "src.bin"}, **bad)
+        assert e.value.response["Error"]["Code"] == code, bad
+    s3.complete_multipart_upload(Bucket="pcopy", Key="dst.bin", UploadId=up, MultipartUpload={"Parts": parts})
+    want = body[: 5 * 1024 * 1024] + body[6_000_000:]
+    assert s3.get_object(Bucket="pcopy", Key="dst.bin")["Body"].read() == want
+    assert decrypt(zseal_bin, keys[0], gateway.root / "pcopy" / "dst.bin") == want
+
+    run = tmp_path / "write-only"
+    (run / "vault").mkdir(parents=True)
+    write_only = Gateway(zseal_bin, run / "vault", keys[1], None, run)
+    try:
+        w = write_only.client()
+        w.create_bucket(Bucket="pcopyw")
+        w.put_object(Bucket="pcopyw", Key="src.bin", Body=b"x" * 1000)
+        up = w.create_multipart_upload(Bucket="pcopyw", Key="dst.bin")["UploadId"]
+        with pytest.raises(ClientError) as e:
+            w.upload_part_copy(Bucket="pcopyw", Key="dst.bin", UploadId=up, PartNumber=1,
+                               CopySource={"Bucket": "pcopyw", "Key": "src.bin"})
+        assert e.value.response["Error"]["Code"] == "AccessDenied"
+    finally:
+        write_only.stop()
 
 
 def cut_put(gateway, bucket: str, key: str, n: int, sent: bytes | None = None, during=None) -> None:

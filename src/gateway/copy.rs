@@ -1,15 +1,86 @@
-//! CopyObject: the source opened with the gateway's identities and its plaintext sealed again
-//! into the destination's container (a container's bytes cannot simply be copied under another
-//! key by a write-only gateway either way: copying reads contents, so it needs `-i`).
+//! CopyObject and UploadPartCopy: the source opened with the gateway's identities and its
+//! plaintext (all of it, or a part copy's range) sealed again into the destination's container
+//! or upload part (a container's bytes cannot simply be copied under another key by a
+//! write-only gateway either way: copying reads contents, so it needs `-i`). The source's
+//! `x-amz-copy-source-if-match` and `-if-none-match` are checked against the ETag clients see.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use s3s::dto::*;
 use s3s::{s3_error, S3Response, S3Result};
 
+use super::multipart::{part_number, store_part};
 use super::read;
 use super::service::{blocking, recipient_refs, Gateway};
 use super::store::{self, internal, Meta};
+
+/// The bucket and key of a copy's source.
+fn source_of(source: &CopySource) -> S3Result<(String, String)> {
+    match source {
+        CopySource::Bucket { bucket, key, .. } => Ok((bucket.to_string(), key.to_string())),
+        _ => Err(s3_error!(
+            NotImplemented,
+            "copies from access points are not supported"
+        )),
+    }
+}
+
+/// Refuses the copy when the source is not the one the client named (`x-amz-copy-source-if-match`,
+/// `-if-none-match`, against `etag`, the ETag HEAD gives). The time conditions are refused
+/// rather than ignored.
+fn check_source(
+    etag: &str,
+    if_match: Option<&ETagCondition>,
+    if_none_match: Option<&ETagCondition>,
+    by_time: bool,
+) -> S3Result<()> {
+    let is = |c: &ETagCondition| match c {
+        ETagCondition::Any => true,
+        ETagCondition::ETag(t) => t.value() == etag,
+    };
+    if by_time {
+        return Err(s3_error!(
+            NotImplemented,
+            "x-amz-copy-source-if-modified-since and -if-unmodified-since are not supported: \
+             use x-amz-copy-source-if-match with the source's ETag"
+        ));
+    }
+    if if_match.is_some_and(|c| !is(c)) || if_none_match.is_some_and(is) {
+        return Err(s3_error!(
+            PreconditionFailed,
+            "the copy's source is not the one named by its x-amz-copy-source-if-match or \
+             -if-none-match"
+        ));
+    }
+    Ok(())
+}
+
+/// `x-amz-copy-source-range: bytes=FIRST-LAST` (inclusive) within a plaintext of `size` bytes,
+/// as `FIRST..LAST + 1`; `None` copies the whole source.
+fn copy_range(range: Option<&str>, size: u64) -> S3Result<Option<(u64, u64)>> {
+    let Some(r) = range else {
+        return Ok(None);
+    };
+    let bad = || {
+        s3_error!(
+            InvalidArgument,
+            "x-amz-copy-source-range {r:?}: give bytes=FIRST-LAST within the source's {size} bytes"
+        )
+    };
+    let (first, last) = r
+        .strip_prefix("bytes=")
+        .and_then(|b| b.split_once('-'))
+        .ok_or_else(bad)?;
+    let (first, last) = (
+        first.trim().parse::<u64>().map_err(|_| bad())?,
+        last.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if first > last || last >= size {
+        return Err(bad());
+    }
+    Ok(Some((first, last + 1)))
+}
 
 impl Gateway {
     pub(super) async fn copy(
@@ -17,31 +88,29 @@ impl Gateway {
         input: CopyObjectInput,
     ) -> S3Result<S3Response<CopyObjectOutput>> {
         let ids = self.identities()?;
-        let (src_bucket, src_key) = match &input.copy_source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
-            _ => {
-                return Err(s3_error!(
-                    NotImplemented,
-                    "copies from access points are not supported"
-                ))
-            }
-        };
+        let (src_bucket, src_key) = source_of(&input.copy_source)?;
         self.backend.check_key(&input.bucket, &input.key)?;
         self.backend.check_key(&src_bucket, &src_key)?;
         self.backend.bucket(&input.bucket).await?;
         let stat = self.backend.stat(&src_bucket, &src_key).await?;
-        let src_meta = self.backend.meta(&src_bucket, &src_key, &stat).await;
+        let shown = self.info(&src_bucket, &src_key, &stat).await?;
+        check_source(
+            &shown.etag,
+            input.copy_source_if_match.as_ref(),
+            input.copy_source_if_none_match.as_ref(),
+            input.copy_source_if_modified_since.is_some()
+                || input.copy_source_if_unmodified_since.is_some(),
+        )?;
         let replace = input
             .metadata_directive
             .as_ref()
             .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE);
-        let (content_type, user) = match (replace, src_meta) {
-            (true, _) => (
+        let (content_type, user) = match replace {
+            true => (
                 input.content_type,
                 input.metadata.unwrap_or_default().into_iter().collect(),
             ),
-            (false, Some(m)) => (m.content_type, m.user),
-            (false, None) => (None, Default::default()),
+            false => (shown.content_type, shown.user),
         };
         let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
@@ -69,6 +138,55 @@ impl Gateway {
             copy_object_result: Some(CopyObjectResult {
                 e_tag: Some(ETag::Strong(etag)),
                 last_modified: Some(Timestamp::from(modified)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+    }
+
+    /// UploadPartCopy: the source's plaintext (all, or `x-amz-copy-source-range`) as part of a
+    /// multipart upload, sealed as an uploaded part is. The aws CLI copies objects over its
+    /// multipart threshold (8 MiB) this way.
+    pub(super) async fn copy_part(
+        &self,
+        input: UploadPartCopyInput,
+    ) -> S3Result<S3Response<UploadPartCopyOutput>> {
+        let ids = self.identities()?;
+        let (src_bucket, src_key) = source_of(&input.copy_source)?;
+        let upload = self.upload(&input.upload_id, &input.bucket, &input.key)?;
+        let n = part_number(input.part_number)?;
+        self.backend.check_key(&src_bucket, &src_key)?;
+        let stat = self.backend.stat(&src_bucket, &src_key).await?;
+        let shown = self.info(&src_bucket, &src_key, &stat).await?;
+        check_source(
+            &shown.etag,
+            input.copy_source_if_match.as_ref(),
+            input.copy_source_if_none_match.as_ref(),
+            input.copy_source_if_modified_since.is_some()
+                || input.copy_source_if_unmodified_since.is_some(),
+        )?;
+        let range = copy_range(input.copy_source_range.as_deref(), shown.size)?;
+        let (backend, opts) = (self.backend.clone(), self.part_options());
+        let permit = self.slots(2).await?;
+        let (etag, ()) = blocking(move || {
+            let _permit = permit;
+            let source = backend.open(&src_bucket, &src_key, range.is_none())?;
+            let mut reader = read::open(source, &ids)?;
+            store_part(&upload, n, &opts, |w| {
+                let copied = match range {
+                    Some((start, end)) => reader.copy_range_to(start, Some(end), w),
+                    None => reader.copy_to(w),
+                };
+                copied
+                    .map(|len| (len, ()))
+                    .map_err(|e| internal("copying", e))
+            })
+        })
+        .await?;
+        Ok(S3Response::new(UploadPartCopyOutput {
+            copy_part_result: Some(CopyPartResult {
+                e_tag: Some(ETag::Strong(etag)),
+                last_modified: Some(Timestamp::from(SystemTime::now())),
                 ..Default::default()
             }),
             ..Default::default()

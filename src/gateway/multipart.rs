@@ -69,7 +69,7 @@ fn read_part_meta(dir: &Path, n: i32) -> Option<PartMeta> {
 
 impl Gateway {
     /// The upload `id`, which must be of this bucket and key.
-    fn upload(&self, id: &str, bucket: &str, key: &str) -> S3Result<Arc<Upload>> {
+    pub(super) fn upload(&self, id: &str, bucket: &str, key: &str) -> S3Result<Arc<Upload>> {
         let uploads = self.uploads.lock().map_err(|e| internal("uploads", e))?;
         match uploads.get(id) {
             Some(u) if u.bucket == bucket && u.key == key => Ok(Arc::clone(u)),
@@ -125,41 +125,17 @@ impl Gateway {
         trailers: Option<TrailingHeaders>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
         let upload = self.upload(&input.upload_id, &input.bucket, &input.key)?;
-        let n = input.part_number;
-        if !(1..=10_000).contains(&n) {
-            return Err(s3_error!(
-                InvalidArgument,
-                "part number {n}: parts are numbered 1 to 10,000"
-            ));
-        }
+        let n = part_number(input.part_number)?;
         let (body, expected) = body::body_of!(input);
-        // A part is read once more, at completion: sealed fast, compressed then.
-        let opts = EncryptOptions::clone(&self.encrypt).codec(Codec::None);
+        let opts = self.part_options();
         let rt = tokio::runtime::Handle::current();
         let permit = self.slots(1).await?;
         let (etag, checksum) = blocking(move || {
             let _permit = permit;
-            let tmp = tempfile::NamedTempFile::new_in(&upload.dir)
-                .map_err(|e| internal("creating a part's file", e))?;
-            let to: [&dyn crate::Recipient; 1] = [&upload.recipient];
-            let out = std::io::BufWriter::with_capacity(1 << 20, tmp);
-            let (fed, _, out) = store::seal_into(out, &to, &opts, |w| {
-                body::feed(&rt, body, expected, trailers, w)
-            })?;
-            let meta = PartMeta {
-                size: fed.len,
-                etag: store::random_etag(),
-            };
-            let tmp = out
-                .into_inner()
-                .map_err(|e| internal("writing a part", e.error()))?;
-            tmp.as_file().sync_all().ok();
-            tmp.persist(part_file(&upload.dir, n))
-                .map_err(|e| internal("placing a part", e.error))?;
-            let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
-            fs::write(part_meta_file(&upload.dir, n), json)
-                .map_err(|e| internal("a part's size", e))?;
-            Ok((meta.etag, fed.checksum))
+            store_part(&upload, n, &opts, |w| {
+                let fed = body::feed(&rt, body, expected, trailers, w)?;
+                Ok((fed.len, fed.checksum))
+            })
         })
         .await?;
         Ok(S3Response::new(body::answer!(
@@ -167,6 +143,12 @@ impl Gateway {
             ETag::Strong(etag),
             checksum
         )))
+    }
+
+    /// How a part is sealed: fast, without compression (it is read once more at completion,
+    /// and compressed then).
+    pub(super) fn part_options(&self) -> EncryptOptions {
+        EncryptOptions::clone(&self.encrypt).codec(Codec::None)
     }
 
     pub(super) async fn parts_of(
@@ -274,6 +256,46 @@ impl Gateway {
 
 /// The part numbers a completion lists, checked: at least one, in ascending order, each
 /// uploaded, with the ETag its upload answered.
+/// `n` when it is a part number S3 allows (1 to 10,000).
+pub(super) fn part_number(n: i32) -> S3Result<i32> {
+    match (1..=10_000).contains(&n) {
+        true => Ok(n),
+        false => Err(s3_error!(
+            InvalidArgument,
+            "part number {n}: parts are numbered 1 to 10,000"
+        )),
+    }
+}
+
+/// Seals what `feed` writes (it returns the plaintext's length and a value for the caller) as
+/// part `n` of `upload`: into a container of its own, to the upload's key, in a file that
+/// replaces an earlier part `n` only once whole. Returns the part's ETag and `feed`'s value.
+pub(super) fn store_part<T>(
+    upload: &Upload,
+    n: i32,
+    opts: &EncryptOptions,
+    feed: impl FnOnce(&mut dyn std::io::Write) -> S3Result<(u64, T)>,
+) -> S3Result<(String, T)> {
+    let tmp = tempfile::NamedTempFile::new_in(&upload.dir)
+        .map_err(|e| internal("creating a part's file", e))?;
+    let to: [&dyn crate::Recipient; 1] = [&upload.recipient];
+    let out = std::io::BufWriter::with_capacity(1 << 20, tmp);
+    let ((size, value), _, out) = store::seal_into(out, &to, opts, feed)?;
+    let meta = PartMeta {
+        size,
+        etag: store::random_etag(),
+    };
+    let tmp = out
+        .into_inner()
+        .map_err(|e| internal("writing a part", e.error()))?;
+    tmp.as_file().sync_all().ok();
+    tmp.persist(part_file(&upload.dir, n))
+        .map_err(|e| internal("placing a part", e.error))?;
+    let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
+    fs::write(part_meta_file(&upload.dir, n), json).map_err(|e| internal("a part's size", e))?;
+    Ok((meta.etag, value))
+}
+
 fn checked_parts(dir: &Path, listed: &[CompletedPart]) -> S3Result<Vec<i32>> {
     if listed.is_empty() {
         return Err(s3_error!(MalformedXML, "the completion lists no part"));

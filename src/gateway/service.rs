@@ -450,6 +450,13 @@ impl S3 for Gateway {
         self.upload_one_part(req.input, req.trailing_headers).await
     }
 
+    async fn upload_part_copy(
+        &self,
+        req: S3Request<UploadPartCopyInput>,
+    ) -> S3Result<S3Response<UploadPartCopyOutput>> {
+        self.copy_part(req.input).await
+    }
+
     async fn list_parts(
         &self,
         req: S3Request<ListPartsInput>,
