@@ -270,6 +270,8 @@ def test_upload_part_copy_ranges_and_conditions(gateway, zseal_bin, keys, tmp_pa
     ranges' plaintext (stored sealed to the gateway's key); the source's If-Match checked
     against the ETag HEAD gives; a range outside the source and a time condition refused by
     name; a write-only gateway refuses (copying reads contents)."""
+    import datetime
+
     from botocore.exceptions import ClientError
 
     s3 = gateway.client()
@@ -287,7 +289,8 @@ def test_upload_part_copy_ranges_and_conditions(gateway, zseal_bin, keys, tmp_pa
         parts.append({"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]})
     for bad, code in [({"CopySourceRange": "bytes=6999000-7000000"}, "InvalidArgument"),
                       ({"CopySourceIfMatch": '"0123"'}, "PreconditionFailed"),
-                      ({"CopySourceIfNoneMatch": etag}, "PreconditionFailed")]:
+                      ({"CopySourceIfNoneMatch": etag}, "PreconditionFailed"),
+                      ({"CopySourceIfModifiedSince": datetime.datetime(2020, 1, 1)}, "NotImplemented")]:
         with pytest.raises(ClientError) as e:
             s3.upload_part_copy(Bucket="pcopy", Key="dst.bin", UploadId=up, PartNumber=3,
                                 CopySource={"Bucket": "pcopy", "Key": "src.bin"}, **bad)
