@@ -681,6 +681,29 @@ def test_pyarrow_writes_and_reads_a_parquet_dataset(gateway, zseal_bin, keys):
         assert decrypt(zseal_bin, keys[0], f)[:4] == b"PAR1"
 
 
+def test_duckdb_httpfs_writes_and_reads_parquet(gateway, zseal_bin, keys):
+    """DuckDB's own S3 client, its httpfs extension (PyPI's duckdb-extension-httpfs, loaded from
+    the wheel), through the gateway: a parquet file written, read back whole and by a filter
+    (ranged GETs), and the stored object a container that `zseal decrypt` opens."""
+    duckdb = pytest.importorskip("duckdb")
+    ext = pytest.importorskip("duckdb_extension_httpfs")
+    path = Path(ext.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "httpfs.duckdb_extension"
+    gateway.client().create_bucket(Bucket="duck")
+    host = gateway.url.split("://", 1)[1]
+    con = duckdb.connect()
+    con.execute(f"LOAD '{path}'")
+    con.execute(f"CREATE SECRET gw (TYPE s3, KEY_ID '{ACCESS}', SECRET '{SECRET}', ENDPOINT '{host}', "
+                "URL_STYLE 'path', USE_SSL false, REGION 'us-east-1')")
+    n = 200_000
+    con.execute(f"COPY (SELECT range AS n, 'row ' || range AS s FROM range({n})) TO 's3://duck/t.parquet' "
+                "(FORMAT parquet)")
+    assert con.execute("SELECT count(*), sum(n) FROM 's3://duck/t.parquet'").fetchone() == (n, n * (n - 1) // 2)
+    assert con.execute("SELECT s FROM 's3://duck/t.parquet' WHERE n = 12345").fetchone() == ("row 12345",)
+    assert decrypt(zseal_bin, keys[0], gateway.root / "duck" / "t.parquet")[:4] == b"PAR1"
+    log = gateway.log_path.read_text()
+    assert "GET /duck/t.parquet" in log and "PUT /duck/t.parquet" in log, log[-2000:]
+
+
 def peak_rss_mib(pid: int) -> float:
     """The process's peak resident memory (VmHWM), MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
