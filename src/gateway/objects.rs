@@ -122,8 +122,12 @@ impl StoreBackend {
 
     /// Writes the bucket's marker, unless the bucket exists.
     pub async fn create_bucket(&self, bucket: &str) -> S3Result<()> {
-        if self.bucket(bucket).await.is_ok() {
-            return Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists"));
+        // Only a bucket known to be absent is made: a store that failed to answer is an error,
+        // not an absent bucket.
+        match self.bucket(bucket).await {
+            Ok(()) => return Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists")),
+            Err(e) if *e.code() == s3s::S3ErrorCode::NoSuchBucket => {}
+            Err(e) => return Err(e),
         }
         let (store, marker) = (self.root.store().clone(), self.marker(bucket));
         on_io(async move { store.put(&marker, PutPayload::from_static(b"")).await })
