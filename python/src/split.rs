@@ -103,7 +103,6 @@ impl SplitSeal {
         parts: Vec<PathBuf>,
         path: PathBuf,
     ) -> PyResult<(Option<String>, u64)> {
-        let name = path.display().to_string();
         let parsed = parse_results(py, &results)?;
         let digest = py
             .detach(|| -> zseal::Result<Option<String>> {
@@ -112,7 +111,9 @@ impl SplitSeal {
                 commit(sink, true)?;
                 Ok(digest)
             })
-            .map_err(|e| to_py(py, &name, e))?;
+            // Unnamed: the message names the part file at fault, and the temporary output is
+            // removed by the caller.
+            .map_err(|e| to_py(py, "", e))?;
         let size = parsed.iter().map(|r| r.plaintext_len).sum();
         Ok((digest, size))
     }

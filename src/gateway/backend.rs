@@ -152,6 +152,45 @@ impl Backend {
         }
     }
 
+    /// [`Backend::open`], refused unless the container opened is the one `stat` described: a
+    /// copy whose source conditions were checked against `stat` reads that container or none
+    /// (the object may be replaced while the request waits for a slot).
+    pub fn open_as(
+        &self,
+        bucket: &str,
+        key: &str,
+        sequential: bool,
+        stat: &Stat,
+    ) -> S3Result<Box<dyn Source>> {
+        let changed = || {
+            s3_error!(
+                PreconditionFailed,
+                "the copy's source was replaced while the request waited: send it again"
+            )
+        };
+        match self {
+            Backend::Dir(root) => {
+                let path = store::existing_object(root, bucket, key)?;
+                let file =
+                    std::fs::File::open(path).map_err(|e| internal("opening the object", e))?;
+                let m = file
+                    .metadata()
+                    .map_err(|e| internal("reading the object", e))?;
+                match m.len() == stat.len && m.modified().ok() == Some(stat.modified) {
+                    true => Ok(Box::new(file)),
+                    false => Err(changed()),
+                }
+            }
+            Backend::Store(s) => {
+                let reader = s.reader(bucket, key, sequential)?;
+                match reader.etag() == stat.tag.as_deref() {
+                    true => Ok(Box::new(reader)),
+                    false => Err(changed()),
+                }
+            }
+        }
+    }
+
     /// Seals what `feed` writes into the container of object `key` and publishes it with the
     /// metadata `meta` makes of what `feed` returned and the container's length (blocking).
     /// Until `feed` has returned and the container is complete, any older object stays.

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use s3s::dto::*;
 use s3s::{s3_error, S3Response, S3Result};
 
+use super::backend::Stat;
 use super::multipart::{part_number, store_part};
 use super::read;
 use super::service::{blocking, recipient_refs, Gateway};
@@ -27,10 +28,11 @@ fn source_of(source: &CopySource) -> S3Result<(String, String)> {
 }
 
 /// Refuses the copy when the source is not the one the client named (`x-amz-copy-source-if-match`,
-/// `-if-none-match`, against `etag`, the ETag HEAD gives). The time conditions are refused
-/// rather than ignored.
+/// `-if-none-match`, against `etag`, the ETag HEAD gives; `lasting`: the ETag comes from the
+/// metadata written with the container, not drawn for this request). The time conditions are
+/// refused rather than ignored.
 fn check_source(
-    etag: &str,
+    (etag, lasting): (&str, bool),
     if_match: Option<&ETagCondition>,
     if_none_match: Option<&ETagCondition>,
     by_time: bool,
@@ -44,6 +46,14 @@ fn check_source(
             NotImplemented,
             "x-amz-copy-source-if-modified-since and -if-unmodified-since are not supported: \
              use x-amz-copy-source-if-match with the source's ETag"
+        ));
+    }
+    if !lasting && (if_match.is_some() || if_none_match.is_some()) {
+        return Err(s3_error!(
+            PreconditionFailed,
+            "the copy's source has no lasting ETag (it was stored without the gateway's \
+             metadata, so each HEAD draws one): copy it without x-amz-copy-source-if-match or \
+             -if-none-match"
         ));
     }
     if if_match.is_some_and(|c| !is(c)) || if_none_match.is_some_and(is) {
@@ -83,6 +93,15 @@ fn copy_range(range: Option<&str>, size: u64) -> S3Result<Option<(u64, u64)>> {
 }
 
 impl Gateway {
+    /// What HEAD shows of a copy's source, and whether its ETag lasts (it comes from the
+    /// metadata written with the container).
+    async fn source_info(&self, bucket: &str, key: &str, stat: &Stat) -> S3Result<(Meta, bool)> {
+        match self.backend.meta(bucket, key, stat).await {
+            Some(meta) => Ok((meta, true)),
+            None => Ok((self.info(bucket, key, stat).await?, false)),
+        }
+    }
+
     pub(super) async fn copy(
         &self,
         input: CopyObjectInput,
@@ -93,9 +112,9 @@ impl Gateway {
         self.backend.check_key(&src_bucket, &src_key)?;
         self.backend.bucket(&input.bucket).await?;
         let stat = self.backend.stat(&src_bucket, &src_key).await?;
-        let shown = self.info(&src_bucket, &src_key, &stat).await?;
+        let (shown, lasting) = self.source_info(&src_bucket, &src_key, &stat).await?;
         check_source(
-            &shown.etag,
+            (&shown.etag, lasting),
             input.copy_source_if_match.as_ref(),
             input.copy_source_if_none_match.as_ref(),
             input.copy_source_if_modified_since.is_some()
@@ -117,7 +136,7 @@ impl Gateway {
         let permit = self.slots(2).await?;
         let (etag, modified) = blocking(move || {
             let _permit = permit;
-            let source = backend.open(&src_bucket, &src_key, true)?;
+            let source = backend.open_as(&src_bucket, &src_key, true, &stat)?;
             let mut reader = read::open(source, &ids)?;
             let to = recipient_refs(&recipients);
             let feed =
@@ -157,9 +176,9 @@ impl Gateway {
         let n = part_number(input.part_number)?;
         self.backend.check_key(&src_bucket, &src_key)?;
         let stat = self.backend.stat(&src_bucket, &src_key).await?;
-        let shown = self.info(&src_bucket, &src_key, &stat).await?;
+        let (shown, lasting) = self.source_info(&src_bucket, &src_key, &stat).await?;
         check_source(
-            &shown.etag,
+            (&shown.etag, lasting),
             input.copy_source_if_match.as_ref(),
             input.copy_source_if_none_match.as_ref(),
             input.copy_source_if_modified_since.is_some()
@@ -170,7 +189,7 @@ impl Gateway {
         let permit = self.slots(2).await?;
         let (etag, ()) = blocking(move || {
             let _permit = permit;
-            let source = backend.open(&src_bucket, &src_key, range.is_none())?;
+            let source = backend.open_as(&src_bucket, &src_key, range.is_none(), &stat)?;
             let mut reader = read::open(source, &ids)?;
             store_part(&upload, n, &opts, |w| {
                 let copied = match range {

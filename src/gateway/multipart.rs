@@ -254,8 +254,6 @@ impl Gateway {
     }
 }
 
-/// The part numbers a completion lists, checked: at least one, in ascending order, each
-/// uploaded, with the ETag its upload answered.
 /// `n` when it is a part number S3 allows (1 to 10,000).
 pub(super) fn part_number(n: i32) -> S3Result<i32> {
     match (1..=10_000).contains(&n) {
@@ -296,6 +294,8 @@ pub(super) fn store_part<T>(
     Ok((meta.etag, value))
 }
 
+/// The part numbers a completion lists, checked: at least one, in ascending order, each
+/// uploaded, with the ETag its upload answered.
 fn checked_parts(dir: &Path, listed: &[CompletedPart]) -> S3Result<Vec<i32>> {
     if listed.is_empty() {
         return Err(s3_error!(MalformedXML, "the completion lists no part"));

@@ -105,7 +105,10 @@ impl StoreBackend {
             .map(str::to_string)
             .collect();
         names.sort();
-        let made = futures_util::future::try_join_all(names.iter().map(|n| self.made(n))).await?;
+        // A marker that cannot be read now (throttled, say) leaves its bucket without a date
+        // rather than failing the listing.
+        let made = futures_util::future::join_all(names.iter().map(|n| self.made(n))).await;
+        let made = made.into_iter().map(|m| m.ok().flatten());
         Ok(names.into_iter().zip(made).collect())
     }
 
@@ -129,11 +132,21 @@ impl StoreBackend {
             Err(e) if *e.code() == s3s::S3ErrorCode::NoSuchBucket => {}
             Err(e) => return Err(e),
         }
+        // Written only if absent: of two creates at once, one finds the other's marker.
         let (store, marker) = (self.root.store().clone(), self.marker(bucket));
-        on_io(async move { store.put(&marker, PutPayload::from_static(b"")).await })
-            .await?
-            .map_err(|e| internal("creating the bucket", e))?;
-        Ok(())
+        let create = object_store::PutOptions::from(object_store::PutMode::Create);
+        let put = async move {
+            store
+                .put_opts(&marker, PutPayload::from_static(b""), create)
+                .await
+        };
+        match on_io(put).await? {
+            Ok(_) => Ok(()),
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                Err(s3_error!(BucketAlreadyOwnedByYou, "the bucket exists"))
+            }
+            Err(e) => Err(internal("creating the bucket", e)),
+        }
     }
 
     /// Removes what is left below an empty bucket: its metadata and marker.
@@ -212,13 +225,22 @@ impl StoreBackend {
 
     /// Opens the container for ranged reads (blocking).
     pub fn open(&self, bucket: &str, key: &str, sequential: bool) -> S3Result<Box<dyn Source>> {
+        Ok(Box::new(self.reader(bucket, key, sequential)?))
+    }
+
+    /// The reader [`StoreBackend::open`] gives, with its pinned ETag.
+    pub fn reader(
+        &self,
+        bucket: &str,
+        key: &str,
+        sequential: bool,
+    ) -> S3Result<crate::remote::RemoteReader> {
         names::key_segments(key).map_err(refused)?;
         let mode = match sequential {
             true => ReadMode::Sequential,
             false => ReadMode::Random,
         };
-        let reader = self
-            .root
+        self.root
             .object(&format!("{bucket}/{key}"))
             .reader(mode)
             .map_err(|e| match e.kind() {
@@ -226,8 +248,7 @@ impl StoreBackend {
                     s3_error!(NoSuchKey, "no object {key:?} in bucket {bucket:?}")
                 }
                 _ => internal("opening the object", e),
-            })?;
-        Ok(Box::new(reader))
+            })
     }
 
     /// A multipart upload of object `key`'s container (blocking): the container appears only
