@@ -16,6 +16,26 @@ use super::read;
 use super::service::{blocking, recipient_refs, Gateway};
 use super::store::{self, internal, Meta};
 
+/// The source of a CopyObject or UploadPartCopy (`$input`: two types with the same fields): its
+/// bucket and key, the backend's [`Stat`] and what HEAD shows of it, once its key is valid and
+/// its conditions passed (in an `async fn` of the gateway, `$gw`).
+macro_rules! checked_source {
+    ($gw:expr, $input:ident) => {{
+        let (bucket, key) = source_of(&$input.copy_source)?;
+        $gw.backend.check_key(&bucket, &key)?;
+        let stat = $gw.backend.stat(&bucket, &key).await?;
+        let (shown, lasting) = $gw.source_info(&bucket, &key, &stat).await?;
+        let by_time = $input.copy_source_if_modified_since.is_some()
+            || $input.copy_source_if_unmodified_since.is_some();
+        let (if_match, if_none_match) = (
+            $input.copy_source_if_match.as_ref(),
+            $input.copy_source_if_none_match.as_ref(),
+        );
+        check_source((&shown.etag, lasting), if_match, if_none_match, by_time)?;
+        (bucket, key, stat, shown)
+    }};
+}
+
 /// The bucket and key of a copy's source.
 fn source_of(source: &CopySource) -> S3Result<(String, String)> {
     match source {
@@ -107,19 +127,9 @@ impl Gateway {
         input: CopyObjectInput,
     ) -> S3Result<S3Response<CopyObjectOutput>> {
         let ids = self.identities()?;
-        let (src_bucket, src_key) = source_of(&input.copy_source)?;
         self.backend.check_key(&input.bucket, &input.key)?;
-        self.backend.check_key(&src_bucket, &src_key)?;
         self.backend.bucket(&input.bucket).await?;
-        let stat = self.backend.stat(&src_bucket, &src_key).await?;
-        let (shown, lasting) = self.source_info(&src_bucket, &src_key, &stat).await?;
-        check_source(
-            (&shown.etag, lasting),
-            input.copy_source_if_match.as_ref(),
-            input.copy_source_if_none_match.as_ref(),
-            input.copy_source_if_modified_since.is_some()
-                || input.copy_source_if_unmodified_since.is_some(),
-        )?;
+        let (src_bucket, src_key, stat, shown) = checked_source!(self, input);
         let replace = input
             .metadata_directive
             .as_ref()
@@ -171,19 +181,9 @@ impl Gateway {
         input: UploadPartCopyInput,
     ) -> S3Result<S3Response<UploadPartCopyOutput>> {
         let ids = self.identities()?;
-        let (src_bucket, src_key) = source_of(&input.copy_source)?;
         let upload = self.upload(&input.upload_id, &input.bucket, &input.key)?;
         let n = part_number(input.part_number)?;
-        self.backend.check_key(&src_bucket, &src_key)?;
-        let stat = self.backend.stat(&src_bucket, &src_key).await?;
-        let (shown, lasting) = self.source_info(&src_bucket, &src_key, &stat).await?;
-        check_source(
-            (&shown.etag, lasting),
-            input.copy_source_if_match.as_ref(),
-            input.copy_source_if_none_match.as_ref(),
-            input.copy_source_if_modified_since.is_some()
-                || input.copy_source_if_unmodified_since.is_some(),
-        )?;
+        let (src_bucket, src_key, stat, shown) = checked_source!(self, input);
         let range = copy_range(input.copy_source_range.as_deref(), shown.size)?;
         let (backend, opts) = (self.backend.clone(), self.part_options());
         let permit = self.slots(2).await?;

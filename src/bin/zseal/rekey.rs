@@ -239,7 +239,7 @@ fn rekey_object(
     let url = remote.url();
     if a.rotate && a.output.is_none() {
         match remote.why_rotation_not_resumable() {
-            None => return rotate_journaled(a, remote, reader, (to, who), opts),
+            None => return rotate_journaled(a, (remote, reader), (to, who), opts),
             Some(why) if a.resume => bail!("--resume: {why}"),
             Some(_) => {}
         }
@@ -293,8 +293,7 @@ fn refuse_pending(url: &str) -> anyhow::Result<()> {
 #[cfg(feature = "remote")]
 fn rotate_journaled(
     a: &Args,
-    remote: &zseal::remote::Remote,
-    reader: zseal::remote::RemoteReader,
+    (remote, reader): (&zseal::remote::Remote, zseal::remote::RemoteReader),
     (to, who): (&[&dyn zseal::Recipient], &str),
     opts: &RekeyOptions,
 ) -> anyhow::Result<()> {
