@@ -33,6 +33,9 @@ pub struct Upload {
     content_type: Option<String>,
     user: BTreeMap<String, String>,
     started: Instant,
+    /// Held while a part's file and its metadata are put in place, so that two uploads of
+    /// the same part number leave one's file with that one's metadata.
+    placing: std::sync::Mutex<()>,
 }
 
 /// An upload neither completed nor aborted this long after it started is abandoned: the next
@@ -99,6 +102,7 @@ impl Gateway {
             content_type: input.content_type,
             user: input.metadata.unwrap_or_default().into_iter().collect(),
             started: Instant::now(),
+            placing: Default::default(),
         };
         let dropped = {
             let mut uploads = self.uploads.lock().map_err(|e| internal("uploads", e))?;
@@ -286,10 +290,14 @@ pub(super) fn store_part<T>(
     let tmp = out
         .into_inner()
         .map_err(|e| internal("writing a part", e.error()))?;
-    tmp.as_file().sync_all().ok();
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| internal("writing a part", e))?;
+    let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
+    // A poisoned lock only means another part's placing panicked: the files are still sound.
+    let _placing = upload.placing.lock().unwrap_or_else(|p| p.into_inner());
     tmp.persist(part_file(&upload.dir, n))
         .map_err(|e| internal("placing a part", e.error))?;
-    let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
     fs::write(part_meta_file(&upload.dir, n), json).map_err(|e| internal("a part's size", e))?;
     Ok((meta.etag, value))
 }
@@ -373,6 +381,7 @@ mod tests {
             content_type: None,
             user: BTreeMap::new(),
             started,
+            placing: Default::default(),
         })
     }
 
