@@ -278,21 +278,14 @@ pub(super) fn store_part<T>(
     opts: &EncryptOptions,
     feed: impl FnOnce(&mut dyn std::io::Write) -> S3Result<(u64, T)>,
 ) -> S3Result<(String, T)> {
-    let tmp = tempfile::NamedTempFile::new_in(&upload.dir)
-        .map_err(|e| internal("creating a part's file", e))?;
     let to: [&dyn crate::Recipient; 1] = [&upload.recipient];
-    let out = std::io::BufWriter::with_capacity(1 << 20, tmp);
+    let out = store::TempFile::in_dir(&upload.dir)?;
     let ((size, value), _, out) = store::seal_into(out, &to, opts, feed)?;
     let meta = PartMeta {
         size,
         etag: store::random_etag(),
     };
-    let tmp = out
-        .into_inner()
-        .map_err(|e| internal("writing a part", e.error()))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| internal("writing a part", e))?;
+    let tmp = out.sync()?;
     let json = serde_json::to_vec(&meta).map_err(|e| internal("a part's size", e))?;
     // A poisoned lock only means another part's placing panicked: the files are still sound.
     let _placing = upload.placing.lock().unwrap_or_else(|p| p.into_inner());

@@ -149,8 +149,18 @@ pub struct TempFile(io::BufWriter<tempfile::NamedTempFile>);
 impl TempFile {
     /// A new temporary file in the bucket's `tmp/` (see [`temp_file`]).
     pub fn new(root: &Path, bucket: &str) -> S3Result<TempFile> {
-        let file = temp_file(root, bucket)?;
-        Ok(TempFile(io::BufWriter::with_capacity(1 << 20, file)))
+        Ok(TempFile::of(temp_file(root, bucket)?))
+    }
+
+    /// A new temporary file in `dir` (a multipart upload's directory).
+    pub fn in_dir(dir: &Path) -> S3Result<TempFile> {
+        let file = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| internal("creating a temporary file", e))?;
+        Ok(TempFile::of(file))
+    }
+
+    fn of(file: tempfile::NamedTempFile) -> TempFile {
+        TempFile(io::BufWriter::with_capacity(1 << 20, file))
     }
 
     /// The file, with everything written to it on disk.
