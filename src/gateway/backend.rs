@@ -141,15 +141,7 @@ impl Backend {
 
     /// Opens object `key`'s container (blocking; `sequential`: it is read from start to end).
     pub fn open(&self, bucket: &str, key: &str, sequential: bool) -> S3Result<Box<dyn Source>> {
-        match self {
-            Backend::Dir(root) => {
-                let path = store::existing_object(root, bucket, key)?;
-                let file =
-                    std::fs::File::open(path).map_err(|e| internal("opening the object", e))?;
-                Ok(Box::new(file))
-            }
-            Backend::Store(s) => s.open(bucket, key, sequential),
-        }
+        self.open_if(bucket, key, sequential, None)
     }
 
     /// [`Backend::open`], refused unless the container opened is the one `stat` described: a
@@ -162,6 +154,16 @@ impl Backend {
         sequential: bool,
         stat: &Stat,
     ) -> S3Result<Box<dyn Source>> {
+        self.open_if(bucket, key, sequential, Some(stat))
+    }
+
+    fn open_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        sequential: bool,
+        stat: Option<&Stat>,
+    ) -> S3Result<Box<dyn Source>> {
         let changed = || {
             s3_error!(
                 PreconditionFailed,
@@ -173,17 +175,19 @@ impl Backend {
                 let path = store::existing_object(root, bucket, key)?;
                 let file =
                     std::fs::File::open(path).map_err(|e| internal("opening the object", e))?;
-                let m = file
-                    .metadata()
-                    .map_err(|e| internal("reading the object", e))?;
-                match m.len() == stat.len && m.modified().ok() == Some(stat.modified) {
-                    true => Ok(Box::new(file)),
-                    false => Err(changed()),
+                if let Some(stat) = stat {
+                    let m = file
+                        .metadata()
+                        .map_err(|e| internal("reading the object", e))?;
+                    if m.len() != stat.len || m.modified().ok() != Some(stat.modified) {
+                        return Err(changed());
+                    }
                 }
+                Ok(Box::new(file))
             }
             Backend::Store(s) => {
                 let reader = s.reader(bucket, key, sequential)?;
-                match reader.etag() == stat.tag.as_deref() {
+                match stat.is_none_or(|st| reader.is_version(st.tag.as_deref(), st.len)) {
                     true => Ok(Box::new(reader)),
                     false => Err(changed()),
                 }

@@ -10,21 +10,20 @@ use std::time::SystemTime;
 use s3s::dto::*;
 use s3s::{s3_error, S3Response, S3Result};
 
-use super::backend::Stat;
 use super::multipart::{part_number, store_part};
 use super::read;
 use super::service::{blocking, recipient_refs, Gateway};
 use super::store::{self, internal, Meta};
 
 /// The source of a CopyObject or UploadPartCopy (`$input`: two types with the same fields): its
-/// bucket and key, the backend's [`Stat`] and what HEAD shows of it, once its key is valid and
+/// bucket and key, the backend's `Stat` and what HEAD shows of it, once its key is valid and
 /// its conditions passed (in an `async fn` of the gateway, `$gw`).
 macro_rules! checked_source {
     ($gw:expr, $input:ident) => {{
         let (bucket, key) = source_of(&$input.copy_source)?;
         $gw.backend.check_key(&bucket, &key)?;
         let stat = $gw.backend.stat(&bucket, &key).await?;
-        let (shown, lasting) = $gw.source_info(&bucket, &key, &stat).await?;
+        let (shown, lasting) = $gw.info_of(&bucket, &key, &stat).await?;
         let by_time = $input.copy_source_if_modified_since.is_some()
             || $input.copy_source_if_unmodified_since.is_some();
         let (if_match, if_none_match) = (
@@ -98,30 +97,17 @@ fn copy_range(range: Option<&str>, size: u64) -> S3Result<Option<(u64, u64)>> {
             "x-amz-copy-source-range {r:?}: give bytes=FIRST-LAST within the source's {size} bytes"
         )
     };
-    let (first, last) = r
-        .strip_prefix("bytes=")
-        .and_then(|b| b.split_once('-'))
-        .ok_or_else(bad)?;
-    let (first, last) = (
-        first.trim().parse::<u64>().map_err(|_| bad())?,
-        last.trim().parse::<u64>().map_err(|_| bad())?,
-    );
-    if first > last || last >= size {
-        return Err(bad());
+    // Only FIRST-LAST: S3 takes neither an open end nor a suffix here, nor a range past the end.
+    match Range::parse(r) {
+        Ok(Range::Int {
+            first,
+            last: Some(last),
+        }) if first <= last && last < size => Ok(Some((first, last + 1))),
+        _ => Err(bad()),
     }
-    Ok(Some((first, last + 1)))
 }
 
 impl Gateway {
-    /// What HEAD shows of a copy's source, and whether its ETag lasts (it comes from the
-    /// metadata written with the container).
-    async fn source_info(&self, bucket: &str, key: &str, stat: &Stat) -> S3Result<(Meta, bool)> {
-        match self.backend.meta(bucket, key, stat).await {
-            Some(meta) => Ok((meta, true)),
-            None => Ok((self.info(bucket, key, stat).await?, false)),
-        }
-    }
-
     pub(super) async fn copy(
         &self,
         input: CopyObjectInput,

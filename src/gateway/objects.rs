@@ -15,7 +15,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use s3s::{s3_error, S3Result};
 
-use super::backend::{Destination, Listed, Source, Stat};
+use super::backend::{Destination, Listed, Stat};
 use super::names::{self, OWN_DIR};
 use super::store::{internal, refused, Meta};
 use crate::remote::{ReadMode, RemoteWriter, StoreRoot, TransferOptions};
@@ -223,12 +223,8 @@ impl StoreBackend {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// Opens the container for ranged reads (blocking).
-    pub fn open(&self, bucket: &str, key: &str, sequential: bool) -> S3Result<Box<dyn Source>> {
-        Ok(Box::new(self.reader(bucket, key, sequential)?))
-    }
-
-    /// The reader [`StoreBackend::open`] gives, with its pinned ETag.
+    /// Object `key`'s container, read by ranged GETs pinned to its ETag (blocking;
+    /// `sequential`: it is read from start to end).
     pub fn reader(
         &self,
         bucket: &str,

@@ -91,8 +91,19 @@ impl Gateway {
     /// metadata, or, when that is missing or describes another container, the container's
     /// authenticated trailer (needs `-i`).
     pub(super) async fn info(&self, bucket: &str, key: &str, stat: &Stat) -> S3Result<Meta> {
+        self.info_of(bucket, key, stat).await.map(|(meta, _)| meta)
+    }
+
+    /// [`Gateway::info`], and whether its ETag lasts: true when it comes from the metadata
+    /// written with the container, false when it was drawn for this answer.
+    pub(super) async fn info_of(
+        &self,
+        bucket: &str,
+        key: &str,
+        stat: &Stat,
+    ) -> S3Result<(Meta, bool)> {
         if let Some(meta) = self.backend.meta(bucket, key, stat).await {
-            return Ok(meta);
+            return Ok((meta, true));
         }
         let Some(ids) = self.identities.clone() else {
             return Err(internal(
@@ -103,14 +114,15 @@ impl Gateway {
         let (backend, b, k) = (self.backend.clone(), bucket.to_string(), key.to_string());
         let size =
             blocking(move || read::plaintext_len(backend.open(&b, &k, false)?, &ids)).await?;
-        Ok(Meta {
+        let drawn = Meta {
             size,
             etag: store::random_etag(),
             stored_len: stat.len,
             stored_tag: stat.tag.clone(),
             content_type: None,
             user: Default::default(),
-        })
+        };
+        Ok((drawn, false))
     }
 }
 

@@ -109,6 +109,16 @@ impl RemoteReader {
         self.etag.as_deref()
     }
 
+    /// Whether this reader reads the version a HEAD described (its `etag`, weak or strong, and
+    /// `len`): by the strong ETag every GET is conditional on, or by the length alone on a store
+    /// without strong ETags (a weak one is never kept, so it is not compared).
+    pub fn is_version(&self, etag: Option<&str>, len: u64) -> bool {
+        match (self.etag(), etag.filter(|t| !t.starts_with("W/"))) {
+            (Some(mine), Some(theirs)) => mine == theirs && self.len == len,
+            _ => self.len == len,
+        }
+    }
+
     /// The version of the object being read, for [`super::Remote::rewriter`].
     pub fn version(&self) -> super::ObjectVersion {
         self.version.clone()
