@@ -93,13 +93,8 @@ impl OffsetWrites {
     /// Writes `bytes` at the next offset on the calling thread (workers' writes before it may
     /// still be going).
     pub(crate) fn write_here(&mut self, bytes: &[u8], took: &mut Duration) -> Result<()> {
-        let at = self.at;
-        timed(took, || crate::io::write_all_at(&self.file, bytes, at))
-            .map_err(|e| not_written(e, "", at))?;
+        write_counted((&self.file, self.at), bytes, &self.count, took, String::new)?;
         self.at += bytes.len() as u64;
-        if let Some(c) = &self.count {
-            c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        }
         Ok(())
     }
 
@@ -152,12 +147,8 @@ impl OffsetWrites {
             let mut took = Duration::ZERO;
             let bytes = &h.buffer[h.range.clone()];
             let result = super::window::guarded(|| {
-                timed(&mut took, || crate::io::write_all_at(&file, bytes, at))
-                    .map_err(|e| not_written(e, &h.what, at))
+                write_counted((&file, at), bytes, &count, &mut took, || h.what.clone())
             });
-            if let (Ok(()), Some(c)) = (&result, &count) {
-                c.fetch_add(len as u64, Ordering::Relaxed);
-            }
             let written = Written {
                 result,
                 buffer: h.buffer,
@@ -223,18 +214,9 @@ impl Slot {
                 what()
             )));
         }
-        let r = timed(&mut self.took, || {
-            crate::io::write_all_at(&self.file, bytes, at)
-        })
-        .map_err(|e| not_written(e, &what(), at));
-        match &r {
-            Ok(()) => {
-                if let Some(c) = &self.count {
-                    c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                }
-            }
-            Err(e) if self.result.is_ok() => self.result = Err(e.clone()),
-            Err(_) => {}
+        let r = write_counted((&self.file, at), bytes, &self.count, &mut self.took, what);
+        if let (Err(e), true) = (&r, self.result.is_ok()) {
+            self.result = Err(e.clone());
         }
         r
     }
@@ -254,6 +236,23 @@ impl Drop for Slot {
 }
 
 /// A failed positional write into the output, saying where.
+/// Writes `bytes` at offset `at` of `file`, timed into `took`, and adds them to `count` once
+/// written; `what` names them in an error.
+fn write_counted(
+    (file, at): (&std::fs::File, u64),
+    bytes: &[u8],
+    count: &Option<Arc<AtomicU64>>,
+    took: &mut Duration,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    timed(took, || crate::io::write_all_at(file, bytes, at))
+        .map_err(|e| not_written(e, &what(), at))?;
+    if let Some(c) = count {
+        c.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
 fn not_written(e: io::Error, what: &str, at: u64) -> Error {
     let message = format!("cannot write the output at offset {at}{what}: {e}");
     Error::Io(Arc::new(io::Error::new(e.kind(), message)))
