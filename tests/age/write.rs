@@ -291,6 +291,42 @@ fn a_sealing_job_that_cannot_write_fails_the_stream_and_a_dropped_one_returns() 
     }
 }
 
+/// `flush` of an age writer that writes by offset, with one sealing job queued (the window
+/// holds a first job back until its result is asked for): the job is run and its write
+/// waited for, instead of waiting forever on a write nothing will make; the file then ends
+/// as a whole one does.
+#[test]
+fn flush_with_one_job_queued_returns_and_the_file_is_whole() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("out.age");
+    let plain = mixed(3 << 20, 8);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (p2, plain2) = (path.clone(), plain.clone());
+    std::thread::spawn(move || {
+        let r2 = common::recipient("age.pub");
+        let opts = EncryptOptions::default()
+            .codec(Codec::None)
+            .threads(2)
+            .format(Format::Age);
+        let out = std::fs::File::create(&p2).unwrap();
+        let shared = out.try_clone().unwrap();
+        let mut w = AgeWriter::new(out, &[&r2 as &dyn Recipient], &opts).unwrap();
+        w.write_frames_to(shared, None).unwrap();
+        w.write_all(&plain2).unwrap();
+        w.flush().unwrap();
+        w.finish().unwrap();
+        tx.send(()).unwrap();
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("flush with one job queued hangs");
+    let file = std::fs::read(&path).unwrap();
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(&mut read_age(&file, &DecryptOptions::default()), &mut back)
+        .unwrap();
+    assert!(back == plain);
+}
+
 #[test]
 fn ranges_of_a_compressed_age_file_come_from_its_seek_table() {
     let plain = mixed((5 << 20) + 333, 3);
