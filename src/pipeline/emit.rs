@@ -46,6 +46,15 @@ pub(crate) fn push<S: Sealing>(
     job: impl FnOnce() -> Result<S::Done> + Send + 'static,
 ) -> Result<()> {
     make_room(s)?;
+    queue(s, job)
+}
+
+/// Queues `job` in a window that has room ([`make_room`] was called); then releases whatever is
+/// done already, without waiting.
+pub(crate) fn queue<S: Sealing>(
+    s: &mut S,
+    job: impl FnOnce() -> Result<S::Done> + Send + 'static,
+) -> Result<()> {
     s.window().push(job);
     release_ready(s)
 }
@@ -63,7 +72,7 @@ pub(crate) fn make_room<S: Sealing>(s: &mut S) -> Result<()> {
 }
 
 /// Releases the results that are there already, in order, without waiting for any.
-pub(crate) fn release_ready<S: Sealing>(s: &mut S) -> Result<()> {
+fn release_ready<S: Sealing>(s: &mut S) -> Result<()> {
     while let Some(done) = s.window().next_ready() {
         s.release(done?)?;
         s.ready();

@@ -202,12 +202,7 @@ impl<W: Write> ContainerSink<W> {
             output,
         };
         let sealer = Arc::clone(&self.sealer);
-        emit::push(self, move || run(&sealer, job))
-    }
-
-    /// Writes `bytes` after what was written (a trailer's frames).
-    fn write_out(&mut self, bytes: &[u8]) -> Result<()> {
-        self.state.write_out(bytes)
+        emit::queue(self, move || run(&sealer, job))
     }
 }
 
@@ -331,9 +326,9 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
         let index = std::mem::take(&mut self.tally.index);
-        self.write_out(&frame)?;
-        self.write_out(&index)?;
-        self.write_out(&footer(self.tally.chunks))?;
+        self.state.write_out(&frame)?;
+        self.state.write_out(&index)?;
+        self.state.write_out(&footer(self.tally.chunks))?;
         self.state.close()
     }
 

@@ -30,7 +30,7 @@ impl<W: Write> ContainerSink<W> {
     fn write_trailing(&mut self, frame: &mut [u8], kind: FrameKind, len: usize) -> Result<()> {
         let index = self.tally.chunks;
         let n = self.sealer.seal_into(frame, index, false, kind, len);
-        self.write_out(&frame[..n])?;
+        self.state.write_out(&frame[..n])?;
         let body_len = (n - FRAME_HEADER_LEN) as u32;
         self.tally.index.extend_from_slice(&body_len.to_le_bytes());
         self.tally.chunks += 1;
