@@ -648,3 +648,37 @@ fn a_resumed_rotation_is_refused_when_the_object_or_a_kept_part_changed() {
         "the replacement is untouched"
     );
 }
+
+/// Regression: `encrypt FILE --sign KEY -o s3://…` of a regular file took the journaled route
+/// with options read before the signing keys, so the container went up unsigned and `verify
+/// --signer` failed. The keys are now in the options the route decides by: a signed container
+/// is sealed straight through (not resumable), signed, and leaves no journal.
+#[test]
+fn a_signed_container_into_an_object_is_signed() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "signed-upload");
+    let d = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let keys = common::keys();
+    let src = d.path().join("plain");
+    std::fs::write(&src, common::noise(SMALL, 51)).unwrap();
+    let url = format!("s3://{b}/signed.zseal");
+    let recipient = std::fs::read_to_string(keys.join("age.pub")).unwrap();
+    zseal(base)
+        .env("XDG_STATE_HOME", state.path())
+        .args(["encrypt", "-q", "--sign"])
+        .arg(keys.join("ed25519"))
+        .args(["-r", recipient.trim(), "-o", &url])
+        .arg(&src)
+        .assert()
+        .success();
+    assert_eq!(resuming::journaled_parts(state.path()), None);
+    zseal(base)
+        .args(["verify", &url, "--signer"])
+        .arg(keys.join("ed25519.pub"))
+        .arg("-i")
+        .arg(keys.join("age.key"))
+        .assert()
+        .success()
+        .stderr(contains("good signature by"));
+}

@@ -151,6 +151,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         recipients.extend(keys::recipients_of_identities(&a.identity)?);
         Ok(recipients)
     };
+    // The signing keys once, for every input, before any output (a wrong key passphrase leaves
+    // nothing behind) and before the route into an object is chosen, which decides by them (a
+    // signed container is sealed straight through, not journaled).
+    let sign_keys = crate::sign::read_keys(&a.sign)?;
+    if a.format != Format::Age {
+        for key in &sign_keys {
+            opts = opts.sign(key.clone());
+        }
+    }
     if c.inputs.len() > 1 {
         let suffix = match a.format {
             Format::Age => ".age",
@@ -161,12 +170,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         })?;
         // The keys once, for every file: one passphrase prompt, one read of each key file.
         let recipients = recipients_now()?;
-        let sign_keys = crate::sign::read_keys(&a.sign)?;
-        if a.format != Format::Age {
-            for key in &sign_keys {
-                opts = opts.sign(key.clone());
-            }
-        }
         let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
         return crate::many::run_each(&pairs, |input, output| {
             let source = open_input(Some(input))?;
@@ -192,16 +195,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let input = open_input(c.input())?;
     let recipients = recipients_now()?;
-    // The signing keys and the signature's file before any output: a wrong key passphrase or an
-    // existing OUT.sig leaves nothing behind.
-    let sign_keys = crate::sign::read_keys(&a.sign)?;
+    // The signature's file before any output: an existing OUT.sig leaves nothing behind.
     let signing =
         crate::sign::Signing::prepare(&sign_keys, a.format, c.output.as_deref(), c.force)?;
-    if a.format != Format::Age {
-        for key in sign_keys {
-            opts = opts.sign(key);
-        }
-    }
     let output = Output::create(c.output.as_deref(), c.force, c.input())?;
     let targets = keys::Targets::for_new_file(recipients, c.passphrase_file.as_deref())?;
     seal(&a, &opts, &targets, (input, c.input()), output, signing)
