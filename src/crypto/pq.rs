@@ -134,15 +134,11 @@ impl PqIdentity {
     }
 }
 
-impl age::Identity for PqIdentity {
-    fn unwrap_stanza(
-        &self,
-        stanza: &Stanza,
-    ) -> Option<std::result::Result<FileKey, age::DecryptError>> {
-        if stanza.tag != TAG {
-            return None;
-        }
-        let invalid = || Some(Err(age::DecryptError::InvalidHeader));
+impl super::unwrap::OwnTag for PqIdentity {
+    const TAG: &'static str = TAG;
+
+    fn open_own(&self, stanza: &Stanza) -> std::result::Result<Option<FileKey>, age::DecryptError> {
+        let invalid = || Err(age::DecryptError::InvalidHeader);
         let [enc] = &stanza.args[..] else {
             return invalid();
         };
@@ -161,20 +157,25 @@ impl age::Identity for PqIdentity {
             return invalid();
         };
         // A stanza sealed to another key fails to open: it is not this identity's.
-        let key = hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, XWing>(
+        let Ok(key) = hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, XWing>(
             &OpModeR::Base,
             &self.key,
             &enc,
             INFO,
             &stanza.body,
             b"",
-        )
-        .ok()?;
+        ) else {
+            return Ok(None);
+        };
         let key = Zeroizing::new(key);
-        let bytes: [u8; FILE_KEY_BYTES] = key[..].try_into().ok()?;
-        Some(Ok(FileKey::new(Box::new(bytes))))
+        let Ok(bytes) = <[u8; FILE_KEY_BYTES]>::try_from(&key[..]) else {
+            return Ok(None);
+        };
+        Ok(Some(FileKey::new(Box::new(bytes))))
     }
 }
+
+super::unwrap::own_tag_identity!(PqIdentity);
 
 /// True when `share`, an X25519 public key (u-coordinate), is of low order, so that every
 /// shared secret with it is all zeros: X25519 with any clamped scalar (a multiple of the

@@ -50,6 +50,40 @@ pub fn unwrap_file_key(header: &dyn KeyHeader, identities: &[&dyn Identity]) -> 
     Ok(key)
 }
 
+/// An identity whose stanzas carry one tag of their own (zseal's post-quantum and AWS KMS
+/// identities): [`own_tag_identity!`] makes it an `age::Identity`, so the rule every such
+/// identity follows is written once. A stanza of another tag is not its own; one of its tag that
+/// is malformed is an invalid header; one sealed to another key of its kind is not its own.
+pub(crate) trait OwnTag {
+    /// The tag of its stanzas.
+    const TAG: &'static str;
+
+    /// A stanza of its tag: the file key, `Ok(None)` when the stanza is another key's, or why it
+    /// cannot be opened (`InvalidHeader` when it is malformed).
+    fn open_own(
+        &self,
+        stanza: &AgeStanza,
+    ) -> std::result::Result<Option<age_core::format::FileKey>, age::DecryptError>;
+}
+
+/// `age::Identity` for a type that is [`OwnTag`].
+macro_rules! own_tag_identity {
+    ($t:ty) => {
+        impl age::Identity for $t {
+            fn unwrap_stanza(
+                &self,
+                stanza: &age_core::format::Stanza,
+            ) -> Option<std::result::Result<age_core::format::FileKey, age::DecryptError>> {
+                use $crate::crypto::unwrap::OwnTag;
+                (stanza.tag == <$t as OwnTag>::TAG)
+                    .then(|| self.open_own(stanza).transpose())
+                    .flatten()
+            }
+        }
+    };
+}
+pub(crate) use own_tag_identity;
+
 #[cfg(test)]
 mod tests {
     use super::*;

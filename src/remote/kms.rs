@@ -184,16 +184,12 @@ fn read_stanza(stanza: &Stanza) -> Option<(Arn, &str)> {
     (canonical && !stanza.body.is_empty()).then_some((arn, id.as_str()))
 }
 
-impl age::Identity for KmsIdentity {
-    fn unwrap_stanza(
-        &self,
-        stanza: &Stanza,
-    ) -> Option<std::result::Result<FileKey, age::DecryptError>> {
-        if stanza.tag != TAG {
-            return None;
-        }
+impl crate::crypto::unwrap::OwnTag for KmsIdentity {
+    const TAG: &'static str = TAG;
+
+    fn open_own(&self, stanza: &Stanza) -> std::result::Result<Option<FileKey>, age::DecryptError> {
         let Some((key, file_id)) = read_stanza(stanza) else {
-            return Some(Err(age::DecryptError::InvalidHeader));
+            return Err(age::DecryptError::InvalidHeader);
         };
         // A key ARN opens the stanzas that name it; an alias, those of its region (KMS says
         // whether it points at their key).
@@ -202,7 +198,7 @@ impl age::Identity for KmsIdentity {
             false => key.text == self.arn.text,
         };
         if !ours {
-            return None;
+            return Ok(None);
         }
         let body = serde_json::json!({
             "KeyId": self.arn.text,
@@ -215,12 +211,12 @@ impl age::Identity for KmsIdentity {
             Err(Called::Refused { code, .. })
                 if code == "IncorrectKeyException" && self.arn.alias =>
             {
-                return None
+                return Ok(None)
             }
             Err(e) => {
-                return Some(Err(age::DecryptError::Io(io::Error::other(
+                return Err(age::DecryptError::Io(io::Error::other(
                     Error::from(e).to_string(),
-                ))))
+                )))
             }
         };
         let plaintext = field(&answer, "Plaintext")
@@ -230,15 +226,17 @@ impl age::Identity for KmsIdentity {
             .as_deref()
             .and_then(|p| <[u8; FILE_KEY_LEN]>::try_from(&p[..]).ok())
         {
-            Some(k) => Some(Ok(FileKey::new(Box::new(k)))),
-            None => Some(Err(age::DecryptError::Io(io::Error::other(format!(
+            Some(k) => Ok(Some(FileKey::new(Box::new(k)))),
+            None => Err(age::DecryptError::Io(io::Error::other(format!(
                 "KMS answered Decrypt with {} without a 16-byte file key: the stanza was not \
                  written by zseal",
                 self.arn.text
-            ))))),
+            )))),
         }
     }
 }
+
+crate::crypto::unwrap::own_tag_identity!(KmsIdentity);
 
 fn field<'a>(answer: &'a serde_json::Value, name: &str) -> Option<&'a str> {
     answer.get(name).and_then(serde_json::Value::as_str)
