@@ -360,6 +360,61 @@ pub trait Identity {
     }
 }
 
+/// What a new file's header is keyed from: its recipients, and the randomness for its file key,
+/// salts and nonces. Its [`Keying::wrap`] is the one loop that wraps a file key for recipients,
+/// whatever the format; a format draws what it needs in the order its header is laid out.
+pub struct Keying<'a> {
+    recipients: &'a [&'a dyn Recipient],
+    rng: &'a mut dyn rand_core::CryptoRngCore,
+}
+
+impl<'a> Keying<'a> {
+    /// `recipients` (at least one), drawing from `rng` (a CSPRNG; tests pass a seeded one).
+    pub(crate) fn new(
+        recipients: &'a [&'a dyn Recipient],
+        rng: &'a mut dyn rand_core::CryptoRngCore,
+    ) -> Self {
+        Keying { recipients, rng }
+    }
+
+    /// A fresh file key.
+    pub(crate) fn file_key(&mut self) -> FileKey {
+        FileKey::generate(&mut self.rng)
+    }
+
+    /// Fills `buf` (a salt, a nonce).
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
+        self.rng.fill_bytes(buf);
+    }
+
+    /// The stanzas that wrap `file_key` for each recipient, in order (a passphrase stretched by
+    /// `kdf`), once the recipients may stand together ([`check_recipients`]).
+    pub(crate) fn wrap(
+        &mut self,
+        file_key: &FileKey,
+        kdf: PassphraseKdf,
+    ) -> Result<Vec<AgeStanza>> {
+        let stanzas = wrap_to(self.recipients, file_key, kdf, &mut self.rng)?;
+        // After the wrap: an age plugin declares its labels when it wraps.
+        check_recipients(self.recipients, &[])?;
+        Ok(stanzas)
+    }
+}
+
+/// The stanzas that wrap `file_key` for each of `recipients`, in order.
+pub(crate) fn wrap_to(
+    recipients: &[&dyn Recipient],
+    file_key: &FileKey,
+    kdf: PassphraseKdf,
+    rng: &mut dyn RngCore,
+) -> Result<Vec<AgeStanza>> {
+    let mut stanzas = Vec::new();
+    for r in recipients {
+        stanzas.extend(r.wrap_file_key(file_key, kdf, rng)?);
+    }
+    Ok(stanzas)
+}
+
 /// The rules of FORMAT.md §1.1 on who a file is for: at least one recipient, a passphrase alone,
 /// post-quantum recipients not beside classic ones, and (age's rule) all recipients with the
 /// same labels (`kept`: the stanzas the header keeps besides these). Checked after the

@@ -5,25 +5,27 @@
 //! header's algorithms, the whole-file digest, rekey) stays on [`Locked`] and
 //! [`ContainerChunks`].
 
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
+// The format traits' signatures name these types: the derived forwarding below needs them here.
 use super::age::{AgeChunks, AgeLocked, AgeSink, ZstdChunks};
 use super::chunks::{ByteRange, ChunkReader, Cursor};
 use super::crypt4gh::{C4ghChunks, C4ghLocked, Crypt4ghSink, Crypt4ghWriter};
 use super::decrypt::{ContainerChunks, Locked};
 use super::encrypt::ContainerSink;
 use super::options::{DecryptOptions, EncryptOptions, KeyNeeded};
-use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
+use super::sink::{ambassador_impl_ChunkSink, ChunkSink, ChunkWriter, SealTo, SinkState};
+use super::source::{ambassador_impl_ChunkSource, ambassador_impl_SeekSource};
 use super::source::{ChunkSource, Promises, SeekSource};
-use crate::crypto::{Identity, Recipient};
+use crate::crypto::{Identity, Keying};
 use crate::error::Result;
 use crate::format::MAGIC;
 use crate::io::read_full;
 use crate::stats::StreamStats;
-use rand_core::{CryptoRng, RngCore};
 
 /// Which format a file is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +150,11 @@ pub type Reader<R> = ChunkReader<AnyChunks<R>>;
 // One per open file, moved a handful of times and never stored in bulk: boxing the larger
 // variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
+// The format traits reach the variant's own implementation: the one place the format is
+// dispatched on.
+#[derive(ambassador::Delegate)]
+#[delegate(ChunkSource)]
+#[delegate(SeekSource, where = "R: Seek")]
 pub enum AnyChunks<R: Read> {
     /// A zseal container's.
     Zseal(ContainerChunks<R>),
@@ -185,134 +192,6 @@ impl<R: Read> AnyChunks<R> {
             _ => None,
         }
     }
-
-    /// The one place the format is dispatched on.
-    fn chunks(&mut self) -> &mut dyn ChunkSource {
-        match self {
-            AnyChunks::Zseal(d) => d,
-            AnyChunks::Age(d) => d,
-            AnyChunks::AgeZstd(d) => d,
-            AnyChunks::Crypt4gh(d) => d,
-        }
-    }
-
-    fn chunks_ref(&self) -> &dyn ChunkSource {
-        match self {
-            AnyChunks::Zseal(d) => d,
-            AnyChunks::Age(d) => d,
-            AnyChunks::AgeZstd(d) => d,
-            AnyChunks::Crypt4gh(d) => d,
-        }
-    }
-}
-
-impl<R: Read + Seek> AnyChunks<R> {
-    /// [`AnyChunks::chunks`] over a seekable input.
-    fn seekable(&mut self) -> &mut dyn SeekSource {
-        match self {
-            AnyChunks::Zseal(d) => d,
-            AnyChunks::Age(d) => d,
-            AnyChunks::AgeZstd(d) => d,
-            AnyChunks::Crypt4gh(d) => d,
-        }
-    }
-}
-
-impl<R: Read> ChunkSource for AnyChunks<R> {
-    fn advance(&mut self, cursor: &mut Cursor) -> Result<bool> {
-        self.chunks().advance(cursor)
-    }
-
-    fn read_direct(&mut self, cursor: &mut Cursor, buf: &mut [u8]) -> Result<Option<usize>> {
-        self.chunks().read_direct(cursor, buf)
-    }
-
-    fn write_time(&mut self) -> &mut Duration {
-        self.chunks().write_time()
-    }
-
-    fn stats(&self) -> StreamStats {
-        self.chunks_ref().stats()
-    }
-
-    fn header_len(&self) -> u64 {
-        self.chunks_ref().header_len()
-    }
-
-    fn promises(&self) -> Promises {
-        self.chunks_ref().promises()
-    }
-
-    fn verified_len(&self, cursor: &Cursor) -> Option<u64> {
-        self.chunks_ref().verified_len(cursor)
-    }
-
-    fn verified_chunks(&self) -> Option<u64> {
-        self.chunks_ref().verified_chunks()
-    }
-
-    fn digest_hex(&self) -> Option<String> {
-        self.chunks_ref().digest_hex()
-    }
-
-    fn requires_signer(&self) -> bool {
-        self.chunks_ref().requires_signer()
-    }
-
-    fn header_warning(&self) -> Option<String> {
-        self.chunks_ref().header_warning()
-    }
-
-    fn resume_unit(&self) -> u64 {
-        self.chunks_ref().resume_unit()
-    }
-
-    fn copy_range_streaming(
-        &mut self,
-        cursor: &mut Cursor,
-        range: ByteRange,
-        w: &mut dyn Write,
-    ) -> Result<u64> {
-        self.chunks().copy_range_streaming(cursor, range, w)
-    }
-}
-
-impl<R: Read + Seek> SeekSource for AnyChunks<R> {
-    fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64> {
-        self.seekable().plaintext_len(cursor)
-    }
-
-    fn reposition(&mut self, cursor: &mut Cursor, pos: u64) -> Result<()> {
-        self.seekable().reposition(cursor, pos)
-    }
-
-    fn limit_read_ahead(&mut self, cursor: &mut Cursor, end: Option<u64>) -> Result<()> {
-        self.seekable().limit_read_ahead(cursor, end)
-    }
-
-    fn begin_range(&mut self, cursor: &mut Cursor, start: u64, end: u64) -> Result<()> {
-        self.seekable().begin_range(cursor, start, end)
-    }
-
-    fn end_range(&mut self, cursor: &mut Cursor, to_end: bool) -> Result<bool> {
-        self.seekable().end_range(cursor, to_end)
-    }
-
-    fn use_index(&mut self, cursor: &mut Cursor) -> Result<()> {
-        self.seekable().use_index(cursor)
-    }
-
-    fn hash_kept(&mut self, from: u64, kept: &mut dyn Read) -> Result<()> {
-        self.seekable().hash_kept(from, kept)
-    }
-
-    fn read_bodies_from(
-        &mut self,
-        file: std::fs::File,
-        count: Option<Arc<AtomicU64>>,
-    ) -> Result<()> {
-        self.seekable().read_bodies_from(file, count)
-    }
 }
 
 impl<R: Read> ChunkReader<AnyChunks<R>> {
@@ -338,6 +217,8 @@ pub type Writer<W> = ChunkWriter<AnySink<W>>;
 
 /// The sink of either format, for the engine's writer.
 #[allow(clippy::large_enum_variant)] // one per file written, as `AnyChunks`
+#[derive(ambassador::Delegate)]
+#[delegate(ChunkSink)]
 pub enum AnySink<W: Write> {
     /// A zseal container's.
     Zseal(ContainerSink<W>),
@@ -349,15 +230,10 @@ pub enum AnySink<W: Write> {
 
 /// [`Writer::new`] and [`Writer::with_rng`]: the header of `opts.format`'s file.
 impl<W: Write> SealTo for AnySink<W> {
-    fn open(
-        inner: W,
-        recipients: &[&dyn Recipient],
-        opts: &EncryptOptions,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Self> {
+    fn open(inner: W, keys: Keying<'_>, opts: &EncryptOptions) -> Result<Self> {
         Ok(match opts.format {
-            Format::Zseal => AnySink::Zseal(ContainerSink::open(inner, recipients, opts, rng)?),
-            Format::Age => AnySink::Age(AgeSink::open(inner, recipients, opts, rng)?),
+            Format::Zseal => AnySink::Zseal(ContainerSink::open(inner, keys, opts)?),
+            Format::Age => AnySink::Age(AgeSink::open(inner, keys, opts)?),
             Format::Crypt4gh => {
                 return Err(crate::Error::InvalidOption(
                     "a crypt4gh file is written to X25519 public keys: use Writer::crypt4gh".into(),
@@ -377,80 +253,5 @@ impl<W: Write> ChunkWriter<AnySink<W>> {
     ) -> Result<Self> {
         let sink = Crypt4ghWriter::new(inner, recipients, opts)?.sink;
         Ok(ChunkWriter::from_sink(AnySink::Crypt4gh(sink)))
-    }
-}
-
-impl<W: Write> AnySink<W> {
-    /// The one place the format is dispatched on.
-    fn sink(&mut self) -> &mut dyn ChunkSink<Inner = W> {
-        match self {
-            AnySink::Zseal(s) => s,
-            AnySink::Age(s) => s,
-            AnySink::Crypt4gh(s) => s,
-        }
-    }
-
-    fn sink_ref(&self) -> &dyn ChunkSink<Inner = W> {
-        match self {
-            AnySink::Zseal(s) => s,
-            AnySink::Age(s) => s,
-            AnySink::Crypt4gh(s) => s,
-        }
-    }
-}
-
-impl<W: Write> ChunkSink for AnySink<W> {
-    type Inner = W;
-
-    fn state(&mut self) -> &mut SinkState<W> {
-        self.sink().state()
-    }
-
-    fn submit(&mut self) -> Result<()> {
-        self.sink().submit()
-    }
-
-    fn submit_at(&mut self, file: &Arc<std::fs::File>, offset: u64) -> Result<()> {
-        self.sink().submit_at(file, offset)
-    }
-
-    fn threads(&self) -> usize {
-        self.sink_ref().threads()
-    }
-
-    fn writes_by_offset(&self) -> bool {
-        self.sink_ref().writes_by_offset()
-    }
-
-    fn write_by_offset(&mut self, file: std::fs::File, at: u64, count: Option<Arc<AtomicU64>>) {
-        self.sink().write_by_offset(file, at, count)
-    }
-
-    fn flush_sealed(&mut self) -> Result<()> {
-        self.sink().flush_sealed()
-    }
-
-    fn end(&mut self) -> Result<()> {
-        self.sink().end()
-    }
-
-    fn stats(&self) -> StreamStats {
-        self.sink_ref().stats()
-    }
-
-    fn digest_hex(&self) -> Option<String> {
-        self.sink_ref().digest_hex()
-    }
-
-    fn signatures(&self) -> Vec<String> {
-        self.sink_ref().signatures()
-    }
-
-    fn into_state(self) -> SinkState<W> {
-        match self {
-            AnySink::Zseal(s) => s.into_state(),
-            AnySink::Age(s) => s.into_state(),
-            AnySink::Crypt4gh(s) => s.into_state(),
-        }
     }
 }

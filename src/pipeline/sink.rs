@@ -15,7 +15,7 @@ use rand_core::{CryptoRng, RngCore};
 use super::intake::Intake;
 use super::offset::OffsetWrites;
 use super::options::EncryptOptions;
-use crate::crypto::Recipient;
+use crate::crypto::{Keying, Recipient};
 use crate::error::{Error, Result};
 use crate::stats::{timed, Stages, StreamStats};
 
@@ -44,12 +44,23 @@ impl<W> SinkState<W> {
             offsets: None,
         }
     }
+
+    /// A sink's statistics: `chunks` sealed on `threads` workers, and the time per stage.
+    pub(crate) fn stats(&self, chunks: u64, threads: usize) -> StreamStats {
+        StreamStats {
+            chunks,
+            frames_opened: chunks,
+            threads,
+            stages: self.stages,
+        }
+    }
 }
 
 /// What a format gives the engine's writer: the sealing of the chunks its intake fills, into
 /// its inner writer.
 ///
 /// Public only because the writers' types name it; implemented inside the crate.
+#[ambassador::delegatable_trait]
 pub trait ChunkSink {
     /// Where the output goes.
     type Inner: Write;
@@ -101,14 +112,9 @@ pub trait ChunkSink {
 ///
 /// Public only because the writers' constructors name it; implemented inside the crate.
 pub trait SealTo: ChunkSink + Sized {
-    /// Writes the header for `recipients` (at least one) to `inner`, drawing the file key,
-    /// salts and nonces from `rng`, and returns the sink.
-    fn open(
-        inner: Self::Inner,
-        recipients: &[&dyn Recipient],
-        opts: &EncryptOptions,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Self>;
+    /// Writes the header for `keys`' recipients to `inner`, drawing the file key, salts and
+    /// nonces from it, and returns the sink.
+    fn open(inner: Self::Inner, keys: Keying<'_>, opts: &EncryptOptions) -> Result<Self>;
 }
 
 impl<S: SealTo> ChunkWriter<S> {
@@ -129,7 +135,7 @@ impl<S: SealTo> ChunkWriter<S> {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<Self> {
-        S::open(inner, recipients, opts, rng).map(ChunkWriter::from_sink)
+        S::open(inner, Keying::new(recipients, rng), opts).map(ChunkWriter::from_sink)
     }
 }
 

@@ -41,6 +41,7 @@ pub enum SeekBy {
 /// What a format gives the engine's reader: authenticated chunks in order.
 ///
 /// Public only because the readers' types name it; implemented inside the crate.
+#[ambassador::delegatable_trait]
 pub trait ChunkSource {
     /// Makes the next authenticated chunk current in `cursor`; false at the end (verified, or
     /// of a range).
@@ -135,6 +136,7 @@ pub(crate) fn read_through_range<S: ChunkSource + ?Sized>(
 }
 
 /// What a format gives the engine's reader over a seekable input: its length and a way to move.
+#[ambassador::delegatable_trait]
 pub trait SeekSource: ChunkSource {
     /// The plaintext length, from the authenticated end of the file.
     fn plaintext_len(&mut self, cursor: &mut Cursor) -> Result<u64>;

@@ -234,12 +234,7 @@ impl<W: Write> ChunkSink for Crypt4ghSink<W> {
     }
 
     fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.jobs,
-            frames_opened: self.jobs,
-            threads: self.window.threads(),
-            stages: self.state.stages,
-        }
+        self.state.stats(self.jobs, self.window.threads())
     }
 
     /// The plaintext's BLAKE3 (the format records none: it is what a signature beside the file

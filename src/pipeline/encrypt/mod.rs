@@ -7,14 +7,12 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use rand_core::{CryptoRng, RngCore};
-
 use super::emit::{self, Sealing};
 use super::intake::{aligned_at, Filled, Intake};
 use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
-use crate::crypto::{FileKey, Recipient};
+use crate::crypto::Keying;
 use crate::error::{Error, Result};
 use crate::format::frame::footer;
 use crate::format::{self, FinalFrame, FrameKind, Header, FRAME_HEADER_LEN};
@@ -81,12 +79,7 @@ struct Tally {
 
 /// [`Encryptor::new`] and [`Encryptor::with_rng`]: the header, written to `inner`.
 impl<W: Write> SealTo for ContainerSink<W> {
-    fn open(
-        mut inner: W,
-        recipients: &[&dyn Recipient],
-        opts: &EncryptOptions,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Self> {
+    fn open(mut inner: W, mut keys: Keying<'_>, opts: &EncryptOptions) -> Result<Self> {
         if opts.format != super::Format::Zseal {
             return Err(Error::InvalidOption(
                 "an Encryptor writes zseal containers: write an age file with AgeWriter (or Writer)"
@@ -101,7 +94,7 @@ impl<W: Write> SealTo for ContainerSink<W> {
             Some(a) => Codec::Zstd(a.max),
             None => opts.codec,
         };
-        let (header_bytes, payload_key) = new_header(recipients, opts, codec, chunk_log2, rng)?;
+        let (header_bytes, payload_key) = new_header(&mut keys, opts, codec, chunk_log2)?;
         inner.write_all(&header_bytes)?;
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
@@ -333,12 +326,7 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
     }
 
     fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.tally.chunks,
-            frames_opened: self.tally.chunks,
-            threads: self.window.threads(),
-            stages: self.state.stages,
-        }
+        self.state.stats(self.tally.chunks, self.window.threads())
     }
 
     fn digest_hex(&self) -> Option<String> {
@@ -354,18 +342,19 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
 /// `codec`), under a file key and payload salt drawn from `rng` in that order: its bytes, and the
 /// payload key (FORMAT.md §§1, 2).
 fn new_header(
-    recipients: &[&dyn Recipient],
+    keys: &mut Keying<'_>,
     opts: &EncryptOptions,
     codec: Codec,
     chunk_log2: u8,
-    rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
-    let file_key = FileKey::generate(rng);
+    let file_key = keys.file_key();
     let mut payload_salt = [0u8; format::header::SALT_LEN];
-    rng.fill_bytes(&mut payload_salt);
-    let stanzas = wrap_for(recipients, &file_key, rng)?;
-    // After the wrap: an age plugin declares its labels when it wraps.
-    crate::crypto::check_recipients(recipients, &[])?;
+    keys.fill(&mut payload_salt);
+    let stanzas = keys
+        .wrap(&file_key, crate::crypto::PassphraseKdf::Argon2id)?
+        .iter()
+        .map(crate::crypto::Stanza::from_age)
+        .collect::<Result<_>>()?;
     let header = Header {
         cipher: opts.cipher,
         codec,

@@ -294,19 +294,16 @@ pub(crate) fn padding_plan(unpadded: u64, chunk_size: usize) -> Vec<usize> {
         .collect()
 }
 
-/// The stanzas that wrap `file_key` for each recipient, in order.
+/// The container's stanza records that wrap `file_key` for each recipient, in order.
 pub(crate) fn wrap_for(
     recipients: &[&dyn Recipient],
     file_key: &FileKey,
     rng: &mut dyn RngCore,
 ) -> Result<Vec<crate::crypto::Stanza>> {
-    let mut stanzas = Vec::new();
-    for r in recipients {
-        for s in r.wrap_file_key(file_key, PassphraseKdf::Argon2id, rng)? {
-            stanzas.push(crate::crypto::Stanza::from_age(&s)?);
-        }
-    }
-    Ok(stanzas)
+    crate::crypto::wrap_to(recipients, file_key, PassphraseKdf::Argon2id, rng)?
+        .iter()
+        .map(crate::crypto::Stanza::from_age)
+        .collect()
 }
 
 /// The header's bytes with its MAC under `file_key` (FORMAT.md §2.3).

@@ -18,7 +18,7 @@ use super::super::window::Window;
 use super::{ContainerSink, Sealer, Tally};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
-use crate::crypto::Recipient;
+use crate::crypto::{Keying, Recipient};
 use crate::error::{Error, Result};
 use crate::format::{self, FRAME_HEADER_LEN};
 use crate::hash::{ChunkHash, Digest, HashAlg};
@@ -262,8 +262,12 @@ impl SplitSeal {
             ));
         }
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
-        let (header_bytes, payload_key) =
-            super::new_header(recipients, opts, opts.codec, chunk_log2, rng)?;
+        let (header_bytes, payload_key) = super::new_header(
+            &mut Keying::new(recipients, rng),
+            opts,
+            opts.codec,
+            chunk_log2,
+        )?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,

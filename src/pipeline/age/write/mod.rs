@@ -19,8 +19,6 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
 
-use rand_core::{CryptoRng, RngCore};
-
 use super::super::emit::{self, Sealing};
 use super::super::intake::{input_shrank, read_chunk_at, Intake, Spare, ALIGN};
 use super::super::options::EncryptOptions;
@@ -28,7 +26,7 @@ use super::super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use super::super::window::Window;
 use crate::codec::Codec;
 use crate::crypto::aead::{Cipher, PayloadCipher};
-use crate::crypto::{FileKey, PassphraseKdf, Recipient};
+use crate::crypto::{Keying, PassphraseKdf};
 use crate::error::{Error, Result};
 use crate::format::age::{
     encode_header, mac_line_end, raw_zstd_frame_len, raw_zstd_headers, seek_table, CHUNK,
@@ -92,30 +90,20 @@ pub struct AgeSink<W: Write> {
 /// `opts.chunk_size` is the zstd frame size; the cipher is age's (ChaCha20-Poly1305), and age
 /// files have no digest and no padding (FORMAT.md §10.4).
 impl<W: Write> SealTo for AgeSink<W> {
-    fn open(
-        mut inner: W,
-        recipients: &[&dyn Recipient],
-        opts: &EncryptOptions,
-        rng: &mut (impl RngCore + CryptoRng),
-    ) -> Result<Self> {
+    fn open(mut inner: W, mut keys: Keying<'_>, opts: &EncryptOptions) -> Result<Self> {
         opts.check_for(super::super::Format::Age)?;
         let codec = match opts.codec {
             c @ Codec::Zstd(_) => Some(c),
             _ => None,
         };
         let chunk_log2 = chunk_log2_of(opts.chunk_size)?;
-        let file_key = FileKey::generate(rng);
-        let mut stanzas = Vec::new();
-        for r in recipients {
-            stanzas.extend(r.wrap_file_key(&file_key, PassphraseKdf::Scrypt, &mut *rng)?);
-        }
-        // After the wrap: an age plugin declares its labels when it wraps.
-        crate::crypto::check_recipients(recipients, &[])?;
+        let file_key = keys.file_key();
+        let stanzas = keys.wrap(&file_key, PassphraseKdf::Scrypt)?;
         let mut header = encode_header(&stanzas);
         let mac = file_key.age_header_mac(&header);
         header.extend_from_slice(&mac_line_end(&mac));
         let mut nonce = [0u8; NONCE_LEN];
-        rng.fill_bytes(&mut nonce);
+        keys.fill(&mut nonce);
         header.extend_from_slice(&nonce);
         inner.write_all(&header)?;
         let payload_key = file_key.age_payload_key(&nonce);
@@ -461,12 +449,7 @@ impl<W: Write> ChunkSink for AgeSink<W> {
 
     /// Input chunks, threads and time per stage so far.
     fn stats(&self) -> StreamStats {
-        StreamStats {
-            chunks: self.tally.chunks,
-            frames_opened: self.tally.chunks,
-            threads: self.window.threads(),
-            stages: self.state.stages,
-        }
+        self.state.stats(self.tally.chunks, self.window.threads())
     }
 
     fn into_state(self) -> SinkState<W> {
