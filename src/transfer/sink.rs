@@ -21,6 +21,8 @@ pub struct Sink {
     name: String,
     /// Counts the bytes that reach the destination (a progress display's).
     count: Option<Arc<AtomicU64>>,
+    /// The SHA-512 of the bytes that reach the destination, in order ([`Sink::hashing`]).
+    sha512: Option<Box<sha2::Sha512>>,
 }
 
 enum SinkKind {
@@ -154,6 +156,7 @@ impl Sink {
                 kind,
                 name: self.name,
                 count: self.count,
+                sha512: self.sha512,
             }),
         }
     }
@@ -163,6 +166,7 @@ impl Sink {
             kind,
             name,
             count: None,
+            sha512: None,
         }
     }
 
@@ -171,6 +175,24 @@ impl Sink {
     pub fn counting(mut self, count: Arc<AtomicU64>) -> Sink {
         self.count = Some(count);
         self
+    }
+
+    /// Takes the SHA-512 of every byte that reaches the destination through this sink, in
+    /// order, for a signature over the file as stored (an age file's, FORMAT.md §12): nothing
+    /// is then written by offset ([`Sink::shared_handle`] is `None`), so the file is not read
+    /// back once written. Behind armor, hash the sink beneath before [`Sink::armored`].
+    pub fn hashing(mut self) -> Sink {
+        use sha2::Digest as _;
+        self.sha512 = Some(Box::new(sha2::Sha512::new()));
+        self
+    }
+
+    /// The SHA-512 of what was written so far, when [`Sink::hashing`] asked for it.
+    pub fn sha512(&self) -> Option<[u8; 64]> {
+        use sha2::Digest as _;
+        self.sha512
+            .as_ref()
+            .map(|h| (**h).clone().finalize().into())
     }
 
     /// The name messages use: the path as given, the URL, `standard output`, the stream's.
@@ -224,9 +246,12 @@ impl Sink {
 
     /// Another handle to the file written, sharing its position, for the workers' writes by
     /// offset ([`super::seal`]: used only when it is a regular file): the file, or what standard
-    /// output is. `None` for a stream, an object, or behind armor (the bytes written are not the
-    /// bytes stored).
+    /// output is. `None` for a stream, an object, behind armor (the bytes written are not the
+    /// bytes stored), or while the bytes are hashed in order ([`Sink::hashing`]).
     pub fn shared_handle(&self) -> Option<File> {
+        if self.sha512.is_some() {
+            return None;
+        }
         match &self.kind {
             #[cfg(unix)]
             SinkKind::Stdout(_) => {
@@ -315,6 +340,9 @@ impl Write for Sink {
         if let Some(c) = &self.count {
             c.fetch_add(n as u64, Ordering::Relaxed);
         }
+        if let Some(h) = &mut self.sha512 {
+            sha2::Digest::update(&mut **h, &buf[..n]);
+        }
         Ok(n)
     }
 
@@ -387,6 +415,34 @@ mod tests {
         assert_eq!(std::fs::read(&f).unwrap(), b"012abc6789!");
         let e = Sink::region(&dir.path().join("none"), SeekFrom::Start(0)).unwrap_err();
         assert!(e.to_string().contains("none"), "{e}");
+    }
+
+    /// A hashing sink takes the SHA-512 of exactly what reaches the file, in order, and lends no
+    /// handle to write by offset (bytes written there would not be hashed); beneath armor, the
+    /// hash is the armored file's as stored.
+    #[test]
+    fn a_hashing_sink_hashes_what_is_stored() {
+        use sha2::Digest as _;
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, armored_dest) = (dir.path().join("p"), dir.path().join("a"));
+        let mut sink = Sink::create(&plain, false, None).unwrap().hashing();
+        assert!(sink.shared_handle().is_none());
+        assert_eq!(sink.sha512().unwrap(), <[u8; 64]>::from(sha2::Sha512::digest(b"")));
+        sink.write_all(b"abc").unwrap();
+        sink.write_all(&[9u8; 70_000]).unwrap();
+        let digest = sink.sha512().unwrap();
+        sink.commit(false).unwrap();
+        let stored = std::fs::read(&plain).unwrap();
+        assert_eq!(digest, <[u8; 64]>::from(sha2::Sha512::digest(&stored)));
+        let sink = Sink::create(&armored_dest, false, None).unwrap();
+        let mut armored = sink.hashing().armored().unwrap();
+        armored.write_all(&[7u8; 1000]).unwrap();
+        let beneath = armored.finish().unwrap();
+        let digest = beneath.sha512().unwrap();
+        beneath.commit(false).unwrap();
+        let stored = std::fs::read(&armored_dest).unwrap();
+        assert!(stored.ends_with(b"-----END AGE ENCRYPTED FILE-----\n"));
+        assert_eq!(digest, <[u8; 64]>::from(sha2::Sha512::digest(&stored)));
     }
 
     /// Armor around a file: no handle to write by offset, the count is of the armored bytes

@@ -232,6 +232,10 @@ fn seal_with(
     let counters = Counters::default();
     let size = input.size();
     let output = output.counting(counters.output.clone())?;
+    let output = match &signing {
+        Some(s) => s.prepare_output(output)?,
+        None => output,
+    };
     // Armor is a streaming transform of the output bytes: the workers cannot write by offset
     // into it (its sink lends no handle), so they hand their output to the calling thread.
     let output = match a.armor {

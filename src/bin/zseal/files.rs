@@ -343,8 +343,22 @@ impl Output {
         self.map_sink(Sink::armored)
     }
 
-    /// Writes the armor's end, if any, so that the finished output can be read back (signed)
-    /// before the commit.
+    /// Hashes (SHA-512) the bytes that reach the output, in order, for a signature over the
+    /// file as stored (before [`Output::armored`]: the armored bytes).
+    pub fn hashing(self) -> anyhow::Result<Output> {
+        self.map_sink(|s| Ok(s.hashing()))
+    }
+
+    /// The SHA-512 [`Output::hashing`] took of what was written.
+    pub fn sha512(&self) -> Option<[u8; 64]> {
+        match self {
+            Output::Sink { sink, .. } => sink.sha512(),
+            Output::Terminal(_) => None,
+        }
+    }
+
+    /// Writes the armor's end, if any, so that the output is whole (and its hash, when taken,
+    /// is the whole file's) before the commit.
     pub fn finish(self) -> anyhow::Result<Output> {
         let name = self.name();
         self.map_sink(Sink::finish)

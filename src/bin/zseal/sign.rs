@@ -13,6 +13,8 @@ pub struct Signing {
     keys: Vec<zseal::crypto::sign::SigningKey>,
     out: crate::files::Output,
     name: String,
+    /// The signature is over the file's bytes (an age file's), not a statement the writer made.
+    over_file: bool,
 }
 
 impl Signing {
@@ -56,19 +58,30 @@ impl Signing {
             keys: keys.to_vec(),
             out,
             name,
+            over_file: format == zseal::Format::Age,
         }))
     }
 
-    /// Signs the finished age file `written` (read back from its start: its SHA-512) with every
+    /// The output, made ready for the signature: an age file's bytes are hashed as they are
+    /// written ([`crate::files::Output::hashing`]), armored ones as armored, so that nothing is
+    /// read back.
+    pub fn prepare_output(
+        &self,
+        output: crate::files::Output,
+    ) -> anyhow::Result<crate::files::Output> {
+        match self.over_file {
+            true => output.hashing(),
+            false => Ok(output),
+        }
+    }
+
+    /// Signs the finished age file `written` (its SHA-512, taken as it was written) with every
     /// key; returns the signature's output, to commit after the file itself.
     pub fn sign(mut self, written: &crate::files::Output) -> anyhow::Result<crate::files::Output> {
-        use std::io::{Seek, Write};
-        let mut file = written
-            .as_file()
-            .and_then(|f| f.try_clone().ok())
-            .ok_or_else(|| anyhow::anyhow!("--sign: the output is not a file to read back"))?;
-        file.seek(std::io::SeekFrom::Start(0))?;
-        let digest = zseal::crypto::sign::sha512_of(&mut file)?;
+        use std::io::Write;
+        let digest = written.sha512().ok_or_else(|| {
+            anyhow::anyhow!("--sign: the output was not hashed as it was written")
+        })?;
         for k in &self.keys {
             let pem = k.sign_sha512(&digest)?;
             self.out
