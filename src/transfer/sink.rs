@@ -427,7 +427,10 @@ mod tests {
         let (plain, armored_dest) = (dir.path().join("p"), dir.path().join("a"));
         let mut sink = Sink::create(&plain, false, None).unwrap().hashing();
         assert!(sink.shared_handle().is_none());
-        assert_eq!(sink.sha512().unwrap(), <[u8; 64]>::from(sha2::Sha512::digest(b"")));
+        assert_eq!(
+            sink.sha512().unwrap(),
+            <[u8; 64]>::from(sha2::Sha512::digest(b""))
+        );
         sink.write_all(b"abc").unwrap();
         sink.write_all(&[9u8; 70_000]).unwrap();
         let digest = sink.sha512().unwrap();

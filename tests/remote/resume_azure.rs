@@ -217,6 +217,41 @@ fn an_azure_resume_is_refused_when_the_source_changed_or_the_blocks_are_gone() {
     );
 }
 
+/// `zseal resume --list` shows a pending az:// upload and `--abort` ends it: Azure has no abort,
+/// so it says the blocks stay uncommitted until they expire, removes the journal, and no blob
+/// appears; a new upload into the same name then commits its own blocks only and decrypts to
+/// the source.
+#[test]
+fn an_azure_upload_is_listed_and_ended() {
+    let Some(az) = Az::new("ends", 12 * MIB) else {
+        return;
+    };
+    let url = az.url("k");
+    az.cut_after(&url, 1);
+    let listed = az.zs(az.base).args(["resume", "--list"]).output().unwrap();
+    let text = String::from_utf8(listed.stdout).unwrap();
+    assert!(
+        text.starts_with(&format!("{url}\t")) && text.contains("1 parts"),
+        "{text}"
+    );
+    az.zs(az.base)
+        .args(["resume", "--abort", &url])
+        .assert()
+        .success()
+        .stderr(contains("Azure has no abort"))
+        .stderr(contains("the journal is removed"));
+    assert_eq!(resuming::journaled_parts(&az.state()), None);
+    az.zs(az.base)
+        .args(["resume", "--list"])
+        .assert()
+        .success()
+        .stdout("");
+    assert!(az.plaintext(&url).is_none());
+    // --force: Azurite refuses `If-None-Match: *` on a blob with uncommitted blocks.
+    az.encrypt(az.base, &url, &["-f"]).assert().success();
+    assert_eq!(az.plaintext(&url).as_deref(), Some(&az.plain[..]));
+}
+
 /// `rekey az://… --rotate` in place, cut after one block, resumes: the rest of the blocks sent,
 /// the blob opens for the new key only, to the plaintext.
 #[test]

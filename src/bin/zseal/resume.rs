@@ -223,10 +223,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     #[cfg(feature = "remote")]
     match &a.abort {
         Some(url) => {
-            let p = zseal::remote::abort_pending(url)?;
+            let ended = zseal::remote::abort_pending(url)?;
+            let p = &ended.pending;
+            let parts = match ended.dropped {
+                true => "the store dropped its parts",
+                false => {
+                    "Azure has no abort: the blocks sent stay uncommitted until Azure drops them \
+                     (after a week) or a new upload commits the blob, with its own blocks only"
+                }
+            };
             eprintln!(
-                "zseal: ended the upload into {url} ({} parts, {} bytes had been sent): the \
-                 store dropped its parts and the journal is removed",
+                "zseal: ended the upload into {url} ({} parts, {} bytes had been sent): {parts}; \
+                 the journal is removed",
                 p.parts, p.bytes_sent
             );
             Ok(())

@@ -520,9 +520,20 @@ pub fn pending_uploads() -> io::Result<Vec<PendingUpload>> {
         .collect())
 }
 
+/// What [`abort_pending`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    /// The upload, as its journal described it.
+    pub pending: PendingUpload,
+    /// The store dropped the parts sent (an S3 multipart upload aborted). False on Azure, which
+    /// has no abort: the blocks sent stay uncommitted until Azure drops them (after a week) or
+    /// the blob is committed by another upload, which commits only its own blocks.
+    pub dropped: bool,
+}
+
 /// Ends the pending upload into `url`: aborts the multipart upload at the store (one already
-/// gone is fine) and removes the journal.
-pub fn abort_pending(url: &str) -> io::Result<PendingUpload> {
+/// gone is fine; on Azure there is nothing to abort) and removes the journal.
+pub fn abort_pending(url: &str) -> io::Result<Ended> {
     let Some(pending) = pending_upload(url)? else {
         return Err(invalid(format!(
             "there is no pending upload into {url} (`zseal resume --list` shows those there are)"
@@ -540,5 +551,6 @@ pub fn abort_pending(url: &str) -> io::Result<PendingUpload> {
         Err(e) => return Err(obj.error("abort the upload to", e)),
     }
     Record::remove(url)?;
-    Ok(pending)
+    let dropped = !matches!(obj.own, crate::remote::Own::Azure(_));
+    Ok(Ended { pending, dropped })
 }
