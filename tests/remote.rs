@@ -1653,7 +1653,6 @@ fn gcs_stub() -> Option<&'static str> {
 /// gs:// writes through the stand-in for the XML API object_store uploads with (no emulator
 /// on PyPI has it): a multipart upload and a single PUT read back, no clobbering without
 /// --force (a conditional PUT), and a failed write leaves no object and no upload in progress.
-/// `--resume` into gs:// is refused, saying why.
 #[test]
 fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     let Some(base) = gcs_stub() else { return };
@@ -1680,18 +1679,128 @@ fn gcs_writes_through_a_stand_in_for_the_xml_api() {
     // Of this object: the other tests write through the same server at the same time.
     let (_, pending) = raw(base, "GET", "/_stub/uploads?key=plain", b"").unwrap();
     assert_eq!(pending, b"0", "no upload in progress");
-    // Not resumable (docs/OBJECTS.md §7, "Not on GCS"): --resume says so, not "nothing to
-    // resume".
+}
+
+/// A gs:// upload resumes (docs/OBJECTS.md §7, "On GCS"), through the stand-in for GCS's XML
+/// API behind the counting proxy: cut after one part, `--resume` lists the parts the upload
+/// holds (ListParts, two parts a page in the stand-in) and sends only the others, its
+/// completion's answer lost and recognised by the marker the journal kept; the object decrypts
+/// to the source. An upload the store no longer has ends the job, naming why.
+#[test]
+fn a_gcs_upload_resumes_through_the_stand_in() {
+    let Some(base) = gcs_stub() else { return };
+    gcs_bucket(base, "gresume");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
     let src = d.path().join("src.bin");
-    std::fs::write(&src, common::noise(6 << 20, 53)).unwrap();
-    in_store(base, &env, &["encrypt", "-o", "gs://zseal/r", "--resume"])
-        .arg(&src)
+    let plain = common::noise((17 << 20) + 5, 57);
+    std::fs::write(&src, &plain).unwrap();
+    // zseal through `endpoint`, with this test's journals.
+    let gs = |endpoint: &str| {
+        let mut c = zseal(base);
+        c.env(
+            "STORAGE_EMULATOR_HOST",
+            endpoint.trim_start_matches("http://"),
+        )
+        .env("XDG_STATE_HOME", &state)
+        .env("ZSEAL_RETRY_TIMEOUT", "3");
+        c
+    };
+    let encrypt = |endpoint: &str, url: &str, extra: &[&str]| {
+        let mut c = gs(endpoint);
+        c.arg("encrypt")
+            .args(resuming::SEAL)
+            .arg(pw())
+            .args(["-o", url])
+            .args(extra)
+            .arg(&src);
+        c
+    };
+    let in_progress = |key: &str| raw(base, "GET", &format!("/_stub/uploads?key={key}"), b"");
+    // The parts an uninterrupted upload of the same file sends.
+    let whole = proxy::start(base, proxy::Faults::default());
+    encrypt(&whole.url, "gs://gresume/whole", &[])
+        .assert()
+        .success();
+    let all = whole
+        .seen
+        .upload_parts
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(all >= 4, "{all} parts: too few to page through");
+
+    let url = "gs://gresume/k";
+    let cut = proxy::start(
+        base,
+        proxy::Faults {
+            drop_parts_after: 1,
+            ..Default::default()
+        },
+    );
+    encrypt(&cut.url, url, &[])
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
         .assert()
         .code(1)
-        .stderr(contains(
-            "--resume: resumable uploads are implemented for s3:// and az://",
-        ))
-        .stderr(contains("not for gs://"));
+        .stderr(contains("run the same command with --resume"));
+    assert_eq!(resuming::journaled_parts(&state), Some(1));
+    assert_eq!(in_progress("k").unwrap().1, b"1");
+    let resumed = proxy::start(
+        base,
+        proxy::Faults {
+            lose_completion_answers: 1,
+            ..Default::default()
+        },
+    );
+    encrypt(&resumed.url, url, &["--resume"]).assert().success();
+    assert_eq!(
+        resumed
+            .seen
+            .upload_parts
+            .load(std::sync::atomic::Ordering::SeqCst),
+        all - 1
+    );
+    assert_eq!(
+        resumed.seen.lost.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(in_progress("k").unwrap().1, b"0");
+    let out = gs(base)
+        .args(["decrypt", url, "--passphrase-file"])
+        .arg(pw())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == plain,
+        "the resumed object decrypts to the source"
+    );
+
+    // The upload aborted behind the journal's back: --resume ends the job, naming why.
+    let url = "gs://gresume/gone";
+    encrypt(&cut.url, url, &[])
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .assert()
+        .code(1);
+    let journal = std::fs::read_dir(state.join("zseal"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("upload-"))
+        .unwrap();
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(journal.path()).unwrap()).unwrap();
+    let id = j["upload_id"].as_str().unwrap();
+    assert!(j["marker"].as_str().is_some_and(|m| !m.is_empty()), "{j}");
+    let (status, _) = raw(base, "DELETE", &format!("/gresume/gone?uploadId={id}"), b"").unwrap();
+    assert_eq!(status, 204);
+    encrypt(base, url, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains("the store no longer has the upload"));
+    assert_eq!(resuming::journaled_parts(&state), None);
 }
 
 /// Two keys and a 12 MiB container sealed to both in the object `url` (three 5 MiB parts when

@@ -177,9 +177,10 @@ struct PartDoc {
     size: u64,
 }
 
-impl S3 {
-    /// Every part the store holds for upload `id` of `key` (ListParts, page after page), in
-    /// part-number order. An upload that is gone fails with `Interrupted` (NoSuchUpload).
+impl Bucket {
+    /// Every part the store holds for upload `id` of `key` (S3's ListParts, which GCS's XML API
+    /// has too, page after page), in part-number order. An upload that is gone fails with
+    /// `Interrupted` (NoSuchUpload).
     pub(crate) async fn list_parts(&self, key: &str, id: &str) -> io::Result<Vec<ListedPart>> {
         let mut found = Vec::new();
         let mut marker = String::new();
@@ -189,14 +190,11 @@ impl S3 {
             if !marker.is_empty() {
                 query.push(("part-number-marker", &marker));
             }
-            let url = self.bucket.url(key, &query);
+            let url = self.url(key, &query);
             // S3's document is ListPartsResult, moto's ListPartsResponse: the root is not
             // checked (an <Error> still is), the parts are read whole.
             let listing = Request::Check(None);
-            let page: ListPartsPage = self
-                .bucket
-                .get("listing the upload's parts", listing, url)
-                .await?;
+            let page: ListPartsPage = self.get("listing the upload's parts", listing, url).await?;
             let next = page.next_part_number_marker.clone().unwrap_or_default();
             found.extend(page.parts.into_iter().map(|p| ListedPart {
                 number: p.part_number,

@@ -69,11 +69,21 @@ impl Upload {
         Ok(Upload::register(&mut all, obj, store, id, marker))
     }
 
-    /// The upload `id` of `obj` that an earlier process started (a resumed upload), registered
-    /// for [`abort_all_uploads`] as a new one is.
-    pub(crate) fn adopt(obj: &Arc<Object>, id: String) -> io::Result<Arc<Upload>> {
+    /// The upload `id` of `obj` that an earlier process started (a resumed upload; `marker`:
+    /// the GCS marker it was created with), registered for [`abort_all_uploads`] as a new one
+    /// is.
+    pub(crate) fn adopt(
+        obj: &Arc<Object>,
+        id: String,
+        marker: Option<String>,
+    ) -> io::Result<Arc<Upload>> {
         let (store, mut all) = Upload::writable(obj)?;
-        Ok(Upload::register(&mut all, obj, store, id, None))
+        Ok(Upload::register(&mut all, obj, store, id, marker))
+    }
+
+    /// The GCS marker the upload's object will carry (`None` on other stores).
+    pub(crate) fn marker(&self) -> Option<&str> {
+        self.marker.as_deref()
     }
 
     /// The store that takes `obj`'s multipart uploads, and the registry, locked, unless a

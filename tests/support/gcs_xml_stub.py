@@ -6,7 +6,8 @@ HEAD with 501): reads are tested against fake-gcs-server, writes against this. I
 double of the protocol as object_store speaks it, not an emulator of GCS.
 
 PUT object (x-goog-if-generation-match, x-goog-meta-*, kept as GCS keeps them), HEAD/GET with Range and If-Match/If-None-Match,
-DELETE, XML multipart (POST ?uploads, PUT ?partNumber&uploadId, POST ?uploadId, DELETE ?uploadId),
+DELETE, XML multipart (POST ?uploads, PUT ?partNumber&uploadId, GET ?uploadId (ListParts, paged),
+POST ?uploadId, DELETE ?uploadId),
 and bucket creation through the JSON API (POST /storage/v1/b {"name": ...}) like fake-gcs-server.
 Listing is the XML API's too, as object_store 0.14's GCS client asks for it (src/gcp/client.rs,
 `list_request`): GET /BUCKET?list-type=2 with prefix, delimiter, start-after, continuation-token
@@ -134,6 +135,8 @@ class H(BaseHTTPRequestHandler):
                 return self.err(404, "NoSuchBucket")
             if key is None and self.command == "GET":
                 return self.list_objects(bucket, q)
+            if key is not None and "uploadId" in q and self.command == "GET":
+                return self.list_parts(bucket, key, q)
             obj = BUCKETS[bucket].get(key)
         if obj is None:
             return self.err(404, "NoSuchKey")
@@ -161,6 +164,31 @@ class H(BaseHTTPRequestHandler):
             h["Content-Range"] = f"bytes {start}-{end}/{n}"
             return self.reply(206, data[start:end + 1], h, "application/octet-stream")
         return self.reply(200, data, h, "application/octet-stream")
+
+    def list_parts(self, bucket, key, q):
+        """ListParts (GET ?uploadId=ID, with max-parts and part-number-marker), as GCS's XML API
+        documents it: ListPartsResult, S3's document. At most PAGE parts a page, so that a
+        client's paging is exercised; an unknown upload is 404 NoSuchUpload."""
+        up = UPLOADS.get(q["uploadId"][0])
+        if up is None or up["bucket"] != bucket or up["key"] != key:
+            return self.err(404, "NoSuchUpload")
+        most = min(int(q.get("max-parts", ["1000"])[0]), PAGE)
+        marker = int(q.get("part-number-marker", ["0"])[0] or 0)
+        nums = sorted(n for n in up["parts"] if n > marker)
+        page, more = nums[:most], len(nums) > most
+        xml = ["<?xml version='1.0' encoding='UTF-8'?><ListPartsResult>",
+               f"<Bucket>{escape(bucket)}</Bucket><Key>{escape(key)}</Key>",
+               f"<UploadId>{escape(q['uploadId'][0])}</UploadId>",
+               f"<PartNumberMarker>{marker}</PartNumberMarker><MaxParts>{most}</MaxParts>",
+               f"<IsTruncated>{'true' if more else 'false'}</IsTruncated>"]
+        if more:
+            xml.append(f"<NextPartNumberMarker>{page[-1]}</NextPartNumberMarker>")
+        for n in page:
+            data, etag = up["parts"][n]
+            xml.append(f"<Part><PartNumber>{n}</PartNumber><ETag>{escape(etag)}</ETag>"
+                       f"<Size>{len(data)}</Size></Part>")
+        xml.append("</ListPartsResult>")
+        return self.reply(200, "".join(xml).encode())
 
     def list_objects(self, bucket, q):
         """GET /BUCKET?list-type=2: one page of the bucket's keys (held LOCK)."""

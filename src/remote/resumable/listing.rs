@@ -1,5 +1,5 @@
 //! What the store holds of a pending upload, checked against its journal (docs/OBJECTS.md §7):
-//! S3's parts (ListParts), or Azure's uncommitted blocks (Get Block List), which have no
+//! S3's and GCS's parts (ListParts, which GCS's XML API has as S3 has it), or Azure's uncommitted blocks (Get Block List), which have no
 //! numbers and are matched to the journal's parts by block id ("On Azure").
 
 use std::io;
@@ -9,7 +9,7 @@ use object_store::multipart::PartId;
 use super::check::{self, Refusal};
 use super::record::{PartRecord, Record};
 use crate::remote::own::uncommitted_blocks;
-use crate::remote::s3::ListedPart;
+use crate::remote::s3::{ListedPart, S3};
 use crate::remote::{block_on, Object, Own};
 
 /// The parts of `rec`'s upload that the store holds as the journal has them, with their
@@ -21,27 +21,26 @@ pub(super) fn kept_parts(
 ) -> io::Result<Result<Vec<(usize, PartId)>, Refusal>> {
     let key = obj.path.as_ref();
     let listed = match &obj.own {
-        Own::S3(s3) => match block_on(s3.list_parts(key, &rec.upload_id)) {
-            Ok(l) => l,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                return Ok(Err(Refusal::Job(format!(
-                    "the store no longer has the upload (aborted, or removed by a lifecycle \
+        Own::S3(S3 { bucket, .. }) | Own::Gcs(bucket) => {
+            match block_on(bucket.list_parts(key, &rec.upload_id)) {
+                Ok(l) => l,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    return Ok(Err(Refusal::Job(format!(
+                        "the store no longer has the upload (aborted, or removed by a lifecycle \
                      rule): {e}"
-                ))))
+                    ))))
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
-        },
+        }
         Own::Azure(container) => {
             let blocks = block_on(uncommitted_blocks(container, key))?;
             by_block_id(&rec.parts, &blocks)
         }
-        Own::Gcs(_) | Own::None => {
+        Own::None => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!(
-                    "{}: resumable uploads are implemented for s3:// and az:// only",
-                    obj.url
-                ),
+                format!("{}: an http(s):// URL is read-only", obj.url),
             ))
         }
     };

@@ -106,13 +106,7 @@ impl Remote {
     /// resumable (docs/OBJECTS.md §7), or `None` when it can.
     pub fn why_not_resumable(&self, opts: &EncryptOptions, size: u64) -> Option<String> {
         let why = match self.inner.scheme {
-            Scheme::S3 | Scheme::Azure => None,
-            Scheme::Gcs => Some(
-                "resumable uploads are implemented for s3:// and az:// only, not for gs:// (no \
-                 GCS emulator here has the XML API's multipart upload to test it against: \
-                 docs/OBJECTS.md §7)"
-                    .to_string(),
-            ),
+            Scheme::S3 | Scheme::Azure | Scheme::Gcs => None,
             Scheme::Http => Some("an http(s):// URL is read-only".to_string()),
         };
         why.or_else(|| match () {
@@ -215,7 +209,7 @@ impl Remote {
             .and_then(|k| TaskKey::from_bytes(&zeroize::Zeroizing::new(k)).ok())
             .ok_or_else(|| end_job(obj, &rec, "the journal's key cannot be read"))?;
         let split = SplitSeal::resumed(key, header.len() as u64);
-        let upload = Upload::adopt(obj, rec.upload_id.clone())?;
+        let upload = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone())?;
         upload.journaled(&obj.url);
         let start = match rec.parts.is_empty() {
             true => Start {
@@ -414,6 +408,7 @@ fn complete(
 
 /// Ties the new journal `rec` to `upload` and writes it, before any part is sent.
 fn begin_journal(upload: &Upload, mut rec: Record) -> io::Result<Record> {
+    rec.marker = upload.marker().map(str::to_string);
     upload.journaled(&rec.url);
     upload.write_journal(|| rec.store())?;
     Ok(rec)
@@ -438,7 +433,7 @@ fn open_source(path: &Path) -> io::Result<(File, record::SourceId)> {
 
 /// Ends a job that cannot go on: aborts its upload and removes its journal.
 fn end_job(obj: &Arc<Object>, rec: &Record, why: &str) -> io::Error {
-    if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone()) {
+    if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
         up.abort();
     }
     let _ = Record::remove(&rec.url);

@@ -35,6 +35,10 @@ pub(super) struct Record {
     /// The payload key and the header's algorithms (`TaskKey::to_bytes`), hex.
     pub(super) key: String,
     pub(super) part_size: u64,
+    /// The random value a GCS upload's object carries in its metadata (own.rs's
+    /// `UPLOAD_MARKER`), by which a resumed completion whose answer was lost knows its object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) marker: Option<String>,
     /// The parts the store acknowledged, in order from part 1.
     pub(super) parts: Vec<PartRecord>,
     pub(super) created: u64,
@@ -148,6 +152,7 @@ impl Record {
             header: to_hex(header),
             key: to_hex(key),
             part_size,
+            marker: None,
             parts: Vec::new(),
             created: now(),
             updated: 0,

@@ -133,7 +133,7 @@ impl Remote {
             .ok_or_else(|| damaged("key"))?;
         let (rotation, mut reader) = locked.resume_rotation(job.identities, &key)?;
         let frame = remade(&rotation, &mut reader, &rec, &header).map_err(refused)?;
-        let upload = Upload::adopt(obj, rec.upload_id.clone())?;
+        let upload = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone())?;
         upload.journaled(&obj.url);
         let from = From {
             lead: done.is_empty().then_some(header),
