@@ -1803,6 +1803,77 @@ fn a_gcs_upload_resumes_through_the_stand_in() {
     assert_eq!(resuming::journaled_parts(&state), None);
 }
 
+/// `rekey gs://… --rotate` in place, cut after one part, resumes through the stand-in: the other
+/// parts sent, the object opens for the new key only, to the plaintext.
+#[test]
+fn a_gcs_rotation_resumes_through_the_stand_in() {
+    let Some(base) = gcs_stub() else { return };
+    gcs_bucket(base, "grotate");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let plain = common::noise(12 << 20, 58);
+    let (alice, alice_pub) = common::keygen_file(d.path(), "alice.key");
+    let (bob, bob_pub) = common::keygen_file(d.path(), "bob.key");
+    let url = "gs://grotate/r.zseal";
+    let gs = |endpoint: &str| {
+        let mut c = zseal(base);
+        c.env(
+            "STORAGE_EMULATOR_HOST",
+            endpoint.trim_start_matches("http://"),
+        )
+        .env("XDG_STATE_HOME", &state)
+        .env("ZSEAL_RETRY_TIMEOUT", "3");
+        c
+    };
+    gs(base)
+        .args(["encrypt", "-q", "-c", "none", "--chunk-size", "1M"])
+        .args(["-r", &alice_pub, "-o", url])
+        .write_stdin(plain.clone())
+        .assert()
+        .success();
+    let rotate = |endpoint: &str, extra: &[&str]| {
+        let mut c = gs(endpoint);
+        c.args(["rekey", url, "--rotate", "--force", "-r", &bob_pub, "-i"])
+            .arg(&alice)
+            .args(extra);
+        c
+    };
+    let cut = proxy::start(
+        base,
+        proxy::Faults {
+            drop_parts_after: 1,
+            refuse_dropped: true,
+            ..Default::default()
+        },
+    );
+    let out = rotate(&cut.url, &[])
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("run the same command with --resume"), "{err}");
+    assert_eq!(resuming::journaled_parts(&state), Some(1), "{err}");
+    let p = proxy::start(base, proxy::Faults::default());
+    rotate(&p.url, &["--resume"])
+        .assert()
+        .success()
+        .stderr(contains("1 kept from before"));
+    assert_eq!(
+        p.seen
+            .upload_parts
+            .load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+    assert_eq!(resuming::journaled_parts(&state), None);
+    let opens = |key: &Path| {
+        let out = gs(base).args(["decrypt", url, "-i"]).arg(key).output();
+        let out = out.unwrap();
+        out.status.success().then_some(out.stdout)
+    };
+    assert!(opens(&bob) == Some(plain.clone()), "bob opens it");
+    assert!(opens(&alice).is_none(), "alice was rotated out");
+}
+
 /// Two keys and a 12 MiB container sealed to both in the object `url` (three 5 MiB parts when
 /// written again); the keys' files and the object's bytes.
 fn shared_object(base: &str, dir: &Path, url: &str) -> (PathBuf, String, Vec<u8>) {

@@ -370,7 +370,7 @@ fn complete(
         // A rotation in place replaces exactly the version it read.
         "version" => Replace::Version(super::ObjectVersion {
             e_tag: rec.source_etag.clone(),
-            version: None,
+            version: rec.source_version.clone(),
         }),
         _ => Replace::Nothing,
     };

@@ -26,6 +26,10 @@ pub(super) struct Record {
     /// completion are conditional on (`None` for a file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) source_etag: Option<String>,
+    /// A rotation's source version where the store names one (GCS: its generation), which the
+    /// completion is conditional on there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) source_version: Option<String>,
     /// What decides the bytes ([`options_text`]; `rotate` for a rotation).
     pub(super) options: String,
     /// Who the header is for (the front end's fingerprint of its recipients).
@@ -100,9 +104,13 @@ pub(super) enum Origin {
         options: String,
         overwrite: bool,
     },
-    /// The object itself, rotated in place (its size, and the ETag of the version read, which
-    /// the completion must still find).
-    Rotated { size: u64, e_tag: Option<String> },
+    /// The object itself, rotated in place (its size, and the ETag and version (GCS: the
+    /// generation) of the version read, which the completion must still find).
+    Rotated {
+        size: u64,
+        e_tag: Option<String>,
+        version: Option<String>,
+    },
 }
 
 /// What a rotation journal's `options` say (an `encrypt`'s say what sealed the file).
@@ -120,6 +128,7 @@ impl Record {
         (header, key): (&[u8], &[u8]),
         part_size: u64,
     ) -> Record {
+        let mut source_version = None;
         let (source, source_etag, options, replace) = match origin {
             Origin::File {
                 id,
@@ -129,7 +138,12 @@ impl Record {
                 let replace = if overwrite { "overwrite" } else { "create" };
                 (id, None, options, replace)
             }
-            Origin::Rotated { size, e_tag } => {
+            Origin::Rotated {
+                size,
+                e_tag,
+                version,
+            } => {
+                source_version = version;
                 let object = SourceId {
                     path: url.to_string(),
                     dev: 0,
@@ -147,6 +161,7 @@ impl Record {
             replace: replace.to_string(),
             source,
             source_etag,
+            source_version,
             options,
             recipients: recipients.to_string(),
             header: to_hex(header),

@@ -35,12 +35,8 @@ impl Remote {
     /// Why a rotating rekey of this object in place cannot be a resumable upload, or `None`.
     pub fn why_rotation_not_resumable(&self) -> Option<String> {
         match self.inner.own {
-            Own::S3(_) | Own::Azure(_) => None,
-            _ => Some(format!(
-                "a resumable rotation is implemented for s3:// and az:// objects only, not for \
-                 {}",
-                self.inner.url
-            )),
+            Own::S3(_) | Own::Gcs(_) | Own::Azure(_) => None,
+            Own::None => Some(format!("{} is read-only", self.inner.url)),
         }
     }
 
@@ -66,6 +62,7 @@ impl Remote {
         let origin = Origin::Rotated {
             size,
             e_tag: version.e_tag.clone(),
+            version: version.version.clone(),
         };
         let rec = Record::new(
             (&obj.url, upload.id()),
@@ -114,7 +111,9 @@ impl Remote {
         };
         check::command(&rec, ROTATE, job.recipients_id, &obj.url).map_err(refused)?;
         let version = locked.input().version();
-        if version.e_tag != rec.source_etag {
+        if version.e_tag != rec.source_etag
+            || rec.source_version.is_some() && version.version != rec.source_version
+        {
             return Err(refused(Refusal::Job(format!(
                 "{} was replaced since the rotation began (ETag {}, now {}): there is nothing \
                  left to rotate",
