@@ -2962,6 +2962,60 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
     assert_eq!(uploads_in_progress(base, &b), 0);
 }
 
+/// An upload with an adaptive level (`--adapt`) resumes: each frame stands alone, so the frames
+/// sent keep the levels chosen then, and the rest are sealed at levels the resumed run chooses
+/// (docs/OBJECTS.md §7); the object decrypts to the source. A resume with another range is
+/// refused as other options, and the job stays pending.
+#[test]
+fn an_adaptive_upload_resumes() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "adaptive");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    let plain = common::noise(20 << 20, 59);
+    std::fs::write(&src, &plain).unwrap();
+    let url = format!("s3://{b}/a");
+    let encrypt = |endpoint: &str, adapt: &str, extra: &[&str]| {
+        let mut c = resuming::zs(base, endpoint, &state);
+        c.args(["encrypt", "-c", "zstd:3", adapt, "--chunk-size", "1M", "-q"])
+            .arg("--passphrase-file")
+            .arg(pw())
+            .args(["-o", &url])
+            .args(extra)
+            .arg(&src);
+        c
+    };
+    let faults = proxy::Faults {
+        drop_parts_after: 2,
+        ..Default::default()
+    };
+    let cut = proxy::start(base, faults);
+    encrypt(&cut.url, "--adapt=1..6", &[])
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .assert()
+        .code(1)
+        .stderr(contains("run the same command with --resume"));
+    assert_eq!(resuming::journaled_parts(&state), Some(2));
+    encrypt(base, "--adapt=1..9", &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains("adaptive level 1..6, this command has"));
+    assert_eq!(resuming::journaled_parts(&state), Some(2), "still pending");
+    let p = proxy::start(base, proxy::Faults::default());
+    encrypt(&p.url, "--adapt=1..6", &["--resume"])
+        .assert()
+        .success();
+    let sent = p
+        .seen
+        .upload_parts
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(sent >= 2, "{sent} parts sent");
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(uploads_in_progress(base, &b), 0);
+    resuming::decrypts_to(base, &url, &plain);
+}
+
 /// A resume is refused, naming why: a pipe (--resume needs the file); other options (the job
 /// stays pending); a source whose size changed, or whose bytes in a sent part changed under the
 /// same size and mtime (the job ends: upload aborted, journal removed). Without --resume a

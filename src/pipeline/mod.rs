@@ -37,6 +37,7 @@ pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,
     OpenKey, OpenedRange,
 };
+pub(crate) use encrypt::seal_range_adapting;
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{

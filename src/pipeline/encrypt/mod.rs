@@ -27,6 +27,7 @@ mod trailer;
 use super::options::EncryptOptions;
 use adapt::Adapt;
 pub(crate) use sealer::{padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer};
+pub(crate) use split::seal_range_adapting;
 pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See

@@ -234,6 +234,26 @@ impl SplitSeal {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<(Self, Vec<u8>)> {
+        Self::build(recipients, opts, rng, false)
+    }
+
+    /// As [`SplitSeal::new`], for ranges sealed one after the other into one output (a
+    /// resumable upload, docs/OBJECTS.md §7): an adaptive level is allowed, since one output's
+    /// speed is followed, and the header records its highest level as a whole writer's does;
+    /// each range is then sealed with [`seal_range_adapting`].
+    pub(crate) fn sequential(
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+    ) -> Result<(Self, Vec<u8>)> {
+        Self::build(recipients, opts, &mut rand_core::OsRng, true)
+    }
+
+    fn build(
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+        one_output: bool,
+    ) -> Result<(Self, Vec<u8>)> {
         opts.check()?;
         if opts.format != super::super::Format::Zseal {
             return Err(Error::InvalidOption(
@@ -254,7 +274,7 @@ impl SplitSeal {
                 opts.hash.name().to_uppercase()
             )));
         }
-        if opts.adapt.is_some() {
+        if opts.adapt.is_some() && !one_output {
             return Err(Error::InvalidOption(
                 "an adaptive level follows one output's speed; pieces sealed apart take a fixed \
                  level"
@@ -262,16 +282,14 @@ impl SplitSeal {
             ));
         }
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
-        let (header_bytes, payload_key) = super::new_header(
-            &mut Keying::new(recipients, rng),
-            opts,
-            opts.codec,
-            chunk_log2,
-        )?;
+        // With an adaptive level the header records the highest level a chunk may have.
+        let codec = opts.adapt.map_or(opts.codec, |(_, max)| Codec::Zstd(max));
+        let (header_bytes, payload_key) =
+            super::new_header(&mut Keying::new(recipients, rng), opts, codec, chunk_log2)?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,
-            codec: opts.codec,
+            codec,
             hash: opts.hash,
             chunk_log2,
             padded: opts.pad,
@@ -472,6 +490,18 @@ pub fn seal_range<W: Write>(
     w: W,
     threads: Threads,
 ) -> Result<RangeWriter<W>> {
+    seal_range_adapting(key, first_chunk, w, threads, None)
+}
+
+/// [`seal_range`] with an adaptive level between `adapt`'s bounds (a [`SplitSeal::sequential`]
+/// key, whose codec is zstd at the highest level), following this range's output.
+pub(crate) fn seal_range_adapting<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    w: W,
+    threads: Threads,
+    adapt: Option<(i32, i32)>,
+) -> Result<RangeWriter<W>> {
     if first_chunk >= format::MAX_CHUNKS {
         return Err(Error::Limit(format!(
             "chunk {first_chunk} is past the last chunk a zseal file can hold"
@@ -494,7 +524,7 @@ pub fn seal_range<W: Write>(
             sign: Vec::new(),
             digest_hex: None,
         },
-        adapt: None,
+        adapt: adapt.map(|(min, max)| super::adapt::Adapt::new(min, max)),
         range: None,
     })
     .with_range(first_chunk))

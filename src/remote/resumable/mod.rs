@@ -28,7 +28,9 @@ use super::upload::Upload;
 use super::{block_on, writer::first_part_size, Object, Remote, Replace, Scheme};
 use crate::crypto::Recipient;
 use crate::hash::HashAlg;
-use crate::pipeline::{seal_range, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey};
+use crate::pipeline::{
+    seal_range_adapting, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey,
+};
 
 /// One file to seal into the object.
 pub struct SealJob<'a> {
@@ -122,9 +124,6 @@ impl Remote {
                  blake3 or none"
                     .into(),
             ),
-            _ if opts.adapt.is_some() => {
-                Some("--adapt is not resumable: give a fixed level (-c zstd:N)".into())
-            }
             _ if size <= self.part_size_for(size) as u64 => Some(format!(
                 "the source fits in one part ({size} bytes): there is nothing to resume"
             )),
@@ -152,7 +151,7 @@ impl Remote {
             return Err(obj.exists());
         }
         let part_size = self.part_size_for(id.size) as u64;
-        let (split, header) = SplitSeal::new(job.recipients, job.opts)?;
+        let (split, header) = SplitSeal::sequential(job.recipients, job.opts)?;
         let upload = Upload::start(obj)?;
         let origin = Origin::File {
             id,
@@ -330,11 +329,12 @@ fn seal(
     job: &SealJob,
 ) -> io::Result<(Option<String>, u64)> {
     let c = job.opts.chunk_size as u64;
-    let mut w = seal_range(
+    let mut w = seal_range_adapting(
         split.task_key(),
         first,
         shared.clone(),
         job.opts.threads.clone(),
+        job.opts.adapt,
     )?;
     let mut n = 0u64;
     cutter::each_piece(file, (first * c).min(len)..len, |piece| {

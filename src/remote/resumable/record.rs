@@ -240,14 +240,19 @@ pub(super) fn source_id(path: &Path, meta: &std::fs::Metadata) -> SourceId {
 /// What decides a container's bytes besides its key: cipher, codec and level, hash, chunk
 /// size, padding.
 pub(super) fn options_text(opts: &crate::EncryptOptions) -> String {
-    format!(
+    let text = format!(
         "cipher {}, compression {}, hash {}, chunk size {}, padding {}",
         opts.cipher,
         opts.codec,
         opts.hash,
         opts.chunk_size,
         if opts.pad { "on" } else { "off" }
-    )
+    );
+    // Said only when set, so that the journals of fixed levels read as they always did.
+    match opts.adapt {
+        Some((min, max)) => format!("{text}, adaptive level {min}..{max}"),
+        None => text,
+    }
 }
 
 pub(super) fn now() -> u64 {
