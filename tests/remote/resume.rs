@@ -649,30 +649,55 @@ fn a_resumed_rotation_is_refused_when_the_object_or_a_kept_part_changed() {
     );
 }
 
-/// Regression: `encrypt FILE --sign KEY -o s3://…` of a regular file took the journaled route
-/// with options read before the signing keys, so the container went up unsigned and `verify
-/// --signer` failed. The keys are now in the options the route decides by: a signed container
-/// is sealed straight through (not resumable), signed, and leaves no journal.
+/// A signed container (`--sign`) into an object is a resumable upload. Cut after one part, a
+/// resume without the key is refused as other options (the journal names the signing keys: the
+/// header sent says the file is signed); with it, the rest is sent and the trailer holds the
+/// signature over the merged digest, which `verify --signer` finds good. (Regression first:
+/// the keys must be in the options the route decides by, else the container went up unsigned.)
 #[test]
-fn a_signed_container_into_an_object_is_signed() {
+fn a_signed_container_into_an_object_is_signed_and_resumes() {
     let Some(base) = moto() else { return };
     let b = bucket(base, "signed-upload");
     let d = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
     let keys = common::keys();
     let src = d.path().join("plain");
     std::fs::write(&src, common::noise(SMALL, 51)).unwrap();
     let url = format!("s3://{b}/signed.zseal");
     let recipient = std::fs::read_to_string(keys.join("age.pub")).unwrap();
-    zseal(base)
-        .env("XDG_STATE_HOME", state.path())
-        .args(["encrypt", "-q", "--sign"])
-        .arg(keys.join("ed25519"))
-        .args(["-r", recipient.trim(), "-o", &url])
-        .arg(&src)
+    let encrypt = |endpoint: &str, extra: &[&str]| {
+        let mut c = resuming::zs(base, endpoint, &state);
+        c.args(["encrypt", "-q", "-r", recipient.trim(), "-o", &url])
+            .args(extra)
+            .arg(&src);
+        c
+    };
+    let sign = keys.join("ed25519");
+    let sign = sign.to_str().unwrap();
+    let cut = proxy::start(
+        base,
+        proxy::Faults {
+            drop_parts_after: 1,
+            ..Default::default()
+        },
+    );
+    encrypt(&cut.url, &["--sign", sign])
+        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+        .assert()
+        .code(1)
+        .stderr(contains("run the same command with --resume"));
+    assert_eq!(resuming::journaled_parts(&state), Some(1));
+    encrypt(base, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains("signed by SHA256:"));
+    assert_eq!(resuming::journaled_parts(&state), Some(1), "still pending");
+    let p = proxy::start(base, proxy::Faults::default());
+    encrypt(&p.url, &["--sign", sign, "--resume"])
         .assert()
         .success();
-    assert_eq!(resuming::journaled_parts(state.path()), None);
+    assert!(p.seen.upload_parts.load(Ordering::SeqCst) >= 1);
+    assert_eq!(resuming::journaled_parts(&state), None);
     zseal(base)
         .args(["verify", &url, "--signer"])
         .arg(keys.join("ed25519.pub"))

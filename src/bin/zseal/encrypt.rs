@@ -152,8 +152,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Ok(recipients)
     };
     // The signing keys once, for every input, before any output (a wrong key passphrase leaves
-    // nothing behind) and before the route into an object is chosen, which decides by them (a
-    // signed container is sealed straight through, not journaled).
+    // nothing behind) and before the route into an object is chosen: a resumable upload's
+    // journal names them, and its trailer is signed by them.
     let sign_keys = crate::sign::read_keys(&a.sign)?;
     if a.format != Format::Age {
         for key in &sign_keys {

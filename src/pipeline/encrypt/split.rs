@@ -209,6 +209,9 @@ impl RangeResult {
 pub struct SplitSeal {
     key: TaskKey,
     header_len: u64,
+    /// The keys whose signature frames the trailer holds (ranges sealed into one output only:
+    /// [`SplitSeal::sequential`]).
+    sign: Vec<crate::crypto::sign::SigningKey>,
 }
 
 impl std::fmt::Debug for SplitSeal {
@@ -239,8 +242,9 @@ impl SplitSeal {
 
     /// As [`SplitSeal::new`], for ranges sealed one after the other into one output (a
     /// resumable upload, docs/OBJECTS.md §7): an adaptive level is allowed, since one output's
-    /// speed is followed, and the header records its highest level as a whole writer's does;
-    /// each range is then sealed with [`seal_range_adapting`].
+    /// speed is followed, and the header records its highest level as a whole writer's does
+    /// (each range is then sealed with [`seal_range_adapting`]); signing keys are allowed, and
+    /// the trailer holds their signature frames over the merged digest.
     pub(crate) fn sequential(
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
@@ -260,7 +264,7 @@ impl SplitSeal {
                 "a container sealed in pieces is a zseal container, not an age file".into(),
             ));
         }
-        if !opts.sign.is_empty() {
+        if !opts.sign.is_empty() && !one_output {
             return Err(Error::InvalidOption(
                 "a container sealed in pieces is not signed (its digest is merged only at the \
                  end, by the coordinator): seal it whole to sign it"
@@ -297,6 +301,7 @@ impl SplitSeal {
         let split = SplitSeal {
             key,
             header_len: header_bytes.len() as u64,
+            sign: opts.sign.clone(),
         };
         Ok((split, header_bytes))
     }
@@ -305,7 +310,18 @@ impl SplitSeal {
     /// under `key`: a resumed upload (docs/OBJECTS.md §7) ends it with the ranges sealed before
     /// and after its interruption.
     pub fn resumed(key: TaskKey, header_len: u64) -> Self {
-        SplitSeal { key, header_len }
+        SplitSeal {
+            key,
+            header_len,
+            sign: Vec::new(),
+        }
+    }
+
+    /// This coordinator, whose trailer holds a signature frame by each of `keys` (a resumed
+    /// upload of a signed container: its header, written before, says it is signed).
+    pub(crate) fn signed_by(mut self, keys: Vec<crate::crypto::sign::SigningKey>) -> Self {
+        self.sign = keys;
+        self
     }
 
     /// What every task needs (see [`TaskKey`]).
@@ -466,7 +482,7 @@ impl SplitSeal {
                 written,
                 padded: self.key.padded,
                 emitted: chunks,
-                sign: Vec::new(),
+                sign: self.sign.clone(),
                 digest_hex: None,
             },
             adapt: None,

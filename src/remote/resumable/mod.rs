@@ -116,9 +116,6 @@ impl Remote {
                 "--format {} is not resumable (only a zseal container is)",
                 opts.format.name()
             )),
-            _ if !opts.sign.is_empty() => {
-                Some("a signed container (--sign) is not resumable".into())
-            }
             _ if opts.hash == HashAlg::Xxh3 => Some(
                 "--hash xxh3 is not resumable (its digest cannot be taken up mid-file): use \
                  blake3 or none"
@@ -207,7 +204,7 @@ impl Remote {
         let key = from_hex(&rec.key)
             .and_then(|k| TaskKey::from_bytes(&zeroize::Zeroizing::new(k)).ok())
             .ok_or_else(|| end_job(obj, &rec, "the journal's key cannot be read"))?;
-        let split = SplitSeal::resumed(key, header.len() as u64);
+        let split = SplitSeal::resumed(key, header.len() as u64).signed_by(job.opts.sign.clone());
         let upload = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone())?;
         upload.journaled(&obj.url);
         let start = match rec.parts.is_empty() {

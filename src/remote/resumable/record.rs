@@ -248,10 +248,18 @@ pub(super) fn options_text(opts: &crate::EncryptOptions) -> String {
         opts.chunk_size,
         if opts.pad { "on" } else { "off" }
     );
-    // Said only when set, so that the journals of fixed levels read as they always did.
-    match opts.adapt {
+    // Said only when set, so that the journals of fixed levels and unsigned files read as
+    // they always did. A signed header is journaled: a resume must sign with the same keys.
+    let text = match opts.adapt {
         Some((min, max)) => format!("{text}, adaptive level {min}..{max}"),
         None => text,
+    };
+    match opts.sign.is_empty() {
+        true => text,
+        false => {
+            let keys: Vec<String> = opts.sign.iter().map(|k| k.fingerprint()).collect();
+            format!("{text}, signed by {}", keys.join(" "))
+        }
     }
 }
 
