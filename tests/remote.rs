@@ -1682,10 +1682,11 @@ fn gcs_writes_through_a_stand_in_for_the_xml_api() {
 }
 
 /// A gs:// upload resumes (docs/OBJECTS.md §7, "On GCS"), through the stand-in for GCS's XML
-/// API behind the counting proxy: cut after one part, `--resume` lists the parts the upload
-/// holds (ListParts, two parts a page in the stand-in) and sends only the others, its
-/// completion's answer lost and recognised by the marker the journal kept; the object decrypts
-/// to the source. An upload the store no longer has ends the job, naming why.
+/// API behind the counting proxy: cut after three parts, `--resume` lists the parts the upload
+/// holds (ListParts, two parts a page in the stand-in: two pages) and sends only the others,
+/// its completion (which names the kept parts by the ETags ListParts gave, checked by the
+/// stand-in) answered and the answer lost, recognised by the marker the journal kept; the
+/// object decrypts to the source. An upload the store no longer has ends the job, naming why.
 #[test]
 fn a_gcs_upload_resumes_through_the_stand_in() {
     let Some(base) = gcs_stub() else { return };
@@ -1729,19 +1730,20 @@ fn a_gcs_upload_resumes_through_the_stand_in() {
     assert!(all >= 4, "{all} parts: too few to page through");
 
     let url = "gs://gresume/k";
-    let cut = proxy::start(
-        base,
-        proxy::Faults {
-            drop_parts_after: 1,
+    let cut_after = |parts: u64| {
+        let faults = proxy::Faults {
+            drop_parts_after: parts,
             ..Default::default()
-        },
-    );
+        };
+        proxy::start(base, faults)
+    };
+    let cut = cut_after(3);
     encrypt(&cut.url, url, &[])
         .env("ZSEAL_PARTS_IN_FLIGHT", "1")
         .assert()
         .code(1)
         .stderr(contains("run the same command with --resume"));
-    assert_eq!(resuming::journaled_parts(&state), Some(1));
+    assert_eq!(resuming::journaled_parts(&state), Some(3));
     assert_eq!(in_progress("k").unwrap().1, b"1");
     let resumed = proxy::start(
         base,
@@ -1756,8 +1758,10 @@ fn a_gcs_upload_resumes_through_the_stand_in() {
             .seen
             .upload_parts
             .load(std::sync::atomic::Ordering::SeqCst),
-        all - 1
+        all - 3
     );
+    let (_, pages) = raw(base, "GET", "/_stub/list-parts?key=k", b"").unwrap();
+    assert_eq!(pages, b"2", "three parts listed two a page");
     assert_eq!(
         resumed.seen.lost.load(std::sync::atomic::Ordering::SeqCst),
         1
@@ -2964,8 +2968,9 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
 
 /// An upload with an adaptive level (`--adapt`) resumes: each frame stands alone, so the frames
 /// sent keep the levels chosen then, and the rest are sealed at levels the resumed run chooses
-/// (docs/OBJECTS.md §7); the object decrypts to the source. A resume with another range is
-/// refused as other options, and the job stays pending.
+/// (docs/OBJECTS.md §7); the object decrypts to the source, and its header records the range's
+/// highest level, as a single writer's does. A resume with another range is refused as other
+/// options, and the job stays pending.
 #[test]
 fn an_adaptive_upload_resumes() {
     let Some(base) = moto() else { return };
@@ -3014,6 +3019,32 @@ fn an_adaptive_upload_resumes() {
     assert_eq!(resuming::journaled_parts(&state), None);
     assert_eq!(uploads_in_progress(base, &b), 0);
     resuming::decrypts_to(base, &url, &plain);
+    let compression = |url: &str| {
+        let out = zseal(base).args(["inspect", url]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text.lines().find(|l| l.contains("compression:"));
+        line.map(str::to_string)
+    };
+    // A single writer's: from a pipe, which is never journaled.
+    let single = format!("s3://{b}/single");
+    zseal(base)
+        .args([
+            "encrypt",
+            "-c",
+            "zstd:3",
+            "--adapt=1..6",
+            "--chunk-size",
+            "1M",
+            "-q",
+        ])
+        .arg("--passphrase-file")
+        .arg(pw())
+        .args(["-o", &single])
+        .write_stdin(plain.clone())
+        .assert()
+        .success();
+    assert_eq!(compression(&url).as_deref(), Some("  compression: zstd:6"));
+    assert_eq!(compression(&url), compression(&single));
 }
 
 /// A resume is refused, naming why: a pipe (--resume needs the file); other options (the job

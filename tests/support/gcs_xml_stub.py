@@ -34,6 +34,7 @@ from xml.sax.saxutils import escape
 LOCK = threading.Lock()
 BUCKETS = {}   # name -> {key: (data, generation, etag, mtime, {x-goog-meta-*: value})}
 UPLOADS = {}   # upload_id -> {"bucket", "key", "parts": {n: (data, etag)}, "meta"}
+LIST_PAGES = {}  # key -> ListParts pages served (the tests' view: /_stub/list-parts?key=K)
 GEN = [int(time.time() * 1e6)]
 PAGE = 2       # entries per listing page at most (objects and common prefixes together)
 
@@ -127,6 +128,10 @@ class H(BaseHTTPRequestHandler):
             with LOCK:
                 n = sum(1 for u in UPLOADS.values() if only is None or u["key"] == only)
                 return self.reply(200, str(n).encode(), ctype="text/plain")
+        if path == "/_stub/list-parts":
+            with LOCK:
+                n = LIST_PAGES.get(q.get("key", [""])[0], 0)
+                return self.reply(200, str(n).encode(), ctype="text/plain")
         if path.startswith("/storage/v1/b"):
             return self.reply(200, json.dumps({"kind": "storage#buckets", "items": [
                 {"name": b} for b in BUCKETS]}).encode(), ctype="application/json")
@@ -176,6 +181,7 @@ class H(BaseHTTPRequestHandler):
         marker = int(q.get("part-number-marker", ["0"])[0] or 0)
         nums = sorted(n for n in up["parts"] if n > marker)
         page, more = nums[:most], len(nums) > most
+        LIST_PAGES[key] = LIST_PAGES.get(key, 0) + 1
         xml = ["<?xml version='1.0' encoding='UTF-8'?><ListPartsResult>",
                f"<Bucket>{escape(bucket)}</Bucket><Key>{escape(key)}</Key>",
                f"<UploadId>{escape(q['uploadId'][0])}</UploadId>",
@@ -277,11 +283,20 @@ class H(BaseHTTPRequestHandler):
                 up = UPLOADS.get(uid)
                 if up is None:
                     return self.err(404, "NoSuchUpload")
-                nums = [int(n) for n in re.findall(r"<PartNumber>(\d+)</PartNumber>", data.decode())]
-                try:
-                    blob = b"".join(up["parts"][n][0] for n in nums)
-                except KeyError:
+                # Each part named with the ETag its upload was answered with (quoted or not,
+                # as the client kept it), as GCS checks them.
+                named = []
+                for part in re.findall(r"<Part>(.*?)</Part>", data.decode(), re.S):
+                    n = re.search(r"<PartNumber>\s*(\d+)\s*</PartNumber>", part)
+                    t = re.search(r"<ETag>([^<]*)</ETag>", part)
+                    if not (n and t):
+                        return self.err(400, "MalformedXML")
+                    named.append((n.group(1), t.group(1).strip()))
+                strip = lambda t: t.replace("&quot;", '"').strip('"')
+                if any(int(n) not in up["parts"] or strip(up["parts"][int(n)][1]) != strip(t)
+                       for n, t in named):
                     return self.err(400, "InvalidPart")
+                blob = b"".join(up["parts"][int(n)][0] for n, _ in named)
                 match = self.headers.get("x-goog-if-generation-match")
                 cur = BUCKETS[bucket].get(key)
                 if match is not None and str(cur[1] if cur else 0) != match:

@@ -111,7 +111,7 @@ fn journaled(
         return Ok(Route::Plain);
     };
     let remote = zseal::remote::Remote::from_env(url)?;
-    // What can never resume (gs://, --adapt, …) says so before "nothing to resume".
+    // What can never resume (a pipe, --format age, …) says so before "nothing to resume".
     match remote.why_not_resumable(opts, size) {
         Some(why) if resume => bail!("--resume: {why}"),
         Some(_) => Ok(Route::Plain),

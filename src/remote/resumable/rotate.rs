@@ -114,12 +114,18 @@ impl Remote {
         if version.e_tag != rec.source_etag
             || rec.source_version.is_some() && version.version != rec.source_version
         {
+            // The ETag, and the version (GCS: the generation) where the store names one: the
+            // same bytes written again have the same ETag but another version.
+            let named = |e_tag: Option<&str>, v: Option<&str>| match v {
+                Some(v) => format!("{}, version {v}", e_tag.unwrap_or("none")),
+                None => e_tag.unwrap_or("none").to_string(),
+            };
             return Err(refused(Refusal::Job(format!(
                 "{} was replaced since the rotation began (ETag {}, now {}): there is nothing \
                  left to rotate",
                 obj.url,
-                rec.source_etag.as_deref().unwrap_or("none"),
-                version.e_tag.as_deref().unwrap_or("none")
+                named(rec.source_etag.as_deref(), rec.source_version.as_deref()),
+                named(version.e_tag.as_deref(), version.version.as_deref())
             ))));
         }
         let done = listing::kept_parts(obj, &rec)?.map_err(refused)?;
