@@ -782,3 +782,28 @@ def test_dask_task_arguments_and_logs_hold_no_key(tmp_path, keys, client, s3_env
             assert "zsTASK" not in text and secret not in text
         assert repr(args[0]) in ("<zseal task key>", "<zseal open key>") and str(args[0]) == repr(args[0])
         assert repr(args[-1]) == "<zseal store settings>"
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_published_file_is_synced_into_its_directory(tmp_path, monkeypatch, overwrite):
+    """The finished file's new name is made durable: its directory is synced after the rename
+    or link (as the command line's output is), and nothing is left beside it."""
+    import stat
+    import zseal.dask as zd
+
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append((os.fstat(fd).st_ino, stat.S_ISDIR(os.fstat(fd).st_mode)))
+        real(fd)
+
+    monkeypatch.setattr(zd.os, "fsync", fsync)
+    tmp, dst = tmp_path / ".out.zseal-x", tmp_path / "out"
+    tmp.write_bytes(b"sealed")
+    if overwrite:
+        dst.write_bytes(b"old")
+    zd._publish(str(tmp), str(dst), overwrite)
+    assert dst.read_bytes() == b"sealed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert synced == [(os.stat(tmp_path).st_ino, True)]

@@ -380,19 +380,32 @@ def _umask() -> int:
 
 
 def _publish(tmp: str, dst: str, overwrite: bool) -> None:
-    """Makes the finished temporary file (private while it was written) ``dst``, with the mode
-    a new file gets from the umask, as the command line's output; without overwrite, only if
-    there is none."""
+    """Makes the finished (and synced) temporary file, private while it was written, ``dst``,
+    with the mode a new file gets from the umask, as the command line's output; without
+    overwrite, only if there is none. The directory is synced after, as the command line's is:
+    until then a crash can lose the new name."""
     os.chmod(tmp, 0o666 & ~_umask())
     if overwrite:
         os.replace(tmp, dst)
+    else:
+        # No clobber: a destination that appeared meanwhile is not replaced.
+        try:
+            os.link(tmp, dst)
+        except FileExistsError:
+            raise _exists(dst, "it appeared while the job ran (overwrite=True replaces it; -f on the command line)") from None
+        os.unlink(tmp)
+    _sync_dir(os.path.dirname(os.path.abspath(dst)))
+
+
+def _sync_dir(path: str) -> None:
+    """Syncs the directory ``path`` (its entries: a rename, a link), where the system can."""
+    if os.name != "posix":
         return
-    # No clobber: a destination that appeared meanwhile is not replaced.
+    fd = os.open(path, os.O_RDONLY)
     try:
-        os.link(tmp, dst)
-    except FileExistsError:
-        raise _exists(dst, "it appeared while the job ran (overwrite=True replaces it; -f on the command line)") from None
-    os.unlink(tmp)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _temporary(dst: str, token: str) -> str:
