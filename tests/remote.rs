@@ -1878,6 +1878,47 @@ fn a_gcs_rotation_resumes_through_the_stand_in() {
     assert!(opens(&alice).is_none(), "alice was rotated out");
 }
 
+/// An age file with zstd inside, downloaded whole from an object: its opening reads the seek
+/// table at the object's end out of turn, and the parts the reader fetched from the start
+/// meanwhile are kept aside from it, not dropped and fetched again. The store sends the
+/// object once, and its end once more (16 KiB).
+#[test]
+fn an_age_zstd_download_fetches_the_object_once() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "agezstd-once");
+    let d = tempfile::tempdir().unwrap();
+    let (key, public) = common::keygen_file(d.path(), "k.key");
+    let plain = common::noise(24 << 20, 61);
+    let url = format!("s3://{b}/x.age");
+    zseal(base)
+        .args([
+            "encrypt", "--format", "age", "-c", "zstd:1", "-q", "-r", &public,
+        ])
+        .args(["-o", &url])
+        .write_stdin(plain.clone())
+        .assert()
+        .success();
+    let size = object(base, &b, "x.age").unwrap().len() as u64;
+    let p = proxy::start(base, proxy::Faults::default());
+    let out = zseal(base)
+        .env("AWS_ENDPOINT_URL", &p.url)
+        .args(["decrypt", &url, "-i"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == plain);
+    let sent = p.seen.body_bytes.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        sent <= size + (16 << 10),
+        "{sent} bytes sent for an object of {size}"
+    );
+}
+
 /// Two keys and a 12 MiB container sealed to both in the object `url` (three 5 MiB parts when
 /// written again); the keys' files and the object's bytes.
 fn shared_object(base: &str, dir: &Path, url: &str) -> (PathBuf, String, Vec<u8>) {

@@ -40,7 +40,7 @@ type Pending = tokio::task::JoinHandle<io::Result<Bytes>>;
 
 /// An object read by ranged GETs (see [`ReadMode`]), all of one version of it: every GET carries
 /// the ETag the opening HEAD returned (`If-Match`), so an object replaced while it is read fails
-/// with a clear error instead of mixing two versions. Memory: at most `parts_in_flight + 1` parts
+/// with a clear error instead of mixing two versions. Memory: at most `parts_in_flight + 2` parts
 /// (or the largest single read, when that is larger).
 pub struct RemoteReader {
     obj: Arc<Object>,
@@ -55,6 +55,10 @@ pub struct RemoteReader {
     /// GETs in flight for the bytes after `cur`, contiguous and in order (the next one starts
     /// where the last ends).
     ahead: VecDeque<(Range<u64>, Pending)>,
+    /// A sequential reader's read of the object's last part out of turn (a seek table or an
+    /// index read before the start, as an age file with zstd inside is opened), kept aside so
+    /// that `cur` and `ahead`, fetched from the start, are not dropped and fetched again.
+    aside: Option<(u64, Bytes)>,
     /// Bytes read in the current sequential run (a random reader's read-ahead allowance).
     run: u64,
     /// Bytes the caller said it will read in order ([`RemoteReader::plan_span`]): within them
@@ -83,6 +87,7 @@ impl RemoteReader {
             pos: 0,
             cur: None,
             ahead: VecDeque::new(),
+            aside: None,
             run: 0,
             span: None,
             stats: Arc::new(FetchStats::default()),
@@ -162,6 +167,26 @@ impl RemoteReader {
                 self.obj.url
             ))),
         }
+    }
+
+    /// A sequential reader's read in the object's last part that neither continues nor lands
+    /// in what is fetched or in flight: read aside ([`RemoteReader::aside`]).
+    fn out_of_turn(&self) -> bool {
+        let part = self.obj.opts.part_size as u64;
+        let in_flight = self
+            .ahead
+            .iter()
+            .any(|(r, _)| r.start <= self.pos && self.pos < r.end);
+        let frontier = self
+            .ahead
+            .back()
+            .map(|(r, _)| r.end)
+            .or_else(|| self.cur.as_ref().map(|(s, b)| s + b.len() as u64));
+        self.mode == ReadMode::Sequential
+            && self.in_span().is_none()
+            && self.pos >= self.len.saturating_sub(part)
+            && !in_flight
+            && frontier.is_some_and(|f| self.pos > f)
     }
 
     fn drop_ahead(&mut self) {
@@ -252,6 +277,19 @@ impl Read for RemoteReader {
                 .is_some_and(|(s, b)| *s <= pos && pos < s + b.len() as u64)
         };
         if !holds(&self.cur, self.pos) {
+            if !holds(&self.aside, self.pos) && self.out_of_turn() {
+                // From the position (or the last MIN_FETCH bytes) to the end.
+                let start = self.pos.min(self.len.saturating_sub(MIN_FETCH));
+                let p = self.start(start..self.len);
+                self.aside = Some((start, self.wait(p)?));
+            }
+            if let Some((s, b)) = self.aside.as_ref().filter(|_| holds(&self.aside, self.pos)) {
+                let at = (self.pos - s) as usize;
+                let n = buf.len().min(b.len() - at);
+                buf[..n].copy_from_slice(&b[at..at + n]);
+                self.pos += n as u64;
+                return Ok(n);
+            }
             self.fill(buf.len())?;
         }
         // Read-ahead is sent when a read continues the run, on what the run had read before:

@@ -57,7 +57,7 @@ enum Kind {
     Seekable(Box<dyn ReadSeek + Send>),
     /// An object, read by ranged GETs.
     #[cfg(feature = "remote")]
-    Object(crate::remote::RemoteReader),
+    Object(Box<crate::remote::RemoteReader>),
 }
 
 impl Source {
@@ -109,7 +109,7 @@ impl Source {
     #[cfg(feature = "remote")]
     pub fn object(r: crate::remote::RemoteReader) -> Source {
         let name = r.url().to_string();
-        Source::of(Kind::Object(r), name)
+        Source::of(Kind::Object(Box::new(r)), name)
     }
 
     fn of(kind: Kind, name: String) -> Source {
