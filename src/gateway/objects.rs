@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use futures_util::StreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{DynObjectStore, ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use s3s::{s3_error, S3Result};
 
 use super::backend::{Destination, Listed, Stat};
@@ -106,21 +106,18 @@ impl StoreBackend {
             .collect();
         names.sort();
         // A marker that cannot be read now (throttled, say) leaves its bucket without a date
-        // rather than failing the listing.
-        let made = futures_util::future::join_all(names.iter().map(|n| self.made(n))).await;
+        // rather than failing the listing. At most MADE_AT_ONCE HEADs at a time, in order.
+        // Owned futures, gathered first: a stream over a borrowing closure is not Send to s3s.
+        let heads: Vec<_> = names
+            .iter()
+            .map(|n| made(self.root.store().clone(), self.marker(n)))
+            .collect();
+        let made: Vec<_> = futures_util::stream::iter(heads)
+            .buffered(MADE_AT_ONCE)
+            .collect()
+            .await;
         let made = made.into_iter().map(|m| m.ok().flatten());
         Ok(names.into_iter().zip(made).collect())
-    }
-
-    /// When bucket `bucket` was made: its marker's time (CreateBucket writes it), `None` for a
-    /// prefix whose objects were written by other means. One HEAD.
-    async fn made(&self, bucket: &str) -> S3Result<Option<SystemTime>> {
-        let (store, marker) = (self.root.store().clone(), self.marker(bucket));
-        match on_io(async move { store.head(&marker).await }).await? {
-            Ok(m) => Ok(Some(SystemTime::from(m.last_modified))),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(internal("looking at the bucket's marker", e)),
-        }
     }
 
     /// Writes the bucket's marker, unless the bucket exists.
@@ -360,5 +357,19 @@ impl Destination for Upload {
         crate::remote::block_on(store.put(&meta_path, PutPayload::from(json)))
             .map_err(|e| internal("writing metadata", e))?;
         Ok(SystemTime::from(head.last_modified))
+    }
+}
+
+/// How many bucket markers ListBuckets asks for at once: a root with hundreds of buckets is
+/// listed without hundreds of requests in flight.
+const MADE_AT_ONCE: usize = 8;
+
+/// When a bucket was made: the time of its `marker` (CreateBucket writes it), `None` for a
+/// prefix whose objects were written by other means. One HEAD.
+async fn made(store: Arc<DynObjectStore>, marker: ObjectPath) -> S3Result<Option<SystemTime>> {
+    match on_io(async move { store.head(&marker).await }).await? {
+        Ok(m) => Ok(Some(SystemTime::from(m.last_modified))),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(internal("looking at the bucket's marker", e)),
     }
 }
