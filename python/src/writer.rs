@@ -196,8 +196,7 @@ impl EncryptArgs {
             to.push(c4gh::read_public_key(r, &format!("recipient {r}"))?);
         }
         for f in &self.recipients_files {
-            let text = std::fs::read_to_string(f)?;
-            to.extend(c4gh::read_recipients(&text, &f.display().to_string())?);
+            to.extend(c4gh::read_recipients_file(f)?);
         }
         zseal::Writer::crypt4gh(sink, &to, &self.options()?)
     }

@@ -37,6 +37,7 @@ def test_python_writes_crypt4gh_files_the_reference_reads(tmp_path, keys):
         ({"pad": True}, "padding"),
         ({"passphrase": "pw"}, "no passphrase"),
         ({"recipients": ["age1pq1qqqq"]}, "post-quantum"),
+        ({"recipients_file": tmp_path / "nowhere.pub"}, r"cannot read recipients file .*nowhere\.pub"),
     ]:
         target = tmp_path / "bad.c4gh"
         args = {"recipients_file": pk, "format": "crypt4gh", **bad}

@@ -69,18 +69,14 @@ fn recipients(given: &[String], files: &[std::path::PathBuf]) -> anyhow::Result<
         out.push(c4gh::read_public_key(r, &format!("-r {r}")).context("--format crypt4gh")?);
     }
     for f in files {
-        let (text, name) = match crate::stdin::is_dash(f) {
+        let read = match crate::stdin::is_dash(f) {
             true => {
                 let text = crate::stdin::read_text("-R -", crate::stdin::KEYS_MAX)?;
-                (text.to_string(), "standard input".to_string())
+                c4gh::read_recipients(&text, "standard input")
             }
-            false => {
-                let text = std::fs::read_to_string(f)
-                    .with_context(|| format!("reading the recipients file {}", f.display()))?;
-                (text, f.display().to_string())
-            }
+            false => c4gh::read_recipients_file(f),
         };
-        out.extend(c4gh::read_recipients(&text, &name).context("--format crypt4gh")?);
+        out.extend(read.context("--format crypt4gh")?);
     }
     if out.is_empty() {
         bail!(

@@ -123,6 +123,17 @@ pub fn read_public_key(text: &str, origin: &str) -> Result<PublicKey> {
     )))
 }
 
+/// The recipients in the file at `path` (see [`read_recipients`]); a file that cannot be read
+/// is refused naming it, as an age recipients file is.
+pub fn read_recipients_file(path: &std::path::Path) -> Result<Vec<PublicKey>> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let e = crate::io::without_path(&e);
+        Error::InvalidOption(format!("cannot read recipients file {name}: {e}"))
+    })?;
+    read_recipients(&text, &name)
+}
+
 /// The recipients in the text of a recipients file (`-R`): crypt4gh public key blocks
 /// (`-----BEGIN CRYPT4GH PUBLIC KEY-----` … `-----END …`), and lines of `ssh-ed25519 …` keys and
 /// `age1…` recipients as an authorized_keys or age recipients file holds them (blank lines and
