@@ -1768,20 +1768,7 @@ fn a_gcs_upload_resumes_through_the_stand_in() {
     );
     assert_eq!(resuming::journaled_parts(&state), None);
     assert_eq!(in_progress("k").unwrap().1, b"0");
-    let out = gs(base)
-        .args(["decrypt", url, "--passphrase-file"])
-        .arg(pw())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stdout == plain,
-        "the resumed object decrypts to the source"
-    );
+    resuming::decrypts_with(gs(base), url, &plain);
 
     // The upload aborted behind the journal's back: --resume ends the job, naming why.
     let url = "gs://gresume/gone";
@@ -1835,47 +1822,8 @@ fn a_gcs_rotation_resumes_through_the_stand_in() {
         .write_stdin(plain.clone())
         .assert()
         .success();
-    let rotate = |endpoint: &str, extra: &[&str]| {
-        let mut c = gs(endpoint);
-        c.args(["rekey", url, "--rotate", "--force", "-r", &bob_pub, "-i"])
-            .arg(&alice)
-            .args(extra);
-        c
-    };
-    let cut = proxy::start(
-        base,
-        proxy::Faults {
-            drop_parts_after: 1,
-            refuse_dropped: true,
-            ..Default::default()
-        },
-    );
-    let out = rotate(&cut.url, &[])
-        .env("ZSEAL_PARTS_IN_FLIGHT", "1")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("run the same command with --resume"), "{err}");
-    assert_eq!(resuming::journaled_parts(&state), Some(1), "{err}");
-    let p = proxy::start(base, proxy::Faults::default());
-    rotate(&p.url, &["--resume"])
-        .assert()
-        .success()
-        .stderr(contains("1 kept from before"));
-    assert_eq!(
-        p.seen
-            .upload_parts
-            .load(std::sync::atomic::Ordering::SeqCst),
-        2
-    );
-    assert_eq!(resuming::journaled_parts(&state), None);
-    let opens = |key: &Path| {
-        let out = gs(base).args(["decrypt", url, "-i"]).arg(key).output();
-        let out = out.unwrap();
-        out.status.success().then_some(out.stdout)
-    };
-    assert!(opens(&bob) == Some(plain.clone()), "bob opens it");
-    assert!(opens(&alice).is_none(), "alice was rotated out");
+    let sent = resuming::rotation_resumes(base, gs, &state, url, &plain, (&alice, &bob_pub, &bob));
+    assert_eq!(sent, 2, "the two parts not kept");
 }
 
 /// An age file with zstd inside, downloaded whole from an object: its opening reads the seek
@@ -2874,7 +2822,60 @@ mod resuming {
 
     /// The object's plaintext is exactly `want`.
     pub fn decrypts_to(base: &str, url: &str, want: &[u8]) {
-        let out = zseal(base)
+        decrypts_with(zseal(base), url, want);
+    }
+
+    /// `rekey URL --rotate` of `url` (sealed for alice) to bob, cut after one part and resumed,
+    /// through proxies in front of `base`; `zs(endpoint)` is zseal set up for the store behind
+    /// `endpoint` with the journals in `state`. The resume keeps the first part; bob opens the
+    /// object to `plain`, alice no longer does. Returns the parts the resume sent.
+    pub fn rotation_resumes(
+        base: &str,
+        zs: impl Fn(&str) -> Command,
+        state: &Path,
+        url: &str,
+        plain: &[u8],
+        (alice, bob_pub, bob): (&Path, &str, &Path),
+    ) -> u64 {
+        let rotate = |endpoint: &str, extra: &[&str]| {
+            let mut c = zs(endpoint);
+            c.args(["rekey", url, "--rotate", "--force", "-r", bob_pub, "-i"])
+                .arg(alice)
+                .args(extra);
+            c
+        };
+        let faults = proxy::Faults {
+            drop_parts_after: 1,
+            refuse_dropped: true,
+            ..Default::default()
+        };
+        let cut = proxy::start(base, faults);
+        let out = rotate(&cut.url, &[])
+            .env("ZSEAL_PARTS_IN_FLIGHT", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("run the same command with --resume"), "{err}");
+        assert_eq!(journaled_parts(state), Some(1), "{err}");
+        let p = proxy::start(base, proxy::Faults::default());
+        rotate(&p.url, &["--resume"])
+            .assert()
+            .success()
+            .stderr(contains("1 kept from before"));
+        assert_eq!(journaled_parts(state), None);
+        let opens = |key: &Path| {
+            let out = zs(base).args(["decrypt", url, "-i"]).arg(key).output();
+            let out = out.unwrap();
+            out.status.success().then_some(out.stdout)
+        };
+        assert!(opens(bob).as_deref() == Some(plain), "bob opens it");
+        assert!(opens(alice).is_none(), "alice was rotated out");
+        p.seen.upload_parts.load(Ordering::SeqCst)
+    }
+
+    /// [`decrypts_to`] by `zseal`, a command set up for the object's store.
+    pub fn decrypts_with(mut zseal: Command, url: &str, want: &[u8]) {
+        let out = zseal
             .args(["decrypt", "--passphrase-file"])
             .arg(pw())
             .arg(url)
