@@ -89,7 +89,7 @@ impl StoreBackend {
     }
 
     /// The prefixes right below the root whose names are bucket names, with their creation
-    /// times (see [`StoreBackend::made`]).
+    /// times (see [`made`]).
     pub async fn buckets(&self) -> S3Result<Vec<(String, Option<SystemTime>)>> {
         let store = self.root.store().clone();
         let at = self.root.path("");

@@ -6,7 +6,7 @@
 //! - Reads are ranged GETs of one version of the object (`If-Match` its ETag): a sequential read
 //!   keeps up to `parts_in_flight` GETs of `part_size` bytes ahead of the reader; a random read
 //!   (a range, `inspect`, a seek) fetches what is read, so that bytes fetched stay close to bytes
-//!   needed. Memory: at most `(parts_in_flight + 1) × part_size` (docs/OBJECTS.md).
+//!   needed. Memory: at most `(parts_in_flight + 2) × part_size` (docs/OBJECTS.md).
 //! - Writes are a multipart upload whose parts upload concurrently while the caller writes; the
 //!   object appears only on [`RemoteWriter::commit`]. Dropped without a commit (an error, a
 //!   signal through [`abort_all_uploads`]) the upload is aborted, leaving no object and no parts.

@@ -169,24 +169,26 @@ impl RemoteReader {
         }
     }
 
-    /// A sequential reader's read in the object's last part that neither continues nor lands
-    /// in what is fetched or in flight: read aside ([`RemoteReader::aside`]).
+    /// A sequential reader's read in the object's last part, after a first read, that neither
+    /// continues it nor lands in the part it will read next (`fill` would drop every part in
+    /// flight for it, though a later one may hold the position: the object's end is in flight
+    /// whenever the object is shorter than the read-ahead): read aside
+    /// ([`RemoteReader::aside`]).
     fn out_of_turn(&self) -> bool {
         let part = self.obj.opts.part_size as u64;
-        let in_flight = self
+        let next = self
             .ahead
-            .iter()
-            .any(|(r, _)| r.start <= self.pos && self.pos < r.end);
-        let frontier = self
-            .ahead
-            .back()
-            .map(|(r, _)| r.end)
-            .or_else(|| self.cur.as_ref().map(|(s, b)| s + b.len() as u64));
+            .front()
+            .is_some_and(|(r, _)| r.start <= self.pos && self.pos < r.end);
+        let continues = self
+            .cur
+            .as_ref()
+            .is_none_or(|(s, b)| s + b.len() as u64 == self.pos);
         self.mode == ReadMode::Sequential
             && self.in_span().is_none()
             && self.pos >= self.len.saturating_sub(part)
-            && !in_flight
-            && frontier.is_some_and(|f| self.pos > f)
+            && !next
+            && !continues
     }
 
     fn drop_ahead(&mut self) {
@@ -280,6 +282,8 @@ impl Read for RemoteReader {
             if !holds(&self.aside, self.pos) && self.out_of_turn() {
                 // From the position (or the last MIN_FETCH bytes) to the end.
                 let start = self.pos.min(self.len.saturating_sub(MIN_FETCH));
+                // One aside at a time (the memory bound counts one part for it).
+                self.aside = None;
                 let p = self.start(start..self.len);
                 self.aside = Some((start, self.wait(p)?));
             }

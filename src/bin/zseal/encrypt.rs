@@ -13,7 +13,7 @@ use crate::progress::{Counters, Progress};
 use crate::report::Direction;
 
 #[path = "encrypt_c4gh.rs"]
-mod c4gh;
+pub(crate) mod c4gh;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -22,6 +22,12 @@ pub fn run(a: &Args, mut opts: EncryptOptions) -> anyhow::Result<()> {
         bail!("a crypt4gh file has no passphrase: give the recipients' public keys (-r, -R)");
     }
     let recipients = recipients(&a.to.recipient, &a.to.recipients_file)?;
+    if recipients.is_empty() {
+        bail!(
+            "--format crypt4gh needs a recipient: -r age1…, -r \"ssh-ed25519 …\" or -R FILE (a \
+             crypt4gh public key file); a crypt4gh file has no passphrase"
+        );
+    }
     // The signing keys once, for every file: one passphrase prompt.
     let sign_keys = crate::sign::read_keys(&a.sign)?;
     if c.inputs.len() > 1 {
@@ -61,12 +67,22 @@ fn signing(
     Ok(s)
 }
 
-/// The recipients of `-r` (each an `age1…` X25519 recipient or an `ssh-ed25519 …` key) and of
-/// `-R` files (a crypt4gh public key file, or such lines); `-R -` reads standard input.
-fn recipients(given: &[String], files: &[std::path::PathBuf]) -> anyhow::Result<Vec<PublicKey>> {
+/// The crypt4gh recipients of `-r` (each an `age1…` X25519 recipient or an `ssh-ed25519 …`
+/// key) and of `-R` files (a crypt4gh public key file, or such lines); `-R -` reads standard
+/// input. None given: an empty list, which each command refuses in its own words (encrypt,
+/// rekey).
+pub fn recipients(
+    given: &[String],
+    files: &[std::path::PathBuf],
+) -> anyhow::Result<Vec<PublicKey>> {
     let mut out = Vec::new();
     for r in given {
-        out.push(c4gh::read_public_key(r, &format!("-r {r}")).context("--format crypt4gh")?);
+        match c4gh::read_public_key(r, &format!("-r {r}")) {
+            Err(e) if std::path::Path::new(r).is_file() => {
+                bail!("{e} (-r takes a key as text: give a key file with -R {r})")
+            }
+            k => out.push(k.context("--format crypt4gh")?),
+        }
     }
     for f in files {
         let read = match crate::stdin::is_dash(f) {
@@ -77,12 +93,6 @@ fn recipients(given: &[String], files: &[std::path::PathBuf]) -> anyhow::Result<
             false => c4gh::read_recipients_file(f),
         };
         out.extend(read.context("--format crypt4gh")?);
-    }
-    if out.is_empty() {
-        bail!(
-            "--format crypt4gh needs a recipient: -r age1…, -r \"ssh-ed25519 …\" or -R FILE (a \
-             crypt4gh public key file); a crypt4gh file has no passphrase"
-        );
     }
     Ok(out)
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use zseal::crypto::c4gh::{read_public_key, read_secret_keys, PublicKey, SecretKey};
+use zseal::crypto::c4gh::{read_secret_keys, PublicKey, SecretKey};
 use zseal::format::crypt4gh::rekey::{check_data_len, rekey_header, Keep, Rekeyed};
 use zseal::format::crypt4gh::Header;
 
@@ -21,7 +21,10 @@ pub(super) fn run(a: &Args, source: Source) -> anyhow::Result<()> {
     refuse_container_options(a)?;
     let what = a.file.display().to_string();
     let keys = secret_keys(&a.ids.identity, &what)?;
-    let to = recipients(&a.to.recipient, &a.to.recipients_file)?;
+    let to = crate::encrypt::c4gh::recipients(&a.to.recipient, &a.to.recipients_file)?;
+    if to.is_empty() {
+        bail!("no new recipient given: pass -r RECIPIENT or -R FILE (a crypt4gh public key file, ssh-ed25519 lines or age1… recipients)");
+    }
     match source {
         Source::File(f) => rekey_file(a, f, &keys, &to),
         #[cfg(feature = "remote")]
@@ -76,32 +79,6 @@ fn secret_keys(paths: &[PathBuf], what: &str) -> anyhow::Result<Vec<SecretKey>> 
             &name,
             &crate::keys::TerminalPrompt,
         )?);
-    }
-    Ok(out)
-}
-
-/// The new recipients: each `-r` a key as text (`ssh-ed25519 …`, `age1…`), each `-R` a file of
-/// crypt4gh public key blocks or such lines (`#` comments, blank lines).
-fn recipients(given: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<PublicKey>> {
-    let mut out = Vec::new();
-    for r in given {
-        let key = read_public_key(r, "-r");
-        match key {
-            Err(e) if std::path::Path::new(r).is_file() => {
-                bail!("{e} (-r takes a key as text: give a key file with -R {r})")
-            }
-            k => out.push(k?),
-        }
-    }
-    for f in files {
-        let (data, name) = crate::stdin::read_path(f, "-R -")?;
-        let Ok(text) = std::str::from_utf8(&data) else {
-            bail!("{name}: a recipients file is text, and this one is not");
-        };
-        out.extend(zseal::crypto::c4gh::read_recipients(text, &name)?);
-    }
-    if out.is_empty() {
-        bail!("no new recipient given: pass -r RECIPIENT or -R FILE (a crypt4gh public key file, ssh-ed25519 lines or age1… recipients)");
     }
     Ok(out)
 }
