@@ -1675,6 +1675,60 @@ fn crypt4gh_files_decrypt_and_verify_with_a_crypt4gh_key() {
         .stderr(contains("pass an identity file with -i"));
 }
 
+/// Crypt4gh recipients for `encrypt --format crypt4gh` and `rekey` come from one reader: a key
+/// file given to `-r` (which takes a key as text) is refused with the `-R` it meant, a missing
+/// `-R` file is named, and no recipient at all is refused in each command's words; nothing is
+/// written.
+#[test]
+fn crypt4gh_recipients_are_read_alike_by_encrypt_and_rekey() {
+    let c4gh = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crypt4gh");
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out.c4gh");
+    let pubfile = c4gh.join("alice.pub");
+    let pubfile = pubfile.to_str().unwrap();
+    let missing = d.path().join("nowhere.pub");
+    let missing = missing.to_str().unwrap();
+    let encrypt = |args: &[&str]| {
+        let mut c = zseal();
+        c.args(["encrypt", "--format", "crypt4gh", "-o"])
+            .arg(&out)
+            .args(args)
+            .write_stdin("x");
+        c
+    };
+    let rekey = |args: &[&str]| {
+        let mut c = zseal();
+        c.env("ZSEAL_PASSPHRASE", "zseal fixture")
+            .args(["rekey", "-i"])
+            .arg(c4gh.join("bob.sec"))
+            .args(["-o"])
+            .arg(&out)
+            .args(args)
+            .arg(c4gh.join("hello.c4gh"));
+        c
+    };
+    for run in [&encrypt as &dyn Fn(&[&str]) -> assert_cmd::Command, &rekey] {
+        run(&["-r", pubfile])
+            .assert()
+            .code(1)
+            .stderr(contains(format!("give a key file with -R {pubfile}")));
+        run(&["-R", missing])
+            .assert()
+            .code(1)
+            .stderr(contains(format!("cannot read recipients file {missing}")));
+        assert!(!out.exists());
+    }
+    encrypt(&[])
+        .assert()
+        .code(1)
+        .stderr(contains("--format crypt4gh needs a recipient"));
+    rekey(&[])
+        .assert()
+        .code(1)
+        .stderr(contains("no new key given"));
+    assert!(!out.exists());
+}
+
 /// A crypt4gh file's signature beside it (FORMAT.md §13.9), made by `ssh-keygen -Y sign -n
 /// zseal` over §12.1's statement: `decrypt`/`verify --signer` check `FILE.c4gh.sig`, `verify
 /// --signature SIG` a signature elsewhere, `--export-signature` writes the statement; another
