@@ -266,6 +266,16 @@ pub(crate) struct ReadAt {
 }
 
 impl ReadAt {
+    /// `file`, to be read by offset, when it is a regular file on a unix system (positional
+    /// reads of anything else are not the bytes a stream would give); `None` otherwise.
+    pub(crate) fn for_file(
+        file: std::fs::File,
+        count: Option<Arc<AtomicU64>>,
+    ) -> Result<Option<Arc<ReadAt>>> {
+        let regular = cfg!(unix) && file.metadata()?.is_file();
+        Ok(regular.then(|| Arc::new(ReadAt { file, count })))
+    }
+
     /// Reads `buf.len()` bytes at `at`; a file that ends before them is cut where `what()` says.
     #[cfg(unix)]
     pub(crate) fn read(

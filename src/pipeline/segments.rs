@@ -358,9 +358,7 @@ impl<I: Read + Seek, S: SegmentFormat> Segments<I, S> {
         file: std::fs::File,
         count: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<()> {
-        if cfg!(unix) && file.metadata()?.is_file() {
-            self.by_offset = Some(Arc::new(ReadAt { file, count }));
-        }
+        self.by_offset = ReadAt::for_file(file, count)?;
         Ok(())
     }
 

@@ -325,11 +325,10 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
         file: std::fs::File,
         count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<()> {
-        if !cfg!(unix) || !file.metadata()?.is_file() {
-            return Ok(());
+        self.bodies = super::ReadAt::for_file(file, count)?;
+        if self.bodies.is_some() {
+            self.frames.can_skip();
         }
-        self.frames.can_skip();
-        self.bodies = Some(std::sync::Arc::new(super::ReadAt { file, count }));
         Ok(())
     }
 
