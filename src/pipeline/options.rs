@@ -140,6 +140,12 @@ impl EncryptOptions {
         self
     }
 
+    /// The codec a container's header records: with an adaptive level the highest level a chunk
+    /// may have, else [`EncryptOptions::codec`].
+    pub(crate) fn header_codec(&self) -> Codec {
+        self.adapt.map_or(self.codec, |(_, max)| Codec::Zstd(max))
+    }
+
     /// The one set of checks of these options, for every format and front end: the writers run
     /// it before they write anything, and a front end may run it first (before it asks for a
     /// passphrase). The messages name the option in words, not a front end's flag.

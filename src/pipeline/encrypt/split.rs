@@ -286,10 +286,9 @@ impl SplitSeal {
             ));
         }
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
-        // With an adaptive level the header records the highest level a chunk may have.
-        let codec = opts.adapt.map_or(opts.codec, |(_, max)| Codec::Zstd(max));
+        let codec = opts.header_codec();
         let (header_bytes, payload_key) =
-            super::new_header(&mut Keying::new(recipients, rng), opts, codec, chunk_log2)?;
+            super::new_header(&mut Keying::new(recipients, rng), opts, chunk_log2)?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,
@@ -405,7 +404,7 @@ impl SplitSeal {
             };
             let size = r.stored_len();
             let mut f = std::fs::File::open(path)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+                .map_err(|e| crate::io::named(&e, "open", &path.display().to_string()))?;
             let held = f.metadata()?.len();
             if held != size {
                 return Err(changed(held, size));
