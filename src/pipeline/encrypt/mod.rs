@@ -91,7 +91,7 @@ impl<W: Write> SealTo for ContainerSink<W> {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         let adapt = opts.adapt.map(|(min, max)| Adapt::new(min, max));
         let codec = opts.header_codec();
-        let (header_bytes, payload_key) = new_header(&mut keys, opts, chunk_log2)?;
+        let (header_bytes, payload_key) = new_header(&mut keys, opts, codec, chunk_log2)?;
         inner.write_all(&header_bytes)?;
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
@@ -341,6 +341,7 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
 fn new_header(
     keys: &mut Keying<'_>,
     opts: &EncryptOptions,
+    codec: Codec,
     chunk_log2: u8,
 ) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
     let file_key = keys.file_key();
@@ -353,7 +354,7 @@ fn new_header(
         .collect::<Result<_>>()?;
     let header = Header {
         cipher: opts.cipher,
-        codec: opts.header_codec(),
+        codec,
         hash: opts.hash,
         chunk_log2,
         padded: opts.pad,

@@ -288,7 +288,7 @@ impl SplitSeal {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         let codec = opts.header_codec();
         let (header_bytes, payload_key) =
-            super::new_header(&mut Keying::new(recipients, rng), opts, chunk_log2)?;
+            super::new_header(&mut Keying::new(recipients, rng), opts, codec, chunk_log2)?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,
@@ -391,27 +391,32 @@ impl SplitSeal {
                 results.len()
             )));
         }
-        w.write_all(header)?;
+        let changed = |path: &std::path::Path, held: u64, size: u64| {
+            Error::from(std::io::Error::other(format!(
+                "{}: the part file holds {held} bytes, and its task sealed {size}: it was \
+                 changed after its task ended (another attempt of the task?); run the job again",
+                path.display()
+            )))
+        };
+        // Every part checked before anything is written: a bad one leaves `w` untouched.
+        let mut files = Vec::with_capacity(parts.len());
         for (path, r) in parts.iter().zip(results) {
             let path = path.as_ref();
-            let changed = |held: u64, size: u64| {
-                Error::from(std::io::Error::other(format!(
-                    "{}: the part file holds {held} bytes, and its task sealed {size}: it was \
-                     changed after its task ended (another attempt of the task?); nothing was \
-                     written, run the job again",
-                    path.display()
-                )))
-            };
-            let size = r.stored_len();
-            let mut f = std::fs::File::open(path)
+            let f = std::fs::File::open(path)
                 .map_err(|e| crate::io::named(&e, "open", &path.display().to_string()))?;
             let held = f.metadata()?.len();
-            if held != size {
-                return Err(changed(held, size));
+            if held != r.stored_len() {
+                return Err(changed(path, held, r.stored_len()));
             }
+            files.push(f);
+        }
+        w.write_all(header)?;
+        for ((mut f, r), path) in files.into_iter().zip(results).zip(parts) {
+            let size = r.stored_len();
+            // A part that shrank since it was checked.
             let copied = std::io::copy(&mut std::io::Read::take(&mut f, size), &mut w)?;
             if copied != size {
-                return Err(changed(copied, size));
+                return Err(changed(path.as_ref(), copied, size));
             }
         }
         self.write_trailer(results, w)
@@ -517,6 +522,13 @@ pub(crate) fn seal_range_adapting<W: Write>(
     threads: Threads,
     adapt: Option<(i32, i32)>,
 ) -> Result<RangeWriter<W>> {
+    if adapt.is_some_and(|(_, max)| key.codec != Codec::Zstd(max)) {
+        return Err(Error::InvalidOption(format!(
+            "an adaptive level up to {} under a key whose header records {}",
+            adapt.map_or(0, |(_, max)| max),
+            key.codec
+        )));
+    }
     if first_chunk >= format::MAX_CHUNKS {
         return Err(Error::Limit(format!(
             "chunk {first_chunk} is past the last chunk a zseal file can hold"
@@ -543,4 +555,25 @@ pub(crate) fn seal_range_adapting<W: Write>(
         range: None,
     })
     .with_range(first_chunk))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An adaptive range under a key whose header records another level is refused before
+    /// anything is sealed: the header must record the highest level a chunk may have.
+    #[test]
+    fn an_adaptive_range_needs_a_key_that_records_its_highest_level() {
+        let pw = crate::pipeline::cheap_passphrase();
+        let opts = EncryptOptions::default().codec(Codec::Zstd(3)).adapt(1, 6);
+        let (split, _) = SplitSeal::sequential(&[&pw], &opts).unwrap();
+        let key = split.task_key();
+        assert_eq!(key.codec, Codec::Zstd(6));
+        assert!(seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), Some((1, 6))).is_ok());
+        let e = seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), Some((1, 9)))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("up to 9"), "{e}");
+    }
 }
