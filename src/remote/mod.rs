@@ -90,6 +90,13 @@ impl Default for TransferOptions {
 }
 
 impl TransferOptions {
+    /// These options as every transfer of an object uses them: at least one part in flight (the
+    /// field is public; 0 would leave uploads and copies with nothing to wait for).
+    fn bounded(mut self) -> Self {
+        self.parts_in_flight = self.parts_in_flight.max(1);
+        self
+    }
+
     /// The defaults, changed by `ZSEAL_PART_SIZE`, `ZSEAL_PARTS_IN_FLIGHT`, `ZSEAL_TIMEOUT` and
     /// `ZSEAL_RETRY_TIMEOUT` when set; a value out of range is an error naming the variable.
     pub fn from_env() -> io::Result<Self> {
@@ -242,7 +249,7 @@ impl Remote {
                 path,
                 url: url.to_string(),
                 scheme,
-                opts,
+                opts: opts.bounded(),
                 multipart,
                 own,
             }),

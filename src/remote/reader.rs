@@ -274,10 +274,6 @@ impl Read for RemoteReader {
         if buf.is_empty() || self.pos >= self.len {
             return Ok(0);
         }
-        let holds = |c: &Option<(u64, Bytes)>, pos: u64| {
-            c.as_ref()
-                .is_some_and(|(s, b)| *s <= pos && pos < s + b.len() as u64)
-        };
         if !holds(&self.cur, self.pos) {
             if !holds(&self.aside, self.pos) && self.out_of_turn() {
                 // From the position (or the last MIN_FETCH bytes) to the end.
@@ -287,10 +283,7 @@ impl Read for RemoteReader {
                 let p = self.start(start..self.len);
                 self.aside = Some((start, self.wait(p)?));
             }
-            if let Some((s, b)) = self.aside.as_ref().filter(|_| holds(&self.aside, self.pos)) {
-                let at = (self.pos - s) as usize;
-                let n = buf.len().min(b.len() - at);
-                buf[..n].copy_from_slice(&b[at..at + n]);
+            if let Some(n) = copy_out(&self.aside, self.pos, buf) {
                 self.pos += n as u64;
                 return Ok(n);
             }
@@ -299,14 +292,26 @@ impl Read for RemoteReader {
         // Read-ahead is sent when a read continues the run, on what the run had read before:
         // after a range's last read nothing more is fetched that nobody reads.
         self.top_up();
-        let (s, b) = self.cur.as_ref().expect("filled");
-        let at = (self.pos - s) as usize;
-        let n = buf.len().min(b.len() - at);
-        buf[..n].copy_from_slice(&b[at..at + n]);
+        let n = copy_out(&self.cur, self.pos, buf).expect("filled");
         self.pos += n as u64;
         self.run += n as u64;
         Ok(n)
     }
+}
+
+/// Whether the fetched bytes `held` (their offset and the bytes) hold position `pos`.
+fn holds(held: &Option<(u64, Bytes)>, pos: u64) -> bool {
+    held.as_ref()
+        .is_some_and(|(s, b)| *s <= pos && pos < s + b.len() as u64)
+}
+
+/// Copies into `buf` what `held` has from `pos` on; `None` when it does not hold `pos`.
+fn copy_out(held: &Option<(u64, Bytes)>, pos: u64, buf: &mut [u8]) -> Option<usize> {
+    let (s, b) = held.as_ref().filter(|_| holds(held, pos))?;
+    let at = (pos - s) as usize;
+    let n = buf.len().min(b.len() - at);
+    buf[..n].copy_from_slice(&b[at..at + n]);
+    Some(n)
 }
 
 impl Seek for RemoteReader {

@@ -49,7 +49,7 @@ impl StoreRoot {
                 path,
                 url: url.clone(),
                 scheme,
-                opts,
+                opts: opts.bounded(),
                 multipart,
                 own,
             },

@@ -160,7 +160,7 @@ impl Cutter {
         };
         // Room first, then the part: never more than `parts_in_flight` on their way, so that
         // with 1 the parts reach the store one after the other, in order.
-        while self.in_flight.len() >= self.obj.opts.parts_in_flight.max(1) {
+        while self.in_flight.len() >= self.obj.opts.parts_in_flight {
             self.wait_oldest()?;
         }
         let number = self.next_number;
