@@ -401,6 +401,30 @@ impl<'a> Keying<'a> {
     }
 }
 
+impl Keying<'_> {
+    /// [`Keying::wrap`] for a container's header beside the stanza records it `kept` (a rekey;
+    /// none for a new file): its stanza records (FORMAT.md §1.1), a passphrase stretched by
+    /// Argon2id, the recipients checked together with the kept ones. A header that only keeps
+    /// stanzas and adds none (a rekey that removes) needs no check: what remains was allowed.
+    pub(crate) fn wrap_container(
+        &mut self,
+        file_key: &FileKey,
+        kept: &[Stanza],
+    ) -> Result<Vec<Stanza>> {
+        let stanzas = wrap_to(
+            self.recipients,
+            file_key,
+            PassphraseKdf::Argon2id,
+            &mut self.rng,
+        )?;
+        // After the wrap: an age plugin declares its labels when it wraps.
+        if !self.recipients.is_empty() || kept.is_empty() {
+            check_recipients(self.recipients, kept)?;
+        }
+        stanzas.iter().map(Stanza::from_age).collect()
+    }
+}
+
 /// The stanzas that wrap `file_key` for each of `recipients`, in order.
 pub(crate) fn wrap_to(
     recipients: &[&dyn Recipient],

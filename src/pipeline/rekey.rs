@@ -4,15 +4,13 @@
 
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
-use rand_core::RngCore;
 
 use super::decrypt::frames::{read_index, Frames};
 use super::decrypt::opener::Opener;
 use super::decrypt::seek::read_trailer;
-use super::encrypt::{sealed_header, wrap_for, Sealer};
+use super::encrypt::{sealed_header, Sealer};
 use super::Locked;
-use crate::crypto::check_recipients;
-use crate::crypto::{FileKey, Identity, Recipient};
+use crate::crypto::{FileKey, Identity, Keying, Recipient};
 use crate::error::{Error, Result};
 use crate::format::frame::{parse_footer, FINAL_PLAIN_LEN};
 use crate::format::{FinalFrame, FrameKind, Header, FOOTER_LEN, FRAME_HEADER_LEN};
@@ -111,26 +109,22 @@ impl<R: Read> Locked<R> {
                     .into(),
             ));
         }
-        let rng = &mut rand_core::OsRng;
+        let mut rng = rand_core::OsRng;
+        let mut keys = Keying::new(recipients, &mut rng);
         let new_key = if opts.rotate {
-            FileKey::generate(rng)
+            keys.file_key()
         } else {
             file_key.clone()
         };
-        let n_kept = kept.len();
         let mut header = Header {
             stanzas: kept,
             ..old.clone()
         };
         if opts.rotate {
-            rng.fill_bytes(&mut header.payload_salt);
+            keys.fill(&mut header.payload_salt);
         }
-        header.stanzas.extend(wrap_for(recipients, &new_key, rng)?);
-        // After the wrap: an age plugin declares its labels when it wraps. Removing only: the
-        // remaining stanzas are the new set.
-        if !recipients.is_empty() || n_kept == 0 {
-            check_recipients(recipients, &header.stanzas[..n_kept])?;
-        }
+        let added = keys.wrap_container(&new_key, &header.stanzas)?;
+        header.stanzas.extend(added);
         if !opts.allow_lockout {
             check_still_opens(identities, &old.stanzas, &header.stanzas)?;
         }

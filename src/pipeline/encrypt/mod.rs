@@ -26,7 +26,7 @@ mod trailer;
 
 use super::options::EncryptOptions;
 use adapt::Adapt;
-pub(crate) use sealer::{padding_plan, sealed_header, wrap_for, Job, Sealed, Sealer};
+pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
 pub(crate) use split::seal_range_adapting;
 pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
 
@@ -347,11 +347,7 @@ fn new_header(
     let file_key = keys.file_key();
     let mut payload_salt = [0u8; format::header::SALT_LEN];
     keys.fill(&mut payload_salt);
-    let stanzas = keys
-        .wrap(&file_key, crate::crypto::PassphraseKdf::Argon2id)?
-        .iter()
-        .map(crate::crypto::Stanza::from_age)
-        .collect::<Result<_>>()?;
+    let stanzas = keys.wrap_container(&file_key, &[])?;
     let header = Header {
         cipher: opts.cipher,
         codec,

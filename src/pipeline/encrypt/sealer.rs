@@ -1,12 +1,11 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
-use rand_core::RngCore;
 
 use super::super::intake::{Spare, ALIGN};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
-use crate::crypto::{FileKey, PassphraseKdf, Recipient};
+use crate::crypto::FileKey;
 use crate::error::Result;
 use crate::format::frame::{frame_header, pad_class, PAD_HEADER_LEN};
 use crate::format::{self, FrameKind, Header, FRAME_HEADER_LEN};
@@ -291,18 +290,6 @@ pub(crate) fn padding_plan(unpadded: u64, chunk_size: usize) -> Vec<usize> {
     let zeros = pad - PER_FRAME * m;
     (0..m)
         .map(|j| (zeros / m + u64::from(j < zeros % m)) as usize)
-        .collect()
-}
-
-/// The container's stanza records that wrap `file_key` for each recipient, in order.
-pub(crate) fn wrap_for(
-    recipients: &[&dyn Recipient],
-    file_key: &FileKey,
-    rng: &mut dyn RngCore,
-) -> Result<Vec<crate::crypto::Stanza>> {
-    crate::crypto::wrap_to(recipients, file_key, PassphraseKdf::Argon2id, rng)?
-        .iter()
-        .map(crate::crypto::Stanza::from_age)
         .collect()
 }
 
