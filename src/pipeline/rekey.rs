@@ -4,7 +4,6 @@
 
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
-
 use super::decrypt::frames::{read_index, Frames};
 use super::decrypt::opener::Opener;
 use super::decrypt::seek::read_trailer;

@@ -1893,4 +1893,19 @@ fn crypt4gh_signatures_beside_the_file_are_checked() {
             "is a zseal container, which keeps its signatures inside it",
         ));
     assert!(!out_file.exists(), "no output");
+    // Refused once the header is read, before any key is looked for.
+    zseal()
+        .args(["decrypt", "--signer"])
+        .arg(keys.join("ed25519.pub"))
+        .arg("--signature")
+        .arg(&sig)
+        .arg("-o")
+        .arg(&out_file)
+        .arg(&container)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "is a zseal container, which keeps its signatures inside it",
+        ));
+    assert!(!out_file.exists(), "no output");
 }

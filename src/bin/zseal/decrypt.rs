@@ -209,30 +209,12 @@ fn decrypt(
         signature: (a.signature.clone())
             .or_else(|| crate::keys::signature_beside(input_name))
             .filter(|_| signers.is_required()),
+        crypt4gh_signature: a.signature.as_deref(),
         signers,
-    };
-    // The file's format is known once it is opened: only a crypt4gh file takes --signature.
-    let open = |keys: &Unlock, input| -> anyhow::Result<zseal::Reader<zseal::transfer::Source>> {
-        let reader = keys.open(input)?;
-        let format = reader.format();
-        match (&a.signature, format) {
-            (Some(_), zseal::Format::Crypt4gh) | (None, _) => Ok(reader),
-            (Some(sig), zseal::Format::Age) => anyhow::bail!(
-                "--signature {}: {what} is an age file, which has no statement to sign (check \
-                 its OUT.sig with ssh-keygen -Y verify); --signature is a crypt4gh file's",
-                sig.display()
-            ),
-            (Some(sig), _) => anyhow::bail!(
-                "--signature {}: {what} is a zseal container, which keeps its signatures inside \
-                 it; --signature is a crypt4gh file's (`zseal verify --signature SIG` checks a \
-                 detached signature of a container)",
-                sig.display()
-            ),
-        }
     };
     if let Some(download) = crate::download::Download::plan(&ask, &input)? {
         let size = input.size();
-        let reader = open(&keys, input)?;
+        let reader = keys.open(input)?;
         return resumable(a, download, (reader, &what, size), plan, &counters);
     }
     let output = Output::create_plaintext(output_name, c.force, input_name)?;
@@ -254,7 +236,7 @@ fn decrypt(
         verb: "decrypting",
     };
     let (signer, stats, clock) = job
-        .run(open(&keys, input)?, |d| {
+        .run(keys.open(input)?, |d| {
             let range = a.range.map(|r| r.resolve(d)).transpose()?;
             plan.copy(d, range, &mut output)?;
             let c4gh = d.as_crypt4gh().and_then(|c| c.signer().map(str::to_string));

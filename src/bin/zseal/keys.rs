@@ -66,6 +66,28 @@ pub struct Unlock<'a> {
     /// `--signature SIG`, or `FILE.sig` ([`signature_beside`]). A crypt4gh file is then hashed
     /// as it is read, for the statement, and checked against `signers` when they are required.
     pub signature: Option<PathBuf>,
+    /// `decrypt --signature SIG`, which only a crypt4gh file takes: any other file is refused
+    /// once its header is read, before a key is asked for.
+    pub crypt4gh_signature: Option<&'a Path>,
+}
+
+/// Refuses `decrypt --signature SIG` for a file other than a crypt4gh file, saying where its
+/// signatures are.
+fn only_crypt4gh_signs_beside(format: zseal::Format, what: &str, sig: &Path) -> anyhow::Result<()> {
+    match format {
+        zseal::Format::Crypt4gh => Ok(()),
+        zseal::Format::Age => bail!(
+            "--signature {}: {what} is an age file, which has no statement to sign (check its \
+             OUT.sig with ssh-keygen -Y verify); --signature is a crypt4gh file's",
+            sig.display()
+        ),
+        _ => bail!(
+            "--signature {}: {what} is a zseal container, which keeps its signatures inside it; \
+             --signature is a crypt4gh file's (`zseal verify --signature SIG` checks a detached \
+             signature of a container)",
+            sig.display()
+        ),
+    }
 }
 
 /// `INPUT.sig`, where `encrypt --format crypt4gh --sign` puts a crypt4gh file's signature:
@@ -87,6 +109,9 @@ impl Unlock<'_> {
     pub fn open<R: std::io::Read>(&self, input: R) -> anyhow::Result<Reader<R>> {
         let what = self.what;
         let locked = Sealed::read(input).with_context(|| format!("reading {what}"))?;
+        if let Some(sig) = self.crypt4gh_signature {
+            only_crypt4gh_signs_beside(locked.format(), what, sig)?;
+        }
         let keys = keys_for(locked.needs(), what, self.passphrase_file, self.ids)?;
         let opts = DecryptOptions::default()
             .threads(self.threads)

@@ -81,6 +81,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             crate::keys::signature_beside(a.input.as_deref())
                 .filter(|_| signers.is_required() || a.export_signature.is_some())
         }),
+        crypt4gh_signature: None,
         signers: match detached {
             Some(_) => zseal::crypto::sign::Signers::default(),
             None => signers.clone(),

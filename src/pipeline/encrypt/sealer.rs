@@ -1,7 +1,6 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
-
 use super::super::intake::{Spare, ALIGN};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
