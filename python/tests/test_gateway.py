@@ -307,6 +307,18 @@ def test_upload_part_copy_ranges_and_conditions(gateway, zseal_bin, keys, tmp_pa
     assert "no lasting ETag" in e.value.response["Error"]["Message"]
     s3.copy_object(Bucket="pcopy", Key="raw-copy.bin", CopySource={"Bucket": "pcopy", "Key": "raw.bin"})
     assert s3.get_object(Bucket="pcopy", Key="raw-copy.bin")["Body"].read() == b"raw"
+    # Its range is checked once the copy has opened it (no metadata gives its size before).
+    raw_up = s3.create_multipart_upload(Bucket="pcopy", Key="raw-part.bin")["UploadId"]
+    src = {"Bucket": "pcopy", "Key": "raw.bin"}
+    with pytest.raises(ClientError) as e:
+        s3.upload_part_copy(Bucket="pcopy", Key="raw-part.bin", UploadId=raw_up, PartNumber=1,
+                            CopySource=src, CopySourceRange="bytes=0-99")
+    assert e.value.response["Error"]["Code"] == "InvalidArgument"
+    r = s3.upload_part_copy(Bucket="pcopy", Key="raw-part.bin", UploadId=raw_up, PartNumber=1,
+                            CopySource=src, CopySourceRange="bytes=1-2")
+    s3.complete_multipart_upload(Bucket="pcopy", Key="raw-part.bin", UploadId=raw_up, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": r["CopyPartResult"]["ETag"]}]})
+    assert s3.get_object(Bucket="pcopy", Key="raw-part.bin")["Body"].read() == b"aw"
     s3.complete_multipart_upload(Bucket="pcopy", Key="dst.bin", UploadId=up, MultipartUpload={"Parts": parts})
     want = body[: 5 * 1024 * 1024] + body[6_000_000:]
     assert s3.get_object(Bucket="pcopy", Key="dst.bin")["Body"].read() == want

@@ -16,22 +16,23 @@ use super::service::{blocking, recipient_refs, Gateway};
 use super::store::{self, internal, Meta};
 
 /// The source of a CopyObject or UploadPartCopy (`$input`: two types with the same fields): its
-/// bucket and key, the backend's `Stat` and what HEAD shows of it, once its key is valid and
-/// its conditions passed (in an `async fn` of the gateway, `$gw`).
+/// bucket and key, the backend's `Stat` and its lasting metadata (`None` for a container stored
+/// without the gateway's: nothing is opened for it here, the copy opens it once), once its key
+/// is valid and its conditions passed (in an `async fn` of the gateway, `$gw`).
 macro_rules! checked_source {
     ($gw:expr, $input:ident) => {{
         let (bucket, key) = source_of(&$input.copy_source)?;
         $gw.backend.check_key(&bucket, &key)?;
         let stat = $gw.backend.stat(&bucket, &key).await?;
-        let (shown, lasting) = $gw.info_of(&bucket, &key, &stat).await?;
+        let meta = $gw.backend.meta(&bucket, &key, &stat).await;
         let by_time = $input.copy_source_if_modified_since.is_some()
             || $input.copy_source_if_unmodified_since.is_some();
         let (if_match, if_none_match) = (
             $input.copy_source_if_match.as_ref(),
             $input.copy_source_if_none_match.as_ref(),
         );
-        check_source((&shown.etag, lasting), if_match, if_none_match, by_time)?;
-        (bucket, key, stat, shown)
+        check_source(meta.as_ref(), if_match, if_none_match, by_time)?;
+        (bucket, key, stat, meta)
     }};
 }
 
@@ -47,19 +48,15 @@ fn source_of(source: &CopySource) -> S3Result<(String, String)> {
 }
 
 /// Refuses the copy when the source is not the one the client named (`x-amz-copy-source-if-match`,
-/// `-if-none-match`, against `etag`, the ETag HEAD gives; `lasting`: the ETag comes from the
-/// metadata written with the container, not drawn for this request). The time conditions are
-/// refused rather than ignored.
+/// `-if-none-match`, against the ETag of `meta`, the metadata written with the container; without
+/// it each HEAD draws an ETag, and no condition can hold). The time conditions are refused
+/// rather than ignored.
 fn check_source(
-    (etag, lasting): (&str, bool),
+    meta: Option<&Meta>,
     if_match: Option<&ETagCondition>,
     if_none_match: Option<&ETagCondition>,
     by_time: bool,
 ) -> S3Result<()> {
-    let is = |c: &ETagCondition| match c {
-        ETagCondition::Any => true,
-        ETagCondition::ETag(t) => t.value() == etag,
-    };
     if by_time {
         return Err(s3_error!(
             NotImplemented,
@@ -67,14 +64,21 @@ fn check_source(
              use x-amz-copy-source-if-match with the source's ETag"
         ));
     }
-    if !lasting && (if_match.is_some() || if_none_match.is_some()) {
+    let Some(etag) = meta.map(|m| m.etag.as_str()) else {
+        if if_match.is_none() && if_none_match.is_none() {
+            return Ok(());
+        }
         return Err(s3_error!(
             PreconditionFailed,
             "the copy's source has no lasting ETag (it was stored without the gateway's \
              metadata, so each HEAD draws one): copy it without x-amz-copy-source-if-match or \
              -if-none-match"
         ));
-    }
+    };
+    let is = |c: &ETagCondition| match c {
+        ETagCondition::Any => true,
+        ETagCondition::ETag(t) => t.value() == etag,
+    };
     if if_match.is_some_and(|c| !is(c)) || if_none_match.is_some_and(is) {
         return Err(s3_error!(
             PreconditionFailed,
@@ -115,7 +119,7 @@ impl Gateway {
         let ids = self.identities()?;
         self.backend.check_key(&input.bucket, &input.key)?;
         self.backend.bucket(&input.bucket).await?;
-        let (src_bucket, src_key, stat, shown) = checked_source!(self, input);
+        let (src_bucket, src_key, stat, meta) = checked_source!(self, input);
         let replace = input
             .metadata_directive
             .as_ref()
@@ -125,7 +129,7 @@ impl Gateway {
                 input.content_type,
                 input.metadata.unwrap_or_default().into_iter().collect(),
             ),
-            false => (shown.content_type, shown.user),
+            false => meta.map_or_else(Default::default, |m| (m.content_type, m.user)),
         };
         let (backend, bucket, key) = (self.backend.clone(), input.bucket, input.key);
         let (recipients, opts) = (Arc::clone(&self.recipients), Arc::clone(&self.encrypt));
@@ -169,14 +173,28 @@ impl Gateway {
         let ids = self.identities()?;
         let upload = self.upload(&input.upload_id, &input.bucket, &input.key)?;
         let n = part_number(input.part_number)?;
-        let (src_bucket, src_key, stat, shown) = checked_source!(self, input);
-        let range = copy_range(input.copy_source_range.as_deref(), shown.size)?;
+        let (src_bucket, src_key, stat, meta) = checked_source!(self, input);
+        let asked = input.copy_source_range;
+        // Checked now when the size is known without opening the container, else once it is.
+        if let Some(m) = &meta {
+            copy_range(asked.as_deref(), m.size)?;
+        }
         let (backend, opts) = (self.backend.clone(), self.part_options());
         let permit = self.slots(2).await?;
         let (etag, ()) = blocking(move || {
             let _permit = permit;
-            let source = backend.open_as(&src_bucket, &src_key, range.is_none(), &stat)?;
+            let source = backend.open_as(&src_bucket, &src_key, asked.is_none(), &stat)?;
             let mut reader = read::open(source, &ids)?;
+            let range = match (&meta, asked.as_deref()) {
+                (_, None) => None,
+                (Some(m), r) => copy_range(r, m.size)?,
+                (None, r) => {
+                    let size = reader
+                        .plaintext_len()
+                        .map_err(|e| internal("reading the source's length", e))?;
+                    copy_range(r, size)?
+                }
+            };
             store_part(&upload, n, &opts, |w| {
                 let copied = match range {
                     Some((start, end)) => reader.copy_range_to(start, Some(end), w),
