@@ -96,24 +96,62 @@ impl<W: Write> SealTo for ContainerSink<W> {
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
         let intake = Intake::new(sealer.data_at(), 1 << chunk_log2, sealer.buffer_len());
-        Ok(ContainerSink {
-            state: SinkState::new(inner, intake),
-            window: Window::new(&opts.threads, 1 << chunk_log2),
+        let tally = Tally {
+            digest: Digest::new(opts.hash),
+            ..Tally::from_frame(0, header_bytes.len() as u64, opts.pad, opts.sign.clone())
+        };
+        Ok(ContainerSink::from_parts(
+            inner,
+            intake,
+            sealer,
+            &opts.threads,
+            (tally, adapt),
+        ))
+    }
+}
+
+impl Tally {
+    /// A sink's tally from frame `first` on, after `written` container bytes: nothing sealed
+    /// by it yet, no digest kept (a range's chunks are hashed by the range).
+    fn from_frame(
+        first: u64,
+        written: u64,
+        padded: bool,
+        sign: Vec<crate::crypto::sign::SigningKey>,
+    ) -> Tally {
+        Tally {
+            chunks: first,
+            plaintext_len: 0,
+            index: Vec::new(),
+            digest: Digest::new(HashAlg::None),
+            written,
+            padded,
+            emitted: first,
+            sign,
+            digest_hex: None,
+        }
+    }
+}
+
+impl<W: Write> ContainerSink<W> {
+    /// The sink writing to `w`: its chunks taken in through `intake`, sealed by `sealer` on
+    /// `threads`, its `tally` so far, and an adaptive level if any. The one place a
+    /// container's sink is put together (a whole writer, a range's, the end of pieces).
+    fn from_parts(
+        w: W,
+        intake: Intake,
+        sealer: Sealer,
+        threads: &super::threads::Threads,
+        (tally, adapt): (Tally, Option<Adapt>),
+    ) -> Self {
+        ContainerSink {
+            state: SinkState::new(w, intake),
+            window: Window::new(threads, sealer.chunk_size()),
             sealer: Arc::new(sealer),
-            tally: Tally {
-                chunks: 0,
-                plaintext_len: 0,
-                index: Vec::new(),
-                digest: Digest::new(opts.hash),
-                written: header_bytes.len() as u64,
-                padded: opts.pad,
-                emitted: 0,
-                sign: opts.sign.clone(),
-                digest_hex: None,
-            },
+            tally,
             adapt,
             range: None,
-        })
+        }
     }
 }
 

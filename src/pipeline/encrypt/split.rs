@@ -5,16 +5,14 @@
 //! are those a single writer would write with the same keys; nothing is read twice.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use rand_core::{CryptoRng, RngCore};
 use zeroize::Zeroizing;
 
 use super::super::intake::Intake;
 use super::super::options::EncryptOptions;
-use super::super::sink::{ChunkSink, ChunkWriter, SinkState};
+use super::super::sink::{ChunkSink, ChunkWriter};
 use super::super::threads::Threads;
-use super::super::window::Window;
 use super::{ContainerSink, Sealer, Tally};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
@@ -474,24 +472,14 @@ impl SplitSeal {
         // No input is taken: an intake without a chunk buffer.
         let intake = Intake::new(0, sealer.chunk_size(), 0);
         // The single writer's own end, over the tally the ranges add up to.
-        let mut sink = ContainerSink {
-            state: SinkState::new(w, intake),
-            window: Window::new(&Threads::Count(1), sealer.chunk_size()),
-            sealer: Arc::new(sealer),
-            tally: Tally {
-                chunks,
-                plaintext_len,
-                index,
-                digest,
-                written,
-                padded: self.key.padded,
-                emitted: chunks,
-                sign: self.sign.clone(),
-                digest_hex: None,
-            },
-            adapt: None,
-            range: None,
+        let tally = Tally {
+            plaintext_len,
+            index,
+            digest,
+            ..Tally::from_frame(chunks, written, self.key.padded, self.sign.clone())
         };
+        let mut sink =
+            ContainerSink::from_parts(w, intake, sealer, &Threads::Count(1), (tally, None));
         sink.end()?;
         Ok((sink.into_state().inner, hex))
     }
@@ -536,25 +524,10 @@ pub(crate) fn seal_range_adapting<W: Write>(
     }
     let sealer = key.sealer();
     let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
-    Ok(ChunkWriter::from_sink(ContainerSink {
-        state: SinkState::new(w, intake),
-        window: Window::new(&threads, sealer.chunk_size()),
-        sealer: Arc::new(sealer),
-        tally: Tally {
-            chunks: first_chunk,
-            plaintext_len: 0,
-            index: Vec::new(),
-            digest: Digest::new(HashAlg::None),
-            written: 0,
-            padded: key.padded,
-            emitted: first_chunk,
-            sign: Vec::new(),
-            digest_hex: None,
-        },
-        adapt: adapt.map(|(min, max)| super::adapt::Adapt::new(min, max)),
-        range: None,
-    })
-    .with_range(first_chunk))
+    let tally = Tally::from_frame(first_chunk, 0, key.padded, Vec::new());
+    let adapt = adapt.map(|(min, max)| super::adapt::Adapt::new(min, max));
+    let sink = ContainerSink::from_parts(w, intake, sealer, &threads, (tally, adapt));
+    Ok(ChunkWriter::from_sink(sink).with_range(first_chunk))
 }
 
 #[cfg(test)]
