@@ -20,6 +20,8 @@ mod common;
 mod crypt4gh;
 #[path = "remote/gateway.rs"]
 mod gateway;
+#[path = "remote/nonces.rs"]
+mod nonces;
 #[path = "remote/resume.rs"]
 mod resume;
 #[path = "remote/resume_azure.rs"]
@@ -845,6 +847,9 @@ mod proxy {
         pub refuse_dropped: bool,
         /// Every UploadPart is held this long before it is forwarded (a slow link).
         pub part_delay: Duration,
+        /// Every UploadPart's body is kept in `Seen::part_bodies`, with its upload id and part
+        /// number, whatever becomes of it (refused, dropped, forwarded): what left zseal.
+        pub record_parts: bool,
     }
 
     /// Counters of what went through, shared with the test.
@@ -867,6 +872,8 @@ mod proxy {
         block_ids: std::sync::Mutex<Vec<String>>,
         /// UploadPart requests whose store answer was passed on to the client.
         parts_answered: AtomicU64,
+        /// With `Faults::record_parts`: (upload id, part number, body) of every UploadPart.
+        pub part_bodies: std::sync::Mutex<Vec<(String, u64, Vec<u8>)>>,
     }
 
     impl Seen {
@@ -1077,6 +1084,11 @@ mod proxy {
                         .and_then(|n| n.parse::<u64>().ok())
                         .unwrap_or(0),
                 };
+                if f.record_parts {
+                    let id = query("uploadId=").unwrap_or("").to_string();
+                    let mut kept = seen.part_bodies.lock().unwrap();
+                    kept.push((id, number, body.clone()));
+                }
                 if f.drop_parts_after > 0 && number > f.drop_parts_after {
                     // Not before the parts kept were answered: a refusal that overtook a kept
                     // part's answer (parts go up side by side, and a loaded machine answers
@@ -3213,7 +3225,8 @@ fn pending_uploads_are_listed_and_aborted() {
         .code(1)
         .stderr(contains("no pending upload"));
 
-    // SIGTERM ends a resumable upload as it ends any: aborted, and its journal removed.
+    // SIGTERM (as Ctrl-C) keeps a resumable upload pending, saying how to go on; `resume
+    // --abort` then ends it.
     let slow = proxy::start(
         base,
         proxy::Faults {
@@ -3231,7 +3244,7 @@ fn pending_uploads_are_listed_and_aborted() {
         .env("AWS_ENDPOINT_URL", &slow.url)
         .env("XDG_STATE_HOME", &state)
         .env("ZSEAL_PARTS_IN_FLIGHT", "1")
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -3244,7 +3257,20 @@ fn pending_uploads_are_listed_and_aborted() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("upload kept: run the same command with --resume")
+            && err.contains(&format!("zseal resume --abort {url}")),
+        "{err}"
+    );
+    assert_eq!(uploads_in_progress(base, &b), 1, "kept at the store");
+    assert!(resuming::journaled_parts(&state).is_some(), "and journaled");
+    resuming::zs(base, base, &state)
+        .args(["resume", "--abort", &url])
+        .assert()
+        .success();
     assert_eq!(uploads_in_progress(base, &b), 0);
     assert_eq!(resuming::journaled_parts(&state), None);
 }

@@ -37,12 +37,12 @@ pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,
     OpenKey, OpenedRange,
 };
-pub(crate) use encrypt::seal_range_adapting;
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{
     seal_range, ContainerSink, Encryptor, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
+pub(crate) use encrypt::{seal_range_adapting, AdaptPlan, LevelLog};
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
 pub use sink::{ChunkSink, ChunkWriter, SealTo, SinkState};

@@ -26,15 +26,26 @@ fn registry() -> Registry {
     UPLOADS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Aborts every multipart upload this process has in progress, for a signal handler, which then
-/// exits: no object appears and the store keeps no orphaned parts. An upload being created waits
-/// for its id first (the registry is held while it is created), and none starts afterwards.
-pub fn abort_all_uploads() {
+/// Ends every multipart upload this process has in progress, for a signal handler, which then
+/// exits. An upload that keeps a resume journal (docs/OBJECTS.md §7) is kept, pending at the
+/// store with its journal, for `--resume`; every other one is aborted: no object appears and
+/// the store keeps no orphaned parts. An upload being created waits for its id first (the
+/// registry is held while it is created), and none starts afterwards. Returns the URLs of the
+/// uploads kept.
+pub fn abort_all_uploads() -> Vec<String> {
     ENDING.store(true, Ordering::SeqCst);
     let uploads = std::mem::take(&mut *registry());
+    let mut kept = Vec::new();
     for u in uploads.iter().filter_map(Weak::upgrade) {
-        u.abort();
+        let journaled = u.journal_key().is_some();
+        match journaled {
+            // Its journal stays as last written: every part sent is in the log beside it.
+            true if !u.ended.swap(true, Ordering::SeqCst) => kept.push(u.obj.url.clone()),
+            true => {}
+            false => u.abort(),
+        }
     }
+    kept
 }
 
 /// One multipart upload of one object: aborted when dropped unless it was completed.

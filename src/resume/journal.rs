@@ -97,6 +97,70 @@ fn file_name(kind: Kind, key: &str) -> String {
     format!("{}{}.json", kind.prefix(), &hash[..32])
 }
 
+/// The path of the append-only log kept beside the journal of `kind` for `key` ([`append`]).
+pub fn log_path_for(kind: Kind, key: &str) -> Result<PathBuf> {
+    let mut path = path_for(kind, key)?;
+    path.set_extension("log");
+    Ok(path)
+}
+
+/// Appends `line` (a newline is added) to the log beside the journal of `kind` for `key`,
+/// creating it (0600), and makes it durable before returning: a job writes here what it is
+/// about to do, before it does it (a write-ahead log), so that the record survives a kill at
+/// any moment after this returns. A kill during the append leaves at most a last line without
+/// its newline, which [`load_log`] leaves out (what it announced was not done).
+pub fn append(kind: Kind, key: &str, line: &str) -> Result<()> {
+    let path = log_path_for(kind, key)?;
+    let named =
+        |e: io::Error| Error::from(crate::io::named(&e, "write", &path.display().to_string()));
+    let mut opts = fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let existed = path.exists();
+    let mut f = opts.open(&path).map_err(named)?;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    f.write_all(&bytes).map_err(named)?;
+    f.sync_data().map_err(named)?;
+    if !existed {
+        sync_dir(path.parent().unwrap_or(Path::new(".")));
+    }
+    Ok(())
+}
+
+/// The complete lines of the log beside the journal of `kind` for `key` (none when there is no
+/// log); a last line without its newline (a kill during [`append`]) is left out.
+pub fn load_log(kind: Kind, key: &str) -> Result<Option<Vec<String>>> {
+    let path = log_path_for(kind, key)?;
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::from(crate::io::named(
+                &e,
+                "read",
+                &path.display().to_string(),
+            )))
+        }
+    };
+    let complete = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(end) => &bytes[..end],
+        None => &[][..],
+    };
+    let text = String::from_utf8_lossy(complete);
+    Ok(Some(
+        text.split('\n')
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+    ))
+}
+
 /// Writes the journal of `kind` for `key` whole, replacing the previous one atomically (0600).
 pub fn store(kind: Kind, key: &str, bytes: &[u8]) -> Result<PathBuf> {
     let path = path_for(kind, key)?;
@@ -129,8 +193,12 @@ pub fn load(kind: Kind, key: &str) -> Result<Option<Vec<u8>>> {
     }
 }
 
-/// Removes the journal of `kind` for `key`; one that is already gone is not an error.
+/// Removes the journal of `kind` for `key`, and the log beside it; one that is already gone is
+/// not an error.
 pub fn remove(kind: Kind, key: &str) -> Result<()> {
+    if let Ok(log) = log_path_for(kind, key) {
+        let _ = fs::remove_file(log);
+    }
     let path = path_for(kind, key)?;
     match fs::remove_file(&path) {
         Ok(()) => {
@@ -233,6 +301,42 @@ mod tests {
             remove(Kind::Upload, "s3://b/k").expect("removing twice is fine");
             assert!(list(Kind::Upload).expect("list").is_empty());
             assert_eq!(list(Kind::Download).expect("list").len(), 1);
+        });
+    }
+
+    #[test]
+    fn a_log_keeps_complete_lines_and_goes_with_its_journal() {
+        with_state(|base| {
+            assert_eq!(load_log(Kind::Upload, "s3://b/k").expect("load"), None);
+            append(Kind::Upload, "s3://b/k", "one").expect("append");
+            append(Kind::Upload, "s3://b/k", "two").expect("append");
+            let log = log_path_for(Kind::Upload, "s3://b/k").expect("path");
+            assert_eq!(log.parent(), Some(base.join("zseal").as_path()));
+            // A kill during an append: the torn line is not read.
+            let mut f = fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("open");
+            f.write_all(b"thr").expect("write");
+            drop(f);
+            assert_eq!(
+                load_log(Kind::Upload, "s3://b/k").expect("load"),
+                Some(vec!["one".to_string(), "two".to_string()])
+            );
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = fs::metadata(&log).expect("meta").permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600);
+            }
+            store(Kind::Upload, "s3://b/k", b"{}").expect("store");
+            assert_eq!(
+                list(Kind::Upload).expect("list").len(),
+                1,
+                "the log is no journal"
+            );
+            remove(Kind::Upload, "s3://b/k").expect("remove");
+            assert!(!log.exists(), "removed with its journal");
         });
     }
 

@@ -111,7 +111,8 @@ fn widen_pipe() {
 /// cannot run destructors.
 static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Removes every temporary output that is still being written. For signal handlers, which then
+/// Removes every temporary output that is still being written, and ends the uploads in
+/// progress (a resumable one is kept, saying how to go on). For signal handlers, which then
 /// exit: the process must not go on writing to them.
 pub fn remove_partial_outputs() {
     let paths = std::mem::take(&mut *PARTIAL.lock().unwrap_or_else(|p| p.into_inner()));
@@ -119,7 +120,12 @@ pub fn remove_partial_outputs() {
         let _ = std::fs::remove_file(p);
     }
     #[cfg(feature = "remote")]
-    zseal::remote::abort_all_uploads();
+    for url in zseal::remote::abort_all_uploads() {
+        eprintln!(
+            "zseal: upload kept: run the same command with --resume to send the rest, or end \
+             it with `zseal resume --abort {url}`"
+        );
+    }
 }
 
 /// Ctrl-C (SIGINT), `kill` (SIGTERM) and a closed terminal (SIGHUP) all end the process the same

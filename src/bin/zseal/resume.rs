@@ -161,8 +161,13 @@ fn seal(
 ) -> anyhow::Result<()> {
     let what = path.display().to_string();
     let id = fingerprint(&recipients);
-    // A resume takes the header from the journal: no passphrase is asked for.
-    let targets = match resume {
+    // A resume takes the header from the journal: no passphrase is asked for. It is given the
+    // keys when that asks nothing (recipients, a passphrase file or ZSEAL_PASSPHRASE), for the
+    // case where it must seal the file anew under a new key (UploadDone::restarted).
+    let asks_nothing = !recipients.is_empty()
+        || c.passphrase_file.is_some()
+        || std::env::var_os("ZSEAL_PASSPHRASE").is_some();
+    let targets = match resume && !asks_nothing {
         true => None,
         false => Some(keys::Targets::for_new_file(
             recipients,
@@ -188,7 +193,14 @@ fn seal(
     }
     .with_context(|| format!("encrypting {what}"))?;
     progress.finish();
-    if resume && !c.report.quiet {
+    if let Some(why) = &done.restarted {
+        // Said even with -q: the object is not the upload the user thought they resumed.
+        eprintln!(
+            "zseal: the pending upload into {} could not be continued safely: {why}. It was \
+             aborted, and the file sealed anew under a new key in a new upload",
+            remote.url()
+        );
+    } else if resume && !c.report.quiet {
         eprintln!(
             "zseal: resumed {}: {} parts were at the store, {} sent",
             remote.url(),

@@ -26,6 +26,7 @@ mod trailer;
 
 use super::options::EncryptOptions;
 use adapt::Adapt;
+pub(crate) use adapt::{AdaptPlan, LevelLog};
 pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
 pub(crate) use split::seal_range_adapting;
 pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
@@ -217,8 +218,8 @@ impl<W: Write> ContainerSink<W> {
         let output = self.state.intake.output_buffer();
         self.tally.chunks += 1;
         self.tally.plaintext_len += len as u64;
-        let codec = match &self.adapt {
-            Some(a) => Codec::Zstd(a.level),
+        let codec = match &mut self.adapt {
+            Some(a) => Codec::Zstd(a.next_level()),
             None => self.sealer.codec,
         };
         let job = Job {

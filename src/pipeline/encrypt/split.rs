@@ -498,18 +498,20 @@ pub fn seal_range<W: Write>(
     w: W,
     threads: Threads,
 ) -> Result<RangeWriter<W>> {
-    seal_range_adapting(key, first_chunk, w, threads, None)
+    seal_range_adapting(key, first_chunk, w, threads, Default::default())
 }
 
-/// [`seal_range`] with an adaptive level between `adapt`'s bounds (a [`SplitSeal::sequential`]
-/// key, whose codec is zstd at the highest level), following this range's output.
+/// [`seal_range`] with an adaptive level between `plan`'s bounds (a [`SplitSeal::sequential`]
+/// key, whose codec is zstd at the highest level), following this range's output; its first
+/// chunks take the plan's replayed levels, and every level chosen goes to its log.
 pub(crate) fn seal_range_adapting<W: Write>(
     key: &TaskKey,
     first_chunk: u64,
     w: W,
     threads: Threads,
-    adapt: Option<(i32, i32)>,
+    plan: super::AdaptPlan,
 ) -> Result<RangeWriter<W>> {
+    let adapt = plan.bounds;
     if adapt.is_some_and(|(_, max)| key.codec != Codec::Zstd(max)) {
         return Err(Error::InvalidOption(format!(
             "an adaptive level up to {} under a key whose header records {}",
@@ -525,13 +527,14 @@ pub(crate) fn seal_range_adapting<W: Write>(
     let sealer = key.sealer();
     let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
     let tally = Tally::from_frame(first_chunk, 0, key.padded, Vec::new());
-    let adapt = adapt.map(|(min, max)| super::adapt::Adapt::new(min, max));
+    let adapt = super::adapt::Adapt::of(plan);
     let sink = ContainerSink::from_parts(w, intake, sealer, &threads, (tally, adapt));
     Ok(ChunkWriter::from_sink(sink).with_range(first_chunk))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::AdaptPlan;
     use super::*;
 
     /// An adaptive range under a key whose header records another level is refused before
@@ -543,8 +546,12 @@ mod tests {
         let (split, _) = SplitSeal::sequential(&[&pw], &opts).unwrap();
         let key = split.task_key();
         assert_eq!(key.codec, Codec::Zstd(6));
-        assert!(seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), Some((1, 6))).is_ok());
-        let e = seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), Some((1, 9)))
+        let plan = |bounds| AdaptPlan {
+            bounds: Some(bounds),
+            ..AdaptPlan::default()
+        };
+        assert!(seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), plan((1, 6))).is_ok());
+        let e = seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), plan((1, 9)))
             .err()
             .expect("refused");
         assert!(e.to_string().contains("up to 9"), "{e}");

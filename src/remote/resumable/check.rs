@@ -215,6 +215,8 @@ mod tests {
             body_lens: String::new(),
             plain_blake3: String::new(),
             sealed_blake3: String::new(),
+            levels: String::new(),
+            end: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //! (docs/OBJECTS.md §7), uploaded at most `parts_in_flight` at once, and each part the store
 //! acknowledges recorded in the journal, in order.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +16,7 @@ use super::super::upload::Upload;
 use super::super::{block_on, spawn, Object};
 use super::record::{to_hex, PartRecord, Record};
 use crate::format::FRAME_HEADER_LEN;
+use crate::pipeline::LevelLog;
 
 /// How often, at most, the journal is written while parts are acknowledged.
 const JOURNAL_EVERY: Duration = Duration::from_secs(1);
@@ -62,6 +63,15 @@ pub(super) struct Cutter {
     last_store: Instant,
     plain: Option<Plain>,
     sent: Option<Arc<AtomicU64>>,
+    /// What the log says a run of this job may have sent under each part number (this run's
+    /// parts are added as they are logged): a part sealed again must be byte for byte that.
+    before: HashMap<u32, PartRecord>,
+    /// The adaptive level of each chunk sealed by this run, from chunk `levels_from`.
+    levels: Option<LevelLog>,
+    levels_from: u64,
+    /// Why this run stopped: a part would have gone out with other bytes under a number (so
+    /// under nonces) a run before may have sent.
+    pub(super) differs: Option<String>,
     /// Bytes handed to the store by this run, and chunks sealed.
     pub(super) uploaded: u64,
     pub(super) chunks: u64,
@@ -99,9 +109,23 @@ impl Cutter {
             last_store: Instant::now(),
             plain,
             sent,
+            before: HashMap::new(),
+            levels: None,
+            levels_from: first_chunk,
+            differs: None,
             uploaded: 0,
             chunks: 0,
         }
+    }
+
+    /// The parts the log says earlier runs may have sent (a resume), and where this run's
+    /// adaptive levels are recorded.
+    pub(super) fn with_log(mut self, before: Vec<PartRecord>, levels: Option<LevelLog>) -> Self {
+        for p in before {
+            self.before.entry(p.number).or_insert(p);
+        }
+        self.levels = levels;
+        self
     }
 
     /// Bytes that precede the frames (the header), in the first part.
@@ -158,10 +182,36 @@ impl Cutter {
         } else {
             None
         };
+        let logged = self.logged(record.as_ref());
+        let again = match self.before.get(&logged.number) {
+            Some(b) if b.len == logged.len && b.sealed_blake3 == logged.sealed_blake3 => true,
+            Some(b) => {
+                let why = format!(
+                    "part {} would go out with other bytes ({} bytes, BLAKE3 {}) than an \
+                     earlier run may have sent under its number ({} bytes, BLAKE3 {}), so under \
+                     the same nonces",
+                    logged.number,
+                    logged.len,
+                    short(&logged.sealed_blake3),
+                    b.len,
+                    short(&b.sealed_blake3)
+                );
+                self.differs = Some(why.clone());
+                return Err(io::Error::other(why));
+            }
+            None => false,
+        };
         // Room first, then the part: never more than `parts_in_flight` on their way, so that
         // with 1 the parts reach the store one after the other, in order.
         while self.in_flight.len() >= self.obj.opts.parts_in_flight {
             self.wait_oldest()?;
+        }
+        // Written ahead, and durable, before a byte of the part leaves: whatever happens next
+        // (a kill, a lost connection, an answer that never comes), a resume knows it may be
+        // at the store or on the wire.
+        if !again {
+            self.record.log_sent(&logged)?;
+            self.before.insert(logged.number, logged);
         }
         let number = self.next_number;
         self.next_number += 1;
@@ -182,16 +232,16 @@ impl Cutter {
     }
 
     /// The journal's entry for the part being sent (its ETag once acknowledged): with the
-    /// BLAKE3 of its chunks' plaintext (an `encrypt`), or of its bytes (a rotation).
+    /// BLAKE3 of its chunks' plaintext (an `encrypt`'s) and of its bytes.
     fn part_record(&self) -> io::Result<PartRecord> {
-        let (plain_blake3, sealed_blake3) = match &self.plain {
+        let plain_blake3 = match &self.plain {
             Some(p) => {
                 let c = p.chunk_size;
                 let start = self.part_first_chunk * c;
                 let end = (self.next_chunk * c).min(p.len);
-                (plain_blake3(&p.file, start..end)?, String::new())
+                plain_blake3(&p.file, start..end)?
             }
-            None => (String::new(), blake3::hash(&self.buf).to_hex().to_string()),
+            None => String::new(),
         };
         Ok(PartRecord {
             number: self.next_number,
@@ -200,8 +250,39 @@ impl Cutter {
             first_chunk: self.part_first_chunk,
             body_lens: to_hex(&self.part_lens),
             plain_blake3,
-            sealed_blake3,
+            sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
+            levels: String::new(),
+            end: false,
         })
+    }
+
+    /// The log's entry for the part being sent: the journal's `record` of a part of frames,
+    /// with its frames' adaptive levels; a part of the container's end by its bytes alone.
+    fn logged(&self, record: Option<&PartRecord>) -> PartRecord {
+        match record {
+            Some(r) => {
+                let mut r = r.clone();
+                if let Some(log) = &self.levels {
+                    let log = log.lock().unwrap_or_else(|p| p.into_inner());
+                    let from = (self.part_first_chunk - self.levels_from) as usize;
+                    let to = (self.next_chunk - self.levels_from) as usize;
+                    let levels = log.get(from..to.min(log.len())).unwrap_or_default();
+                    r.levels = to_hex(&levels.iter().map(|&l| l as u8).collect::<Vec<u8>>());
+                }
+                r
+            }
+            None => PartRecord {
+                number: self.next_number,
+                etag: String::new(),
+                len: self.buf.len() as u64,
+                first_chunk: self.next_chunk,
+                body_lens: String::new(),
+                plain_blake3: String::new(),
+                sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
+                levels: String::new(),
+                end: true,
+            },
+        }
     }
 
     fn wait_oldest(&mut self) -> io::Result<()> {
@@ -292,6 +373,11 @@ impl Write for Cutter {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The first 16 hex digits of a BLAKE3, for a message.
+fn short(hex: &str) -> &str {
+    hex.get(..16).unwrap_or(hex)
 }
 
 /// BLAKE3 of the bytes `range` of `file`, hex (read by offset, 1 MiB at a time).

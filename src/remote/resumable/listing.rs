@@ -15,14 +15,21 @@ use crate::remote::{block_on, Object, Own};
 /// The parts of `rec`'s upload that the store holds as the journal has them, with their
 /// numbers, for the completion. A request that fails is an `Err` (the job stays pending); a
 /// store that lost the upload or disagrees with the journal is a [`Refusal::Job`].
+///
+/// The journal is written at most once a second, and not after a part failed, so the store
+/// may hold parts after the journal's: on S3 and GCS, each part of frames that the log of
+/// parts `sent` names next, in order, and that the store lists with the logged size, is taken
+/// into `rec` as kept (every send under one number is the same bytes, which the log ensures),
+/// so that a resume sends only what the store lacks.
 pub(super) fn kept_parts(
     obj: &Object,
-    rec: &Record,
+    rec: &mut Record,
+    sent: &[PartRecord],
 ) -> io::Result<Result<Vec<(usize, PartId)>, Refusal>> {
     let key = obj.path.as_ref();
     let listed = match &obj.own {
         Own::S3(S3 { bucket, .. }) | Own::Gcs(bucket) => {
-            match block_on(bucket.list_parts(key, &rec.upload_id)) {
+            let listed = match block_on(bucket.list_parts(key, &rec.upload_id)) {
                 Ok(l) => l,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                     return Ok(Err(Refusal::Job(format!(
@@ -31,7 +38,9 @@ pub(super) fn kept_parts(
                     ))))
                 }
                 Err(e) => return Err(e),
-            }
+            };
+            extend(rec, sent, &listed);
+            listed
         }
         Own::Azure(container) => {
             let blocks = block_on(uncommitted_blocks(container, key))?;
@@ -45,6 +54,35 @@ pub(super) fn kept_parts(
         }
     };
     Ok(check::listed(&rec.parts, &listed))
+}
+
+/// Takes into `rec`'s parts those the log names next that the store holds (see
+/// [`kept_parts`]): whole frames following on from the journal's last part.
+fn extend(rec: &mut Record, sent: &[PartRecord], listed: &[ListedPart]) {
+    let next = |rec: &Record| {
+        let chunk = rec.parts.last().map_or(Some(0), |p| {
+            p.lens().ok().map(|l| p.first_chunk + l.len() as u64)
+        });
+        (rec.parts.len() as u32 + 1, chunk)
+    };
+    loop {
+        let (number, Some(chunk)) = next(rec) else {
+            return;
+        };
+        let logged = sent
+            .iter()
+            .find(|p| p.number == number && !p.end && p.first_chunk == chunk);
+        let held = listed.iter().find(|l| l.number == number);
+        match (logged, held) {
+            (Some(p), Some(l)) if l.size == p.len && !p.plain_blake3.is_empty() => {
+                let mut p = p.clone();
+                p.etag = l.e_tag.trim_matches('"').to_string();
+                p.levels.clear();
+                rec.parts.push(p);
+            }
+            _ => return,
+        }
+    }
 }
 
 /// Azure's uncommitted blocks (id, size) as the parts they are: each journaled part whose block

@@ -22,14 +22,15 @@ use object_store::multipart::PartId;
 
 use self::check::Refusal;
 use self::cutter::{Cutter, Plain};
-use self::record::{from_hex, options_text, source_id, Origin, Record};
+use self::record::{from_hex, options_text, source_id, Origin, PartRecord, Record};
 pub use self::rotate::RotateJob;
 use super::upload::Upload;
 use super::{block_on, writer::first_part_size, Object, Remote, Replace, Scheme};
 use crate::crypto::Recipient;
 use crate::hash::HashAlg;
 use crate::pipeline::{
-    seal_range_adapting, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey,
+    seal_range_adapting, AdaptPlan, EncryptOptions, Format, LevelLog, RangeResult, SplitSeal,
+    TaskKey,
 };
 
 /// One file to seal into the object.
@@ -63,6 +64,11 @@ pub struct UploadDone {
     pub chunks: u64,
     /// The whole-plaintext digest, as `b3sum` prints it (`None` without one).
     pub digest_hex: Option<String>,
+    /// Why a resume could not continue the pending upload and sealed the file anew, under a
+    /// new key, in a new upload (the old one aborted): it could not prove that a part it
+    /// would send again is byte for byte what an earlier run may have sent (docs/OBJECTS.md
+    /// §7, "Never two plaintexts under one nonce").
+    pub restarted: Option<String>,
 }
 
 impl UploadDone {
@@ -80,6 +86,7 @@ impl UploadDone {
             uploaded,
             chunks,
             digest_hex,
+            restarted: None,
         }
     }
 }
@@ -168,8 +175,13 @@ impl Remote {
             done: Vec::new(),
             kept: None,
             lead: Some(header),
+            sent: Vec::new(),
         };
-        send(obj, &upload, (split, rec), (file, start), job)
+        match send(obj, &upload, (split, rec), (file, start), job)? {
+            Sent::Done(done) => Ok(done),
+            // Nothing was sent before this run: its parts are numbered once each.
+            Sent::Differs(why) => Err(io::Error::other(why)),
+        }
     }
 
     /// Continues the pending upload into this object (docs/OBJECTS.md §7): the command, the
@@ -189,14 +201,24 @@ impl Remote {
             // --force now: the completion may replace an object, as the first run's could not.
             rec.replace = "overwrite".into();
         }
+        // What ends the job names the upload as the journal did (its parts may grow below).
+        let ended = rec.clone();
         let refused = |r: Refusal| match r {
             Refusal::Command(m) => invalid(m),
-            Refusal::Job(m) => end_job(obj, &rec, &m),
+            Refusal::Job(m) => end_job(obj, &ended, &m),
         };
         check::command(&rec, &options_text(job.opts), job.recipients_id, &now.path)
             .map_err(refused)?;
         check::source(&rec.source, &now).map_err(refused)?;
-        let done = listing::kept_parts(obj, &rec)?.map_err(refused)?;
+        let Some(sent) = rec.load_sent()? else {
+            return self.restart(
+                job,
+                &rec,
+                "its journal does not record every part its runs may have sent (it was written \
+                 by an older zseal, or its log of parts sent is damaged)",
+            );
+        };
+        let done = listing::kept_parts(obj, &mut rec, &sent)?.map_err(refused)?;
         let chunk_size = job.opts.chunk_size as u64;
         let kept = check::reread(&file, &rec.parts, (now.size, chunk_size), job.opts.hash)
             .map_err(refused)?;
@@ -212,15 +234,54 @@ impl Remote {
                 done,
                 kept: None,
                 lead: Some(header),
+                sent,
             },
             false => Start {
                 done,
                 kept: Some(kept),
                 lead: None,
+                sent,
             },
         };
-        send(obj, &upload, (split, rec.clone()), (file, start), job)
+        match send(obj, &upload, (split, rec.clone()), (file, start), job)? {
+            Sent::Done(done) => Ok(done),
+            Sent::Differs(why) => self.restart(job, &rec, &why),
+        }
     }
+
+    /// Ends the pending upload `rec` describes, which cannot be continued without sealing a
+    /// part again with other bytes under nonces an earlier run may have used (`why`), and
+    /// seals the file anew: a new upload under a new file key, so that no nonce of the old key
+    /// is used again. Without the recipients (a resume that was given none) the job is only
+    /// ended, saying so.
+    fn restart(&self, job: &SealJob, rec: &Record, why: &str) -> io::Result<UploadDone> {
+        let obj = &self.inner;
+        if job.recipients.is_empty() {
+            return Err(end_job(
+                obj,
+                rec,
+                &format!(
+                    "{why}; sealing it anew under a new key needs the recipients or the \
+                     passphrase"
+                ),
+            ));
+        }
+        if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
+            up.abort();
+        }
+        let _ = Record::remove(&rec.url);
+        let mut done = self.seal_resumable(job)?;
+        done.restarted = Some(why.to_string());
+        Ok(done)
+    }
+}
+
+/// How a run ended, short of an error that leaves the job pending.
+enum Sent {
+    Done(UploadDone),
+    /// A part would have gone out with other bytes than an earlier run may have sent under
+    /// its number: nothing of it was sent, and the job cannot go on under this key.
+    Differs(String),
 }
 
 /// Where a run begins: the parts the store holds (a resume), the range they hold, and what
@@ -229,6 +290,8 @@ struct Start {
     done: Vec<(usize, PartId)>,
     kept: Option<RangeResult>,
     lead: Option<Vec<u8>>,
+    /// What the log says earlier runs may have sent.
+    sent: Vec<PartRecord>,
 }
 
 /// The cutter shared between the engine, which writes into it, and the run, which settles it
@@ -260,7 +323,7 @@ fn send(
     (split, rec): (SplitSeal, Record),
     (file, start): (File, Start),
     job: &SealJob,
-) -> io::Result<UploadDone> {
+) -> io::Result<Sent> {
     let chunk_size = job.opts.chunk_size as u64;
     let len = rec.source.size;
     let (first_number, first_chunk) = (
@@ -268,6 +331,11 @@ fn send(
         start.kept.as_ref().map_or(0, |k| k.body_lens.len() as u64),
     );
     let parts_kept = start.done.len();
+    let plan = AdaptPlan {
+        bounds: job.opts.adapt,
+        replay: replayed_levels(&start.sent, first_number, first_chunk),
+        log: job.opts.adapt.map(|_| LevelLog::default()),
+    };
     let file = Arc::new(file);
     let plain = Plain {
         file: file.clone(),
@@ -282,12 +350,18 @@ fn send(
         (first_number, first_chunk),
         Some(plain),
         None,
-    );
+    )
+    .with_log(start.sent, plan.log.clone());
     if let Some(lead) = &start.lead {
         cutter.write_lead(lead);
     }
     let shared = Shared(Arc::new(Mutex::new(cutter)));
-    let sealed = seal(&split, &shared, (&file, len, first_chunk, start.kept), job);
+    let sealed = seal(
+        &split,
+        &shared,
+        (&file, len, first_chunk, start.kept),
+        (job, plan),
+    );
     let finished = sealed.and_then(|(digest, n)| {
         let mut cutter = shared.lock();
         let (parts, rec) = cutter.finish()?;
@@ -297,6 +371,9 @@ fn send(
         Ok(f) => f,
         Err(e) => {
             let rec = shared.lock().settle();
+            if let Some(why) = shared.lock().differs.take() {
+                return Ok(Sent::Differs(why));
+            }
             upload.keep();
             return Err(kept_error(e, &rec));
         }
@@ -310,11 +387,30 @@ fn send(
         return Err(end_job(obj, &rec, &m));
     }
     complete(obj, upload, &rec, &parts)?;
-    Ok(UploadDone::of(
+    Ok(Sent::Done(UploadDone::of(
         (parts_kept, parts.len()),
         (n, uploaded, chunks),
         digest,
-    ))
+    )))
+}
+
+/// The adaptive levels of the frames earlier runs may have sent after the kept parts, from
+/// part `number` and chunk `chunk` on, in order: a resume seals those chunks at the same
+/// levels, so that each such part is made again byte for byte.
+fn replayed_levels(sent: &[PartRecord], mut number: u32, mut chunk: u64) -> Vec<i8> {
+    let mut levels = Vec::new();
+    while let Some(p) = sent.iter().find(|p| p.number == number && !p.end) {
+        let (Some(l), Ok(lens)) = (from_hex(&p.levels), p.lens()) else {
+            break;
+        };
+        if p.first_chunk != chunk || l.len() != lens.len() {
+            break;
+        }
+        levels.extend(l.iter().map(|&b| b as i8));
+        chunk += lens.len() as u64;
+        number += 1;
+    }
+    levels
 }
 
 /// Seals the file from chunk `first` into `shared`, then the container's end after the `kept`
@@ -323,7 +419,7 @@ fn seal(
     split: &SplitSeal,
     shared: &Shared,
     (file, len, first, kept): (&File, u64, u64, Option<RangeResult>),
-    job: &SealJob,
+    (job, plan): (&SealJob, AdaptPlan),
 ) -> io::Result<(Option<String>, u64)> {
     let c = job.opts.chunk_size as u64;
     let mut w = seal_range_adapting(
@@ -331,7 +427,7 @@ fn seal(
         first,
         shared.clone(),
         job.opts.threads.clone(),
-        job.opts.adapt,
+        plan,
     )?;
     let mut n = 0u64;
     cutter::each_piece(file, (first * c).min(len)..len, |piece| {

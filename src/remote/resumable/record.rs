@@ -45,6 +45,11 @@ pub(super) struct Record {
     pub(super) marker: Option<String>,
     /// The parts the store acknowledged, in order from part 1.
     pub(super) parts: Vec<PartRecord>,
+    /// Every part this job sends is first written to the log beside the journal
+    /// ([`Record::log_sent`]), synced, before its request starts. A journal without it (an
+    /// older zseal's) cannot tell what its runs may have sent beyond its parts.
+    #[serde(default)]
+    pub(super) sent_log: bool,
     pub(super) created: u64,
     pub(super) updated: u64,
 }
@@ -77,9 +82,17 @@ pub(super) struct PartRecord {
     pub(super) body_lens: String,
     /// BLAKE3 of the plaintext of its chunks, hex (an `encrypt`'s; empty for a rotation).
     pub(super) plain_blake3: String,
-    /// BLAKE3 of the part's bytes as sent, hex (a rotation's; empty for an `encrypt`).
+    /// BLAKE3 of the part's bytes as sent, hex (in the journal, a rotation's; in the log of
+    /// parts sent, every part's).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub(super) sealed_blake3: String,
+    /// The compression level of each of its frames, hex of signed bytes (the log of parts sent,
+    /// with an adaptive level: a resume that seals these frames again uses the same levels).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) levels: String,
+    /// A part of the container's end (in the log of parts sent), not of its frames.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) end: bool,
 }
 
 impl PartRecord {
@@ -169,6 +182,7 @@ impl Record {
             part_size,
             marker: None,
             parts: Vec::new(),
+            sent_log: true,
             created: now(),
             updated: 0,
         }
@@ -200,6 +214,27 @@ impl Record {
             )));
         }
         Ok(r)
+    }
+
+    /// Writes `part` to the log of parts sent, durably, before its request starts.
+    pub(super) fn log_sent(&self, part: &PartRecord) -> io::Result<()> {
+        let line = serde_json::to_string(part).map_err(io::Error::other)?;
+        journal::append(Kind::Upload, &self.url, &line)?;
+        Ok(())
+    }
+
+    /// Every part the log says this job's runs may have sent, in the order they were logged
+    /// (`None`: the journal keeps no log, or the log cannot be read, so nothing is known).
+    pub(super) fn load_sent(&self) -> io::Result<Option<Vec<PartRecord>>> {
+        if !self.sent_log {
+            return Ok(None);
+        }
+        let Some(lines) = journal::load_log(Kind::Upload, &self.url)? else {
+            return Ok(Some(Vec::new()));
+        };
+        let parsed: Result<Vec<PartRecord>, _> =
+            lines.iter().map(|l| serde_json::from_str(l)).collect();
+        Ok(parsed.ok())
     }
 
     /// Removes the journal (the job ended).
@@ -310,6 +345,8 @@ mod tests {
             body_lens: to_hex(&[7, 0, 0, 0, 1, 1, 0, 0]),
             plain_blake3: String::new(),
             sealed_blake3: String::new(),
+            levels: String::new(),
+            end: false,
         };
         assert_eq!(p.lens().unwrap(), vec![7, 257]);
         p.body_lens = "070000".into();

@@ -76,6 +76,7 @@ impl Remote {
             done: Vec::new(),
             frame: 0,
             lead: Some(header),
+            sent: Vec::new(),
         };
         send(obj, &upload, rec, (&rotation, &mut reader), from)
     }
@@ -90,7 +91,7 @@ impl Remote {
         job: &RotateJob,
     ) -> io::Result<UploadDone> {
         let obj = &self.inner;
-        let Some(rec) = Record::load(&obj.url)? else {
+        let Some(mut rec) = Record::load(&obj.url)? else {
             return Err(invalid(format!(
                 "there is no pending rotation of {} to resume (`zseal resume --list` shows \
                  the pending uploads): run the command without --resume",
@@ -105,9 +106,11 @@ impl Remote {
                 obj.url, rec.source.path, obj.url
             )));
         }
+        // What ends the job names the upload as the journal did (its parts may grow below).
+        let ended = rec.clone();
         let refused = |r: Refusal| match r {
             Refusal::Command(m) => invalid(m),
-            Refusal::Job(m) => end_job(obj, &rec, &m),
+            Refusal::Job(m) => end_job(obj, &ended, &m),
         };
         check::command(&rec, ROTATE, job.recipients_id, &obj.url).map_err(refused)?;
         let version = locked.input().version();
@@ -128,7 +131,14 @@ impl Remote {
                 named(version.e_tag.as_deref(), version.version.as_deref())
             ))));
         }
-        let done = listing::kept_parts(obj, &rec)?.map_err(refused)?;
+        // A rotation's frames are a function of the object's version (checked above), the
+        // journal's key and their numbers: sealed again, they are the same bytes, which the
+        // log of parts sent (when the journal has one) checks part by part as they go.
+        let sent = rec.load_sent()?.unwrap_or_default();
+        let done = match listing::kept_parts(obj, &mut rec, &[])? {
+            Ok(done) => done,
+            Err(r) => return Err(refused(r)),
+        };
         let damaged =
             |what: &str| refused(Refusal::Job(format!("the journal's {what} is damaged")));
         let header = from_hex(&rec.header).ok_or_else(|| damaged("header"))?;
@@ -144,6 +154,7 @@ impl Remote {
             lead: done.is_empty().then_some(header),
             done,
             frame,
+            sent,
         };
         send(obj, &upload, rec.clone(), (&rotation, &mut reader), from)
     }
@@ -155,6 +166,8 @@ struct From {
     done: Vec<(usize, object_store::multipart::PartId)>,
     frame: u64,
     lead: Option<Vec<u8>>,
+    /// What the log says earlier runs may have sent.
+    sent: Vec<PartRecord>,
 }
 
 /// Makes the kept parts again (the new header, then the source's frames up to the first one
@@ -290,7 +303,8 @@ fn send(
         (number, from.frame),
         None,
         None,
-    );
+    )
+    .with_log(from.sent, None);
     if let Some(lead) = &from.lead {
         cutter.write_lead(lead);
     }
@@ -318,6 +332,10 @@ fn send(
         Ok(f) => f,
         Err(e) => {
             let rec = shared.lock().settle();
+            if let Some(why) = shared.lock().differs.take() {
+                upload.abort();
+                return Err(end_job(obj, &rec, &why));
+            }
             upload.keep();
             return Err(kept_error(e, &rec));
         }
