@@ -1788,13 +1788,8 @@ fn a_gcs_upload_resumes_through_the_stand_in() {
         .env("ZSEAL_PARTS_IN_FLIGHT", "1")
         .assert()
         .code(1);
-    let journal = std::fs::read_dir(state.join("zseal"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("upload-"))
-        .unwrap();
-    let j: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(journal.path()).unwrap()).unwrap();
+    let journal = resuming::journal_file(&state).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(journal).unwrap()).unwrap();
     let id = j["upload_id"].as_str().unwrap();
     assert!(j["marker"].as_str().is_some_and(|m| !m.is_empty()), "{j}");
     let (status, _) = raw(base, "DELETE", &format!("/gresume/gone?uploadId={id}"), b"").unwrap();
@@ -2789,14 +2784,19 @@ mod resuming {
     }
 
     /// The parts the journals in `state` hold (one pending upload).
-    pub fn journaled_parts(state: &Path) -> Option<usize> {
+    /// The one upload journal in `state` (not the log or the lock beside it).
+    pub fn journal_file(state: &Path) -> Option<PathBuf> {
         let dir = state.join("zseal");
         let entry = std::fs::read_dir(dir).ok()?.flatten().find(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
             name.starts_with("upload-") && name.ends_with(".json")
         })?;
-        let text = std::fs::read(entry.path()).ok()?;
+        Some(entry.path())
+    }
+
+    pub fn journaled_parts(state: &Path) -> Option<usize> {
+        let text = std::fs::read(journal_file(state)?).ok()?;
         let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
         Some(v["parts"].as_array()?.len())
     }
@@ -3183,8 +3183,57 @@ fn a_resume_is_refused_when_the_source_or_the_command_changed() {
     assert!(object(base, &b, "k").is_none());
 }
 
+/// A journal whose header or key was edited (another cipher in the header, a key made for
+/// another chunk size) is not resumed: the job ends, naming the journal, before anything is
+/// sealed.
+#[test]
+fn an_edited_upload_journal_is_not_resumed() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "edited");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    std::fs::write(&src, common::noise(16 << 20, 50)).unwrap();
+    let url = format!("s3://{b}/k");
+    // Header byte 9 is the cipher; the key's byte 12 its chunk size's log2 (after 8 bytes of
+    // magic and the cipher, codec, level and hash).
+    for (field, at, what) in [("header", 9, "header"), ("key", 12, "key")] {
+        resuming::cut_after(base, &state, &src, &url, 1);
+        let journal = resuming::journal_file(&state).unwrap();
+        let mut j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+        let mut hex = j[field].as_str().unwrap().to_string();
+        let byte = u8::from_str_radix(&hex[2 * at..2 * at + 2], 16).unwrap();
+        let edited = if field == "header" {
+            byte ^ 3
+        } else {
+            byte + 1
+        };
+        hex.replace_range(2 * at..2 * at + 2, &format!("{edited:02x}"));
+        j[field] = serde_json::Value::String(hex);
+        std::fs::write(&journal, serde_json::to_vec(&j).unwrap()).unwrap();
+        let p = proxy::start(base, proxy::Faults::default());
+        resuming::encrypt(base, &p.url, &state, &src, &url, &["--resume"])
+            .assert()
+            .code(1)
+            .stderr(contains(format!(
+                "the journal's {what} is not what this command asks"
+            )));
+        assert_eq!(
+            p.seen
+                .upload_parts
+                .load(std::sync::atomic::Ordering::SeqCst),
+            0
+        );
+        assert_eq!(resuming::journaled_parts(&state), None, "{what}");
+        assert_eq!(uploads_in_progress(base, &b), 0, "{what}");
+    }
+}
+
 /// `zseal resume --list` shows a pending upload; `--abort URL` aborts it at the store (gone
-/// from ListMultipartUploads) and removes its journal; nothing is left to list.
+/// from ListMultipartUploads) and removes its journal; nothing is left to list, and `zseal
+/// resume` says so. SIGTERM keeps a resumable upload pending, saying how to go on; while a run
+/// holds the job, another run of it and an abort are refused.
 #[test]
 fn pending_uploads_are_listed_and_aborted() {
     let Some(base) = moto() else { return };
@@ -3214,11 +3263,13 @@ fn pending_uploads_are_listed_and_aborted() {
         .stderr(contains("ended the upload"));
     assert_eq!(uploads_in_progress(base, &b), 0);
     assert_eq!(resuming::journaled_parts(&state), None);
+    // `resume` alone lists too, and says when nothing is pending.
     resuming::zs(base, base, &state)
-        .args(["resume", "--list"])
+        .args(["resume"])
         .assert()
         .success()
-        .stdout("");
+        .stdout("")
+        .stderr(contains("nothing is pending"));
     resuming::zs(base, base, &state)
         .args(["resume", "--abort", &url])
         .assert()
@@ -3234,7 +3285,7 @@ fn pending_uploads_are_listed_and_aborted() {
             ..Default::default()
         },
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
         .arg("encrypt")
         .args(resuming::SEAL)
         .arg(pw())
@@ -3251,6 +3302,17 @@ fn pending_uploads_are_listed_and_aborted() {
     while resuming::journaled_parts(&state).unwrap_or(0) < 1 {
         assert!(Instant::now() < deadline, "the journal never held a part");
         std::thread::sleep(Duration::from_millis(20));
+    }
+    // Meanwhile a second run of the job, and an abort of it, are refused: a lock.
+    let mut again = resuming::zs(base, base, &state);
+    again.arg("encrypt").args(resuming::SEAL).arg(pw());
+    again.args(["-o", &url, "--resume"]).arg(&src);
+    let mut abort = resuming::zs(base, base, &state);
+    abort.args(["resume", "--abort", &url]);
+    for mut c in [again, abort] {
+        c.assert()
+            .code(1)
+            .stderr(contains("another zseal is running the same job"));
     }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),

@@ -133,6 +133,50 @@ pub fn append(kind: Kind, key: &str, line: &str) -> Result<()> {
     Ok(())
 }
 
+/// A job's hold on its journal: while it lives, no other process can take the same job's
+/// ([`lock`]). Released when dropped, or when the process ends however it ends.
+#[cfg(unix)]
+pub struct JobLock(#[allow(dead_code)] nix::fcntl::Flock<fs::File>);
+
+/// A job's hold on its journal (no locking on this system).
+#[cfg(not(unix))]
+pub struct JobLock;
+
+/// Takes the job of `kind` for `key`: an exclusive lock (`flock`) on a file beside its journal
+/// (`….lock`, 0600, kept empty), refused at once when another process holds it, naming the job,
+/// so that two runs of one job (a resume started while the first run still sends) never
+/// interleave their parts or journals.
+#[cfg(unix)]
+pub fn lock(kind: Kind, key: &str) -> Result<JobLock> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut path = path_for(kind, key)?;
+    path.set_extension("lock");
+    let named =
+        |e: io::Error| Error::from(crate::io::named(&e, "open", &path.display().to_string()));
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(named)?;
+    match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => Ok(JobLock(l)),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(Error::InvalidOption(format!(
+            "another zseal is running the same job on {key} now: wait for it to end (or stop \
+             it), then run the command again"
+        ))),
+        Err((_, e)) => Err(named(io::Error::from(e))),
+    }
+}
+
+/// Takes the job of `kind` for `key` (no locking on this system).
+#[cfg(not(unix))]
+pub fn lock(_: Kind, _: &str) -> Result<JobLock> {
+    Ok(JobLock)
+}
+
 /// The complete lines of the log beside the journal of `kind` for `key` (none when there is no
 /// log); a last line without its newline (a kill during [`append`]) is left out.
 pub fn load_log(kind: Kind, key: &str) -> Result<Option<Vec<String>>> {

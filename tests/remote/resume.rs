@@ -186,6 +186,21 @@ fn a_cut_download_resumes_and_fetches_only_what_it_lacks() {
         std::fs::read(s.partial()).unwrap() == before,
         "left as it was"
     );
+    // `zseal resume` lists the pending download.
+    let listed = zseal(s.base)
+        .env("XDG_STATE_HOME", s.state.path())
+        .arg("resume")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(listed.stdout).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "{}\t-> {}\tdownload: {done} bytes kept",
+            s.url,
+            s.out().display()
+        )),
+        "{text}"
+    );
     let p = proxy::start(s.base, proxy::Faults::default());
     s.decrypt(&p.url, &["--resume"]).assert().success();
     assert!(
@@ -311,6 +326,48 @@ fn a_damaged_or_shortened_partial_file_is_refused() {
     );
     s.decrypt(s.base, &["--force"]).assert().success();
     assert!(std::fs::read(s.out()).unwrap() == s.plain);
+}
+
+/// A download journal edited to name another file as its partial file (issue 55 §3) is not
+/// followed: the resume is refused, naming both, and the other file is left as it was (before,
+/// it was cut and filled with plaintext); --force starts over, removing only the partial file
+/// that -o names.
+#[test]
+fn an_edited_download_journal_is_not_followed() {
+    let Some(s) = Setup::new("resume-edited", SMALL) else {
+        return;
+    };
+    s.cut_at(s.object_len() / 2);
+    let victim = s.dir.path().join("victim.txt");
+    std::fs::write(&victim, b"not zseal's to touch").unwrap();
+    let dir = s.state.path().join("zseal");
+    let journal = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("download-")
+        })
+        .unwrap();
+    let mut j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    j["partial"] = serde_json::Value::String(victim.display().to_string());
+    std::fs::write(&journal, serde_json::to_vec(&j).unwrap()).unwrap();
+    s.decrypt(s.base, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains("names"))
+        .stderr(contains("victim.txt"))
+        .stderr(contains(
+            "it was edited or is damaged, so it is not followed",
+        ));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not zseal's to touch");
+    s.decrypt(s.base, &["--force"]).assert().success();
+    assert!(std::fs::read(s.out()).unwrap() == s.plain);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not zseal's to touch");
 }
 
 /// `--resume` where nothing can be resumed says why: standard output, a range (clap), a local
@@ -609,13 +666,7 @@ fn a_resumed_rotation_is_refused_when_the_object_or_a_kept_part_changed() {
 
     // A kept part whose hash in the journal is not what re-sealing the object gives.
     r.cut_after(1);
-    let dir = r.state().join("zseal");
-    let journal = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
+    let journal = resuming::journal_file(&r.state()).unwrap();
     let mut j: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
     j["parts"][0]["sealed_blake3"] = serde_json::Value::String("00".repeat(32));

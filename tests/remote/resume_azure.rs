@@ -183,12 +183,11 @@ fn an_azure_resume_is_refused_when_the_source_changed_or_the_blocks_are_gone() {
     // The journal names a block the store does not hold.
     std::fs::write(&az.src, &az.plain).unwrap();
     az.cut_after(&url, 2);
-    let dir = az.state().join("zseal");
-    let journal = std::fs::read_dir(&dir).unwrap().flatten().next().unwrap();
+    let journal = resuming::journal_file(&az.state()).unwrap();
     let mut j: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(journal.path()).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
     j["parts"][1]["etag"] = serde_json::Value::String("0".repeat(32));
-    std::fs::write(journal.path(), serde_json::to_vec(&j).unwrap()).unwrap();
+    std::fs::write(&journal, serde_json::to_vec(&j).unwrap()).unwrap();
     az.encrypt(az.base, &url, &["--resume"])
         .assert()
         .code(1)

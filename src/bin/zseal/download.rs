@@ -142,8 +142,8 @@ impl Download {
         let Some(r) = &self.pending else {
             return Ok(());
         };
-        let (shown, partial) = (&self.shown, r.partial.display());
-        if busy(&r.partial) {
+        let (shown, partial) = (&self.shown, self.partial.display());
+        if busy(&self.partial) {
             bail!(
                 "another zseal is downloading into {shown} now (it writes {partial}): wait for it \
                  to end, or stop it first"
@@ -160,6 +160,19 @@ impl Download {
             ),
             (false, true) => return self.discard(),
             (true, _) => {}
+        }
+        // The partial file is always the one -o names: a journal that names another (edited,
+        // or damaged) is never followed, which would cut and fill a file it names.
+        if r.partial != self.partial || r.destination != self.dest {
+            bail!(
+                "the journal of the download into {} names {} as its partial file, not {}: it \
+                 was edited or is damaged, so it is not followed; run without --resume, with \
+                 --force, to start over (that removes only {} and the journal)",
+                self.shown,
+                r.partial.display(),
+                self.partial.display(),
+                self.partial.display()
+            );
         }
         if r.url != self.url {
             bail!(
@@ -186,8 +199,8 @@ impl Download {
 
     /// Ends the pending download: its partial file and its journal are removed.
     fn discard(&mut self) -> anyhow::Result<()> {
-        if let Some(r) = self.pending.take() {
-            remove_if_there(&r.partial)?;
+        if self.pending.take().is_some() {
+            remove_if_there(&self.partial)?;
         }
         Ok(journal::remove(Kind::Download, &self.key)?)
     }
@@ -270,7 +283,7 @@ impl Download {
                 self.shown
             );
         }
-        let p = &r.partial;
+        let p = &self.partial;
         let name = p.display().to_string();
         let file = match open_partial(p) {
             Ok(f) => f,
@@ -314,6 +327,47 @@ fn load(key: &str) -> anyhow::Result<Option<Record>> {
             path.display()
         ),
     }
+}
+
+/// A download left pending, as `zseal resume` lists it.
+pub struct PendingDownload {
+    pub url: String,
+    pub destination: PathBuf,
+    /// Plaintext bytes kept in the partial file.
+    pub done: u64,
+    pub object_len: u64,
+    /// When the journal was last written (Unix seconds).
+    pub updated: u64,
+}
+
+/// Every pending download of this user, in journal order; a journal this zseal cannot read is
+/// shown by its path.
+pub fn pending_downloads() -> anyhow::Result<Vec<PendingDownload>> {
+    let mut found = Vec::new();
+    for (path, bytes) in journal::list(Kind::Download)? {
+        let updated = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        found.push(match serde_json::from_slice::<Record>(&bytes) {
+            Ok(r) if r.job == JOB => PendingDownload {
+                url: r.url,
+                destination: r.destination,
+                done: r.done,
+                object_len: r.object_len,
+                updated,
+            },
+            _ => PendingDownload {
+                url: format!("(a journal this zseal cannot read: {})", path.display()),
+                destination: PathBuf::new(),
+                done: 0,
+                object_len: 0,
+                updated,
+            },
+        });
+    }
+    Ok(found)
 }
 
 fn store(key: &str, record: &Record) -> anyhow::Result<()> {

@@ -19,9 +19,10 @@ use crate::progress::{Counters, Progress};
 use crate::report::Direction;
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["list", "abort"])))]
+#[command(group(clap::ArgGroup::new("what").args(["list", "abort"])))]
 pub struct Args {
-    /// Show the pending uploads: URL, source, parts and bytes sent, age of the journal
+    /// Show the pending uploads (URL, source, parts and bytes sent, age of the journal) and
+    /// downloads (URL, destination, bytes kept); the default
     #[arg(long)]
     list: bool,
     /// End the pending upload into URL: abort the multipart upload at the store and remove
@@ -255,7 +256,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
 }
 
-/// `zseal resume --list`: one pending upload a line, tab-separated.
+/// `zseal resume` (or `--list`): one pending upload a line, then one pending download a line,
+/// tab-separated; nothing pending is said on stderr.
 #[cfg(feature = "remote")]
 fn list() -> anyhow::Result<()> {
     use std::io::Write;
@@ -263,7 +265,12 @@ fn list() -> anyhow::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut out = std::io::stdout().lock();
-    for p in zseal::remote::pending_uploads()? {
+    let uploads = zseal::remote::pending_uploads()?;
+    let downloads = crate::download::pending_downloads()?;
+    if uploads.is_empty() && downloads.is_empty() {
+        eprintln!("zseal: nothing is pending: no upload or download was left to resume");
+    }
+    for p in uploads {
         writeln!(
             out,
             "{}\t{}\t{} parts, {} bytes sent of a {}-byte source\tjournal written {} ago",
@@ -273,6 +280,17 @@ fn list() -> anyhow::Result<()> {
             p.bytes_sent,
             p.source_size,
             ago(now.saturating_sub(p.updated))
+        )?;
+    }
+    for d in downloads {
+        writeln!(
+            out,
+            "{}\t-> {}\tdownload: {} bytes kept of a {}-byte object\tjournal written {} ago",
+            d.url,
+            d.destination.display(),
+            d.done,
+            d.object_len,
+            ago(now.saturating_sub(d.updated))
         )?;
     }
     Ok(())

@@ -88,6 +88,24 @@ impl TaskKey {
         })
     }
 
+    /// True when this key seals the frames of a file with `header`'s algorithms, chunk size
+    /// and padding (a resumed upload checks its journal's key against its header).
+    pub(crate) fn fits(&self, header: &crate::format::Header) -> bool {
+        (
+            self.cipher,
+            self.codec,
+            self.hash,
+            self.chunk_log2,
+            self.padded,
+        ) == (
+            header.cipher,
+            header.codec,
+            header.hash,
+            header.chunk_log2,
+            header.padded,
+        )
+    }
+
     /// The chunk size: every range but the last is a whole number of chunks.
     pub fn chunk_size(&self) -> usize {
         1 << self.chunk_log2

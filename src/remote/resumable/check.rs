@@ -9,8 +9,9 @@ use object_store::multipart::PartId;
 
 use super::cutter::each_piece;
 use super::record::{PartRecord, Record, SourceId};
+use crate::format::Header;
 use crate::hash::{ChunkHash, HashAlg};
-use crate::pipeline::RangeResult;
+use crate::pipeline::{EncryptOptions, RangeResult, TaskKey};
 use crate::remote::s3::ListedPart;
 
 /// Why a resume cannot go on.
@@ -54,6 +55,42 @@ pub(super) fn command(
     }
     if r.source.path != path {
         return Err(differs("the source", &r.source.path, path));
+    }
+    Ok(())
+}
+
+/// The journal's header and key against what the command asks (the options text already
+/// matched, so a difference means the journal was edited or damaged): the header's algorithms,
+/// chunk size, padding and signing are the options', and the key is for that header.
+pub(super) fn header(header: &[u8], key: &TaskKey, opts: &EncryptOptions) -> Result<(), Refusal> {
+    let bad = |what: &str| {
+        Refusal::Job(format!(
+            "the journal's {what} is not what this command asks (the journal was edited or is \
+             damaged)"
+        ))
+    };
+    let (h, _, _) = Header::read(&mut &header[..]).map_err(|_| bad("header"))?;
+    let asked = (
+        opts.cipher,
+        opts.header_codec(),
+        opts.hash,
+        1usize << h.chunk_log2,
+        opts.pad,
+        !opts.sign.is_empty(),
+    );
+    let has = (
+        h.cipher,
+        h.codec,
+        h.hash,
+        opts.chunk_size,
+        h.padded,
+        h.signed,
+    );
+    if asked != has {
+        return Err(bad("header"));
+    }
+    if !key.fits(&h) {
+        return Err(bad("key"));
     }
     Ok(())
 }

@@ -32,6 +32,7 @@ use crate::pipeline::{
     seal_range_adapting, AdaptPlan, EncryptOptions, Format, LevelLog, RangeResult, SplitSeal,
     TaskKey,
 };
+use crate::resume::journal;
 
 /// One file to seal into the object.
 pub struct SealJob<'a> {
@@ -143,6 +144,12 @@ impl Remote {
     /// the store acknowledges, and a failure leaves the upload pending for
     /// [`Remote::resume_upload`]. Refused when a pending upload into the object exists.
     pub fn seal_resumable(&self, job: &SealJob) -> io::Result<UploadDone> {
+        let _job = journal::lock(journal::Kind::Upload, &self.inner.url)?;
+        self.seal_resumable_held(job)
+    }
+
+    /// [`Remote::seal_resumable`], the job's lock held by the caller.
+    fn seal_resumable_held(&self, job: &SealJob) -> io::Result<UploadDone> {
         let obj = &self.inner;
         if let Some(p) = pending_upload(&obj.url)? {
             return Err(pending_error(&p));
@@ -189,6 +196,7 @@ impl Remote {
     /// the parts kept are sealed and sent.
     pub fn resume_upload(&self, job: &SealJob) -> io::Result<UploadDone> {
         let obj = &self.inner;
+        let _job = journal::lock(journal::Kind::Upload, &obj.url)?;
         let Some(mut rec) = Record::load(&obj.url)? else {
             return Err(invalid(format!(
                 "there is no pending upload into {} to resume (`zseal resume --list` shows \
@@ -226,6 +234,7 @@ impl Remote {
         let key = from_hex(&rec.key)
             .and_then(|k| TaskKey::from_bytes(&zeroize::Zeroizing::new(k)).ok())
             .ok_or_else(|| end_job(obj, &rec, "the journal's key cannot be read"))?;
+        check::header(&header, &key, job.opts).map_err(refused)?;
         let split = SplitSeal::resumed(key, header.len() as u64).signed_by(job.opts.sign.clone());
         let upload = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone())?;
         upload.journaled(&obj.url);
@@ -270,7 +279,7 @@ impl Remote {
             up.abort();
         }
         let _ = Record::remove(&rec.url);
-        let mut done = self.seal_resumable(job)?;
+        let mut done = self.seal_resumable_held(job)?;
         done.restarted = Some(why.to_string());
         Ok(done)
     }
@@ -622,6 +631,7 @@ pub struct Ended {
 /// Ends the pending upload into `url`: aborts the multipart upload at the store (one already
 /// gone is fine; on Azure there is nothing to abort) and removes the journal.
 pub fn abort_pending(url: &str) -> io::Result<Ended> {
+    let _job = journal::lock(journal::Kind::Upload, url)?;
     let Some(pending) = pending_upload(url)? else {
         return Err(invalid(format!(
             "there is no pending upload into {url} (`zseal resume --list` shows those there are)"

@@ -18,6 +18,7 @@ use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, Rotation};
 use crate::remote::Own;
 use crate::remote::RemoteReader;
+use crate::resume::journal;
 
 /// One rotation of an object in place.
 pub struct RotateJob<'a> {
@@ -50,6 +51,7 @@ impl Remote {
         job: &RotateJob,
     ) -> io::Result<UploadDone> {
         let obj = &self.inner;
+        let _job = journal::lock(journal::Kind::Upload, &obj.url)?;
         if let Some(p) = pending_upload(&obj.url)? {
             return Err(pending_error(&p));
         }
@@ -91,6 +93,7 @@ impl Remote {
         job: &RotateJob,
     ) -> io::Result<UploadDone> {
         let obj = &self.inner;
+        let _job = journal::lock(journal::Kind::Upload, &obj.url)?;
         let Some(mut rec) = Record::load(&obj.url)? else {
             return Err(invalid(format!(
                 "there is no pending rotation of {} to resume (`zseal resume --list` shows \
