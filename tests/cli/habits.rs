@@ -311,10 +311,11 @@ fn several_inputs_each_to_its_own_output() {
         .code(1)
         .stderr(contains("junk.zseal: reading").and(contains("1 of 2 inputs failed (junk.zseal)")));
     assert!(at("a.csv").exists() && !at("junk").exists());
+    // A missing input is named before anything is written (issue 59 §3).
     encrypt(&["-f", "c.csv", "a.csv"])
         .assert()
         .code(1)
-        .stderr(contains("1 of 2 inputs failed (c.csv)"));
+        .stderr(contains("c.csv does not exist (nothing was written)"));
     assert!(at("a.csv.zseal").exists());
 }
 
@@ -401,4 +402,121 @@ fn a_damaged_chunk_is_not_blamed_on_the_key() {
         );
     }
     assert!(!d.path().join("out").exists());
+}
+
+/// Other tools' flags are answered with zseal's names (issue 59 §3), exit 2, nothing written;
+/// `-e` encrypts as `-d` decrypts.
+#[test]
+fn other_tools_flags_are_named_and_dash_e_encrypts() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("big.bin");
+    std::fs::write(&input, b"some bytes").unwrap();
+    let input = input.to_str().unwrap();
+    for (args, want) in [
+        (
+            &["encrypt", "-p", input][..],
+            "a passphrase is zseal's default",
+        ),
+        (&["-e", "--symmetric", input], "--passphrase-file FILE"),
+        (&["encrypt", "-k", input], "never removes its input"),
+        (&["encrypt", "--rm", input], "never removes its input"),
+        (&["encrypt", "-T0", input], "-j 0, the default"),
+        (&["encrypt", "-19", input], "-c zstd:19"),
+        (&["encrypt", "-c", input], "zseal's -c is the compression"),
+    ] {
+        zseal()
+            .args(args)
+            .current_dir(d.path())
+            .assert()
+            .code(2)
+            .stderr(contains(want));
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{args:?} wrote something");
+    }
+    let out = d.path().join("big.bin.zseal");
+    zseal()
+        .args(["-e", "--passphrase-file"])
+        .arg(pw())
+        .args([input, "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    zseal()
+        .args(["-d", "--passphrase-file"])
+        .arg(pw())
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("some bytes");
+}
+
+/// `zseal encrypt IN OUT`, as `cp` or `gpg -o` users type it, is refused before anything is
+/// written, suggesting -o (issue 59 §3); so is any missing input of several.
+#[test]
+fn a_missing_second_input_is_taken_for_an_output() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("report.log");
+    std::fs::write(&input, b"log lines").unwrap();
+    zseal()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(pw())
+        .arg(&input)
+        .arg(d.path().join("report.log.enc"))
+        .assert()
+        .code(1)
+        .stderr(contains("report.log.enc does not exist: did you mean -o"));
+    zseal()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(pw())
+        .arg(d.path().join("gone.log"))
+        .arg(&input)
+        .assert()
+        .code(1)
+        .stderr(contains("gone.log does not exist (nothing was written)"));
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "nothing was written");
+    // Every input failing says that none was written.
+    for junk in ["x.zseal", "y.zseal"] {
+        std::fs::write(d.path().join(junk), "not sealed").unwrap();
+    }
+    zseal()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(pw())
+        .args(["x.zseal", "y.zseal"])
+        .current_dir(d.path())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "2 of 2 inputs failed (x.zseal, y.zseal); none was written",
+        ));
+}
+
+/// An age file with zstd inside says so when written (issue 59 §1): its recipient's `age -d`
+/// alone gives a zstd stream; `-c none` writes a plain file, without the note; -q silences it.
+#[test]
+fn an_age_file_with_zstd_inside_says_how_it_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r.age");
+    let run = |extra: &[&str]| {
+        zseal()
+            .args([
+                "encrypt",
+                "--format",
+                "age",
+                "-r",
+                &public("age.pub"),
+                "-f",
+                "-o",
+            ])
+            .arg(&out)
+            .args(extra)
+            .write_stdin("a,b\n1,2\n")
+            .output()
+            .unwrap()
+    };
+    let note = "its recipient reads it with `age -d … | zstd -d`";
+    let err = |o: std::process::Output| String::from_utf8(o.stderr).unwrap();
+    assert!(err(run(&[])).contains(note));
+    assert!(!err(run(&["-c", "none"])).contains(note));
+    assert!(!err(run(&["-q"])).contains(note));
 }

@@ -146,6 +146,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.format == Format::Crypt4gh {
         return c4gh::run(&a, opts);
     }
+    // An age file whose plaintext is a zstd stream: its recipient's `age -d` alone gives the
+    // zstd stream, not the file (issue 59 §1). Said whenever one is written, unless -q.
+    if a.format == Format::Age && opts.codec != Codec::None && !c.report.quiet {
+        eprintln!(
+            "zseal: note: the age file holds a seekable zstd stream ({}): its recipient reads it \
+             with `age -d … | zstd -d`; -c none writes a plain age file for a recipient with \
+             only age",
+            opts.codec
+        );
+    }
     let recipients_now = || -> anyhow::Result<Vec<zseal::AgeRecipient>> {
         let mut recipients = a.to.read()?;
         recipients.extend(keys::recipients_of_identities(&a.identity)?);

@@ -16,6 +16,7 @@ mod dict;
 mod download;
 mod encrypt;
 mod files;
+mod habits;
 mod hash;
 mod inspect;
 mod keygen;
@@ -96,16 +97,6 @@ struct Cli {
     command: Command,
 }
 
-/// The arguments with a leading `-d`/`--decrypt` (age's and zstd's habit) turned into the
-/// `decrypt` subcommand; anything else as it is. Only the first argument is looked at, so a
-/// `-d` among a subcommand's arguments keeps its meaning there.
-fn with_decrypt_alias(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    if args.get(1).is_some_and(|a| a == "-d" || a == "--decrypt") {
-        args[1] = "decrypt".into();
-    }
-    args
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Encrypt INPUT (or stdin) into a zseal container
@@ -154,7 +145,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(with_decrypt_alias(std::env::args_os().collect()));
+    let args = habits::with_aliases(std::env::args_os().collect());
+    if let Some(habit) = habits::misplaced(&args) {
+        eprintln!("zseal: error: {habit}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     files::on_termination_signals(|signal| {
         files::remove_partial_outputs();
         std::process::exit(128 + signal);

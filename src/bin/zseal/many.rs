@@ -31,6 +31,27 @@ pub fn plan(
     if inputs.iter().any(|i| crate::stdin::is_dash(i)) {
         bail!("`-` (standard input) cannot be one of several inputs: give files, or one input");
     }
+    // Every input is there before anything is written. A second of two that is missing is
+    // most likely meant as the output (`cp`'s and gpg's `IN OUT`): said so.
+    let missing: Vec<&PathBuf> = inputs.iter().filter(|i| !exists(i)).collect();
+    match missing.as_slice() {
+        [] => {}
+        [last] if inputs.len() == 2 && *last == &inputs[1] => bail!(
+            "{} does not exist: did you mean -o {}? (the arguments are inputs, each written \
+             beside itself; nothing was written)",
+            last.display(),
+            last.display()
+        ),
+        _ => bail!(
+            "{} do{} not exist (nothing was written)",
+            missing
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if missing.len() == 1 { "es" } else { "" }
+        ),
+    }
     let mut pairs = Vec::new();
     for i in inputs {
         pairs.push((i.clone(), output_of(i)?));
@@ -51,6 +72,20 @@ pub fn plan(
     Ok(pairs)
 }
 
+/// True when the input `p` can be read: a local path that exists, or an object the store has
+/// (one HEAD).
+fn exists(p: &Path) -> bool {
+    match url_of(p) {
+        None => std::fs::metadata(p).is_ok(),
+        #[cfg(feature = "remote")]
+        Some(url) => zseal::remote::Remote::from_env(url)
+            .and_then(|r| r.size())
+            .map_or(true, |size| size.is_some()),
+        #[cfg(not(feature = "remote"))]
+        Some(_) => true,
+    }
+}
+
 /// Runs `one` on every pair in turn; a failure is printed, naming its input, and the rest go on.
 /// Fails at the end when any failed, naming them.
 pub fn run_each(
@@ -68,8 +103,12 @@ pub fn run_each(
         }
     }
     if !failed.is_empty() {
+        let rest = match failed.len() == pairs.len() {
+            true => "none was written",
+            false => "the others were written",
+        };
         bail!(
-            "{} of {} inputs failed ({}); the others were written",
+            "{} of {} inputs failed ({}); {rest}",
             failed.len(),
             pairs.len(),
             failed.join(", ")
