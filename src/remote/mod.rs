@@ -9,7 +9,8 @@
 //!   needed. Memory: at most `(parts_in_flight + 2) × part_size` (docs/OBJECTS.md).
 //! - Writes are a multipart upload whose parts upload concurrently while the caller writes; the
 //!   object appears only on [`RemoteWriter::commit`]. Dropped without a commit (an error, a
-//!   signal through [`abort_all_uploads`]) the upload is aborted, leaving no object and no parts.
+//!   signal through [`abort_all_uploads`]) the upload is aborted, leaving no object and no parts;
+//!   a resumable upload (docs/OBJECTS.md §7) is kept pending by a signal instead.
 //!   An object smaller than one part is one conditional PUT.
 //! - Credentials, region and endpoint come from what the users' other tools read: the standard
 //!   environment variables of each cloud, and for S3 also `AWS_PROFILE` (or

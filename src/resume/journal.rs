@@ -114,7 +114,7 @@ pub fn append(kind: Kind, key: &str, line: &str) -> Result<()> {
     let named =
         |e: io::Error| Error::from(crate::io::named(&e, "write", &path.display().to_string()));
     let mut opts = fs::OpenOptions::new();
-    opts.create(true).append(true);
+    opts.create(true).append(true).read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -122,6 +122,14 @@ pub fn append(kind: Kind, key: &str, line: &str) -> Result<()> {
     }
     let existed = path.exists();
     let mut f = opts.open(&path).map_err(named)?;
+    // A line torn by a kill during an earlier append is cut off first, or this one would be
+    // joined to it.
+    let len = f.metadata().map_err(named)?.len();
+    if len > 0 && last_byte(&f, len).map_err(named)? != b'\n' {
+        let kept = fs::read(&path).map_err(named)?;
+        let end = kept.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        f.set_len(end as u64).map_err(named)?;
+    }
     let mut bytes = Vec::with_capacity(line.len() + 1);
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
@@ -175,6 +183,16 @@ pub fn lock(kind: Kind, key: &str) -> Result<JobLock> {
 #[cfg(not(unix))]
 pub fn lock(_: Kind, _: &str) -> Result<JobLock> {
     Ok(JobLock)
+}
+
+/// The byte at `len - 1` of `f`.
+fn last_byte(f: &fs::File, len: u64) -> io::Result<u8> {
+    let mut b = [0u8; 1];
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(f, &mut b, len - 1)?;
+    #[cfg(windows)]
+    std::os::windows::fs::FileExt::seek_read(f, &mut b, len - 1)?;
+    Ok(b[0])
 }
 
 /// The complete lines of the log beside the journal of `kind` for `key` (none when there is no
@@ -240,11 +258,10 @@ pub fn load(kind: Kind, key: &str) -> Result<Option<Vec<u8>>> {
 /// Removes the journal of `kind` for `key`, and the log beside it; one that is already gone is
 /// not an error.
 pub fn remove(kind: Kind, key: &str) -> Result<()> {
-    if let Ok(log) = log_path_for(kind, key) {
-        let _ = fs::remove_file(log);
-    }
+    // The journal first: a kill between the two leaves a log without a journal (nothing to
+    // resume), never a journal without its log (which a resume would take for nothing sent).
     let path = path_for(kind, key)?;
-    match fs::remove_file(&path) {
+    let removed = match fs::remove_file(&path) {
         Ok(()) => {
             sync_dir(path.parent().unwrap_or(Path::new(".")));
             Ok(())
@@ -255,7 +272,13 @@ pub fn remove(kind: Kind, key: &str) -> Result<()> {
             "remove",
             &path.display().to_string(),
         ))),
+    };
+    if removed.is_ok() {
+        if let Ok(log) = log_path_for(kind, key) {
+            let _ = fs::remove_file(log);
+        }
     }
+    removed
 }
 
 /// Every journal of `kind`, as (path, bytes), in file-name order. A journal that vanishes while
@@ -366,6 +389,16 @@ mod tests {
             assert_eq!(
                 load_log(Kind::Upload, "s3://b/k").expect("load"),
                 Some(vec!["one".to_string(), "two".to_string()])
+            );
+            // The next append cuts the torn line off instead of joining it.
+            append(Kind::Upload, "s3://b/k", "three").expect("append");
+            assert_eq!(
+                load_log(Kind::Upload, "s3://b/k").expect("load"),
+                Some(vec![
+                    "one".to_string(),
+                    "two".to_string(),
+                    "three".to_string()
+                ])
             );
             #[cfg(unix)]
             {

@@ -194,9 +194,22 @@ pub fn keys_for(
                     kinds.join(", ")
                 );
             }
+            // The reference crypt4gh tool's secret key, from its own variable, when no -i is
+            // given for a crypt4gh file (as `crypt4gh decrypt` takes it without --sk).
+            let crypt4gh = kinds.iter().any(|k| k.starts_with("crypt4gh"));
+            let c4gh_key = std::env::var_os("C4GH_SECRET_KEY")
+                .filter(|k| crypt4gh && !k.is_empty() && ids.identity.is_empty())
+                .map(PathBuf::from);
+            if let Some(key) = c4gh_key {
+                return Ok(Keys::Identities(read_identity_files(&[key])?));
+            }
             if ids.identity.is_empty() {
+                let hint = match crypt4gh {
+                    true => " (or set C4GH_SECRET_KEY to your crypt4gh secret key file, as for crypt4gh decrypt)",
+                    false => "",
+                };
                 bail!(
-                    "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i",
+                    "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i{hint}",
                     kinds.len(),
                     kinds.join(", ")
                 );
@@ -218,11 +231,14 @@ pub fn keys_for(
 pub(crate) struct TerminalPrompt;
 
 impl KeyPassphrase for TerminalPrompt {
-    /// A crypt4gh key file's passphrase comes from `ZSEAL_PASSPHRASE` when it is set (as the
-    /// reference takes it from `C4GH_PASSPHRASE`), else from the terminal.
+    /// A crypt4gh key file's passphrase comes from `ZSEAL_PASSPHRASE` or, as the reference
+    /// tool takes it, `C4GH_PASSPHRASE` when one is set, else from the terminal.
     fn passphrase(&self, description: &str) -> Option<String> {
         let crypt4gh = description.starts_with(zseal::crypto::c4gh::file::KEY_PROMPT);
-        if let Some(p) = std::env::var("ZSEAL_PASSPHRASE").ok().filter(|_| crypt4gh) {
+        let from_env = ["ZSEAL_PASSPHRASE", "C4GH_PASSPHRASE"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok());
+        if let Some(p) = from_env.filter(|_| crypt4gh) {
             return Some(p);
         }
         rpassword::prompt_password(format!("{description}: ")).ok()
@@ -253,7 +269,8 @@ impl KeyPassphrase for TerminalPrompt {
     }
 
     fn why_unanswered(&self) -> String {
-        "there is no terminal to answer on (zseal asks on /dev/tty): run zseal from a terminal"
+        "there is no terminal to answer on (zseal asks on /dev/tty): run zseal from a terminal \
+         (a crypt4gh key's passphrase may also come from C4GH_PASSPHRASE or ZSEAL_PASSPHRASE)"
             .into()
     }
 }

@@ -239,7 +239,8 @@ fn ask_passphrase(origin: &str, ask: &impl KeyPassphrase) -> Result<Zeroizing<St
         .map(Zeroizing::new)
         .ok_or_else(|| {
             Error::InvalidOption(format!(
-                "{origin} is passphrase-protected and no passphrase was given"
+                "{origin} is passphrase-protected and no passphrase was given: type it at a \
+                 terminal, or set C4GH_PASSPHRASE (as for crypt4gh decrypt) or ZSEAL_PASSPHRASE"
             ))
         })
 }

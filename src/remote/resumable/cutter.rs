@@ -256,30 +256,38 @@ impl Cutter {
         })
     }
 
+    /// The adaptive levels of `chunks` (hex of signed bytes; empty without an adaptive level).
+    fn levels_of(&self, chunks: std::ops::Range<u64>) -> String {
+        let Some(log) = &self.levels else {
+            return String::new();
+        };
+        let log = log.lock().unwrap_or_else(|p| p.into_inner());
+        let from = chunks.start.saturating_sub(self.levels_from) as usize;
+        let to = chunks.end.saturating_sub(self.levels_from) as usize;
+        let levels = log.get(from..to.min(log.len())).unwrap_or_default();
+        to_hex(&levels.iter().map(|&l| l as u8).collect::<Vec<u8>>())
+    }
+
     /// The log's entry for the part being sent: the journal's `record` of a part of frames,
     /// with its frames' adaptive levels; a part of the container's end by its bytes alone.
     fn logged(&self, record: Option<&PartRecord>) -> PartRecord {
         match record {
             Some(r) => {
                 let mut r = r.clone();
-                if let Some(log) = &self.levels {
-                    let log = log.lock().unwrap_or_else(|p| p.into_inner());
-                    let from = (self.part_first_chunk - self.levels_from) as usize;
-                    let to = (self.next_chunk - self.levels_from) as usize;
-                    let levels = log.get(from..to.min(log.len())).unwrap_or_default();
-                    r.levels = to_hex(&levels.iter().map(|&l| l as u8).collect::<Vec<u8>>());
-                }
+                r.levels = self.levels_of(self.part_first_chunk..self.next_chunk);
                 r
             }
+            // The container's end; the first such part also holds the range's last frames,
+            // whose chunks and levels are recorded (a resume replays those levels too).
             None => PartRecord {
                 number: self.next_number,
                 etag: String::new(),
                 len: self.buf.len() as u64,
-                first_chunk: self.next_chunk,
-                body_lens: String::new(),
+                first_chunk: self.part_first_chunk,
+                body_lens: to_hex(&self.part_lens),
                 plain_blake3: String::new(),
                 sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
-                levels: String::new(),
+                levels: self.levels_of(self.part_first_chunk..self.next_chunk),
                 end: true,
             },
         }

@@ -275,6 +275,7 @@ impl Remote {
                 ),
             ));
         }
+        // A journal without a log is ended here; a run that differed has ended its upload.
         if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
             up.abort();
         }
@@ -381,6 +382,9 @@ fn send(
         Err(e) => {
             let rec = shared.lock().settle();
             if let Some(why) = shared.lock().differs.take() {
+                // Ended here, with its journal and log: the new job a restart begins is not
+                // this upload's to remove when it is dropped.
+                upload.abort();
                 return Ok(Sent::Differs(why));
             }
             upload.keep();
@@ -408,7 +412,8 @@ fn send(
 /// levels, so that each such part is made again byte for byte.
 fn replayed_levels(sent: &[PartRecord], mut number: u32, mut chunk: u64) -> Vec<i8> {
     let mut levels = Vec::new();
-    while let Some(p) = sent.iter().find(|p| p.number == number && !p.end) {
+    // Parts of frames, then the part that holds the last frames and the container's end.
+    while let Some(p) = sent.iter().find(|p| p.number == number) {
         let (Some(l), Ok(lens)) = (from_hex(&p.levels), p.lens()) else {
             break;
         };
@@ -416,6 +421,9 @@ fn replayed_levels(sent: &[PartRecord], mut number: u32, mut chunk: u64) -> Vec<
             break;
         }
         levels.extend(l.iter().map(|&b| b as i8));
+        if p.end {
+            break;
+        }
         chunk += lens.len() as u64;
         number += 1;
     }
@@ -511,6 +519,7 @@ fn complete(
 /// Ties the new journal `rec` to `upload` and writes it, before any part is sent.
 fn begin_journal(upload: &Upload, mut rec: Record) -> io::Result<Record> {
     rec.marker = upload.marker().map(str::to_string);
+    rec.begin_log()?;
     upload.journaled(&rec.url);
     upload.write_journal(|| rec.store())?;
     Ok(rec)

@@ -216,6 +216,13 @@ impl Record {
         Ok(r)
     }
 
+    /// Makes the (empty) log of parts sent, before the journal is first written.
+    pub(super) fn begin_log(&self) -> io::Result<()> {
+        // An empty line, which the log's reader leaves out: the file exists, durably.
+        journal::append(Kind::Upload, &self.url, "")?;
+        Ok(())
+    }
+
     /// Writes `part` to the log of parts sent, durably, before its request starts.
     pub(super) fn log_sent(&self, part: &PartRecord) -> io::Result<()> {
         let line = serde_json::to_string(part).map_err(io::Error::other)?;
@@ -229,8 +236,10 @@ impl Record {
         if !self.sent_log {
             return Ok(None);
         }
+        // The log is made before the journal is first written, so a journal without its log
+        // (removed by hand, or left by a kill during a removal) knows nothing of what was sent.
         let Some(lines) = journal::load_log(Kind::Upload, &self.url)? else {
-            return Ok(Some(Vec::new()));
+            return Ok(None);
         };
         let parsed: Result<Vec<PartRecord>, _> =
             lines.iter().map(|l| serde_json::from_str(l)).collect();

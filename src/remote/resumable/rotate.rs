@@ -137,7 +137,13 @@ impl Remote {
         // A rotation's frames are a function of the object's version (checked above), the
         // journal's key and their numbers: sealed again, they are the same bytes, which the
         // log of parts sent (when the journal has one) checks part by part as they go.
-        let sent = rec.load_sent()?.unwrap_or_default();
+        let Some(sent) = rec.load_sent()? else {
+            return Err(refused(Refusal::Job(
+                "its journal does not record every part its runs may have sent (it was written \
+                 by an older zseal, or its log of parts sent is missing or damaged)"
+                    .into(),
+            )));
+        };
         let done = match listing::kept_parts(obj, &mut rec, &[])? {
             Ok(done) => done,
             Err(r) => return Err(refused(r)),

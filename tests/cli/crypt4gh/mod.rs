@@ -42,3 +42,58 @@ fn run(bin: &Path, dir: &Path, tool: &str, args: &[&str], input: &Path) -> Resul
         false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
     }
 }
+
+/// The reference tool's variables work as its users expect (issue 59 §4): `C4GH_SECRET_KEY`
+/// names the secret key when no -i is given, `C4GH_PASSPHRASE` opens a protected one, and
+/// without either the error names them.
+#[test]
+fn the_reference_tools_variables_are_read() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(fixture("crypt4gh/hello.txt")).unwrap();
+    let sealed = d.path().join("b.c4gh");
+    zseal()
+        .args(["encrypt", "--format", "crypt4gh", "-R"])
+        .arg(fixture("crypt4gh/bob.pub"))
+        .arg("-o")
+        .arg(&sealed)
+        .arg(fixture("crypt4gh/hello.txt"))
+        .assert()
+        .success();
+    let decrypt = || {
+        let mut c = zseal();
+        c.env_remove("C4GH_SECRET_KEY")
+            .env_remove("C4GH_PASSPHRASE")
+            .arg("decrypt")
+            .arg(&sealed);
+        c
+    };
+    decrypt()
+        .env("C4GH_SECRET_KEY", fixture("crypt4gh/bob.sec"))
+        .env("C4GH_PASSPHRASE", "zseal fixture")
+        .assert()
+        .success()
+        .stdout(plain.clone());
+    let out = decrypt().output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("or set C4GH_SECRET_KEY"),
+        "{err}"
+    );
+    let out = decrypt()
+        .env("C4GH_SECRET_KEY", fixture("crypt4gh/bob.sec"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("set C4GH_PASSPHRASE"),
+        "{err}"
+    );
+    // Alice's key is not protected: the variable alone opens the fixture made for her.
+    let mut c = zseal();
+    c.env("C4GH_SECRET_KEY", fixture("crypt4gh/alice.sec"))
+        .arg("decrypt")
+        .arg(fixture("crypt4gh/hello.c4gh"))
+        .assert()
+        .success()
+        .stdout(plain);
+}
