@@ -18,9 +18,18 @@ pub enum Error {
     Io(Arc<io::Error>),
     /// The input does not start with the zseal magic.
     #[error(
-        "not a zseal or age file (the first bytes are neither's magic): was it encrypted with zseal or age?"
+        "not a zseal, age or crypt4gh file (the first bytes are none of their magics): was it encrypted with zseal, age or crypt4gh?"
     )]
     NotZseal,
+    /// The input is a compressed file, not an encrypted one (its first bytes are a
+    /// compressor's magic).
+    #[error("not an encrypted file: this is {what} data (its first bytes are {what}'s magic): decompress it with `{tool}`")]
+    Compressed {
+        /// The compressor's name.
+        what: &'static str,
+        /// The command that decompresses it.
+        tool: &'static str,
+    },
     /// The ASCII armor of an age file is malformed (FORMAT.md §10.1).
     #[error("the age file's ASCII armor is invalid: {0}; was it changed in transit (wrapping, line ends, added text)?")]
     Armor(String),
@@ -261,11 +270,30 @@ impl std::fmt::Display for ErrorKind {
 }
 
 impl Error {
+    /// The error for an input whose first bytes, `head`, are no format zseal reads: a
+    /// compressed file is named as such (a `.zst` or `.gz` given to decrypt), anything else is
+    /// [`Error::NotZseal`].
+    pub fn not_encrypted(head: &[u8]) -> Error {
+        const COMPRESSED: [(&[u8], &str, &str); 4] = [
+            (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
+            (b"\x1f\x8b", "gzip", "gzip -d"),
+            (b"\xfd7zXZ\x00", "xz", "xz -d"),
+            (b"BZh", "bzip2", "bzip2 -d"),
+        ];
+        COMPRESSED
+            .iter()
+            .find(|(magic, _, _)| head.starts_with(magic))
+            .map_or(Error::NotZseal, |&(_, what, tool)| Error::Compressed {
+                what,
+                tool,
+            })
+    }
+
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Io(_) => ErrorKind::Io,
-            Error::NotZseal => ErrorKind::NotZseal,
+            Error::NotZseal | Error::Compressed { .. } => ErrorKind::NotZseal,
             Error::Armor(_) => ErrorKind::Armor,
             Error::UnsupportedVersion(_) => ErrorKind::UnsupportedVersion,
             Error::InvalidHeader(_) => ErrorKind::InvalidHeader,

@@ -393,7 +393,7 @@ def test_bad_input_raises_one_clear_exception_naming_the_file(tmp_path, keys, ot
 
     plain = tmp_path / "plain.txt"
     plain.write_bytes(b"just some text, not a container\n" * 10)
-    with pytest.raises(zseal.NotZsealError, match="not a zseal or age file") as e:
+    with pytest.raises(zseal.NotZsealError, match="not a zseal, age or crypt4gh file") as e:
         zseal.open(plain, identity=identity)
     assert str(plain) in str(e.value)
 

@@ -37,7 +37,7 @@ def test_local_open_info_ls_and_write(tmp_path, keys):
     (tmp_path / "notes.txt").write_text("not a container")
     listing = {e["name"].rsplit("/", 1)[-1]: e for e in fs.ls(str(tmp_path))}
     assert listing["d.csv.zseal"]["size"] == len(data)
-    assert listing["notes.txt"]["size"] is None and "not a zseal or age file" in listing["notes.txt"]["zseal_error"]
+    assert listing["notes.txt"]["size"] is None and "not a zseal, age or crypt4gh file" in listing["notes.txt"]["zseal_error"]
     with fs.open(path) as f:
         f.seek(1000)
         assert f.read(500) == data[1000:1500]

@@ -189,6 +189,13 @@ impl AgeRecipient {
                  the key is not repeated here"
                     .into(),
             ));
+        } else if s.starts_with(crate::crypto::c4gh::file::PUBLIC_BEGIN) {
+            return Err(Error::InvalidOption(
+                "a crypt4gh public key (crypt4gh-keygen's) seals crypt4gh files, not a zseal \
+                 container or an age file: write the crypt4gh format to it, or use an age1…, \
+                 ssh-ed25519 or ssh-rsa key"
+                    .into(),
+            ));
         } else if std::path::Path::new(s).is_file() {
             return Err(Error::InvalidOption(format!(
                 "unknown recipient '{}': it is a file; a file of recipients is read with -R FILE \

@@ -58,7 +58,7 @@ impl AgeHeader {
             return Err(if AGE_PREFIX.starts_with(&line) {
                 Error::Truncated("in the age header".into())
             } else {
-                Error::NotZseal
+                Error::not_encrypted(&line)
             });
         }
         if line.last() != Some(&b'\n') {

@@ -101,7 +101,7 @@ impl Header {
         raw[..head.len()].copy_from_slice(head);
         read_header_bytes(r, &mut raw[head.len()..], head.is_empty())?;
         if raw[..8] != MAGIC {
-            return Err(Error::NotZseal);
+            return Err(Error::not_encrypted(&raw));
         }
         if raw[8] != VERSION {
             return Err(Error::UnsupportedVersion(raw[8]));
@@ -185,7 +185,7 @@ fn read_header_bytes(r: &mut impl Read, buf: &mut [u8], at_start: bool) -> Resul
         0 if at_start => Err(Error::Truncated(
             "the input is empty, not a zseal or age file".into(),
         )),
-        _ if at_start && buf[..m] != MAGIC[..m] => Err(Error::NotZseal),
+        _ if at_start && buf[..m] != MAGIC[..m] => Err(Error::not_encrypted(&buf[..n])),
         _ => Err(Error::Truncated("in the header".into())),
     }
 }
@@ -291,6 +291,23 @@ mod tests {
             "{e}"
         );
         assert!(matches!(kind(b"PK\x03\x04"), Error::NotZseal));
+        // A compressed file is named as one, short or long.
+        for (head, what) in [
+            (&b"\x28\xb5\x2f\xfd\x04\x00"[..], "zstd"),
+            (&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3][..], "gzip"),
+            (
+                &[
+                    0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ][..],
+                "gzip",
+            ),
+        ] {
+            let e = kind(head);
+            assert!(
+                matches!(e, Error::Compressed { what: w, .. } if w == what),
+                "{e}"
+            );
+        }
         let e = kind(&MAGIC[..5]);
         assert!(
             matches!(&e, Error::Truncated(m) if m == "in the header"),

@@ -317,7 +317,7 @@ fn wrong_keys_and_foreign_files_say_what_the_file_needs() {
         .arg(&p)
         .assert()
         .code(1)
-        .stderr(contains("not a zseal or age file"));
+        .stderr(contains("not a zseal, age or crypt4gh file"));
     // rekey is the container's.
     zseal()
         .args(["rekey", "-i"])

@@ -520,3 +520,25 @@ fn an_age_file_with_zstd_inside_says_how_it_is_read() {
     assert!(!err(run(&["-c", "none"])).contains(note));
     assert!(!err(run(&["-q"])).contains(note));
 }
+
+/// A compressed file given to decrypt is named as one, with its decompressor (issue 59 §6).
+#[test]
+fn a_compressed_file_is_not_called_damaged() {
+    let d = tempfile::tempdir().unwrap();
+    let zst = d.path().join("notes.txt.zst");
+    std::fs::write(&zst, b"\x28\xb5\x2f\xfd\x04\x58\x41\x00\x00hello\n").unwrap();
+    let gz = d.path().join("notes.txt.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xcb, 0x48]).unwrap();
+    for (file, want) in [
+        (&zst, "this is zstd data"),
+        (&gz, "decompress it with `gzip -d`"),
+    ] {
+        zseal()
+            .args(["decrypt", "--passphrase-file"])
+            .arg(pw())
+            .arg(file)
+            .assert()
+            .code(1)
+            .stderr(contains(want));
+    }
+}

@@ -76,7 +76,7 @@ fn every_flipped_byte_and_every_cut_fails_cleanly_through_the_cli() {
                 "damaged",
                 "truncated",
                 "authentication",
-                "not a zseal or age file",
+                "not a zseal, age or crypt4gh file",
                 "passphrase",
                 "version",
                 "header",

@@ -71,7 +71,7 @@ fn every_truncation_is_detected() {
         let msg = e.to_string();
         assert!(
             msg.contains("truncated")
-                || msg.contains("not a zseal or age file")
+                || msg.contains("not a zseal, age or crypt4gh file")
                 || msg.contains("damaged"),
             "truncated to {n}: unclear error: {msg}"
         );

@@ -147,8 +147,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return c4gh::run(&a, opts);
     }
     // An age file whose plaintext is a zstd stream: its recipient's `age -d` alone gives the
-    // zstd stream, not the file (issue 59 §1). Said whenever one is written, unless -q.
-    if a.format == Format::Age && opts.codec != Codec::None && !c.report.quiet {
+    // zstd stream, not the file (issue 59 §1). Said whenever one is written, unless -q or --json.
+    if a.format == Format::Age && opts.codec != Codec::None && !c.report.quiet && !c.report.json {
         eprintln!(
             "zseal: note: the age file holds a seekable zstd stream ({}): its recipient reads it \
              with `age -d … | zstd -d`; -c none writes a plain age file for a recipient with \

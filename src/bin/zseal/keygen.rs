@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use zeroize::Zeroizing;
-use zseal::crypto::recipients;
+use zseal::crypto::{c4gh, recipients};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -55,6 +55,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     if let Some(f) = a.convert {
         let (data, name) = crate::stdin::read_path(&f, "-y -")?;
+        // A crypt4gh private key (crypt4gh-keygen's): its public key file, as crypt4gh-keygen
+        // writes it beside.
+        let text = String::from_utf8_lossy(&data);
+        if text.contains("-----BEGIN CRYPT4GH ") && !text.contains(c4gh::file::PUBLIC_BEGIN) {
+            let key = c4gh::file::parse_private_key(&text, &name, &crate::keys::TerminalPrompt)?;
+            print!("{}", c4gh::file::public_key_file(&key.public()));
+            return Ok(());
+        }
         for r in recipients::recipients_of(&data, &name)? {
             println!("{r}");
         }

@@ -97,3 +97,40 @@ fn the_reference_tools_variables_are_read() {
         .success()
         .stdout(plain);
 }
+
+/// A crypt4gh key where another kind is expected names crypt4gh (issue 59 §4): its public key
+/// given to the container format is refused saying what it is for, and `keygen -y` prints a
+/// private key's public key file, byte for byte what crypt4gh-keygen wrote beside it.
+#[test]
+fn crypt4gh_keys_elsewhere_are_named() {
+    let d = tempfile::tempdir().unwrap();
+    zseal()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(fixture("passphrase.txt"))
+        .arg("-R")
+        .arg(fixture("crypt4gh/alice.pub"))
+        .arg("-o")
+        .arg(d.path().join("x.zseal"))
+        .arg(fixture("crypt4gh/hello.txt"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "a crypt4gh public key (crypt4gh-keygen's) seals crypt4gh files",
+        ));
+    assert!(!d.path().join("x.zseal").exists());
+    let public = std::fs::read(fixture("crypt4gh/alice.pub")).unwrap();
+    zseal()
+        .args(["keygen", "-y"])
+        .arg(fixture("crypt4gh/alice.sec"))
+        .assert()
+        .success()
+        .stdout(public);
+    let bob = std::fs::read(fixture("crypt4gh/bob.pub")).unwrap();
+    zseal()
+        .env("C4GH_PASSPHRASE", "zseal fixture")
+        .args(["keygen", "-y"])
+        .arg(fixture("crypt4gh/bob.sec"))
+        .assert()
+        .success()
+        .stdout(bob);
+}
