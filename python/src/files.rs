@@ -39,6 +39,21 @@ pub(crate) fn decrypt_file(
         })?;
     py.detach(|| persist(t))
         .map_err(|e| to_py(py, &out_name, e))?;
+    // What the format cannot promise, said each time (issue 59 §4): a crypt4gh v1 file cut at a
+    // segment boundary decrypts without error.
+    if dec.as_crypt4gh().is_some_and(|c| c.signer().is_none()) {
+        let msg = format!(
+            "{name} is a crypt4gh file: every segment is authenticated, but {}",
+            zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT
+        );
+        let msg = std::ffi::CString::new(msg).unwrap_or_default();
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &msg,
+            1,
+        )?;
+    }
     Ok(dec.digest_hex())
 }
 

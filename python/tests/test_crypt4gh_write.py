@@ -45,3 +45,20 @@ def test_python_writes_crypt4gh_files_the_reference_reads(tmp_path, keys):
             with zseal.open(target, "wb", **args) as f:
                 f.write(b"x")
         assert not target.exists(), bad
+
+
+def test_a_cut_crypt4gh_file_is_said_to_be_unproven(tmp_path, keys):
+    """decrypt_file of an unsigned crypt4gh file warns what v1 cannot promise, every time: a
+    file cut at a segment boundary decrypts without error (issue 59 §4)."""
+    identity, recipient = keys
+    data = bytes(range(256)) * 1024  # 256 KiB: four 64 KiB segments
+    (tmp_path / "src").write_bytes(data)
+    zseal.encrypt_file(tmp_path / "src", tmp_path / "f.c4gh", recipients=[recipient], format="crypt4gh")
+    whole = (tmp_path / "f.c4gh").read_bytes()
+    segment = 65536 + 28
+    cut = whole[: len(whole) - 2 * segment]  # the last two segments dropped
+    (tmp_path / "cut.c4gh").write_bytes(cut)
+    for src, want in [("f.c4gh", data), ("cut.c4gh", data[: 2 * 65536])]:
+        with pytest.warns(UserWarning, match="cannot show a cut at a segment boundary"):
+            zseal.decrypt_file(tmp_path / src, tmp_path / (src + ".out"), identity=identity)
+        assert (tmp_path / (src + ".out")).read_bytes() == want

@@ -235,18 +235,29 @@ fn decrypt(
         size,
         verb: "decrypting",
     };
-    let (signer, stats, clock) = job
+    let ((signer, unsigned_c4gh), stats, clock) = job
         .run(keys.open(input)?, |d| {
             let range = a.range.map(|r| r.resolve(d)).transpose()?;
             plan.copy(d, range, &mut output)?;
-            let c4gh = d.as_crypt4gh().and_then(|c| c.signer().map(str::to_string));
-            Ok(d.as_zseal()
+            let c4gh = d.as_crypt4gh().map(|c| c.signer().map(str::to_string));
+            let unsigned_c4gh = matches!(c4gh, Some(None));
+            let signer = d
+                .as_zseal()
                 .and_then(|z| z.signer().map(str::to_string))
-                .or(c4gh))
+                .or(c4gh.flatten());
+            Ok((signer, unsigned_c4gh))
         })
         .with_context(|| format!("decrypting {what}"))?;
     if let Some(who) = signer.filter(|_| !c.report.quiet) {
         eprintln!("zseal: {what}: good signature by {who}");
+    }
+    // What the format cannot promise, said each time its plaintext is released (issue 59 §4):
+    // a crypt4gh v1 file cut at a segment boundary decrypts without error.
+    if unsigned_c4gh && !c.report.quiet {
+        eprintln!(
+            "zseal: note: {what} is a crypt4gh file: every segment is authenticated, but {}",
+            zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT
+        );
     }
     output.into_inner().commit(!c.no_fsync)?;
     let bytes = (counters.input(), counters.output());

@@ -134,3 +134,38 @@ fn crypt4gh_keys_elsewhere_are_named() {
         .success()
         .stdout(bob);
 }
+
+/// decrypt says what an unsigned crypt4gh v1 file cannot promise each time it releases one, as
+/// verify does (issue 59 §4): a file cut at a segment boundary decrypts with exit 0.
+#[test]
+fn decrypt_says_what_an_unsigned_file_cannot_promise() {
+    let d = tempfile::tempdir().unwrap();
+    let plain: Vec<u8> = (0..4 * 65536).map(|i| (i % 251) as u8).collect();
+    let src = d.path().join("src");
+    std::fs::write(&src, &plain).unwrap();
+    let sealed = d.path().join("f.c4gh");
+    zseal()
+        .args(["encrypt", "--format", "crypt4gh", "-R"])
+        .arg(fixture("crypt4gh/alice.pub"))
+        .arg("-o")
+        .arg(&sealed)
+        .arg(&src)
+        .assert()
+        .success();
+    let whole = std::fs::read(&sealed).unwrap();
+    let cut = d.path().join("cut.c4gh");
+    std::fs::write(&cut, &whole[..whole.len() - 2 * (65536 + 28)]).unwrap();
+    for (file, len) in [(&sealed, plain.len()), (&cut, 2 * 65536)] {
+        zseal()
+            .arg("decrypt")
+            .arg("-i")
+            .arg(fixture("crypt4gh/alice.sec"))
+            .arg(file)
+            .assert()
+            .success()
+            .stdout(plain[..len].to_vec())
+            .stderr(predicates::str::contains(
+                "cannot show a cut at a segment boundary",
+            ));
+    }
+}
