@@ -466,6 +466,19 @@ pub(crate) fn keys_from_kwargs(what: &str, kwargs: Option<&Bound<'_, PyDict>>) -
             }
         }
     }
+    // Both given, one would be ignored: a file opens with one of them (issue 59 §6).
+    if let (Some(i), Some(_)) = (identity.as_ref().filter(|i| !i.is_none()), &passphrase) {
+        return Err(to_py(
+            i.py(),
+            what,
+            zseal::Error::InvalidOption(
+                "identity= and passphrase= were both given: a file opens with one of them, so \
+                 pass the one it was encrypted to (identity= for recipients, passphrase= for a \
+                 passphrase)"
+                    .into(),
+            ),
+        ));
+    }
     let mut keys = keys_of(
         identity.as_ref(),
         passphrase,

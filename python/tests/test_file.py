@@ -888,3 +888,21 @@ def test_crypt4gh_files_read_through_open_and_fsspec():
     with fs.open(path, "rb") as f:
         f.seek(1000)
         assert f.read() == plain[1000:]
+
+
+def test_identity_and_passphrase_together_are_refused(tmp_path, keys):
+    """zseal.open with both identity= and passphrase= used to ignore the passphrase silently; a
+    file opens with one of them, so the pair is refused, naming both (issue 59 §6)."""
+    identity, recipient = keys
+    path = tmp_path / "f.zseal"
+    with zseal.open(path, "wb", recipients=[recipient]) as f:
+        f.write(b"data")
+    for call in (
+        lambda: zseal.open(path, "rb", identity=identity, passphrase="pw"),
+        lambda: zseal.decrypt_file(path, tmp_path / "out", identity=identity, passphrase="pw"),
+    ):
+        with pytest.raises(zseal.OptionError, match="identity= and passphrase= were both given"):
+            call()
+    assert not (tmp_path / "out").exists()
+    with zseal.open(path, "rb", identity=identity, passphrase=None) as f:
+        assert f.read() == b"data"

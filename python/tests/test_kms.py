@@ -74,6 +74,9 @@ def test_a_file_sealed_to_an_alias_opens_with_the_key_the_alias_and_a_classic_ke
     # inspect names the key the alias pointed at, without any call to KMS.
     info = run(zseal_bin, "http://127.0.0.1:9", "inspect", c).stdout.decode()
     assert f"AWS KMS key {key_arn}" in info, info
+    # Without -i, decrypt names the key to give (issue 59 §6), without any call to KMS.
+    err = run(zseal_bin, "http://127.0.0.1:9", "decrypt", c, ok=False).stderr.decode()
+    assert f"or the AWS KMS key itself: -i {key_arn}" in err, err
 
 
 def test_an_age_file_with_a_kms_stanza_opens_in_stock_age_and_in_zseal(

@@ -458,7 +458,11 @@ impl Object {
     pub(crate) fn exists(&self) -> io::Error {
         io::Error::new(
             io::ErrorKind::AlreadyExists,
-            format!("{} already exists", self.url),
+            format!(
+                "{} already exists: replace it only if you mean to (--force on the command \
+                 line, overwrite=True in Python)",
+                self.url
+            ),
         )
     }
 

@@ -195,7 +195,18 @@ fn ranges_from_the_end_and_from_the_start() {
             "{format}"
         );
         assert!(range(&["--range", "-0"]).is_empty(), "{format}");
-        assert!(range(&["--range", "-10M"]) == plain, "{format}");
+        let n_str = format!("-{n}");
+        assert!(range(&["--range", &n_str]) == plain, "{format}");
+        // Longer than the plaintext: refused, as a range past its end is (one rule).
+        zseal()
+            .args(["decrypt", "--range", "-10M", "-i"])
+            .arg(keys().join("age.key"))
+            .arg(&f)
+            .assert()
+            .code(1)
+            .stderr(contains(format!(
+                "the range -10485760 (the last 10485760 bytes) is longer than the plaintext ({n} bytes)"
+            )));
         assert!(
             range(&["--range", "..70000"]) == plain[..70_000],
             "{format}"

@@ -57,10 +57,18 @@ impl Range {
     fn resolve(self, d: &mut zseal::Reader<zseal::transfer::Source>) -> zseal::Result<ByteRange> {
         match self {
             Range::Bytes(r) => Ok(r),
+            // One rule for every form (issue 59 §6): a range lies within the plaintext, or it
+            // is refused naming the length; nothing is shortened silently.
             Range::Last(n) => {
                 let len = d.plaintext_len()?;
+                if n > len {
+                    return Err(zseal::Error::InvalidOption(format!(
+                        "the range -{n} (the last {n} bytes) is longer than the plaintext ({len} \
+                         bytes): ask for at most -{len}, or decrypt it whole"
+                    )));
+                }
                 Ok(ByteRange {
-                    start: len.saturating_sub(n),
+                    start: len - n,
                     end: None,
                 })
             }

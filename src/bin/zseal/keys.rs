@@ -204,9 +204,11 @@ pub fn keys_for(
                 return Ok(Keys::Identities(read_identity_files(&[key])?));
             }
             if ids.identity.is_empty() {
-                let hint = match crypt4gh {
-                    true => " (or set C4GH_SECRET_KEY to your crypt4gh secret key file, as for crypt4gh decrypt)",
-                    false => "",
+                let kms = kinds.iter().find_map(|k| k.strip_prefix("AWS KMS key "));
+                let hint = match (crypt4gh, kms) {
+                    (true, _) => " (or set C4GH_SECRET_KEY to your crypt4gh secret key file, as for crypt4gh decrypt)".to_string(),
+                    (_, Some(arn)) => format!(", or the AWS KMS key itself: -i {arn}"),
+                    _ => String::new(),
                 };
                 bail!(
                     "{what} is encrypted to {} recipient(s) ({}): pass an identity file with -i{hint}",

@@ -169,8 +169,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     if !a.report.quiet {
         eprintln!(
-            "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunks",
-            zseal::units::human_bytes(len)
+            "zseal: {what}: OK, {len} bytes ({}) in {chunks} chunk{}",
+            zseal::units::human_bytes(len),
+            if chunks == 1 { "" } else { "s" }
         );
         match &signed.by {
             Some((_, who)) => eprintln!("zseal: {what}: good signature by {who}"),

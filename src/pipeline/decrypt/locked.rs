@@ -66,7 +66,15 @@ impl<R: Read> Locked<R> {
     /// Which key the file needs.
     pub fn needs(&self) -> KeyNeeded {
         let stanzas = &self.header.stanzas;
-        let kinds = kind_names(stanzas);
+        // An AWS KMS stanza names its key (its ARN is no secret, `inspect` shows it), so that
+        // a front end can say which key to give.
+        let kinds = stanzas
+            .iter()
+            .map(|s| match s.recipient_id() {
+                Some(id) if id.kind == crate::crypto::recipients::KMS_TAG => s.describe(),
+                _ => s.kind_name(),
+            })
+            .collect();
         if stanzas
             .iter()
             .any(|s| s.kind == crate::crypto::passphrase::STANZA_TYPE)

@@ -549,9 +549,10 @@ fn end_job(obj: &Arc<Object>, rec: &Record, why: &str) -> io::Error {
     }
     let _ = Record::remove(&rec.url);
     io::Error::other(format!(
-        "cannot resume the upload into {}: {why}. The pending upload was aborted and its \
+        "cannot resume the upload into {}: {}. The pending upload was aborted and its \
          journal removed: run the command again without --resume",
-        rec.url
+        rec.url,
+        why.trim_end_matches('.')
     ))
 }
 
@@ -560,8 +561,9 @@ fn kept_error(e: io::Error, rec: &Record) -> io::Error {
     io::Error::new(
         e.kind(),
         format!(
-            "{e}. The upload is kept ({} parts, {} bytes at the store): run the same command \
+            "{}. The upload is kept ({} parts, {} bytes at the store): run the same command \
              with --resume to send the rest, or end it with `zseal resume --abort {}`",
+            e.to_string().trim_end_matches('.'),
             rec.parts.len(),
             rec.bytes_sent(),
             rec.url
