@@ -3183,6 +3183,59 @@ fn a_resume_is_refused_when_the_source_or_the_command_changed() {
     assert!(object(base, &b, "k").is_none());
 }
 
+/// A resumable upload killed while its completion was on its way, which the store then carried
+/// out: the resume finds the upload gone and the object there, and says that a run most likely
+/// completed it (issue 55 §3), instead of "aborted, or removed by a lifecycle rule".
+#[test]
+fn a_completion_carried_out_after_a_kill_is_named_as_such() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "completed");
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let src = d.path().join("src.bin");
+    let plain = common::noise(12 << 20, 52);
+    std::fs::write(&src, &plain).unwrap();
+    let url = format!("s3://{b}/k");
+    let held = proxy::start(
+        base,
+        proxy::Faults {
+            hold_completions: Duration::from_secs(2),
+            ..proxy::Faults::default()
+        },
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
+        .arg("encrypt")
+        .args(resuming::SEAL)
+        .arg(pw())
+        .args(["-o", &url])
+        .arg(&src)
+        .envs(zseal_env(base))
+        .env("AWS_ENDPOINT_URL", &held.url)
+        .env("XDG_STATE_HOME", &state)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&held.seen.completions, 1);
+    child.kill().unwrap(); // SIGKILL, the completion held at the proxy
+    child.wait().unwrap();
+    wait_for(&held.seen.released, 1);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(object(base, &b, "k").is_some(), "the store completed it");
+    assert!(
+        resuming::journaled_parts(&state).is_some(),
+        "the journal is left"
+    );
+    resuming::encrypt(base, base, &state, &src, &url, &["--resume"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "most likely a run completed this upload and was stopped before it could remove its journal",
+        ))
+        .stderr(contains(format!("zseal verify {url}")));
+    assert_eq!(resuming::journaled_parts(&state), None);
+    resuming::decrypts_to(base, &url, &plain);
+}
+
 /// A journal whose header or key was edited (another cipher in the header, a key made for
 /// another chunk size) is not resumed: the job ends, naming the journal, before anything is
 /// sealed.

@@ -20,6 +20,9 @@ pub(super) enum Refusal {
     Command(String),
     /// The job cannot be continued: it is ended (the upload aborted, the journal removed).
     Job(String),
+    /// The upload is gone and the object exists: most likely completed by a run stopped
+    /// before it removed the journal, which is removed now.
+    Completed(String),
 }
 
 /// The command's options and recipients, and its source's path, against the journal's.
@@ -269,6 +272,7 @@ mod tests {
         match r {
             Err(Refusal::Job(m)) => m,
             Err(Refusal::Command(m)) => panic!("a command refusal: {m}"),
+            Err(Refusal::Completed(m)) => panic!("a completed job: {m}"),
             Ok(_) => panic!("accepted"),
         }
     }

@@ -22,7 +22,7 @@ use crate::remote::{block_on, Object, Own};
 /// into `rec` as kept (every send under one number is the same bytes, which the log ensures),
 /// so that a resume sends only what the store lacks.
 pub(super) fn kept_parts(
-    obj: &Object,
+    obj: &std::sync::Arc<Object>,
     rec: &mut Record,
     sent: &[PartRecord],
 ) -> io::Result<Result<Vec<(usize, PartId)>, Refusal>> {
@@ -31,12 +31,7 @@ pub(super) fn kept_parts(
         Own::S3(S3 { bucket, .. }) | Own::Gcs(bucket) => {
             let listed = match block_on(bucket.list_parts(key, &rec.upload_id)) {
                 Ok(l) => l,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    return Ok(Err(Refusal::Job(format!(
-                        "the store no longer has the upload (aborted, or removed by a lifecycle \
-                     rule): {e}"
-                    ))))
-                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Err(gone(obj, &e))),
                 Err(e) => return Err(e),
             };
             extend(rec, sent, &listed);
@@ -54,6 +49,23 @@ pub(super) fn kept_parts(
         }
     };
     Ok(check::listed(&rec.parts, &listed))
+}
+
+/// Why an upload the store no longer has is gone: completed by a run stopped before it could
+/// remove its journal (the object exists), or aborted or expired (it does not).
+fn gone(obj: &std::sync::Arc<Object>, e: &io::Error) -> Refusal {
+    let now = crate::remote::Remote { inner: obj.clone() }.size();
+    match now {
+        Ok(Some(size)) => Refusal::Completed(format!(
+            "the store no longer has the upload, and {} exists ({size} bytes): most likely a \
+             run completed this upload and was stopped before it could remove its journal \
+             (`zseal verify {}` checks the object)",
+            obj.url, obj.url
+        )),
+        _ => Refusal::Job(format!(
+            "the store no longer has the upload (aborted, or removed by a lifecycle rule): {e}"
+        )),
+    }
 }
 
 /// Takes into `rec`'s parts those the log names next that the store holds (see

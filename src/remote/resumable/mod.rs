@@ -214,6 +214,7 @@ impl Remote {
         let refused = |r: Refusal| match r {
             Refusal::Command(m) => invalid(m),
             Refusal::Job(m) => end_job(obj, &ended, &m),
+            Refusal::Completed(m) => completed_job(&ended, &m),
         };
         check::command(&rec, &options_text(job.opts), job.recipients_id, &now.path)
             .map_err(refused)?;
@@ -553,6 +554,16 @@ fn end_job(obj: &Arc<Object>, rec: &Record, why: &str) -> io::Error {
          journal removed: run the command again without --resume",
         rec.url,
         why.trim_end_matches('.')
+    ))
+}
+
+/// Ends a job whose upload the store completed (a run stopped before it could say so): its
+/// journal is removed, and nothing is aborted.
+fn completed_job(rec: &Record, why: &str) -> io::Error {
+    let _ = Record::remove(&rec.url);
+    io::Error::other(format!(
+        "nothing to resume into {}: {why}; the journal was removed",
+        rec.url
     ))
 }
 

@@ -12,7 +12,9 @@ use super::check::{self, Refusal};
 use super::cutter::Cutter;
 use super::listing;
 use super::record::{from_hex, Origin, PartRecord, Record, ROTATE};
-use super::{begin_journal, end_job, invalid, kept_error, pending_error, pending_upload};
+use super::{
+    begin_journal, completed_job, end_job, invalid, kept_error, pending_error, pending_upload,
+};
 use super::{Object, Remote, Shared, Upload, UploadDone};
 use crate::crypto::{Identity, Recipient};
 use crate::pipeline::{Locked, RekeyOptions, Rotation};
@@ -114,6 +116,7 @@ impl Remote {
         let refused = |r: Refusal| match r {
             Refusal::Command(m) => invalid(m),
             Refusal::Job(m) => end_job(obj, &ended, &m),
+            Refusal::Completed(m) => completed_job(&ended, &m),
         };
         check::command(&rec, ROTATE, job.recipients_id, &obj.url).map_err(refused)?;
         let version = locked.input().version();
