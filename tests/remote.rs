@@ -1273,7 +1273,13 @@ fn transient_faults_are_retried() {
     .arg(pw())
     .write_stdin(plain.clone())
     .assert()
-    .success();
+    .success()
+    // Each retry is said on stderr (issue 55 §3), -q or not: what failed, which retry, the wait.
+    .stderr(contains(
+        "zseal: a request to the store is retried: Encountered server error with status 503",
+    ))
+    .stderr(contains("backing off for"));
+    let mut said = String::new();
     for range in [None, Some("7M..9M+123")] {
         let mut dec = zseal(base);
         with_faults(&mut dec);
@@ -1283,12 +1289,15 @@ fn transient_faults_are_retried() {
         }
         let out = dec.output().unwrap();
         assert!(out.status.success(), "{range:?}: {out:?}");
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
         let want = match range {
             None => &plain[..],
             Some(_) => &plain[7 << 20..(9 << 20) + 123],
         };
         assert!(out.stdout == want, "{range:?}");
     }
+    // The reads' retries are said too.
+    assert!(said.contains("a request to the store is retried"), "{said}");
     assert!(
         p.seen
             .faults_served

@@ -345,7 +345,16 @@ async fn send(
                 format!("AWS KMS {operation} with {}: {e}", arn.text),
             ))),
         };
-        let Some(pause) = retries.after_failure() else {
+        let said = match &failure {
+            Called::Refused {
+                key,
+                operation,
+                code,
+                message,
+            } => format!("AWS KMS {operation} with {key}: {code}: {message}"),
+            Called::Failed(e) => e.to_string(),
+        };
+        let Some(pause) = retries.after_failure(&said) else {
             return Err(failure);
         };
         tokio::time::sleep(pause).await;

@@ -51,6 +51,7 @@ pub use resumable::{
 };
 #[cfg(feature = "gateway")]
 pub(crate) use root::StoreRoot;
+pub use store::RETRY_TARGET;
 use store::{build_store, Built};
 pub use upload::abort_all_uploads;
 pub use writer::{ObjectVersion, RemoteWriter, Replace};

@@ -192,7 +192,7 @@ impl Bucket {
                 Err(e) => e,
             };
             uncertain = true;
-            let Some(pause) = retries.after_failure() else {
+            let Some(pause) = retries.after_failure(&failure) else {
                 let result = Err(failure);
                 return Sent { result, uncertain };
             };

@@ -391,7 +391,7 @@ async fn fetch(
                 e
             }
         };
-        let Some(pause) = retries.after_failure() else {
+        let Some(pause) = retries.after_failure(&err) else {
             return Err(err);
         };
         tokio::time::sleep(pause).await;

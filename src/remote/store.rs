@@ -252,6 +252,10 @@ fn backoff(attempt: u32) -> Duration {
 /// the retry timeout), for what its own retries do not cover: zseal's own requests (own.rs)
 /// and a ranged GET whose body was cut off (reader.rs). Ask [`Retries::after_failure`] after
 /// each failed attempt.
+/// The target of the events of zseal's own retried requests (object_store's are
+/// `object_store::client::retry`).
+pub const RETRY_TARGET: &str = "zseal::retry";
+
 pub(crate) struct Retries {
     started: std::time::Instant,
     retried: u32,
@@ -268,14 +272,22 @@ impl Retries {
         }
     }
 
-    /// After a failed attempt: the pause before the next one, or `None` when the retries or the
-    /// time are spent and the failure is to be reported.
-    pub(crate) fn after_failure(&mut self) -> Option<Duration> {
+    /// After a failed attempt (`failure`): the pause before the next one, or `None` when the
+    /// retries or the time are spent and the failure is to be reported. A retry is an event
+    /// (target [`RETRY_TARGET`]), as object_store's own retries are, for a front end to show.
+    pub(crate) fn after_failure(&mut self, failure: &dyn std::fmt::Display) -> Option<Duration> {
         if self.retried >= MAX_RETRIES || self.started.elapsed() >= self.timeout {
             return None;
         }
         self.retried += 1;
-        Some(backoff(self.retried))
+        let pause = backoff(self.retried);
+        tracing::info!(
+            target: RETRY_TARGET,
+            "{failure}: retrying in {:.1} s (retry {} of {MAX_RETRIES})",
+            pause.as_secs_f32(),
+            self.retried
+        );
+        Some(pause)
     }
 }
 
@@ -308,11 +320,11 @@ mod tests {
     #[test]
     fn retries_follow_object_stores_policy() {
         let mut r = Retries::new(Duration::from_secs(3600));
-        let pauses: Vec<_> = std::iter::from_fn(|| r.after_failure()).collect();
+        let pauses: Vec<_> = std::iter::from_fn(|| r.after_failure(&"failed")).collect();
         assert_eq!(pauses.len(), MAX_RETRIES as usize);
         assert_eq!(pauses[0], backoff(1));
         assert_eq!(pauses[2], backoff(3));
         let mut spent = Retries::new(Duration::ZERO);
-        assert_eq!(spent.after_failure(), None);
+        assert_eq!(spent.after_failure(&"failed"), None);
     }
 }

@@ -26,6 +26,8 @@ mod progress;
 mod rekey;
 mod report;
 mod resume;
+#[cfg(feature = "remote")]
+mod retries;
 mod serve;
 mod sign;
 mod stdin;
@@ -151,6 +153,8 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let cli = Cli::parse_from(args);
+    #[cfg(feature = "remote")]
+    retries::say_them();
     files::on_termination_signals(|signal| {
         files::remove_partial_outputs();
         std::process::exit(128 + signal);
