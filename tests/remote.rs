@@ -3245,6 +3245,39 @@ fn a_completion_carried_out_after_a_kill_is_named_as_such() {
     resuming::decrypts_to(base, &url, &plain);
 }
 
+/// Once all of the input is read, the progress line says the upload is being written out and
+/// completed, instead of standing at 100 % with an ETA of 0 s while parts go up (issue 55 §3).
+#[test]
+fn the_progress_line_says_when_an_upload_is_completing() {
+    let Some(base) = moto() else { return };
+    let b = bucket(base, "phases");
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src.bin");
+    std::fs::write(&src, common::noise(16 << 20, 53)).unwrap();
+    let slow = proxy::start(
+        base,
+        proxy::Faults {
+            part_delay: Duration::from_millis(700),
+            ..proxy::Faults::default()
+        },
+    );
+    let out = zseal(base)
+        .env("AWS_ENDPOINT_URL", &slow.url)
+        .env("XDG_STATE_HOME", d.path().join("state"))
+        .args(["encrypt", "-c", "none", "--progress", "--passphrase-file"])
+        .arg(pw())
+        .args(["-o", &format!("s3://{b}/k")])
+        .arg(&src)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("read; sealed, writing out and completing"),
+        "{err}"
+    );
+}
+
 /// A journal whose header or key was edited (another cipher in the header, a key made for
 /// another chunk size) is not resumed: the job ends, naming the journal, before anything is
 /// sealed.

@@ -83,9 +83,18 @@ impl Progress {
         let ticker = std::thread::spawn(move || {
             let started = Instant::now();
             let mut target = Some(target);
+            let mut finishing = false;
             // Until `finish` drops the sender (or the command ends).
             while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(TICK) {
-                bar.set_position(input.load(Ordering::Relaxed));
+                let pos = input.load(Ordering::Relaxed);
+                bar.set_position(pos);
+                // All of the input read, the work not done: what is left is writing out (an
+                // upload's parts in flight, its completion), which the bar at 100 % with an ETA
+                // of 0 s would not say (issue 55 §3).
+                if !finishing && total.is_some_and(|t| pos >= t) {
+                    finishing = true;
+                    bar.set_style(finishing_style(verb));
+                }
                 if started.elapsed() >= DELAY {
                     if let Some(t) = target.take() {
                         bar.set_draw_target(t);
@@ -119,6 +128,20 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.stop_ticker();
     }
+}
+
+/// The line once all of the input is read and the output is still being written.
+fn finishing_style(verb: &str) -> ProgressStyle {
+    let template = format!(
+        "{{prefix}} {{bytes}} read; {} {{spinner}} {{elapsed}}",
+        match verb {
+            "encrypting" | "rekeying" => "sealed, writing out and completing",
+            _ => "writing out",
+        }
+    );
+    ProgressStyle::with_template(&template)
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+        .tick_chars("-\\|/ ")
 }
 
 fn new_bar(total: Option<u64>, verb: &'static str, output: Arc<AtomicU64>) -> ProgressBar {
