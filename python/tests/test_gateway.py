@@ -116,6 +116,22 @@ def test_put_get_range_list_delete(gateway, zseal_bin, keys):
     assert part["Body"].read() == body[1000000:1000100]
     tail = s3.get_object(Bucket="backups", Key="2026/a.bin", Range="bytes=-10")["Body"].read()
     assert tail == body[-10:]
+    # Ranges of an empty and a one-byte object (the fifth review: bytes=-1 of an empty object
+    # answered 206 "bytes 0-18446744073709551615/0").
+    s3.put_object(Bucket="backups", Key="empty", Body=b"")
+    s3.put_object(Bucket="backups", Key="one", Body=b"x")
+    for rng in ["bytes=-1", "bytes=0-", "bytes=0-0", "bytes=-5"]:
+        with pytest.raises(ClientError) as e:
+            s3.get_object(Bucket="backups", Key="empty", Range=rng)
+        assert e.value.response["Error"]["Code"] == "InvalidRange", rng
+    for rng in ["bytes=-1", "bytes=0-", "bytes=0-0", "bytes=-5", "bytes=0-10"]:
+        got = s3.get_object(Bucket="backups", Key="one", Range=rng)
+        assert got["Body"].read() == b"x" and got["ContentRange"] == "bytes 0-0/1", rng
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket="backups", Key="one", Range="bytes=1-")
+    assert e.value.response["Error"]["Code"] == "InvalidRange"
+    s3.delete_object(Bucket="backups", Key="empty")
+    s3.delete_object(Bucket="backups", Key="one")
 
     s3.copy_object(Bucket="backups", Key="copied/a.bin", CopySource={"Bucket": "backups", "Key": "2026/a.bin"})
     assert decrypt(zseal_bin, keys[0], gateway.root / "backups" / "copied" / "a.bin") == body

@@ -134,12 +134,18 @@ fn start(
             content_range: None,
         },
         Some(r) => {
-            let r = r.check(total).map_err(|_| {
+            let outside = || {
                 s3_error!(
                     InvalidRange,
                     "the range is outside the object ({total} bytes)"
                 )
-            })?;
+            };
+            let r = r.check(total).map_err(|_| outside())?;
+            // A range that selects no byte (any range of an empty object, `bytes=-1` among
+            // them) is not satisfiable, as S3 answers it: there is no Content-Range to give.
+            if r.end <= r.start {
+                return Err(outside());
+            }
             Span {
                 range: Some((r.start, r.end)),
                 len: r.end - r.start,
