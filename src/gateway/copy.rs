@@ -143,7 +143,7 @@ impl Gateway {
                 |w: &mut dyn std::io::Write| reader.copy_to(w).map_err(|e| internal("copying", e));
             let meta = |size: &u64, stored_len| Meta {
                 size: *size,
-                etag: store::random_etag(),
+                etag: store::object_etag(),
                 stored_len,
                 stored_tag: None,
                 content_type,

@@ -116,7 +116,7 @@ impl Gateway {
             blocking(move || read::plaintext_len(backend.open(&b, &k, false)?, &ids)).await?;
         let drawn = Meta {
             size,
-            etag: store::random_etag(),
+            etag: store::object_etag(),
             stored_len: stat.len,
             stored_tag: stat.tag.clone(),
             content_type: None,
@@ -379,7 +379,7 @@ impl S3 for Gateway {
             let feed = |w: &mut dyn std::io::Write| body::feed(&rt, body, expected, trailers, w);
             let meta = |fed: &body::Fed, stored_len| Meta {
                 size: fed.len,
-                etag: store::random_etag(),
+                etag: store::object_etag(),
                 stored_len,
                 stored_tag: None,
                 content_type,

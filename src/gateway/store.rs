@@ -51,7 +51,14 @@ pub fn internal(what: &str, e: impl std::fmt::Display) -> S3Error {
     S3Error::with_message(s3s::S3ErrorCode::InternalError, format!("{what}: {e}"))
 }
 
-/// 16 random bytes in hex: an ETag that says nothing about the plaintext.
+/// An object's ETag: 16 random bytes in hex, which say nothing about the plaintext, then `-1`,
+/// so that no client takes it for the MD5 of what it sent (rclone compares a plain 32-digit
+/// ETag with its own MD5, and fails its copy; an S3 multipart ETag `HEX-N` it does not).
+pub fn object_etag() -> String {
+    format!("{}-1", random_etag())
+}
+
+/// 16 random bytes in hex (upload ids, part ETags).
 pub fn random_etag() -> String {
     let mut b = [0u8; 16];
     rand_core::OsRng.fill_bytes(&mut b);
