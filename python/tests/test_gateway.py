@@ -193,6 +193,25 @@ def test_multipart_with_default_checksums(gateway, zseal_bin, keys):
         s3.head_object(Bucket="big", Key="dropped.bin")
 
 
+def test_a_link_in_the_middle_of_a_key_is_never_followed(gateway, tmp_path):
+    """A symbolic link inside a bucket, in the middle of a key's path, is not followed: HEAD and
+    GET answer NoSuchKey whether a file exists beyond it or not (no oracle), and DELETE leaves
+    the file outside ROOT alone (the fifth review: it removed it)."""
+    s3 = gateway.client()
+    s3.create_bucket(Bucket="links")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"not the gateway's")
+    os.symlink(outside, gateway.root / "links" / "dir")
+    for key in ["dir/secret.txt", "dir/missing.txt"]:
+        for call in (s3.head_object, s3.get_object):
+            with pytest.raises(ClientError) as e:
+                call(Bucket="links", Key=key)
+            assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404, (key, call)
+        s3.delete_object(Bucket="links", Key=key)
+    assert (outside / "secret.txt").read_bytes() == b"not the gateway's"
+
+
 def test_wrong_secret_and_unsigned_requests_are_refused(gateway):
     s3 = gateway.client(secret="not-the-secret")
     with pytest.raises(ClientError) as e:

@@ -104,6 +104,23 @@ fn display_in_bucket(base: &Path, at: &Path) -> String {
     at.strip_prefix(base).unwrap_or(at).display().to_string()
 }
 
+/// True when every folder between `base` (not checked) and `path` (not checked either) is a
+/// real directory, never a symbolic link: a key's path is then beneath `base`, whatever links
+/// someone made inside the bucket (the fifth review: a link in the middle of a key's path was
+/// followed, and DELETE removed a file outside ROOT). A folder that does not exist is `false`.
+fn beneath(base: &Path, path: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix(base) else {
+        return false;
+    };
+    let mut at = base.to_path_buf();
+    let mut parts: Vec<_> = rest.components().collect();
+    parts.pop(); // the file itself, whose own kind the caller checks without following it
+    parts.into_iter().all(|part| {
+        at.push(part);
+        fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir())
+    })
+}
+
 /// The bucket's directory, which must exist (NoSuchBucket otherwise).
 pub fn existing_bucket(root: &Path, bucket: &str) -> S3Result<PathBuf> {
     let dir = names::bucket_dir(root, bucket).map_err(refused)?;
@@ -115,10 +132,10 @@ pub fn existing_bucket(root: &Path, bucket: &str) -> S3Result<PathBuf> {
 
 /// The object's file, which must be a regular file (NoSuchKey otherwise).
 pub fn existing_object(root: &Path, bucket: &str, key: &str) -> S3Result<PathBuf> {
-    existing_bucket(root, bucket)?;
+    let base = existing_bucket(root, bucket)?;
     let path = names::object_path(root, bucket, key).map_err(refused)?;
     match fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => Ok(path),
+        Ok(m) if m.is_file() && beneath(&base, &path) => Ok(path),
         _ => Err(s3_error!(
             NoSuchKey,
             "no object {key:?} in bucket {bucket:?}"
@@ -271,7 +288,12 @@ pub fn publish(
 
 /// The object's metadata file, as written (the caller checks that it describes the container).
 pub fn read_meta_file(root: &Path, bucket: &str, key: &str) -> Option<Meta> {
+    let base = names::bucket_dir(root, bucket).ok()?;
     let path = names::meta_path(root, bucket, key).ok()?;
+    let regular = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    if !regular || !beneath(&base, &path) {
+        return None;
+    }
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }
 
@@ -333,12 +355,14 @@ pub fn delete_object(root: &Path, bucket: &str, key: &str) -> S3Result<()> {
     let target = names::object_path(root, bucket, key).map_err(refused)?;
     let meta = names::meta_path(root, bucket, key).map_err(refused)?;
     match fs::symlink_metadata(&target) {
-        Ok(m) if m.is_file() => {
+        Ok(m) if m.is_file() && beneath(&base, &target) => {
             fs::remove_file(&target).map_err(|e| internal("deleting the object", e))?
         }
         _ => return Ok(()),
     }
-    let _ = fs::remove_file(&meta);
+    if beneath(&base, &meta) {
+        let _ = fs::remove_file(&meta);
+    }
     prune_empty(&base, target.parent());
     let meta_base = names::own_dir(root, bucket, "meta").map_err(refused)?;
     prune_empty(&meta_base, meta.parent());
