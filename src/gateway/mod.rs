@@ -219,6 +219,42 @@ fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3S
     builder.build()
 }
 
+/// S3's POST Object: a `multipart/form-data` POST (a browser's form upload), which the gateway
+/// does not serve.
+fn is_post_object<B>(req: &http::Request<B>) -> bool {
+    req.method() == http::Method::POST
+        && req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("multipart/form-data")
+            })
+}
+
+/// A `501 NotImplemented` answer in S3's form, closing the connection (the request's body, if
+/// any, is left unread).
+fn not_served(message: &str) -> s3s::HttpResponse {
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NotImplemented</Code>\
+         <Message>{message}</Message></Error>"
+    );
+    let mut r = http::Response::new(s3s::Body::from(xml));
+    *r.status_mut() = http::StatusCode::NOT_IMPLEMENTED;
+    let h = r.headers_mut();
+    h.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/xml"),
+    );
+    h.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    r
+}
+
 /// One request through s3s, and its log line: method, path (bucket and key), status, bytes
 /// received and sent (as declared: the plaintext length of an aws-chunked body, the response's
 /// Content-Length), milliseconds.
@@ -233,7 +269,14 @@ async fn logged(
         .or_else(|| length(req.headers(), "content-length"))
         .unwrap_or(0);
     let with_body = received > 0 || req.headers().contains_key(http::header::TRANSFER_ENCODING);
-    let mut answer = svc.call(req.map(s3s::Body::from)).await;
+    let mut answer = match is_post_object(&req) {
+        // Refused before a byte of its body is read: s3s reads a form upload whole into
+        // memory (up to 5 GiB) before any signature or access check (the fifth review).
+        true => Ok(not_served(
+            "POST Object (an upload by HTML form) is not served by this gateway: use PUT",
+        )),
+        false => svc.call(req.map(s3s::Body::from)).await,
+    };
     // A refusal answered before the body was read (a bad key, a bad signature) leaves the rest
     // of that body on the connection: the connection is closed after the answer rather than
     // trusted for the client's next request (CI once saw a boto3 request after a refused PUT
