@@ -323,13 +323,20 @@ fn one_sequence(base: &str, b: &str, mode: Mode, seed: u64) {
             if mode == Mode::Refused {
                 // The refused parts were made again byte for byte: the upload went on.
                 assert!(!err.contains("sealed anew"), "{what}: {err}");
-                assert!(err.contains("2 parts were at the store"), "{what}: {err}");
+                if runs == 2 {
+                    assert!(err.contains("2 parts were at the store"), "{what}: {err}");
+                }
             }
             break runs;
         }
         // A kill during the completion: the store may have completed it.
         if object(base, b, &format!("{mode:?}-{seed}")).is_some() && !pending(&state) {
             break runs;
+        }
+        // A failure that keeps the job (moto, loaded, sometimes answers a part 500 past the
+        // short retry timeout): resumed by the next run, as a user would.
+        if pending(&state) && err.contains("The upload is kept") {
+            continue;
         }
         // A changed source whose change lies in a kept part ends the job (and a completion a
         // kill interrupted may leave the upload gone): run it again anew.
