@@ -256,16 +256,27 @@ enum Called {
     Failed(Error),
 }
 
-impl From<Called> for Error {
-    fn from(c: Called) -> Error {
-        match c {
-            Called::Failed(e) => e,
+/// What failed, as the retry loop says it and the final error begins.
+impl std::fmt::Display for Called {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Called::Failed(e) => e.fmt(f),
             Called::Refused {
                 key,
                 operation,
                 code,
                 message,
-            } => {
+            } => write!(f, "AWS KMS {operation} with {key} failed: {code}: {message}"),
+        }
+    }
+}
+
+impl From<Called> for Error {
+    fn from(c: Called) -> Error {
+        let said = c.to_string();
+        match c {
+            Called::Failed(e) => e,
+            Called::Refused { code, .. } => {
                 let advice = match code.as_str() {
                     "DisabledException" => "the key is disabled: enable it, or use another",
                     "NotFoundException" => "no such key or alias in this account and region",
@@ -281,9 +292,7 @@ impl From<Called> for Error {
                     "IncorrectKeyException" => "the file was sealed to another KMS key",
                     _ => "see the message",
                 };
-                Error::InvalidOption(format!(
-                    "AWS KMS {operation} with {key} failed: {code}: {message} ({advice})"
-                ))
+                Error::InvalidOption(format!("{said} ({advice})"))
             }
         }
     }
@@ -345,16 +354,7 @@ async fn send(
                 format!("AWS KMS {operation} with {}: {e}", arn.text),
             ))),
         };
-        let said = match &failure {
-            Called::Refused {
-                key,
-                operation,
-                code,
-                message,
-            } => format!("AWS KMS {operation} with {key}: {code}: {message}"),
-            Called::Failed(e) => e.to_string(),
-        };
-        let Some(pause) = retries.after_failure(&said) else {
+        let Some(pause) = retries.after_failure(&failure) else {
             return Err(failure);
         };
         tokio::time::sleep(pause).await;
