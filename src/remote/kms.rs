@@ -266,7 +266,10 @@ impl std::fmt::Display for Called {
                 operation,
                 code,
                 message,
-            } => write!(f, "AWS KMS {operation} with {key} failed: {code}: {message}"),
+            } => write!(
+                f,
+                "AWS KMS {operation} with {key} failed: {code}: {message}"
+            ),
         }
     }
 }
