@@ -2793,6 +2793,24 @@ mod resuming {
     }
 
     /// The parts the journals in `state` hold (one pending upload).
+    /// One resumable job's scene: (a bucket, a work directory removed when dropped, the
+    /// journals' state directory in it, a source file of `size` noise bytes from `seed`, those
+    /// bytes, the object `s3://BUCKET/k`).
+    pub fn scene(
+        base: &str,
+        name: &str,
+        size: usize,
+        seed: u64,
+    ) -> (String, tempfile::TempDir, PathBuf, PathBuf, Vec<u8>, String) {
+        let b = bucket(base, name);
+        let dir = tempfile::tempdir().unwrap();
+        let (state, src) = (dir.path().join("state"), dir.path().join("src.bin"));
+        let plain = common::noise(size, seed);
+        std::fs::write(&src, &plain).unwrap();
+        let url = format!("s3://{b}/k");
+        (b, dir, state, src, plain, url)
+    }
+
     /// The one upload journal in `state` (not the log or the lock beside it).
     pub fn journal_file(state: &Path) -> Option<PathBuf> {
         let dir = state.join("zseal");
@@ -3121,13 +3139,7 @@ fn an_adaptive_upload_resumes() {
 #[test]
 fn a_resume_is_refused_when_the_source_or_the_command_changed() {
     let Some(base) = moto() else { return };
-    let b = bucket(base, "refusals");
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let src = d.path().join("src.bin");
-    let plain = common::noise(24 << 20, 48);
-    std::fs::write(&src, &plain).unwrap();
-    let url = format!("s3://{b}/k");
+    let (b, _dir, state, src, plain, url) = resuming::scene(base, "refusals", 24 << 20, 48);
     resuming::cut_after(base, &state, &src, &url, 2);
 
     // Without --resume, nothing is sent.
@@ -3198,13 +3210,7 @@ fn a_resume_is_refused_when_the_source_or_the_command_changed() {
 #[test]
 fn a_completion_carried_out_after_a_kill_is_named_as_such() {
     let Some(base) = moto() else { return };
-    let b = bucket(base, "completed");
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let src = d.path().join("src.bin");
-    let plain = common::noise(12 << 20, 52);
-    std::fs::write(&src, &plain).unwrap();
-    let url = format!("s3://{b}/k");
+    let (b, _dir, state, src, plain, url) = resuming::scene(base, "completed", 12 << 20, 52);
     let held = proxy::start(
         base,
         proxy::Faults {
@@ -3246,7 +3252,7 @@ fn a_completion_carried_out_after_a_kill_is_named_as_such() {
 }
 
 /// Once all of the input is read, the progress line says the upload is being written out and
-/// completed, instead of standing at 100 % with an ETA of 0 s while parts go up (issue 55 §3).
+/// completed, instead of showing a full bar while parts go up (issue 55 §3).
 #[test]
 fn the_progress_line_says_when_an_upload_is_completing() {
     let Some(base) = moto() else { return };
@@ -3284,12 +3290,7 @@ fn the_progress_line_says_when_an_upload_is_completing() {
 #[test]
 fn an_edited_upload_journal_is_not_resumed() {
     let Some(base) = moto() else { return };
-    let b = bucket(base, "edited");
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let src = d.path().join("src.bin");
-    std::fs::write(&src, common::noise(16 << 20, 50)).unwrap();
-    let url = format!("s3://{b}/k");
+    let (b, _dir, state, src, _, url) = resuming::scene(base, "edited", 16 << 20, 50);
     // Header byte 9 is the cipher; the key's byte 12 its chunk size's log2 (after 8 bytes of
     // magic and the cipher, codec, level and hash).
     for (field, at, what) in [("header", 9, "header"), ("key", 12, "key")] {
@@ -3332,12 +3333,7 @@ fn an_edited_upload_journal_is_not_resumed() {
 #[test]
 fn pending_uploads_are_listed_and_aborted() {
     let Some(base) = moto() else { return };
-    let b = bucket(base, "pending");
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let src = d.path().join("src.bin");
-    std::fs::write(&src, common::noise(16 << 20, 49)).unwrap();
-    let url = format!("s3://{b}/k");
+    let (b, _dir, state, src, _, url) = resuming::scene(base, "pending", 16 << 20, 49);
     resuming::cut_after(base, &state, &src, &url, 1);
     assert_eq!(uploads_in_progress(base, &b), 1);
     let listed = resuming::zs(base, base, &state)

@@ -89,8 +89,8 @@ impl Progress {
                 let pos = input.load(Ordering::Relaxed);
                 bar.set_position(pos);
                 // All of the input read, the work not done: what is left is writing out (an
-                // upload's parts in flight, its completion), which the bar at 100 % with an ETA
-                // of 0 s would not say (issue 55 §3).
+                // upload's parts in flight, its completion), which a full bar would not say
+                // (issue 55 §3).
                 if !finishing && total.is_some_and(|t| pos >= t) {
                     finishing = true;
                     bar.set_style(finishing_style(verb));

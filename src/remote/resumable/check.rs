@@ -77,7 +77,7 @@ pub(super) fn header(header: &[u8], key: &TaskKey, opts: &EncryptOptions) -> Res
         opts.cipher,
         opts.header_codec(),
         opts.hash,
-        1usize << h.chunk_log2,
+        opts.chunk_size,
         opts.pad,
         !opts.sign.is_empty(),
     );
@@ -85,7 +85,7 @@ pub(super) fn header(header: &[u8], key: &TaskKey, opts: &EncryptOptions) -> Res
         h.cipher,
         h.codec,
         h.hash,
-        opts.chunk_size,
+        h.chunk_size(),
         h.padded,
         h.signed,
     );
