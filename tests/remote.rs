@@ -2935,6 +2935,20 @@ mod resuming {
         );
     }
 
+    /// `encrypt SRC -o URL` with [`SEAL`], its journals in `state`, as a process to start in the
+    /// background (and signal); the caller sets the endpoint and what it needs besides.
+    pub fn background(base: &str, state: &Path, src: &Path, url: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"));
+        c.arg("encrypt")
+            .args(SEAL)
+            .arg(pw())
+            .args(["-o", url])
+            .arg(src)
+            .envs(zseal_env(base))
+            .env("XDG_STATE_HOME", state);
+        c
+    }
+
     /// Starts `encrypt src -o url` (one part in flight) with its store's endpoint (`var`,
     /// a slow proxy's URL) and SIGKILLs it once the journal in `state` holds `parts` parts; the
     /// parts the journal then holds.
@@ -2945,16 +2959,9 @@ mod resuming {
         (src, url): (&Path, &str),
         parts: usize,
     ) -> u64 {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
-            .arg("encrypt")
-            .args(SEAL)
-            .arg(pw())
-            .args(["-o", url])
-            .arg(src)
-            .envs(zseal_env(base))
+        let mut child = background(base, state, src, url)
             .env("AZURE_STORAGE_USE_EMULATOR", "true")
             .env(var, endpoint)
-            .env("XDG_STATE_HOME", state)
             .env("ZSEAL_PARTS_IN_FLIGHT", "1")
             .stderr(Stdio::null())
             .spawn()
@@ -3218,15 +3225,8 @@ fn a_completion_carried_out_after_a_kill_is_named_as_such() {
             ..proxy::Faults::default()
         },
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
-        .arg("encrypt")
-        .args(resuming::SEAL)
-        .arg(pw())
-        .args(["-o", &url])
-        .arg(&src)
-        .envs(zseal_env(base))
+    let mut child = resuming::background(base, &state, &src, &url)
         .env("AWS_ENDPOINT_URL", &held.url)
-        .env("XDG_STATE_HOME", &state)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -3376,15 +3376,8 @@ fn pending_uploads_are_listed_and_aborted() {
             ..Default::default()
         },
     );
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zseal"))
-        .arg("encrypt")
-        .args(resuming::SEAL)
-        .arg(pw())
-        .args(["-o", &url])
-        .arg(&src)
-        .envs(zseal_env(base))
+    let child = resuming::background(base, &state, &src, &url)
         .env("AWS_ENDPOINT_URL", &slow.url)
-        .env("XDG_STATE_HOME", &state)
         .env("ZSEAL_PARTS_IN_FLIGHT", "1")
         .stderr(Stdio::piped())
         .spawn()
