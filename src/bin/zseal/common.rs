@@ -28,6 +28,12 @@ pub struct Reporting {
 }
 
 impl Reporting {
+    /// Whether a note (what the user should know, not a warning) goes to stderr: not with `-q`,
+    /// nor with `--json`, whose report must be the one document there.
+    pub fn notes(&self) -> bool {
+        !self.quiet && !self.json
+    }
+
     pub fn mode(&self) -> Mode {
         if self.quiet {
             Mode::Quiet

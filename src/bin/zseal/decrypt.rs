@@ -261,7 +261,7 @@ fn decrypt(
     }
     // What the format cannot promise, said each time its plaintext is released (issue 59 §4):
     // a crypt4gh v1 file cut at a segment boundary decrypts without error.
-    if unsigned_c4gh && !c.report.quiet && !c.report.json {
+    if unsigned_c4gh && c.report.notes() {
         eprintln!(
             "zseal: note: {what} is a crypt4gh file: every segment is authenticated, but {}",
             zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT

@@ -148,7 +148,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     // An age file whose plaintext is a zstd stream: its recipient's `age -d` alone gives the
     // zstd stream, not the file (issue 59 §1). Said whenever one is written, unless -q or --json.
-    if a.format == Format::Age && opts.codec != Codec::None && !c.report.quiet && !c.report.json {
+    if a.format == Format::Age && opts.codec != Codec::None && c.report.notes() {
         eprintln!(
             "zseal: note: the age file holds a seekable zstd stream ({}): its recipient reads it \
              with `age -d … | zstd -d`; -c none writes a plain age file for a recipient with \
