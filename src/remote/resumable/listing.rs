@@ -7,10 +7,11 @@ use std::io;
 use object_store::multipart::PartId;
 
 use super::check::{self, Refusal};
-use super::record::{PartRecord, Record};
+use super::record::{by_number, PartRecord, Record};
 use crate::remote::own::uncommitted_blocks;
 use crate::remote::s3::{ListedPart, S3};
 use crate::remote::{block_on, Object, Own};
+use std::collections::HashMap;
 
 /// The parts of `rec`'s upload that the store holds as the journal has them, with their
 /// numbers, for the completion. A request that fails is an `Err` (the job stays pending); a
@@ -77,14 +78,19 @@ fn extend(rec: &mut Record, sent: &[PartRecord], listed: &[ListedPart]) {
         });
         (rec.parts.len() as u32 + 1, chunk)
     };
+    let (sent, listed): (_, HashMap<u32, &ListedPart>) = (
+        by_number(sent),
+        listed.iter().map(|l| (l.number, l)).collect(),
+    );
     loop {
         let (number, Some(chunk)) = next(rec) else {
             return;
         };
         let logged = sent
-            .iter()
-            .find(|p| p.number == number && !p.end && p.first_chunk == chunk);
-        let held = listed.iter().find(|l| l.number == number);
+            .get(&number)
+            .copied()
+            .filter(|p| !p.end && p.first_chunk == chunk);
+        let held = listed.get(&number).copied();
         match (logged, held) {
             (Some(p), Some(l)) if l.size == p.len && !p.plain_blake3.is_empty() => {
                 let mut p = p.clone();

@@ -397,9 +397,10 @@ fn send(
 /// part `number` and chunk `chunk` on, in order: a resume seals those chunks at the same
 /// levels, so that each such part is made again byte for byte.
 fn replayed_levels(sent: &[PartRecord], mut number: u32, mut chunk: u64) -> Vec<i8> {
+    let sent = record::by_number(sent);
     let mut levels = Vec::new();
     // Parts of frames, then the part that holds the last frames and the container's end.
-    while let Some(p) = sent.iter().find(|p| p.number == number) {
+    while let Some(p) = sent.get(&number) {
         let (Some(l), Ok(lens)) = (from_hex(&p.levels), p.lens()) else {
             break;
         };

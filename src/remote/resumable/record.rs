@@ -107,6 +107,16 @@ impl PartRecord {
     }
 }
 
+/// The log's parts by number, the first entry of each (every send under one number is the
+/// same bytes, which the log ensures): looked up once per part, not searched for.
+pub(super) fn by_number(sent: &[PartRecord]) -> std::collections::HashMap<u32, &PartRecord> {
+    let mut map = std::collections::HashMap::with_capacity(sent.len());
+    for p in sent {
+        map.entry(p.number).or_insert(p);
+    }
+    map
+}
+
 /// What a job reads, which decides how its journal names the source and how the completion
 /// may replace the object.
 pub(super) enum Origin {
