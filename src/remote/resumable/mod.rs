@@ -205,6 +205,9 @@ impl Remote {
             .map_err(refused)?;
         check::source(&rec.source, &now).map_err(refused)?;
         let Some(sent) = rec.load_sent()? else {
+            if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
+                up.abort();
+            }
             return self.restart(
                 job,
                 &rec,
@@ -244,9 +247,9 @@ impl Remote {
         }
     }
 
-    /// Ends the pending upload `rec` describes, which cannot be continued without sealing a
-    /// part again with other bytes under nonces an earlier run may have used (`why`), and
-    /// seals the file anew: a new upload under a new file key, so that no nonce of the old key
+    /// After the pending upload `rec` describes was ended by the caller (it cannot be continued
+    /// without sealing a part again with other bytes under nonces an earlier run may have used:
+    /// `why`), removes its journal and seals the file anew: a new upload under a new file key, so that no nonce of the old key
     /// is used again. Without the recipients (a resume that was given none) the job is only
     /// ended, saying so.
     fn restart(&self, job: &SealJob, rec: &Record, why: &str) -> io::Result<UploadDone> {
@@ -260,10 +263,6 @@ impl Remote {
                      passphrase"
                 ),
             ));
-        }
-        // A journal without a log is ended here; a run that differed has ended its upload.
-        if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
-            up.abort();
         }
         let _ = Record::remove(&rec.url);
         let mut done = self.seal_resumable_held(job)?;
