@@ -6,6 +6,7 @@ mod common;
 
 mod commands;
 mod crypt4gh;
+mod docs;
 mod fixtures;
 mod habits;
 mod outputs;
