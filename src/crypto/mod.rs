@@ -127,6 +127,27 @@ pub(crate) fn hkdf_32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing32 {
     out
 }
 
+/// The key of the piece `id` of a pieced file (FORMAT.md §14.2): HKDF-Expand with the payload
+/// key as its PRK (already a uniform HKDF output) and `"zseal v1 piece" || id` as its info.
+pub(crate) fn piece_key(payload_key: &[u8; 32], id: &[u8; 16]) -> Zeroizing32 {
+    expand_32(payload_key, b"zseal v1 piece", id)
+}
+
+/// The key of the end frames of a pieced file (FORMAT.md §14.3), from its end id.
+pub(crate) fn end_key(payload_key: &[u8; 32], id: &[u8; 16]) -> Zeroizing32 {
+    expand_32(payload_key, b"zseal v1 end", id)
+}
+
+/// HKDF-Expand(PRK = `prk`, info = `label || id`, L = 32).
+fn expand_32(prk: &[u8; 32], label: &[u8], id: &[u8; 16]) -> Zeroizing32 {
+    let mut out = Zeroizing32([0u8; 32]);
+    Hkdf::<Sha256>::from_prk(prk)
+        .expect("a 32-byte PRK is SHA-256's length")
+        .expand_multi_info(&[label, id], &mut out.0)
+        .expect("32 bytes is a valid HKDF-SHA-256 output length");
+    out
+}
+
 /// The container's record of one key stanza (FORMAT.md §1.1): a type byte and a type-specific
 /// body. Keys never see it: [`Stanza::to_age`] gives them the age stanza it holds and
 /// [`Stanza::from_age`] stores theirs, so the container carries stanzas without knowing them.

@@ -29,6 +29,10 @@ pub enum FrameKind {
     Padding,
     /// An SSH signature of the plaintext (FORMAT.md §12.2).
     Signature,
+    /// The id of the piece whose frames follow, in clear (FORMAT.md §14.3).
+    Marker,
+    /// The id of the end key, in clear, after the last piece (FORMAT.md §14.3).
+    EndMarker,
 }
 
 impl FrameKind {
@@ -41,6 +45,8 @@ impl FrameKind {
             FrameKind::Padded => 3,
             FrameKind::Padding => 4,
             FrameKind::Signature => 5,
+            FrameKind::Marker => 6,
+            FrameKind::EndMarker => 7,
         }
     }
 
@@ -53,21 +59,29 @@ impl FrameKind {
             3 => Some(FrameKind::Padded),
             4 => Some(FrameKind::Padding),
             5 => Some(FrameKind::Signature),
+            6 => Some(FrameKind::Marker),
+            7 => Some(FrameKind::EndMarker),
             _ => None,
         }
     }
 }
 
 impl FrameKind {
-    /// True for the kinds a file with (`padded`) or without padding, signed or not, may hold
-    /// (§3.3, §12.2).
-    pub fn allowed(self, padded: bool, signed: bool) -> bool {
+    /// True for the kinds a file with (`padded`) or without padding, signed or not, pieced or
+    /// not, may hold (§3.3, §12.2, §14.3).
+    pub fn allowed(self, padded: bool, signed: bool, pieced: bool) -> bool {
         match self {
             FrameKind::Final => true,
             FrameKind::Compressed | FrameKind::Raw => !padded,
             FrameKind::Padded | FrameKind::Padding => padded,
             FrameKind::Signature => signed,
+            FrameKind::Marker | FrameKind::EndMarker => pieced,
         }
+    }
+
+    /// The kinds of a header's flags.
+    pub fn allowed_in(self, header: &super::Header) -> bool {
+        self.allowed(header.padded, header.signed, header.pieced)
     }
 
     /// True for the frames that hold plaintext: not the signature and padding frames after
@@ -93,24 +107,31 @@ pub fn body_len_bounds(kind: FrameKind, chunk_size: usize) -> std::ops::RangeInc
         FrameKind::Signature => {
             TAG_LEN + SIG_HEADER_LEN + 1..=TAG_LEN + SIG_HEADER_LEN + MAX_SIG_LEN
         }
+        FrameKind::Marker | FrameKind::EndMarker => {
+            super::piece::MARKER_BODY_LEN..=super::piece::MARKER_BODY_LEN
+        }
     }
 }
 
 /// The body lengths an index entry may list (§4) in a file of `chunk_size` chunks, padded or
-/// not, signed or not: those of every kind of frame but the final one that the file may hold.
+/// not, signed or not, pieced or not: those of every kind of frame but the final one that the
+/// file may hold.
 pub fn listed_bounds(
     chunk_size: usize,
     padded: bool,
     signed: bool,
+    pieced: bool,
 ) -> std::ops::RangeInclusive<usize> {
     use FrameKind::*;
-    let (lo, hi) = [Compressed, Raw, Padded, Padding, Signature]
-        .into_iter()
-        .filter(|k| k.allowed(padded, signed))
-        .map(|k| body_len_bounds(k, chunk_size))
-        .fold((usize::MAX, 0), |(lo, hi), b| {
-            (lo.min(*b.start()), hi.max(*b.end()))
-        });
+    let (lo, hi) = [
+        Compressed, Raw, Padded, Padding, Signature, Marker, EndMarker,
+    ]
+    .into_iter()
+    .filter(|k| k.allowed(padded, signed, pieced))
+    .map(|k| body_len_bounds(k, chunk_size))
+    .fold((usize::MAX, 0), |(lo, hi), b| {
+        (lo.min(*b.start()), hi.max(*b.end()))
+    });
     lo..=hi
 }
 
@@ -308,10 +329,17 @@ mod tests {
         assert_eq!(body_len_bounds(FrameKind::Final, c), 96..=96);
         // What an index may list: a chunk's frame, padding up to C + 21, a signature up to its
         // own bound even where that is longer than a chunk.
-        assert_eq!(listed_bounds(c, false, false), 17..=4112);
-        assert_eq!(listed_bounds(c, true, false), 17..=4117);
-        assert_eq!(listed_bounds(c, false, true), 17..=16404);
-        assert_eq!(listed_bounds(1 << 20, true, true), 17..=(1 << 20) + 21);
+        assert_eq!(listed_bounds(c, false, false, false), 17..=4112);
+        assert_eq!(listed_bounds(c, true, false, false), 17..=4117);
+        assert_eq!(listed_bounds(c, false, true, false), 17..=16404);
+        assert_eq!(
+            listed_bounds(1 << 20, true, true, false),
+            17..=(1 << 20) + 21
+        );
+        // Markers (§14.3) list 16 bytes, under any data frame's shortest.
+        assert_eq!(listed_bounds(c, false, false, true), 16..=4112);
+        assert_eq!(body_len_bounds(FrameKind::Marker, c), 16..=16);
+        assert_eq!(body_len_bounds(FrameKind::EndMarker, c), 16..=16);
     }
 
     /// The footer's chunk count is refused only past the format's limit of 2^32 - 1.

@@ -19,6 +19,9 @@ pub const SALT_LEN: usize = 32;
 pub const FLAG_PADDED: u8 = 0x01;
 /// Flag bit of a signed file: signature frames follow the data (FORMAT.md §1, §12.2).
 pub const FLAG_SIGNED: u8 = 0x02;
+/// Flag bit of a pieced file: runs of frames sealed apart under keys of their own (FORMAT.md
+/// §14).
+pub const FLAG_PIECED: u8 = 0x04;
 
 /// Every header field but the MAC.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +38,8 @@ pub struct Header {
     pub padded: bool,
     /// Signed file (FORMAT.md §12.2): signature frames follow the data frames.
     pub signed: bool,
+    /// Pieced file (FORMAT.md §14): markers, pieces under keys of their own, an end marker.
+    pub pieced: bool,
     /// Random salt of the payload key.
     pub payload_salt: [u8; SALT_LEN],
     /// Key stanzas.
@@ -64,8 +69,9 @@ impl Header {
         b.push(self.codec.level_byte() as u8);
         b.push(self.hash.id());
         b.push(self.chunk_log2);
-        let flags =
-            if self.padded { FLAG_PADDED } else { 0 } | if self.signed { FLAG_SIGNED } else { 0 };
+        let flags = if self.padded { FLAG_PADDED } else { 0 }
+            | if self.signed { FLAG_SIGNED } else { 0 }
+            | if self.pieced { FLAG_PIECED } else { 0 };
         b.extend_from_slice(&[flags, 0]);
         b.extend_from_slice(&self.payload_salt);
         b.extend_from_slice(&(self.stanzas.len() as u16).to_le_bytes());
@@ -111,7 +117,7 @@ impl Header {
         let hash = HashAlg::from_id(raw[12])?;
         let chunk_log2 = raw[13];
         check_chunk_log2(chunk_log2)?;
-        if raw[14] & !(FLAG_PADDED | FLAG_SIGNED) != 0 {
+        if raw[14] & !(FLAG_PADDED | FLAG_SIGNED | FLAG_PIECED) != 0 {
             return Err(Error::InvalidHeader(format!(
                 "unknown flags {:#04x} (a newer zseal's file?)",
                 raw[14]
@@ -122,6 +128,7 @@ impl Header {
         }
         let padded = raw[14] & FLAG_PADDED != 0;
         let signed = raw[14] & FLAG_SIGNED != 0;
+        let pieced = raw[14] & FLAG_PIECED != 0;
         let mut payload_salt = [0u8; SALT_LEN];
         payload_salt.copy_from_slice(&raw[16..48]);
         let count = u16::from_le_bytes([raw[48], raw[49]]) as usize;
@@ -157,6 +164,7 @@ impl Header {
             chunk_log2,
             padded,
             signed,
+            pieced,
             payload_salt,
             stanzas,
         };
@@ -202,6 +210,7 @@ mod tests {
             chunk_log2: 20,
             padded: true,
             signed: false,
+            pieced: false,
             payload_salt: [7; SALT_LEN],
             stanzas,
         }

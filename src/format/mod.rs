@@ -6,6 +6,7 @@ pub mod age;
 pub mod crypt4gh;
 pub mod frame;
 pub mod header;
+pub mod piece;
 
 pub use crate::crypto::Stanza;
 pub use frame::{

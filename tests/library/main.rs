@@ -11,6 +11,7 @@ mod crypt4gh;
 mod fast_paths;
 mod insertions;
 mod padding;
+mod pieces;
 mod properties;
 mod range;
 mod recipients;

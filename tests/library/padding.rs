@@ -206,7 +206,7 @@ fn the_flag_and_the_kinds_agree() {
         Error::WrongPassphrase
     ));
     let mut unknown = c.clone();
-    unknown[14] = 0x05;
+    unknown[14] = 0x09;
     let e = open(&unknown, &pw, 1).unwrap_err();
     assert!(e.to_string().contains("unknown flags"), "{e}");
     let first = kinds(&c)[0].1;

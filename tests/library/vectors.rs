@@ -680,8 +680,15 @@ fn scenarios() -> Vec<Vector> {
     );
     add(
         "bad-header-flags",
-        "unknown flag bit 2 set (bit 1 is the signed flag, FORMAT.md §12.2)",
+        "unknown flag bit 3 set (bit 1 is the signed flag, FORMAT.md §12.2; bit 2 the pieced \
+         flag, §14.3)",
         "invalid header",
+        set(14, 8),
+    );
+    add(
+        "bad-header-pieced-flag",
+        "pieced flag set on a version-1 file: the flag is covered by the header MAC",
+        "wrong passphrase",
         set(14, 4),
     );
     add(
@@ -884,7 +891,223 @@ fn scenarios() -> Vec<Vector> {
     v.push(wrong);
     v.extend(key_holder_scenarios());
     v.extend(signed_scenarios());
+    v.extend(pieced_scenarios());
     v
+}
+
+/// A pieced file (FORMAT.md §14) of `plain` cut at `cuts`, under the vectors' passphrase, ids
+/// and keys drawn from `seed`: the file, and each piece's bytes (marker and frames) in order.
+fn pieced(
+    plain: &[u8],
+    cuts: &[usize],
+    opts: &EncryptOptions,
+    seed: u64,
+) -> (Vec<u8>, Vec<Vec<u8>>) {
+    use std::io::Write;
+    let pw = Passphrase::with_params(PASS, CHEAP).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (coordinator, header) = zseal::SplitSeal::pieced_with_rng(&[&pw], opts, &mut rng).unwrap();
+    let mut bounds = vec![0];
+    bounds.extend_from_slice(cuts);
+    bounds.push(plain.len());
+    let (mut file, mut pieces, mut results) = (header, Vec::new(), Vec::new());
+    for w in bounds.windows(2).filter(|w| w[0] < w[1]) {
+        let key = coordinator.task_key();
+        let (first, len) = ((w[0] / C) as u64, (w[1] - w[0]) as u64);
+        let mut writer = zseal::seal_piece_with_rng(
+            key,
+            first,
+            len,
+            Vec::new(),
+            zseal::Threads::Count(1),
+            &mut rng,
+        )
+        .unwrap();
+        writer.write_all(&plain[w[0]..w[1]]).unwrap();
+        let (bytes, result) = writer.finish_range().unwrap();
+        file.extend_from_slice(&bytes);
+        pieces.push(bytes);
+        results.push(result);
+    }
+    let (file, _) = coordinator
+        .write_trailer_with_rng(&results, file, &mut rng)
+        .unwrap();
+    (file, pieces)
+}
+
+fn pieced_ok(
+    name: &str,
+    comment: &str,
+    plain: Vec<u8>,
+    cuts: &[usize],
+    opts: EncryptOptions,
+    seed: u64,
+) -> Vector {
+    Vector {
+        name: name.into(),
+        comment: comment.into(),
+        container: pieced(&plain, cuts, &opts, seed).0,
+        passphrase: Some(PASS.into()),
+        identities: vec![],
+        expect: "ok".into(),
+        plaintext: Some(plain),
+    }
+}
+
+/// Pieced files (FORMAT.md §14): pieces under keys of their own, and every way to move, drop,
+/// repeat or splice a piece, or change a marker, the table or the footer.
+fn pieced_scenarios() -> Vec<Vector> {
+    let def = || options(Codec::Zstd(3), Cipher::Aes256Gcm, HashAlg::Blake3);
+    let plain = compressible(5 * C + C / 2);
+    let cuts = [C, 4 * C];
+    let mut v = vec![
+        pieced_ok(
+            "ok-pieced-3-pieces",
+            "5.5 chunks in pieces of 1, 3 and 1.5 chunks",
+            plain.clone(),
+            &cuts,
+            def(),
+            400,
+        ),
+        pieced_ok(
+            "ok-pieced-padded-chacha-lz4",
+            "a padded pieced file: padding frames under the end key",
+            plain.clone(),
+            &cuts,
+            options(Codec::Lz4, Cipher::ChaCha20Poly1305, HashAlg::None).pad(true),
+            401,
+        ),
+        pieced_ok(
+            "ok-pieced-empty",
+            "no piece: the end marker and the end alone",
+            vec![],
+            &[],
+            def(),
+            402,
+        ),
+        pieced_ok(
+            "ok-pieced-one-byte",
+            "one piece of one byte",
+            vec![42],
+            &[],
+            def(),
+            403,
+        ),
+    ];
+    let base = &v[0];
+    let (file, pieces) = pieced(&plain, &cuts, &def(), 400);
+    assert!(file == base.container, "the generator is deterministic");
+    let end_marker = trailer_at(&file, &pieces);
+    let header_len = end_marker - pieces.iter().map(Vec::len).sum::<usize>();
+    let head = file[..header_len].to_vec();
+    let tail = file[end_marker..].to_vec();
+    let with = |order: &[usize]| -> Vec<u8> {
+        let mut f = head.clone();
+        for &p in order {
+            f.extend_from_slice(&pieces[p]);
+        }
+        f.extend_from_slice(&tail);
+        f
+    };
+    let (_, other) = pieced(&plain, &cuts, &def(), 499);
+    let mut spliced = head.clone();
+    spliced.extend_from_slice(&pieces[0]);
+    spliced.extend_from_slice(&other[1]);
+    spliced.extend_from_slice(&pieces[2]);
+    spliced.extend_from_slice(&tail);
+    let flip = |at: usize| {
+        let mut f = file.clone();
+        f[at] ^= 0x01;
+        f
+    };
+    let table = file.len() - 36 - 3 * 44;
+    for (name, comment, expect, container) in [
+        (
+            "bad-pieced-swapped",
+            "pieces 0 and 1 in each other's place",
+            "damaged",
+            with(&[1, 0, 2]),
+        ),
+        (
+            "bad-pieced-dropped",
+            "piece 1 left out",
+            "damaged",
+            with(&[0, 2]),
+        ),
+        (
+            "bad-pieced-duplicated",
+            "piece 1 twice",
+            "damaged",
+            with(&[0, 1, 1, 2]),
+        ),
+        (
+            "bad-pieced-spliced",
+            "piece 1 from another file under another key",
+            "chunk auth 1",
+            spliced,
+        ),
+        (
+            "bad-pieced-marker-id",
+            "a bit of piece 1's marker id flipped",
+            "chunk auth 1",
+            flip(header_len + pieces[0].len() + 5),
+        ),
+        (
+            "bad-pieced-marker-kind",
+            "piece 1's marker made a data frame's kind",
+            "damaged",
+            {
+                let mut f = file.clone();
+                f[header_len + pieces[0].len()] = 0;
+                f
+            },
+        ),
+        (
+            "bad-pieced-end-marker-id",
+            "a bit of the end marker's id flipped",
+            "final auth",
+            flip(end_marker + 5),
+        ),
+        (
+            "bad-pieced-table-tag",
+            "a bit of piece 2's last tag in the table flipped",
+            "damaged",
+            flip(table + 2 * 44 + 30),
+        ),
+        (
+            "bad-pieced-table-id",
+            "a bit of piece 0's id in the table flipped",
+            "damaged",
+            flip(table + 3),
+        ),
+        (
+            "bad-pieced-footer-end-id",
+            "a bit of the footer's end id flipped",
+            "damaged",
+            flip(file.len() - 20),
+        ),
+        (
+            "bad-pieced-truncated-piece",
+            "cut inside piece 1",
+            "truncated",
+            file[..header_len + pieces[0].len() + 30].to_vec(),
+        ),
+    ] {
+        v.push(bad(&v[0], name, comment, expect, container));
+    }
+    v
+}
+
+/// Where the end marker of a pieced file with `pieces` starts: after the header and them.
+fn trailer_at(file: &[u8], pieces: &[Vec<u8>]) -> usize {
+    // The header is everything before the first marker, whose kind byte 06 and length 16 begin
+    // the first piece: found by the pieces' bytes, which follow each other.
+    let all: Vec<u8> = pieces.concat();
+    let start = file
+        .windows(all.len().max(1))
+        .position(|w| w == &all[..])
+        .expect("the pieces are in the file");
+    start + all.len()
 }
 
 /// The fixture key signed vectors are signed with (Ed25519 signs deterministically).

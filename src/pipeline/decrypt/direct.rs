@@ -96,7 +96,10 @@ impl<R: Read> ContainerChunks<R> {
         let pos = cursor.position;
         let skip = (pos % c as u64) as usize;
         let first_whole = if skip == 0 { 0 } else { c - skip };
-        if !cursor.available().is_empty()
+        // A pieced file's frames are read through the window alone (FORMAT.md §14: the frame
+        // after a chunk's may be a marker, which this path does not read).
+        if self.pieces.is_some()
+            || !cursor.available().is_empty()
             || !self.drive.window.is_empty()
             || self.frames.next != pos / c as u64
             || !self.frames.more()
@@ -296,6 +299,7 @@ impl<R: Read> ContainerChunks<R> {
             spare: Vec::new(),
             hash: ChunkHash::default(),
             times: ChunkTimes::default(),
+            piece_end: None,
         };
         Ok(Outcome::Part(opened, n))
     }

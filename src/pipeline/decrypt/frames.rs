@@ -21,6 +21,8 @@ pub(crate) struct Frames<R> {
     /// A padded file (FORMAT.md §3.3), a signed file (§12.2): which frame kinds may occur.
     padded: bool,
     signed: bool,
+    /// A pieced file (§14): markers may occur.
+    pieced: bool,
     /// Number of the next frame to read.
     pub(crate) next: u64,
     /// Frames from this number on are not read (the end of a range, or of an indexed read).
@@ -48,6 +50,7 @@ impl<R: Read> Frames<R> {
             chunk_size: header.chunk_size(),
             padded: header.padded,
             signed: header.signed,
+            pieced: header.pieced,
             next: 0,
             stop_at: None,
             ended: false,
@@ -89,7 +92,7 @@ impl<R: Read> Frames<R> {
         }
         let (kind, body_len) = parse_frame_header(&fh);
         let kind = kind
-            .filter(|k| k.allowed(self.padded, self.signed))
+            .filter(|k| k.allowed(self.padded, self.signed, self.pieced))
             .ok_or_else(|| {
                 let file = match kind {
                     Some(FrameKind::Signature) => "an unsigned",
@@ -219,6 +222,28 @@ pub(crate) fn read_index(
     mut each: impl FnMut(u32) -> Result<()>,
 ) -> Result<()> {
     let mut h = blake3::Hasher::new();
+    read_index_raw(r, n, |raw| {
+        h.update(raw);
+        for e in raw.chunks_exact(4) {
+            each(u32::from_le_bytes([e[0], e[1], e[2], e[3]]))?;
+        }
+        Ok(())
+    })?;
+    if h.finalize().as_bytes() != index_digest {
+        return Err(Error::Damaged(
+            "the index does not match its authenticated digest".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the `n` entries of an index and hands them to `each` in blocks of whole entries:
+/// constant memory, one pass. The caller authenticates them.
+pub(crate) fn read_index_raw(
+    r: &mut impl Read,
+    n: u64,
+    mut each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     let mut left = n * 4;
     let mut buf = [0u8; 16384];
     while left > 0 {
@@ -226,16 +251,8 @@ pub(crate) fn read_index(
         if read_full(r, &mut buf[..want])? != want {
             return Err(Error::Truncated("in the index".into()));
         }
-        h.update(&buf[..want]);
-        for e in buf[..want].chunks_exact(4) {
-            each(u32::from_le_bytes([e[0], e[1], e[2], e[3]]))?;
-        }
+        each(&buf[..want])?;
         left -= want as u64;
-    }
-    if h.finalize().as_bytes() != index_digest {
-        return Err(Error::Damaged(
-            "the index does not match its authenticated digest".into(),
-        ));
     }
     Ok(())
 }
@@ -258,6 +275,7 @@ mod tests {
                 chunk_log2: 10,
                 padded: false,
                 signed: false,
+                pieced: false,
                 payload_salt: [0; 32],
                 stanzas: Vec::new(),
             };

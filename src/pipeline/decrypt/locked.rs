@@ -142,7 +142,10 @@ impl<R: Read> Locked<R> {
             frames: Frames::new(self.inner, header_len, &header),
             opener: Arc::new(Opener::new(header.clone(), header.cipher, payload_key)),
             drive: Drive::new(Window::new(&opts.threads, chunk_size)),
-            verifier: Verifier::new(chunk_size, hash),
+            verifier: Verifier::new(chunk_size, hash).pieced(header.pieced),
+            pieces: header
+                .pieced
+                .then(|| super::pieces::Pieces::new(&header, payload_key)),
             index: None,
             verified: None,
             kept: None,

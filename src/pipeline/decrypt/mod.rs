@@ -18,6 +18,7 @@ mod direct;
 pub(crate) mod frames;
 mod locked;
 pub(crate) mod opener;
+mod pieces;
 mod resume;
 pub(crate) mod seek;
 mod signed;
@@ -74,6 +75,8 @@ pub struct ContainerChunks<R: Read> {
     /// from it themselves ([`Decryptor::read_bodies_from`](ChunkReader::read_bodies_from)).
     bodies: Option<Arc<ReadAt>>,
     signed: signed::Signed,
+    /// A pieced file's keys and place in its pieces (FORMAT.md §14).
+    pieces: Option<pieces::Pieces>,
 }
 
 /// Frame bodies this long and longer are read by the worker that opens them, when the input is
@@ -118,6 +121,9 @@ impl<R: Read> ContainerChunks<R> {
     fn read_frame(&mut self) -> Result<()> {
         let index = self.frames.next;
         let (kind, body_len) = self.frames.read_header()?;
+        if matches!(kind, FrameKind::Marker | FrameKind::EndMarker) {
+            return self.read_marker(index, kind);
+        }
         let deferred = self.pass_long_body(kind, body_len)?;
         let mut body = match deferred {
             // Room for the worker's read to place the body (`aligned_at`).
@@ -132,7 +138,19 @@ impl<R: Read> ContainerChunks<R> {
         }
         self.verifier.frame_read(body_len);
         self.drive.opened += 1;
-        let opener = Arc::clone(&self.opener);
+        // The key and nonce: a version-1 file's frame `index` under the payload key; a pieced
+        // file's under its piece's key or the end key (FORMAT.md §14).
+        let (mut index, mut opener, mut piece) = (index, Arc::clone(&self.opener), None);
+        if let Some(p) = self.pieces.as_mut() {
+            if kind.is_data() {
+                let frames = &mut self.frames;
+                let (chunk, o, nonce) =
+                    p.next_data(index, || Ok(pieces::ends_piece(frames.peek_kind()?)))?;
+                (index, opener, piece) = (chunk, o, Some(nonce));
+            } else {
+                (index, opener) = p.next_end_frame(index)?;
+            }
+        }
         if kind == FrameKind::Padding {
             self.drive.push(move || {
                 opener
@@ -157,6 +175,7 @@ impl<R: Read> ContainerChunks<R> {
             body,
             start: 0,
             body_len,
+            piece,
         };
         self.drive.push(move || {
             let mut read = std::time::Duration::ZERO;
@@ -171,6 +190,24 @@ impl<R: Read> ContainerChunks<R> {
             o.times.read += read;
             Ok(Item::Chunk(o))
         });
+        Ok(())
+    }
+
+    /// A marker or the end marker of a pieced file (FORMAT.md §14.3), read on this thread: the
+    /// key of the frames after it.
+    fn read_marker(&mut self, index: u64, kind: FrameKind) -> Result<()> {
+        let mut id = [0u8; crate::format::piece::PIECE_ID_LEN];
+        self.frames.read_body(&mut id)?;
+        let p = self
+            .pieces
+            .as_mut()
+            .ok_or_else(|| Error::Bug("a marker in a file without pieces".into()))?;
+        match kind {
+            FrameKind::Marker => p.begin_piece(index, id)?,
+            _ => p.begin_end(index, id)?,
+        }
+        self.verifier.frame_read(id.len());
+        self.verifier.markers += 1;
         Ok(())
     }
 
@@ -190,6 +227,36 @@ impl<R: Read> ContainerChunks<R> {
             return Ok(None);
         };
         Ok(self.frames.pass_body(body_len)?.map(|at| (file, at)))
+    }
+
+    /// The number of chunk `chunk`'s frame (the chunk after the last: the frame after the data):
+    /// the same in a version-1 file, moved by the markers in a pieced one (FORMAT.md §14.5),
+    /// whose table is then loaded.
+    pub(crate) fn frame_of(&self, chunk: u64) -> u64 {
+        match self.pieces.as_ref().and_then(|p| p.table.as_ref()) {
+            Some(t) => t.frame_of(chunk),
+            None => chunk,
+        }
+    }
+
+    /// The first frame a read that ends before chunk `chunk` does not read: that chunk's frame;
+    /// in a pieced file read to its last chunk, the frame after the end marker, which is read
+    /// and checked against the table as a read from a pipe reads it.
+    pub(crate) fn stop_frame(&self, chunk: u64) -> u64 {
+        match self.pieces.as_ref().and_then(|p| p.table.as_ref()) {
+            Some(t) if chunk >= t.data_frames() => t.frame_of(chunk) + 1,
+            Some(t) => t.frame_of(chunk),
+            None => chunk,
+        }
+    }
+
+    /// The frame a read from chunk `chunk` starts at: its frame, or in a pieced file the marker
+    /// before it when it begins its piece ([`pieces::PieceTable::start_frame`]).
+    pub(crate) fn start_frame(&self, chunk: u64) -> u64 {
+        match self.pieces.as_ref().and_then(|p| p.table.as_ref()) {
+            Some(t) => t.start_frame(chunk),
+            None => chunk,
+        }
     }
 
     /// A spare buffer ([`Self::fitting_spare`]) grown to hold a body of `len` bytes, or a new
@@ -240,6 +307,7 @@ impl<R: Read> ContainerChunks<R> {
             body,
             start: 0,
             body_len,
+            piece: None,
         })
     }
 
@@ -261,6 +329,9 @@ impl<R: Read> ContainerChunks<R> {
     /// Makes an opened chunk (the next in order) current, after the checks that need order.
     fn release_chunk(&mut self, o: Opened, cursor: &mut Cursor) -> Result<()> {
         self.accept(o.index, o.bytes(), &o.hash, &o.times)?;
+        if let Some(p) = self.pieces.as_mut() {
+            p.released(o.bytes().len(), o.piece_end);
+        }
         let (chunk, spare) = self.chunk_of(o);
         self.drive.recycle(spare);
         self.drive.load(cursor, chunk);
@@ -281,10 +352,25 @@ impl<R: Read> ContainerChunks<R> {
     /// The final frame of a sequential read: its counts, the index, the footer, the end of the
     /// input, and the digest.
     fn end_of_stream(&mut self, mut body: Vec<u8>) -> Result<()> {
-        let fin = self.opener.open_final(self.verifier.frames(), &mut body)?;
+        let fin = match &self.pieces {
+            Some(p) => {
+                let (counter, opener, _) = p.final_key()?;
+                opener.open_final(counter, &mut body)?
+            }
+            None => self.opener.open_final(self.verifier.frames(), &mut body)?,
+        };
         self.verifier.check_end(&fin)?;
-        self.frames
-            .read_trailer(fin.chunk_count, &fin.index_digest)?;
+        match &self.pieces {
+            Some(p) => p.read_trailer(
+                &mut self.frames.inner,
+                fin.chunk_count,
+                &fin.index_digest,
+                self.verifier.lengths_digest(),
+            )?,
+            None => self
+                .frames
+                .read_trailer(fin.chunk_count, &fin.index_digest)?,
+        }
         if self.verifier.check_digest(&fin)? {
             self.check_signed(&fin)?;
             self.verified = Some(fin);
@@ -303,7 +389,7 @@ impl<R: Read> ContainerChunks<R> {
             return Ok(());
         };
         let d = fin.plaintext_len.div_ceil(self.opener.chunk_size() as u64);
-        if self.frames.next >= d && self.verifier.chunks < d {
+        if self.frames.next >= self.frame_of(d) && self.verifier.chunks < d {
             // Every frame the index places data in was read, and one was not data.
             return Err(Error::ChunkInvalid {
                 index: self.verifier.chunks,
@@ -313,7 +399,10 @@ impl<R: Read> ContainerChunks<R> {
         if self.verifier.chunks != d {
             return Ok(());
         }
-        if self.verifier.has_digest() && self.verifier.frames() == fin.chunk_count {
+        if self.verifier.has_digest()
+            && self.verifier.frames() == fin.chunk_count
+            && self.pieces.is_none()
+        {
             self.verifier.check_end(&fin)?;
         }
         if self.signed.required.is_required() {

@@ -25,6 +25,21 @@ pub(crate) struct DataFrame {
     pub(crate) body: Vec<u8>,
     pub(crate) start: usize,
     pub(crate) body_len: usize,
+    /// A pieced file's frame (FORMAT.md §14.2): its place in its piece. `index` is then the
+    /// chunk's number in the file (where its plaintext and hash belong), and the opener the
+    /// piece's.
+    pub(crate) piece: Option<PieceNonce>,
+}
+
+/// Where a data frame of a pieced file stands in its piece: its number there, whether it is the
+/// piece's last, and the last frame's tag the authenticated table lists, when it was read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PieceNonce {
+    pub(crate) counter: u64,
+    pub(crate) last: bool,
+    /// The piece's id.
+    pub(crate) id: [u8; 16],
+    pub(crate) tag: Option<[u8; 16]>,
 }
 
 impl DataFrame {
@@ -43,6 +58,9 @@ pub(crate) struct Opened {
     pub(crate) spare: Vec<u8>,
     pub(crate) hash: ChunkHash,
     pub(crate) times: ChunkTimes,
+    /// The id and last tag of the piece this chunk ends (FORMAT.md §14.3), for the check
+    /// against the table.
+    pub(crate) piece_end: Option<([u8; 16], [u8; 16])>,
 }
 
 /// A chunk opened straight into the caller's memory by [`Opener::open_chunk_into`].
@@ -159,12 +177,19 @@ impl Opener {
     fn open_content(
         &self,
         index: u64,
+        piece: Option<PieceNonce>,
         kind: FrameKind,
         body: &mut [u8],
         times: &mut ChunkTimes,
     ) -> Result<(FrameKind, std::ops::Range<usize>)> {
+        let (counter, last) = piece.map_or((index, false), |p| (p.counter, p.last));
         let len = timed(&mut times.cipher, || {
-            self.open_body(index, false, kind, body)
+            self.open_body(counter, last, kind, body)
+        })
+        .map_err(|e| match (e, piece) {
+            // A piece's frame is named by its chunk's number in the file, not its nonce's.
+            (Error::FinalAuth | Error::ChunkAuth(_), Some(_)) => Error::ChunkAuth(index),
+            (e, _) => e,
         })?;
         match kind {
             FrameKind::Padded => self.unpad(index, &body[..len]),
@@ -210,10 +235,17 @@ impl Opener {
             mut body,
             start,
             body_len,
+            piece,
         } = frame;
         let mut times = ChunkTimes::default();
-        let (stored, content) =
-            self.open_content(index, kind, &mut body[start..start + body_len], &mut times)?;
+        let piece_end = last_tag_of(index, piece, &body[start..start + body_len])?;
+        let (stored, content) = self.open_content(
+            index,
+            piece,
+            kind,
+            &mut body[start..start + body_len],
+            &mut times,
+        )?;
         let content = start + content.start..start + content.end;
         let (plain, content, spare) = match stored {
             FrameKind::Raw => (body, content, spare),
@@ -236,6 +268,7 @@ impl Opener {
             spare,
             hash,
             times,
+            piece_end,
         })
     }
 
@@ -249,9 +282,10 @@ impl Opener {
         hash: HashAlg,
         out: &mut [u8],
     ) -> Result<Landed> {
-        let (index, kind) = (frame.index, frame.kind);
+        let (index, kind, piece) = (frame.index, frame.kind, frame.piece);
         let mut times = ChunkTimes::default();
         let body = frame.bytes();
+        last_tag_of(index, piece, body)?;
         let too_long = || Error::ChunkInvalid {
             index,
             what: "holds more than a chunk".into(),
@@ -259,7 +293,7 @@ impl Opener {
         // Every frame is authenticated in the stream's own buffer before a byte reaches `out`:
         // the caller's memory may be watched while the read runs (another Python thread), and
         // the AEAD writes plaintext before it has checked the tag. A raw chunk pays one copy.
-        let (stored, content) = self.open_content(index, kind, body, &mut times)?;
+        let (stored, content) = self.open_content(index, piece, kind, body, &mut times)?;
         let len = match stored {
             FrameKind::Raw => {
                 let len = content.len();
@@ -271,6 +305,28 @@ impl Opener {
         };
         let hash = self.hash(hash, index, &out[..len], &mut times);
         Ok(Landed { len, hash, times })
+    }
+}
+
+/// The tag of a piece's last frame (its body's last 16 bytes, FORMAT.md §14.3), checked against
+/// the authenticated table's where the reader has it; `None` for any other frame.
+fn last_tag_of(
+    index: u64,
+    piece: Option<PieceNonce>,
+    body: &[u8],
+) -> Result<Option<([u8; 16], [u8; 16])>> {
+    let Some(p) = piece.filter(|p| p.last) else {
+        return Ok(None);
+    };
+    let tag: [u8; 16] = body
+        .get(body.len().saturating_sub(TAG_LEN)..)
+        .and_then(|t| t.try_into().ok())
+        .ok_or(Error::ChunkAuth(index))?;
+    match p.tag {
+        Some(want) if want != tag => Err(Error::Damaged(format!(
+            "chunk {index} ends its piece with another tag than the piece table lists"
+        ))),
+        _ => Ok(Some((p.id, tag))),
     }
 }
 
@@ -304,6 +360,7 @@ mod tests {
             chunk_log2: 10,
             padded: false,
             signed: false,
+            pieced: false,
             payload_salt: [0; 32],
             stanzas: Vec::new(),
         };
@@ -324,6 +381,7 @@ mod tests {
             kind: FrameKind::Raw,
             body_len: body.len(),
             body: body.to_vec(),
+            piece: None,
         };
         let mut tampered = body.clone();
         tampered[100] ^= 1;
@@ -351,6 +409,7 @@ mod tests {
             chunk_log2: 10,
             padded: true,
             signed: false,
+            pieced: false,
             payload_salt: [0; 32],
             stanzas: Vec::new(),
         };

@@ -207,7 +207,7 @@ pub(crate) fn read_trailer<R: Read + Seek>(
         )));
     }
     // The index itself, streamed through BLAKE3 while the offsets are summed.
-    let data = listed_bounds(c, padded, signed);
+    let data = listed_bounds(c, padded, signed, opener.header.pieced);
     let mut built = IndexBuilder::new(n, frames.first_at);
     let inner = &mut frames.inner;
     let index_at = fin_at + FINAL_FRAME_LEN as u64;
@@ -291,11 +291,13 @@ impl<R: Read + Seek> ContainerChunks<R> {
         let ix = self.index.as_mut().expect("just loaded");
         let d = ix.data_frames(c);
         let len = ix.fin.plaintext_len;
-        let from = ix.frame_offset((start / c as u64).min(d), &mut self.frames.inner)?;
+        let (first, next) = ((start / c as u64).min(d), end.div_ceil(c as u64).min(d));
+        let (first, next) = (self.start_frame(first), self.frame_of(next));
+        let ix = self.index.as_mut().expect("just loaded");
+        let from = ix.frame_offset(first, &mut self.frames.inner)?;
         let to = if end >= len {
             u64::MAX
         } else {
-            let next = end.div_ceil(c as u64).min(d);
             ix.frame_offset(next, &mut self.frames.inner)? + FRAME_HEADER_LEN as u64
         };
         self.frames.inner.seek(SeekFrom::Start(here))?;
@@ -303,7 +305,88 @@ impl<R: Read + Seek> ContainerChunks<R> {
     }
 
     fn read_index(&mut self) -> Result<SeekIndex> {
-        read_trailer(&mut self.frames, &self.opener)
+        match self.pieces.is_some() {
+            true => self.read_pieced_trailer(),
+            false => read_trailer(&mut self.frames, &self.opener),
+        }
+    }
+
+    /// [`read_trailer`] of a pieced file (FORMAT.md §14.3): the footer and the table first (the
+    /// final frame's nonce counts the end frames, which the table tells), the final frame under
+    /// the end key, then the index and the table against its digest. The table goes to the
+    /// reader's pieces, placed where the reader stands.
+    fn read_pieced_trailer(&mut self) -> Result<SeekIndex> {
+        let c = self.opener.chunk_size();
+        let header = &self.opener.header;
+        let file_len = self.frames.inner.seek(SeekFrom::End(0))?;
+        let (end, table_bytes) = super::pieces::read_end(
+            &mut self.frames.inner,
+            self.frames.first_at,
+            file_len,
+            header,
+        )?;
+        let n = end.footer.chunk_count;
+        let mut frame = [0u8; FINAL_FRAME_LEN];
+        self.frames
+            .read_at(end.final_at, &mut frame, "final frame")?;
+        let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
+        let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
+        if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
+            return Err(Error::Damaged(
+                "no final frame where the footer places it".into(),
+            ));
+        }
+        let end_key = crate::crypto::end_key(
+            self.pieces.as_ref().expect("a pieced file").payload_key(),
+            &end.footer.end_id,
+        );
+        let end_opener = super::opener::Opener::new(header.clone(), header.cipher, &end_key.0);
+        let fin = end_opener.open_final(end.end_frames, body)?;
+        if fin.chunk_count != n
+            || fin.plaintext_len != end.table.plaintext_len()
+            || fin.plaintext_len.div_ceil(c as u64) != end.table.data_frames()
+        {
+            return Err(Error::Damaged(format!(
+                "the final frame records {} bytes in {} frames; the footer and the piece table \
+                 say {n} frames and {} bytes",
+                fin.plaintext_len,
+                fin.chunk_count,
+                end.table.plaintext_len()
+            )));
+        }
+        let lengths = listed_bounds(c, header.padded, header.signed, true);
+        let mut built = IndexBuilder::new(n, self.frames.first_at);
+        let mut listed = blake3::Hasher::new();
+        let index_at = end.final_at + FINAL_FRAME_LEN as u64;
+        let inner = &mut self.frames.inner;
+        inner.seek(SeekFrom::Start(index_at))?;
+        super::frames::read_index_raw(inner, n, |raw| {
+            listed.update(raw);
+            for e in raw.chunks_exact(4) {
+                let body_len = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+                if !lengths.contains(&(body_len as usize)) {
+                    return Err(Error::Damaged(format!(
+                        "the index lists a frame of {body_len} bytes"
+                    )));
+                }
+                built.push(body_len);
+            }
+            Ok(())
+        })?;
+        listed.update(&table_bytes);
+        if listed.finalize().as_bytes() != &fin.index_digest {
+            return Err(Error::Damaged(
+                "the index and piece table do not match their authenticated digest".into(),
+            ));
+        }
+        if built.end() != end.final_at {
+            return Err(Error::Damaged(
+                "the frames listed by the index do not end at the final frame".into(),
+            ));
+        }
+        let pieces = self.pieces.as_mut().expect("a pieced file");
+        pieces.set_table(end.table)?;
+        Ok(built.finish(fin, index_at))
     }
 }
 
@@ -345,7 +428,8 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
             self.frames.stop_at = None;
             return Ok(());
         }
-        self.frames.stop_at = Some(end.map_or(d, |e| e.div_ceil(c as u64).min(d)));
+        let stop = end.map_or(d, |e| e.div_ceil(c as u64).min(d));
+        self.frames.stop_at = Some(self.stop_frame(stop));
         Ok(())
     }
 
@@ -378,18 +462,23 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
                 ((pos / c).min(d), None)
             }
         };
-        let at = ix.frame_offset(chunk.min(d), &mut self.frames.inner)?;
+        let (g, end) = (self.start_frame(chunk.min(d)), self.stop_frame(d));
+        let ix = self.index.as_mut().expect("just loaded");
+        let at = ix.frame_offset(g, &mut self.frames.inner)?;
         // The frame sought to must be as long as the index says: a consistent index is what
         // places every other range correctly.
         let listed = match chunk < d {
-            true => Some(ix.frame_offset(chunk + 1, &mut self.frames.inner)? - at),
+            true => Some(ix.frame_offset(g + 1, &mut self.frames.inner)? - at),
             false => None,
         };
         self.drive.window.clear();
-        self.frames.seek_to(chunk, at)?;
-        self.frames.listed = listed.map(|l| (chunk, l as usize - FRAME_HEADER_LEN));
-        self.frames.stop_at = Some(d);
+        self.frames.seek_to(g, at)?;
+        self.frames.listed = listed.map(|l| (g, l as usize - FRAME_HEADER_LEN));
+        self.frames.stop_at = Some(end);
         self.verifier.restart(chunk);
+        if let Some(p) = self.pieces.as_mut() {
+            p.place(chunk);
+        }
         cursor.reset(pos);
         if let Some(k) = reuse {
             self.drive.load(cursor, k);
@@ -433,8 +522,9 @@ impl<R: Read> ContainerChunks<R> {
                 "a streamed range must start on a fresh decryptor".into(),
             ));
         }
-        if self.signed.required.is_required() {
-            // A signer check needs every frame (FORMAT.md §12.4): no frame is skipped.
+        if self.signed.required.is_required() || self.pieces.is_some() {
+            // A signer check needs every frame (FORMAT.md §12.4): no frame is skipped. Nor is
+            // one of a pieced file, whose pieces' keys come with their markers.
             return crate::pipeline::source::read_through_range(self, cursor, range, w);
         }
         let (start, end) = (range.start, range.end);

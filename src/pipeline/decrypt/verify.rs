@@ -19,6 +19,10 @@ pub(crate) struct Verifier {
     padding: u64,
     /// Signature frames accepted (after every data frame, before any padding, §12.2).
     signatures: u64,
+    /// Markers and the end marker of a pieced file read (§14.3): frames, listed in the index.
+    pub(crate) markers: u64,
+    /// A pieced file: its index digest covers the piece table too, checked with the trailer.
+    pieced: bool,
     /// The frame lengths read in sequence, for the index digest.
     lengths: blake3::Hasher,
     /// The whole-plaintext digest, while every chunk from the first was accepted in order.
@@ -43,6 +47,8 @@ impl Verifier {
             last_skipped: false,
             padding: 0,
             signatures: 0,
+            markers: 0,
+            pieced: false,
             lengths: blake3::Hasher::new(),
             digest: Some(Digest::new(alg)),
             collected: None,
@@ -50,6 +56,18 @@ impl Verifier {
             resumed: false,
             alg,
         }
+    }
+
+    /// The verifier of a pieced file (FORMAT.md §14).
+    pub(crate) fn pieced(mut self, pieced: bool) -> Self {
+        self.pieced = pieced;
+        self
+    }
+
+    /// BLAKE3 of the frame lengths read from the first frame, for the index; `None` after a
+    /// resumed start, which did not read them all.
+    pub(crate) fn lengths_digest(&self) -> Option<[u8; 32]> {
+        (!self.resumed).then(|| *self.lengths.finalize().as_bytes())
     }
 
     /// The whole-plaintext digest's algorithm.
@@ -86,6 +104,7 @@ impl Verifier {
         self.last_skipped = false;
         self.padding = 0;
         self.signatures = 0;
+        self.markers = 0;
         self.lengths = blake3::Hasher::new();
         self.digest = (chunk == 0).then(|| Digest::new(self.alg));
         self.resumed = false;
@@ -127,7 +146,7 @@ impl Verifier {
 
     /// Frames accepted so far, data, signature and padding: the index of the next frame.
     pub(crate) fn frames(&self) -> u64 {
-        self.chunks + self.signatures + self.padding
+        self.chunks + self.signatures + self.padding + self.markers
     }
 
     /// A frame after the data was accepted, of `kind` signature or padding: signatures come
@@ -167,7 +186,10 @@ impl Verifier {
         want: Option<u64>,
     ) -> Result<()> {
         let invalid = |what: String| Error::ChunkInvalid { index, what };
-        debug_assert_eq!(index, self.frames(), "chunks come back in order");
+        debug_assert!(
+            index == self.frames() || (self.pieced && index == self.chunks),
+            "chunks come back in order"
+        );
         if self.padding > 0 {
             return Err(invalid(
                 "follows a padding frame (padding ends a file)".into(),
@@ -226,7 +248,8 @@ impl Verifier {
         }
         // A resumed read hashed the lengths of the frames it read only; each was placed by the
         // authenticated index all the same.
-        if !self.resumed && *self.lengths.finalize().as_bytes() != fin.index_digest {
+        if !self.resumed && !self.pieced && *self.lengths.finalize().as_bytes() != fin.index_digest
+        {
             return Err(Error::Damaged(
                 "the frame lengths do not match the authenticated index".into(),
             ));

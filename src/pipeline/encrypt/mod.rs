@@ -12,6 +12,7 @@ use super::intake::{aligned_at, Filled, Intake};
 use super::sink::{ChunkSink, ChunkWriter, SealTo, SinkState};
 use super::window::Window;
 use crate::codec::Codec;
+use crate::crypto::aead::TAG_LEN;
 use crate::crypto::Keying;
 use crate::error::{Error, Result};
 use crate::format::frame::footer;
@@ -29,7 +30,10 @@ use adapt::Adapt;
 pub(crate) use adapt::{AdaptPlan, LevelLog};
 pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
 pub(crate) use split::seal_range_adapting;
-pub use split::{seal_range, RangeResult, RangeWriter, SplitSeal, TaskKey};
+pub use split::{
+    seal_piece, seal_piece_with_rng, seal_range, PieceRef, RangeResult, RangeWriter, SplitSeal,
+    TaskKey,
+};
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
 /// the module documentation.
@@ -57,6 +61,17 @@ pub struct ContainerSink<W: Write> {
 struct RangeTally {
     first_chunk: u64,
     hashes: Vec<crate::hash::ChunkHash>,
+    /// The range is a piece (FORMAT.md §14.2).
+    piece: Option<PieceTally>,
+}
+
+/// What a piece's writer keeps: its id, the plaintext it was declared to hold (its last frame,
+/// sealed with `last` set, is the chunk that ends it), and that frame's tag once sealed.
+struct PieceTally {
+    id: [u8; 16],
+    len: u64,
+    last_chunk: u64,
+    last_tag: Option<[u8; 16]>,
 }
 
 /// What a container records across its chunks, in order (FORMAT.md §§3.2, 4).
@@ -77,6 +92,22 @@ struct Tally {
     sign: Vec<crate::crypto::sign::SigningKey>,
     /// The digest in hex, once the final frame is written.
     digest_hex: Option<String>,
+    /// The end of a pieced file (FORMAT.md §14.3): `chunks` then counts the end frames alone,
+    /// whose nonces count from 0 under the end key.
+    pieced: Option<PiecedEnd>,
+}
+
+/// What the end of a pieced file adds to a version-1 end (FORMAT.md §14.3).
+pub(super) struct PiecedEnd {
+    /// The index entries of the frames before the end frames: the pieces' markers and frames,
+    /// and the end marker.
+    pub(super) before: Vec<u8>,
+    /// How many frames that is.
+    pub(super) frames: u64,
+    /// The piece table.
+    pub(super) table: Vec<u8>,
+    pub(super) pieces: u32,
+    pub(super) end_id: [u8; 16],
 }
 
 /// [`Encryptor::new`] and [`Encryptor::with_rng`]: the header, written to `inner`.
@@ -92,7 +123,7 @@ impl<W: Write> SealTo for ContainerSink<W> {
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         let adapt = opts.adapt.map(|(min, max)| Adapt::new(min, max));
         let codec = opts.header_codec();
-        let (header_bytes, payload_key) = new_header(&mut keys, opts, codec, chunk_log2)?;
+        let (header_bytes, payload_key) = new_header(&mut keys, opts, codec, chunk_log2, false)?;
         inner.write_all(&header_bytes)?;
         let sealer = Sealer::new(opts.cipher, &payload_key.0, codec, opts.hash, chunk_log2)
             .with_padding(opts.pad);
@@ -130,6 +161,7 @@ impl Tally {
             emitted: first,
             sign,
             digest_hex: None,
+            pieced: None,
         }
     }
 }
@@ -158,10 +190,17 @@ impl<W: Write> ContainerSink<W> {
 
 impl<W: Write> ChunkWriter<ContainerSink<W>> {
     /// Makes this writer a range's, from chunk `first_chunk` (see [`seal_range`]).
-    fn with_range(mut self, first_chunk: u64) -> Self {
+    fn with_range(mut self, first_chunk: u64, piece: Option<([u8; 16], u64)>) -> Self {
+        let c = self.sink.sealer.chunk_size() as u64;
         self.sink.range = Some(RangeTally {
             first_chunk,
             hashes: Vec::new(),
+            piece: piece.map(|(id, len)| PieceTally {
+                id,
+                len,
+                last_chunk: first_chunk + len.div_ceil(c) - 1,
+                last_tag: None,
+            }),
         });
         self
     }
@@ -179,6 +218,21 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
         self.guard(|s| s.end())?;
         let sink = self.sink;
         let range = sink.range.expect("checked above");
+        let piece = match range.piece {
+            None => None,
+            Some(p) => match p.last_tag {
+                Some(last_tag) if p.len == sink.tally.plaintext_len => {
+                    Some(PieceRef { id: p.id, last_tag })
+                }
+                _ => {
+                    return Err(Error::InvalidOption(format!(
+                        "a piece declared to hold {} bytes was given {}: its last frame is \
+                         sealed as such, so a piece is written whole or not at all",
+                        p.len, sink.tally.plaintext_len
+                    )))
+                }
+            },
+        };
         let result = RangeResult {
             first_chunk: range.first_chunk,
             plaintext_len: sink.tally.plaintext_len,
@@ -190,6 +244,7 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
                 .collect(),
             chaining_values: range.hashes.iter().filter_map(|h| h.cv()).collect(),
             root_if_alone: range.hashes.first().and_then(|h| h.root_if_alone()),
+            piece,
         };
         Ok((sink.state.inner, result))
     }
@@ -254,6 +309,11 @@ impl<W: Write> Sealing for ContainerSink<W> {
         self.tally.digest.push(s.plaintext(), &s.hash);
         if let Some(r) = &mut self.range {
             r.hashes.push(s.hash);
+            if let Some(p) = r.piece.as_mut().filter(|p| p.last_chunk == index) {
+                // The tag ends the frame (FORMAT.md §14.3: the table lists it).
+                let end = s.start + s.frame_len;
+                p.last_tag = s.frame[end - TAG_LEN..end].try_into().ok();
+            }
         }
         let (spare, other_spare) = s.spares();
         let Sealed {
@@ -342,22 +402,47 @@ impl<W: Write> ChunkSink for ContainerSink<W> {
             self.write_padding()?;
         }
         let t = &mut self.tally;
+        // The final frame's nonce counts the frames sealed under its key: every frame of a
+        // version-1 file, the end frames of a pieced one (FORMAT.md §14.3).
+        let sealed_before = t.chunks;
+        let (index, table) = match t.pieced.as_mut() {
+            Some(p) => {
+                let mut index = std::mem::take(&mut p.before);
+                index.extend_from_slice(&t.index);
+                (index, std::mem::take(&mut p.table))
+            }
+            None => (std::mem::take(&mut t.index), Vec::new()),
+        };
+        let n = (index.len() / 4) as u64;
+        let mut listed = blake3::Hasher::new();
+        listed.update(&index);
+        listed.update(&table);
         let fin = FinalFrame {
             plaintext_len: t.plaintext_len,
-            chunk_count: t.chunks,
-            index_digest: *blake3::hash(&t.index).as_bytes(),
+            chunk_count: n,
+            index_digest: *listed.finalize().as_bytes(),
             digest,
         };
         let mut frame = vec![0u8; format::FINAL_FRAME_LEN];
         frame[FRAME_HEADER_LEN..FRAME_HEADER_LEN + 80].copy_from_slice(&fin.encode());
         let len = self
             .sealer
-            .seal_into(&mut frame, self.tally.chunks, true, FrameKind::Final, 80);
+            .seal_into(&mut frame, sealed_before, true, FrameKind::Final, 80);
         debug_assert_eq!(len, format::FINAL_FRAME_LEN);
-        let index = std::mem::take(&mut self.tally.index);
         self.state.write_out(&frame)?;
         self.state.write_out(&index)?;
-        self.state.write_out(&footer(self.tally.chunks))?;
+        match &self.tally.pieced {
+            Some(p) => {
+                self.state.write_out(&table)?;
+                let f = format::piece::PiecedFooter {
+                    chunk_count: n,
+                    piece_count: p.pieces,
+                    end_id: p.end_id,
+                };
+                self.state.write_out(&f.encode())?;
+            }
+            None => self.state.write_out(&footer(n))?,
+        }
         self.state.close()
     }
 
@@ -382,6 +467,7 @@ fn new_header(
     opts: &EncryptOptions,
     codec: Codec,
     chunk_log2: u8,
+    pieced: bool,
 ) -> Result<(Vec<u8>, crate::crypto::Zeroizing32)> {
     let file_key = keys.file_key();
     let mut payload_salt = [0u8; format::header::SALT_LEN];
@@ -394,6 +480,7 @@ fn new_header(
         chunk_log2,
         padded: opts.pad,
         signed: !opts.sign.is_empty(),
+        pieced,
         payload_salt,
         stanzas,
     };

@@ -23,6 +23,10 @@ pub(crate) struct Sealer {
     pub(super) chunk_log2: u8,
     /// Chunks are padded to their size class (FORMAT.md §3.3).
     pub(super) padded: bool,
+    /// The chunks of one piece (FORMAT.md §14.2), first and last by their numbers in the file:
+    /// `cipher` is then the piece's key, and chunk `i` is sealed as the piece's frame
+    /// `i - first`, with `last` set on the piece's last frame.
+    pub(super) piece: Option<(u64, u64)>,
 }
 
 /// One chunk's job as the calling thread hands it to a worker.
@@ -97,6 +101,22 @@ impl Sealer {
             hash,
             chunk_log2,
             padded: false,
+            piece: None,
+        }
+    }
+
+    /// The same sealer for the chunks `first..=last` of one piece, whose key it holds
+    /// (FORMAT.md §14.2).
+    pub(super) fn in_piece(mut self, first: u64, last: u64) -> Self {
+        self.piece = Some((first, last));
+        self
+    }
+
+    /// The nonce's counter and `last` flag of data chunk `index` (FORMAT.md §3, §14.2).
+    fn nonce_of(&self, index: u64) -> (u64, bool) {
+        match self.piece {
+            Some((first, last)) => (index - first, index == last),
+            None => (index, false),
         }
     }
 
@@ -231,8 +251,9 @@ impl Sealer {
             b[PAD_HEADER_LEN + body..padded].fill(0);
             (kind, body) = (FrameKind::Padded, padded);
         }
+        let (counter, last) = self.nonce_of(index);
         let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame[start..], index, false, kind, body)
+            self.seal_into(&mut frame[start..], counter, last, kind, body)
         });
         Ok(Sealed {
             frame,

