@@ -30,8 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => return Err(format!("unknown mode {mode}: pieced or v1").into()),
     };
     let to = zseal::AgeRecipient::parse(
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/age.pub"))?
-            .trim(),
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/keys/age.pub"
+        ))?
+        .trim(),
     )?;
     let opts = EncryptOptions::default();
     let (coordinator, header) = match pieced {
@@ -60,6 +63,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (mut out, digest) = coordinator.write_trailer(&results, out)?;
     out.flush()?;
-    eprintln!("{} pieces, digest {}", results.len(), digest.unwrap_or_default());
+    eprintln!(
+        "{} pieces, digest {}",
+        results.len(),
+        digest.unwrap_or_default()
+    );
     Ok(())
 }

@@ -208,25 +208,53 @@ pub(crate) fn read_trailer<R: Read + Seek>(
     }
     // The index itself, streamed through BLAKE3 while the offsets are summed.
     let data = listed_bounds(c, padded, signed, opener.header.pieced);
-    let mut built = IndexBuilder::new(n, frames.first_at);
-    let inner = &mut frames.inner;
     let index_at = fin_at + FINAL_FRAME_LEN as u64;
-    inner.seek(SeekFrom::Start(index_at))?;
-    super::frames::read_index(inner, n, &fin.index_digest, |body_len| {
-        if !data.contains(&(body_len as usize)) {
-            return Err(Error::Damaged(format!(
-                "the index lists a frame of {body_len} bytes"
-            )));
+    let built = index_offsets(frames, n, fin_at, data, &[], &fin.index_digest)?;
+    Ok(built.finish(fin, index_at))
+}
+
+/// Reads the `n` entries of the index that follows the final frame at `final_at`, each within
+/// `lengths`, and checks them, followed by `table` (a pieced file's piece table, FORMAT.md
+/// §14.3; empty otherwise), against their authenticated `digest`, and that the frames they
+/// list end at the final frame: the offsets of every frame, in bounded memory.
+fn index_offsets<R: Read + Seek>(
+    frames: &mut super::frames::Frames<R>,
+    n: u64,
+    final_at: u64,
+    lengths: std::ops::RangeInclusive<usize>,
+    table: &[u8],
+    digest: &[u8; 32],
+) -> Result<IndexBuilder> {
+    let mut built = IndexBuilder::new(n, frames.first_at);
+    let mut listed = blake3::Hasher::new();
+    let inner = &mut frames.inner;
+    inner.seek(SeekFrom::Start(final_at + FINAL_FRAME_LEN as u64))?;
+    super::frames::read_index_raw(inner, n, |raw| {
+        listed.update(raw);
+        for e in raw.chunks_exact(4) {
+            let body_len = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+            if !lengths.contains(&(body_len as usize)) {
+                return Err(Error::Damaged(format!(
+                    "the index lists a frame of {body_len} bytes"
+                )));
+            }
+            built.push(body_len);
         }
-        built.push(body_len);
         Ok(())
     })?;
-    if built.end() != fin_at {
+    listed.update(table);
+    if listed.finalize().as_bytes() != digest {
+        return Err(Error::Damaged(match table.is_empty() {
+            true => "the index does not match its authenticated digest".into(),
+            false => "the index and piece table do not match their authenticated digest".into(),
+        }));
+    }
+    if built.end() != final_at {
         return Err(Error::Damaged(
             "the frames listed by the index do not end at the final frame".into(),
         ));
     }
-    Ok(built.finish(fin, index_at))
+    Ok(built)
 }
 
 /// The chunk count the footer of a container claims (not authenticated), read from the last
@@ -355,35 +383,15 @@ impl<R: Read + Seek> ContainerChunks<R> {
             )));
         }
         let lengths = listed_bounds(c, header.padded, header.signed, true);
-        let mut built = IndexBuilder::new(n, self.frames.first_at);
-        let mut listed = blake3::Hasher::new();
         let index_at = end.final_at + FINAL_FRAME_LEN as u64;
-        let inner = &mut self.frames.inner;
-        inner.seek(SeekFrom::Start(index_at))?;
-        super::frames::read_index_raw(inner, n, |raw| {
-            listed.update(raw);
-            for e in raw.chunks_exact(4) {
-                let body_len = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
-                if !lengths.contains(&(body_len as usize)) {
-                    return Err(Error::Damaged(format!(
-                        "the index lists a frame of {body_len} bytes"
-                    )));
-                }
-                built.push(body_len);
-            }
-            Ok(())
-        })?;
-        listed.update(&table_bytes);
-        if listed.finalize().as_bytes() != &fin.index_digest {
-            return Err(Error::Damaged(
-                "the index and piece table do not match their authenticated digest".into(),
-            ));
-        }
-        if built.end() != end.final_at {
-            return Err(Error::Damaged(
-                "the frames listed by the index do not end at the final frame".into(),
-            ));
-        }
+        let built = index_offsets(
+            &mut self.frames,
+            n,
+            end.final_at,
+            lengths,
+            &table_bytes,
+            &fin.index_digest,
+        )?;
         let pieces = self.pieces.as_mut().expect("a pieced file");
         pieces.set_table(end.table)?;
         Ok(built.finish(fin, index_at))
