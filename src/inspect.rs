@@ -8,7 +8,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
 use crate::format::{crypt4gh, Header};
-use crate::pipeline::{read_footer, AgeLocked, Locked, Sealed};
+use crate::pipeline::{read_footer, read_pieced_end, AgeLocked, Locked, Sealed};
 
 /// A container's public description.
 #[derive(Clone, Debug)]
@@ -19,8 +19,12 @@ pub struct Info {
     pub header_len: u64,
     /// Container length, when the input is a file.
     pub container_len: Option<u64>,
-    /// Number of chunks, from the footer, when the input is a file whose end is a footer.
+    /// Number of chunks, from the footer, when the input is a file whose end is a footer (of a
+    /// pieced file: its data chunks, from the piece table).
     pub chunks: Option<u64>,
+    /// A pieced file's pieces and plaintext length, from its piece table (FORMAT.md §14.3: not
+    /// authenticated until the final frame is opened).
+    pub pieces: Option<(u64, u64)>,
     /// Why the end of a file is not a valid footer, when it is not: cut short
     /// ([`crate::ErrorKind::Truncated`]: the copy is incomplete), damaged or extended. The
     /// header fields still say what the file's header says; `chunks` is `None`.
@@ -104,6 +108,7 @@ pub fn describe_stream(r: impl Read) -> Result<Described> {
             header: l.header().clone(),
             container_len: None,
             chunks: None,
+            pieces: None,
             problem: None,
         }),
         Sealed::Age(l) => Described::Age(age_info(&l)),
@@ -139,6 +144,7 @@ pub fn inspect_stream(r: impl Read) -> Result<Info> {
         header: locked.header().clone(),
         container_len: None,
         chunks: None,
+        pieces: None,
         problem: None,
     })
 }
@@ -150,7 +156,15 @@ pub fn inspect_file(mut f: impl Read + Seek) -> Result<Info> {
     let mut info = inspect_stream(&mut f)?;
     let len = f.seek(SeekFrom::End(0))?;
     info.container_len = Some(len);
-    match read_footer(&mut f, info.header_len, len) {
+    let end = match info.header.pieced {
+        true => read_pieced_end(&mut f, info.header_len, len, &info.header).map(|(end, _)| {
+            let t = &end.table;
+            info.pieces = Some((t.len() as u64, t.plaintext_len()));
+            t.data_frames()
+        }),
+        false => read_footer(&mut f, info.header_len, len),
+    };
+    match end {
         Ok(n) => info.chunks = Some(n),
         Err(e) if e.kind().is_integrity() => info.problem = Some(e),
         Err(e) => return Err(e),
@@ -164,6 +178,9 @@ impl Info {
     /// at least is a signature, FORMAT.md §12.2).
     pub fn plaintext_bounds(&self) -> Option<(u64, u64)> {
         let c = self.header.chunk_size() as u64;
+        if let Some((_, len)) = self.pieces {
+            return Some((len, len));
+        }
         self.chunks.map(|n| {
             if self.header.padded || self.header.signed {
                 let signatures = u64::from(self.header.signed);
@@ -190,6 +207,8 @@ impl Info {
             "chunk_size": h.chunk_size(),
             "padded": h.padded,
             "signed": h.signed,
+            "pieced": h.pieced,
+            "pieces": self.pieces.map(|(k, _)| k),
             "recipients": h.stanzas.len(),
             "recipient_kinds": self.recipient_kinds(),
             "recipient_details": self.recipient_details(),

@@ -32,6 +32,7 @@ pub use chunks::{ByteRange, ChunkReader, Cursor};
 pub use crypt4gh::{
     C4ghChunks, C4ghLocked, C4ghReader, C4ghSegments, Crypt4ghSink, Crypt4ghWriter,
 };
+pub(crate) use decrypt::pieces::read_end as read_pieced_end;
 pub(crate) use decrypt::seek::read_footer;
 pub use decrypt::{
     final_frame, merged_digest, open_range, stored_span, ContainerChunks, Decryptor, Locked,

@@ -84,6 +84,14 @@ impl<R: Read> Locked<R> {
         recipients: &[&dyn Recipient],
         opts: &RekeyOptions,
     ) -> Result<Rekeyed<R>> {
+        if opts.rotate && self.header().pieced {
+            return Err(Error::InvalidOption(
+                "rotating the file key of a pieced file (FORMAT.md §14.4: every piece sealed \
+                 again under a fresh id) is not written yet: rekey it without --rotate, or \
+                 decrypt it and encrypt it again"
+                    .into(),
+            ));
+        }
         let keeps = opts.keep_old || !opts.remove.is_empty();
         if keeps && opts.rotate {
             return Err(Error::InvalidOption(
@@ -293,13 +301,18 @@ impl<R: Read + Seek> Rekeyed<R> {
         if self.rotate {
             return Ok(self);
         }
-        let opener = Opener::new(
-            self.old.clone(),
-            self.old.cipher,
-            &self.file_key.payload_key(&self.old.payload_salt).0,
-        );
+        let payload_key = self.file_key.payload_key(&self.old.payload_salt);
+        let opener = Opener::new(self.old.clone(), self.old.cipher, &payload_key.0);
         let mut frames = Frames::new(&mut self.input, self.old_header_len, &self.old);
-        read_trailer(&mut frames, &opener)?;
+        match self.old.pieced {
+            true => {
+                let mut pieces = super::decrypt::pieces::Pieces::new(&self.old, &payload_key.0);
+                super::decrypt::seek::read_pieced_trailer(&mut frames, &opener, &mut pieces)?;
+            }
+            false => {
+                read_trailer(&mut frames, &opener)?;
+            }
+        }
         self.input.seek(SeekFrom::Start(self.old_header_len))?;
         Ok(self)
     }
@@ -417,6 +430,14 @@ impl<R: Read> Locked<R> {
         identities: &[&dyn Identity],
         new_payload_key: &[u8; 32],
     ) -> Result<(Rotation, R)> {
+        if self.header().pieced {
+            return Err(Error::InvalidOption(
+                "rotating the file key of a pieced file (FORMAT.md §14.4: every piece sealed \
+                 again under a fresh id) is not written yet: rekey it without --rotate, or \
+                 decrypt it and encrypt it again"
+                    .into(),
+            ));
+        }
         let file_key = self.file_key(identities)?;
         let (input, old, old_header_len) = self.into_parts();
         let old_key = file_key.payload_key(&old.payload_salt);

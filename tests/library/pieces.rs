@@ -316,3 +316,54 @@ fn a_piece_is_written_whole_or_not_at_all() {
     let xxh3 = opts.clone().hash(HashAlg::Xxh3);
     assert!(SplitSeal::pieced(&[&to], &xxh3).is_err());
 }
+
+/// A pieced file keeps its pieces through a rekey of its header (its trailer checked under the
+/// file key first, so a damaged one is refused and nothing written), is described by `inspect`
+/// from its table, and a rotation, not written for pieces yet, is refused by name.
+#[test]
+fn rekey_and_inspect_know_a_pieced_file() {
+    use zseal::{Locked, RekeyOptions};
+    let plain = common::data(5 * C + 3);
+    let opts = EncryptOptions::default().chunk_size(C);
+    let (file, _) = pieced(&plain, &[2 * C], &opts, 21);
+    let id = common::identity("age.key");
+    let to = common::recipient("zseal.pub");
+    let add = RekeyOptions::default().keep_old(true);
+    let rekey = |f: &[u8], opts: &RekeyOptions| -> zseal::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Locked::read(std::io::Cursor::new(f))?
+            .rekey(&[&id], &[&to], opts)?
+            .checked()?
+            .write_to(&mut out)?;
+        Ok(out)
+    };
+    let added = rekey(&file, &add).unwrap();
+    let header_len = Locked::read(&file[..]).unwrap().header_len() as usize;
+    let new_len = Locked::read(&added[..]).unwrap().header_len() as usize;
+    assert_eq!(
+        added[new_len..],
+        file[header_len..],
+        "the pieces are copied"
+    );
+    let other = common::identity("zseal.key");
+    let opts2 = DecryptOptions::default();
+    let mut out = Vec::new();
+    Decryptor::new(&added[..], &[&other], &opts2)
+        .unwrap()
+        .copy_to(&mut out)
+        .unwrap();
+    assert!(out == plain);
+    let mut cut = file.clone();
+    cut.truncate(file.len() - 1);
+    assert!(rekey(&cut, &add).is_err(), "a cut trailer is refused");
+    let e = rekey(&file, &RekeyOptions::default().rotate(true)).unwrap_err();
+    assert!(e.to_string().contains("pieced file"), "{e}");
+    let info = zseal::inspect::inspect_file(std::io::Cursor::new(&file)).unwrap();
+    assert_eq!(info.pieces, Some((2, plain.len() as u64)));
+    assert_eq!(info.chunks, Some(6));
+    assert_eq!(
+        info.plaintext_bounds(),
+        Some((plain.len() as u64, plain.len() as u64))
+    );
+    assert!(info.problem.is_none());
+}

@@ -98,6 +98,9 @@ fn to_text(info: &Info, name: &str) -> String {
             human_bytes(len)
         );
     }
+    if let Some((k, _)) = info.pieces {
+        t += &format!("  pieces:      {k}, each sealed apart under a key of its own\n");
+    }
     if let (Some(len), Some(e)) = (info.container_len, &info.problem) {
         t += &format!(
             "  container:   {len} bytes ({}), {}\n",

@@ -18,7 +18,7 @@ mod direct;
 pub(crate) mod frames;
 mod locked;
 pub(crate) mod opener;
-mod pieces;
+pub(crate) mod pieces;
 mod resume;
 pub(crate) mod seek;
 mod signed;
@@ -471,7 +471,12 @@ impl<R: Read> ChunkSource for ContainerChunks<R> {
 
     /// The final frame's count of data frames.
     fn verified_chunks(&self) -> Option<u64> {
-        self.verified().map(|f| f.chunk_count)
+        // A pieced file's count holds its markers too (FORMAT.md §14.3): its data chunks are
+        // those released.
+        match self.pieces {
+            Some(_) => self.verified().map(|_| self.verifier.chunks),
+            None => self.verified().map(|f| f.chunk_count),
+        }
     }
 
     /// In the form of `b3sum`, `xxhsum -H3`.

@@ -257,6 +257,59 @@ fn index_offsets<R: Read + Seek>(
     Ok(built)
 }
 
+/// [`read_trailer`] of a pieced file (FORMAT.md §14.3): the footer and the table first (the
+/// final frame's nonce counts the end frames, which the table tells), the final frame under
+/// the end key, then the index and the table against its digest. The table goes to the
+/// reader's pieces, placed where the reader stands.
+pub(crate) fn read_pieced_trailer<R: Read + Seek>(
+    frames: &mut super::frames::Frames<R>,
+    opener: &super::opener::Opener,
+    pieces: &mut super::pieces::Pieces,
+) -> Result<SeekIndex> {
+    let c = opener.chunk_size();
+    let header = &opener.header;
+    let file_len = frames.inner.seek(SeekFrom::End(0))?;
+    let (end, table_bytes) =
+        super::pieces::read_end(&mut frames.inner, frames.first_at, file_len, header)?;
+    let n = end.footer.chunk_count;
+    let mut frame = [0u8; FINAL_FRAME_LEN];
+    frames.read_at(end.final_at, &mut frame, "final frame")?;
+    let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
+    let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
+    if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
+        return Err(Error::Damaged(
+            "no final frame where the footer places it".into(),
+        ));
+    }
+    let end_key = crate::crypto::end_key(pieces.payload_key(), &end.footer.end_id);
+    let end_opener = super::opener::Opener::new(header.clone(), header.cipher, &end_key.0);
+    let fin = end_opener.open_final(end.end_frames, body)?;
+    if fin.chunk_count != n
+        || fin.plaintext_len != end.table.plaintext_len()
+        || fin.plaintext_len.div_ceil(c as u64) != end.table.data_frames()
+    {
+        return Err(Error::Damaged(format!(
+            "the final frame records {} bytes in {} frames; the footer and the piece table \
+             say {n} frames and {} bytes",
+            fin.plaintext_len,
+            fin.chunk_count,
+            end.table.plaintext_len()
+        )));
+    }
+    let lengths = listed_bounds(c, header.padded, header.signed, true);
+    let index_at = end.final_at + FINAL_FRAME_LEN as u64;
+    let built = index_offsets(
+        frames,
+        n,
+        end.final_at,
+        lengths,
+        &table_bytes,
+        &fin.index_digest,
+    )?;
+    pieces.set_table(end.table)?;
+    Ok(built.finish(fin, index_at))
+}
+
 /// The chunk count the footer of a container claims (not authenticated), read from the last
 /// bytes of `r`, `file_len` bytes long, whose frames start at `first_at`. A file whose end is
 /// not a footer is told apart as cut short, damaged or extended ([`footer_at_end`]); one too short
@@ -339,62 +392,10 @@ impl<R: Read + Seek> ContainerChunks<R> {
         }
     }
 
-    /// [`read_trailer`] of a pieced file (FORMAT.md §14.3): the footer and the table first (the
-    /// final frame's nonce counts the end frames, which the table tells), the final frame under
-    /// the end key, then the index and the table against its digest. The table goes to the
-    /// reader's pieces, placed where the reader stands.
+    /// [`read_pieced_trailer`] of this reader's frames, into its pieces.
     fn read_pieced_trailer(&mut self) -> Result<SeekIndex> {
-        let c = self.opener.chunk_size();
-        let header = &self.opener.header;
-        let file_len = self.frames.inner.seek(SeekFrom::End(0))?;
-        let (end, table_bytes) = super::pieces::read_end(
-            &mut self.frames.inner,
-            self.frames.first_at,
-            file_len,
-            header,
-        )?;
-        let n = end.footer.chunk_count;
-        let mut frame = [0u8; FINAL_FRAME_LEN];
-        self.frames
-            .read_at(end.final_at, &mut frame, "final frame")?;
-        let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
-        let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
-        if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
-            return Err(Error::Damaged(
-                "no final frame where the footer places it".into(),
-            ));
-        }
-        let end_key = crate::crypto::end_key(
-            self.pieces.as_ref().expect("a pieced file").payload_key(),
-            &end.footer.end_id,
-        );
-        let end_opener = super::opener::Opener::new(header.clone(), header.cipher, &end_key.0);
-        let fin = end_opener.open_final(end.end_frames, body)?;
-        if fin.chunk_count != n
-            || fin.plaintext_len != end.table.plaintext_len()
-            || fin.plaintext_len.div_ceil(c as u64) != end.table.data_frames()
-        {
-            return Err(Error::Damaged(format!(
-                "the final frame records {} bytes in {} frames; the footer and the piece table \
-                 say {n} frames and {} bytes",
-                fin.plaintext_len,
-                fin.chunk_count,
-                end.table.plaintext_len()
-            )));
-        }
-        let lengths = listed_bounds(c, header.padded, header.signed, true);
-        let index_at = end.final_at + FINAL_FRAME_LEN as u64;
-        let built = index_offsets(
-            &mut self.frames,
-            n,
-            end.final_at,
-            lengths,
-            &table_bytes,
-            &fin.index_digest,
-        )?;
         let pieces = self.pieces.as_mut().expect("a pieced file");
-        pieces.set_table(end.table)?;
-        Ok(built.finish(fin, index_at))
+        read_pieced_trailer(&mut self.frames, &self.opener, pieces)
     }
 }
 
