@@ -1,7 +1,7 @@
-//! Seals a file as a pieced container (FORMAT.md §14) or as a version-1 container through the
-//! same split writer, in pieces of a given size sealed one after the other on every core: the
-//! two sides of the cost measurement of pieces (docs/PERFORMANCE.md §18), and an example of the
-//! library's pieced writer.
+//! Seals a file as a pieced container (FORMAT.md §14), in pieces of a given size, or as a
+//! version-1 container, through the same split writer on every core: the two sides of the cost
+//! measurement of pieces (docs/PERFORMANCE.md §18), and an example of the library's pieced
+//! writer. (The piece size is ignored for version 1: one range.)
 //!
 //! ```sh
 //! cargo run --release --example pieced -- pieced IN OUT 64M    # pieces of 64 MiB
@@ -11,9 +11,9 @@
 //!
 //! The recipient is the fixture key's (fixtures/keys/age.pub).
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Write};
 
-use zseal::{seal_piece, seal_range, EncryptOptions, RangeResult, SplitSeal, Threads};
+use zseal::{seal_pieces, seal_range, EncryptOptions, RangeResult, SplitSeal, Threads};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,20 +47,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut from = BufReader::with_capacity(1 << 20, std::fs::File::open(input)?);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(output)?);
     out.write_all(&header)?;
-    let mut results: Vec<RangeResult> = Vec::new();
-    let mut at = 0;
-    while at < len {
-        let n = piece.min(len - at);
-        let first = at / c;
-        let mut w = match pieced {
-            true => seal_piece(coordinator.task_key(), first, n, &mut out, Threads::Auto)?,
-            false => seal_range(coordinator.task_key(), first, &mut out, Threads::Auto)?,
-        };
-        w.copy_from(&mut (&mut from).take(n))?;
-        let (_, result) = w.finish_range()?;
-        results.push(result);
-        at += n;
-    }
+    // One writer either way, so the workers stay busy to the end: the run of pieces, or one
+    // version-1 range.
+    let mut w = match pieced {
+        true => seal_pieces(
+            coordinator.task_key(),
+            0,
+            len,
+            piece / c,
+            &mut out,
+            Threads::Auto,
+        )?,
+        false => seal_range(coordinator.task_key(), 0, &mut out, Threads::Auto)?,
+    };
+    w.copy_from(&mut from)?;
+    let (_, results): (_, Vec<RangeResult>) = w.finish_pieces()?;
     let (mut out, digest) = coordinator.write_trailer(&results, out)?;
     out.flush()?;
     eprintln!(

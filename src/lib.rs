@@ -52,12 +52,12 @@ pub use format::Header;
 pub use hash::HashAlg;
 pub use inspect::Info;
 pub use pipeline::{
-    final_frame, merged_digest, open_range, seal_piece, seal_piece_with_rng, seal_range,
-    stored_span, AgeLocked, AgeReader, AgeWriter, ByteRange, ChunkReader, ChunkSink, ChunkSource,
-    ChunkWriter, Crypt4ghWriter, DecryptOptions, Decryptor, EncryptOptions, Encryptor, Format,
-    KeyNeeded, Locked, OpenKey, OpenedRange, PieceRef, Promises, RangeResult, Reader, RekeyOptions,
-    RekeyReport, Rekeyed, Rotation, Sealed, SeekBy, SeekSource, SplitSeal, TaskKey, Threads,
-    Writer,
+    final_frame, merged_digest, open_range, seal_piece, seal_piece_with_rng, seal_pieces,
+    seal_pieces_with_rng, seal_range, stored_span, AgeLocked, AgeReader, AgeWriter, ByteRange,
+    ChunkReader, ChunkSink, ChunkSource, ChunkWriter, Crypt4ghWriter, DecryptOptions, Decryptor,
+    EncryptOptions, Encryptor, Format, KeyNeeded, Locked, OpenKey, OpenedRange, PieceRef, Promises,
+    RangeResult, Reader, RekeyOptions, RekeyReport, Rekeyed, Rotation, Sealed, SeekBy, SeekSource,
+    SplitSeal, TaskKey, Threads, Writer,
 };
 
 /// Encrypts `plaintext` in memory.

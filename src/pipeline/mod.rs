@@ -41,8 +41,8 @@ pub use decrypt::{
 #[cfg(feature = "bench")]
 pub(crate) use encrypt::Sealer;
 pub use encrypt::{
-    seal_piece, seal_piece_with_rng, seal_range, ContainerSink, Encryptor, PieceRef, RangeResult,
-    RangeWriter, SplitSeal, TaskKey,
+    seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, seal_range, ContainerSink,
+    Encryptor, PieceRef, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
 pub(crate) use encrypt::{seal_range_adapting, AdaptPlan, LevelLog};
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};

@@ -367,3 +367,86 @@ fn rekey_and_inspect_know_a_pieced_file() {
     );
     assert!(info.problem.is_none());
 }
+
+/// A run of pieces sealed by one writer ([`zseal::seal_pieces`], the workers busy across the
+/// seams) is, byte for byte, the pieces sealed one writer each with the same ids; it opens
+/// everywhere; and its pieces end only where the plan says.
+#[test]
+fn a_run_of_pieces_is_the_pieces_sealed_one_by_one() {
+    let plain = common::noise(7 * C + 11, 8);
+    let opts = EncryptOptions::default()
+        .chunk_size(C)
+        .codec(Codec::Zstd(1));
+    let to = common::recipient("age.pub");
+    for per in [1u64, 2, 3, 8] {
+        let run = |one_writer: bool| {
+            let mut rng = ChaCha20Rng::seed_from_u64(per);
+            let (coordinator, header) =
+                SplitSeal::pieced_with_rng(&[&to], &opts, &mut rng).unwrap();
+            let key = coordinator.task_key();
+            let mut file = header.clone();
+            let results = if one_writer {
+                let mut w = zseal::seal_pieces_with_rng(
+                    key,
+                    0,
+                    plain.len() as u64,
+                    per,
+                    Vec::new(),
+                    Threads::Count(2),
+                    &mut rng,
+                )
+                .unwrap();
+                w.write_all(&plain).unwrap();
+                let (bytes, results) = w.finish_pieces().unwrap();
+                file.extend_from_slice(&bytes);
+                results
+            } else {
+                let p = per as usize * C;
+                let mut results = Vec::new();
+                for start in (0..plain.len()).step_by(p) {
+                    let end = (start + p).min(plain.len());
+                    let mut w = seal_piece_with_rng(
+                        key,
+                        (start / C) as u64,
+                        (end - start) as u64,
+                        Vec::new(),
+                        Threads::Count(1),
+                        &mut rng,
+                    )
+                    .unwrap();
+                    w.write_all(&plain[start..end]).unwrap();
+                    let (bytes, r) = w.finish_range().unwrap();
+                    file.extend_from_slice(&bytes);
+                    results.push(r);
+                }
+                results
+            };
+            let (file, _) = coordinator
+                .write_trailer_with_rng(&results, file, &mut rng)
+                .unwrap();
+            (file, results)
+        };
+        let (a, ra) = run(true);
+        let (b, rb) = run(false);
+        assert_eq!(ra.len(), 8usize.div_ceil(per as usize), "pieces of {per}");
+        assert_eq!(ra, rb, "pieces of {per}");
+        // After the header (whose X25519 stanza takes a fresh ephemeral key each time).
+        let h = zseal::Locked::read(&a[..]).unwrap().header_len() as usize;
+        assert!(a[h..] == b[h..], "pieces of {per}: the bytes differ");
+        opens_everywhere(&a, &plain, &format!("pieces of {per}"));
+    }
+    // A run of several pieces has no single result.
+    let (coordinator, _) = SplitSeal::pieced(&[&to], &opts).unwrap();
+    let mut w = zseal::seal_pieces(
+        coordinator.task_key(),
+        0,
+        2 * C as u64,
+        1,
+        Vec::new(),
+        Threads::Count(1),
+    )
+    .unwrap();
+    w.write_all(&plain[..2 * C]).unwrap();
+    let e = w.finish_range().expect_err("two pieces");
+    assert!(e.to_string().contains("finish_pieces"), "{e}");
+}

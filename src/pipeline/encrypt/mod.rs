@@ -28,11 +28,11 @@ mod trailer;
 use super::options::EncryptOptions;
 use adapt::Adapt;
 pub(crate) use adapt::{AdaptPlan, LevelLog};
-pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
+pub(crate) use sealer::{padding_plan, sealed_header, Job, PiecePlan, Sealed, Sealer};
 pub(crate) use split::seal_range_adapting;
 pub use split::{
-    seal_piece, seal_piece_with_rng, seal_range, PieceRef, RangeResult, RangeWriter, SplitSeal,
-    TaskKey,
+    seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, seal_range, PieceRef,
+    RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
@@ -61,17 +61,17 @@ pub struct ContainerSink<W: Write> {
 struct RangeTally {
     first_chunk: u64,
     hashes: Vec<crate::hash::ChunkHash>,
-    /// The range is a piece (FORMAT.md §14.2).
-    piece: Option<PieceTally>,
+    /// The range is a run of pieces (FORMAT.md §14.2).
+    pieces: Option<PiecesTally>,
 }
 
-/// What a piece's writer keeps: its id, the plaintext it was declared to hold (its last frame,
-/// sealed with `last` set, is the chunk that ends it), and that frame's tag once sealed.
-struct PieceTally {
-    id: [u8; 16],
+/// What the writer of a run of pieces keeps: where each chunk goes, the plaintext the run was
+/// declared to hold (each piece's last frame, sealed with `last` set, is the chunk the plan
+/// says ends it), and each piece's last tag once sealed.
+struct PiecesTally {
+    plan: Arc<PiecePlan>,
     len: u64,
-    last_chunk: u64,
-    last_tag: Option<[u8; 16]>,
+    tags: Vec<Option<[u8; 16]>>,
 }
 
 /// What a container records across its chunks, in order (FORMAT.md §§3.2, 4).
@@ -189,25 +189,38 @@ impl<W: Write> ContainerSink<W> {
 }
 
 impl<W: Write> ChunkWriter<ContainerSink<W>> {
-    /// Makes this writer a range's, from chunk `first_chunk` (see [`seal_range`]).
-    fn with_range(mut self, first_chunk: u64, piece: Option<([u8; 16], u64)>) -> Self {
-        let c = self.sink.sealer.chunk_size() as u64;
+    /// Makes this writer a range's, from chunk `first_chunk` (see [`seal_range`]); with
+    /// `pieces`, a run of pieces that holds the given plaintext length (see [`seal_pieces`]).
+    fn with_range(mut self, first_chunk: u64, pieces: Option<(Arc<PiecePlan>, u64)>) -> Self {
         self.sink.range = Some(RangeTally {
             first_chunk,
             hashes: Vec::new(),
-            piece: piece.map(|(id, len)| PieceTally {
-                id,
+            pieces: pieces.map(|(plan, len)| PiecesTally {
+                tags: vec![None; plan.shape().0],
+                plan,
                 len,
-                last_chunk: first_chunk + len.div_ceil(c) - 1,
-                last_tag: None,
             }),
         });
         self
     }
 
-    /// Ends a range's writer ([`seal_range`]): seals the last chunk, waits for every frame to be
-    /// written, and returns the inner writer and what the coordinator needs.
-    pub fn finish_range(mut self) -> Result<(W, RangeResult)> {
+    /// Ends a range's writer ([`seal_range`], [`seal_piece`]): seals the last chunk, waits for
+    /// every frame to be written, and returns the inner writer and what the coordinator needs.
+    /// A run of several pieces ends with [`ChunkWriter::finish_pieces`].
+    pub fn finish_range(self) -> Result<(W, RangeResult)> {
+        let (w, mut results) = self.finish_pieces()?;
+        match results.len() {
+            1 => Ok((w, results.remove(0))),
+            n => Err(Error::InvalidOption(format!(
+                "this writer sealed {n} pieces: end it with finish_pieces"
+            ))),
+        }
+    }
+
+    /// Ends a range's writer as [`ChunkWriter::finish_range`] does, with what the coordinator
+    /// needs of each piece of a run of pieces ([`seal_pieces`]), in order; of a version-1
+    /// range, its one result.
+    pub fn finish_pieces(mut self) -> Result<(W, Vec<RangeResult>)> {
         if self.sink.range.is_none() {
             return Err(Error::InvalidOption(
                 "finish_range ends a range's writer (seal_range); end a whole container with finish"
@@ -218,35 +231,54 @@ impl<W: Write> ChunkWriter<ContainerSink<W>> {
         self.guard(|s| s.end())?;
         let sink = self.sink;
         let range = sink.range.expect("checked above");
-        let piece = match range.piece {
-            None => None,
-            Some(p) => match p.last_tag {
-                Some(last_tag) if p.len == sink.tally.plaintext_len => {
-                    Some(PieceRef { id: p.id, last_tag })
-                }
-                _ => {
-                    return Err(Error::InvalidOption(format!(
-                        "a piece declared to hold {} bytes was given {}: its last frame is \
-                         sealed as such, so a piece is written whole or not at all",
-                        p.len, sink.tally.plaintext_len
-                    )))
-                }
-            },
+        let lens: Vec<u32> = sink
+            .tally
+            .index
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let cvs: Vec<[u8; 32]> = range.hashes.iter().filter_map(|h| h.cv()).collect();
+        let root = range.hashes.first().and_then(|h| h.root_if_alone());
+        let Some(pieces) = range.pieces else {
+            let result = RangeResult {
+                first_chunk: range.first_chunk,
+                plaintext_len: sink.tally.plaintext_len,
+                body_lens: lens,
+                chaining_values: cvs,
+                root_if_alone: root,
+                piece: None,
+            };
+            return Ok((sink.state.inner, vec![result]));
         };
-        let result = RangeResult {
-            first_chunk: range.first_chunk,
-            plaintext_len: sink.tally.plaintext_len,
-            body_lens: sink
-                .tally
-                .index
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            chaining_values: range.hashes.iter().filter_map(|h| h.cv()).collect(),
-            root_if_alone: range.hashes.first().and_then(|h| h.root_if_alone()),
-            piece,
-        };
-        Ok((sink.state.inner, result))
+        let given = sink.tally.plaintext_len;
+        if given != pieces.len || pieces.tags.iter().any(Option::is_none) {
+            return Err(Error::InvalidOption(format!(
+                "pieces declared to hold {} bytes were given {given}: a piece's last frame is \
+                 sealed as such, so a piece is written whole or not at all",
+                pieces.len
+            )));
+        }
+        let c = sink.sealer.chunk_size() as u64;
+        let (count, per) = pieces.plan.shape();
+        let results = (0..count)
+            .map(|p| {
+                let from = p as u64 * per;
+                let to = (from + per).min(lens.len() as u64);
+                let (a, b) = (from as usize, to as usize);
+                RangeResult {
+                    first_chunk: range.first_chunk + from,
+                    plaintext_len: (pieces.len - from * c).min(per * c),
+                    body_lens: lens[a..b].to_vec(),
+                    chaining_values: cvs.get(a..b).map(<[_]>::to_vec).unwrap_or_default(),
+                    root_if_alone: root.filter(|_| p == 0),
+                    piece: Some(PieceRef {
+                        id: pieces.plan.id(p),
+                        last_tag: pieces.tags[p].expect("checked above"),
+                    }),
+                }
+            })
+            .collect();
+        Ok((sink.state.inner, results))
     }
 }
 
@@ -260,6 +292,13 @@ impl<W: Write> ContainerSink<W> {
         run: impl FnOnce(&Sealer, Job) -> Result<Sealed> + Send + 'static,
     ) -> Result<()> {
         let index = self.tally.chunks;
+        if let Some(plan) = self.sealer.pieces.as_ref().filter(|p| !p.holds(index)) {
+            let (count, per) = plan.shape();
+            return Err(Error::InvalidOption(format!(
+                "more plaintext than the {count} piece(s) of {per} chunk(s) were declared to \
+                 hold: a piece is written whole or not at all"
+            )));
+        }
         if index >= format::MAX_CHUNKS
             || self.tally.plaintext_len + len as u64 > format::MAX_PLAINTEXT
         {
@@ -309,10 +348,19 @@ impl<W: Write> Sealing for ContainerSink<W> {
         self.tally.digest.push(s.plaintext(), &s.hash);
         if let Some(r) = &mut self.range {
             r.hashes.push(s.hash);
-            if let Some(p) = r.piece.as_mut().filter(|p| p.last_chunk == index) {
-                // The tag ends the frame (FORMAT.md §14.3: the table lists it).
-                let end = s.start + s.frame_len;
-                p.last_tag = s.frame[end - TAG_LEN..end].try_into().ok();
+            if let Some(pieces) = r.pieces.as_mut() {
+                let (p, counter, last) = pieces.plan.place(index);
+                if counter == 0 {
+                    // A piece's marker goes before its first frame (FORMAT.md §14.3).
+                    let marker = format::piece::marker(&pieces.plan.id(p));
+                    self.state.write_out(&marker)?;
+                    self.tally.written += marker.len() as u64;
+                }
+                if last {
+                    // The tag ends the frame (the piece table lists it).
+                    let end = s.start + s.frame_len;
+                    pieces.tags[p] = s.frame[end - TAG_LEN..end].try_into().ok();
+                }
             }
         }
         let (spare, other_spare) = s.spares();

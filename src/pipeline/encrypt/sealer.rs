@@ -1,6 +1,10 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
 use super::super::intake::{Spare, ALIGN};
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
@@ -23,10 +27,75 @@ pub(crate) struct Sealer {
     pub(super) chunk_log2: u8,
     /// Chunks are padded to their size class (FORMAT.md §3.3).
     pub(super) padded: bool,
-    /// The chunks of one piece (FORMAT.md §14.2), first and last by their numbers in the file:
-    /// `cipher` is then the piece's key, and chunk `i` is sealed as the piece's frame
-    /// `i - first`, with `last` set on the piece's last frame.
-    pub(super) piece: Option<(u64, u64)>,
+    /// The pieces these chunks are sealed in (FORMAT.md §14.2): each chunk under its piece's
+    /// key, numbered within its piece, `last` set on each piece's last frame.
+    pub(super) pieces: Option<Arc<PiecePlan>>,
+}
+
+/// Where the chunks of a run of pieces go (FORMAT.md §14.2): from chunk `first` to `last`,
+/// `per` chunks a piece (the last piece may hold fewer), each under the key of its own id.
+pub(crate) struct PiecePlan {
+    payload_key: Zeroizing<[u8; 32]>,
+    cipher: Cipher,
+    first: u64,
+    per: u64,
+    last: u64,
+    ids: Vec<[u8; 16]>,
+}
+
+impl PiecePlan {
+    /// The plan of `chunks` chunks from `first`, `per` a piece, under `ids` (one a piece, fresh
+    /// from a CSPRNG).
+    pub(super) fn new(
+        (payload_key, cipher): (&[u8; 32], Cipher),
+        first: u64,
+        chunks: u64,
+        per: u64,
+        ids: Vec<[u8; 16]>,
+    ) -> Self {
+        debug_assert_eq!(ids.len() as u64, chunks.div_ceil(per));
+        PiecePlan {
+            payload_key: Zeroizing::new(*payload_key),
+            cipher,
+            first,
+            per,
+            last: first + chunks - 1,
+            ids,
+        }
+    }
+
+    /// Chunk `index`'s piece, its number within the piece, and whether it ends the piece.
+    pub(super) fn place(&self, index: u64) -> (usize, u64, bool) {
+        let k = index - self.first;
+        let counter = k % self.per;
+        (
+            (k / self.per) as usize,
+            counter,
+            counter + 1 == self.per || index == self.last,
+        )
+    }
+
+    /// True when chunk `index` is one of the plan's.
+    pub(super) fn holds(&self, index: u64) -> bool {
+        (self.first..=self.last).contains(&index)
+    }
+
+    /// Piece `p`'s id.
+    pub(super) fn id(&self, p: usize) -> [u8; 16] {
+        self.ids[p]
+    }
+
+    /// How many pieces, and the chunks of each but the last.
+    pub(super) fn shape(&self) -> (usize, u64) {
+        (self.ids.len(), self.per)
+    }
+
+    /// Piece `p`'s cipher, under its key (derived for each chunk: one HKDF and one key
+    /// schedule, microseconds against a chunk's milliseconds).
+    fn cipher_of(&self, p: usize) -> PayloadCipher {
+        let key = crate::crypto::piece_key(&self.payload_key, &self.ids[p]);
+        PayloadCipher::new(self.cipher, &key.0)
+    }
 }
 
 /// One chunk's job as the calling thread hands it to a worker.
@@ -101,23 +170,14 @@ impl Sealer {
             hash,
             chunk_log2,
             padded: false,
-            piece: None,
+            pieces: None,
         }
     }
 
-    /// The same sealer for the chunks `first..=last` of one piece, whose key it holds
-    /// (FORMAT.md §14.2).
-    pub(super) fn in_piece(mut self, first: u64, last: u64) -> Self {
-        self.piece = Some((first, last));
+    /// The same sealer for the chunks of `plan`'s pieces (FORMAT.md §14.2).
+    pub(super) fn in_pieces(mut self, plan: Arc<PiecePlan>) -> Self {
+        self.pieces = Some(plan);
         self
-    }
-
-    /// The nonce's counter and `last` flag of data chunk `index` (FORMAT.md §3, §14.2).
-    fn nonce_of(&self, index: u64) -> (u64, bool) {
-        match self.piece {
-            Some((first, last)) => (index - first, index == last),
-            None => (index, false),
-        }
     }
 
     /// The same sealer for a padded file (FORMAT.md §3.3).
@@ -251,9 +311,13 @@ impl Sealer {
             b[PAD_HEADER_LEN + body..padded].fill(0);
             (kind, body) = (FrameKind::Padded, padded);
         }
-        let (counter, last) = self.nonce_of(index);
-        let frame_len = timed(&mut times.cipher, || {
-            self.seal_into(&mut frame[start..], counter, last, kind, body)
+        let frame_len = timed(&mut times.cipher, || match &self.pieces {
+            Some(plan) => {
+                let (p, counter, last) = plan.place(index);
+                let cipher = plan.cipher_of(p);
+                seal_with(&cipher, &mut frame[start..], counter, last, kind, body)
+            }
+            None => self.seal_into(&mut frame[start..], index, false, kind, body),
         });
         Ok(Sealed {
             frame,
@@ -278,18 +342,31 @@ impl Sealer {
         kind: FrameKind,
         len: usize,
     ) -> usize {
-        let body_len = (len + TAG_LEN) as u32;
-        let aad = frame_header(kind, body_len);
-        frame[..FRAME_HEADER_LEN].copy_from_slice(&aad);
-        let end = FRAME_HEADER_LEN + len;
-        let tag = self.cipher.seal(
-            &stream_nonce(index, last),
-            &aad,
-            &mut frame[FRAME_HEADER_LEN..end],
-        );
-        frame[end..end + TAG_LEN].copy_from_slice(&tag);
-        end + TAG_LEN
+        seal_with(&self.cipher, frame, index, last, kind, len)
     }
+}
+
+/// Seals `frame[5..5+len]` in place under `cipher` as frame `index` (`last` as the nonce says),
+/// writes the frame header and the tag, and returns the frame's total length.
+fn seal_with(
+    cipher: &PayloadCipher,
+    frame: &mut [u8],
+    index: u64,
+    last: bool,
+    kind: FrameKind,
+    len: usize,
+) -> usize {
+    let body_len = (len + TAG_LEN) as u32;
+    let aad = frame_header(kind, body_len);
+    frame[..FRAME_HEADER_LEN].copy_from_slice(&aad);
+    let end = FRAME_HEADER_LEN + len;
+    let tag = cipher.seal(
+        &stream_nonce(index, last),
+        &aad,
+        &mut frame[FRAME_HEADER_LEN..end],
+    );
+    frame[end..end + TAG_LEN].copy_from_slice(&tag);
+    end + TAG_LEN
 }
 
 /// The zero bytes of each padding frame that bring a file of `unpadded` bytes to its Padmé class

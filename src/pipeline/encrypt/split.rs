@@ -13,7 +13,7 @@ use super::super::intake::Intake;
 use super::super::options::EncryptOptions;
 use super::super::sink::{ChunkSink, ChunkWriter};
 use super::super::threads::Threads;
-use super::{ContainerSink, Sealer, Tally};
+use super::{ContainerSink, PiecePlan, Sealer, Tally};
 use crate::codec::Codec;
 use crate::crypto::aead::Cipher;
 use crate::crypto::{Keying, Recipient};
@@ -126,12 +126,9 @@ impl TaskKey {
         .with_padding(self.padded)
     }
 
-    /// The sealer of piece `id` (FORMAT.md §14.2), chunks `first..=last` of the file.
-    fn piece_sealer(&self, id: &[u8; 16], first: u64, last: u64) -> Sealer {
-        let key = crate::crypto::piece_key(&self.payload_key, id);
-        Sealer::new(self.cipher, &key.0, self.codec, self.hash, self.chunk_log2)
-            .with_padding(self.padded)
-            .in_piece(first, last)
+    /// The plan of `chunks` chunks from `first`, `per` a piece, under `ids` (FORMAT.md §14.2).
+    fn piece_plan(&self, first: u64, chunks: u64, per: u64, ids: Vec<[u8; 16]>) -> PiecePlan {
+        PiecePlan::new((&self.payload_key, self.cipher), first, chunks, per, ids)
     }
 
     /// The sealer of a pieced file's end frames, under the end key of `end_id` (FORMAT.md
@@ -700,9 +697,9 @@ pub(crate) fn seal_range_adapting<W: Write>(
 /// Starts sealing one piece of a pieced file (FORMAT.md §14.2): `len` plaintext bytes (at least
 /// one) that are the file's chunks from `first_chunk`, under a fresh id of its own, so that no
 /// other piece, another attempt at the same bytes included, shares its key. Writes the piece's
-/// marker into `w` at once, then its frames as its plaintext is written; call
-/// [`ChunkWriter::finish_range`] after exactly `len` bytes. Every piece but the last holds
-/// whole chunks (the trailer refuses others).
+/// marker, then its frames, as its plaintext is written; call [`ChunkWriter::finish_range`]
+/// after exactly `len` bytes. Every piece but the last holds whole chunks (the trailer refuses
+/// others).
 pub fn seal_piece<W: Write>(
     key: &TaskKey,
     first_chunk: u64,
@@ -723,44 +720,82 @@ pub fn seal_piece_with_rng<W: Write>(
     threads: Threads,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<RangeWriter<W>> {
-    let mut id = [0u8; format::piece::PIECE_ID_LEN];
-    rng.fill_bytes(&mut id);
-    seal_piece_as(key, id, first_chunk, len, w, threads, Default::default())
+    let chunks = len.div_ceil(key.chunk_size() as u64).max(1);
+    seal_pieces_with_rng(key, first_chunk, len, chunks, w, threads, rng)
 }
 
-/// [`seal_piece`] under the id `id`, which must be fresh (drawn from a CSPRNG: the vectors'
-/// seeded generator in tests), with an adaptive level as [`seal_range_adapting`] has.
-pub(crate) fn seal_piece_as<W: Write>(
+/// Starts sealing `len` plaintext bytes (at least one), the file's chunks from `first_chunk`,
+/// as a run of pieces of `piece_chunks` chunks each (the last may hold fewer), each under a
+/// fresh id: one writer, so the workers stay busy across the pieces' seams. Call
+/// [`ChunkWriter::finish_pieces`] after exactly `len` bytes for each piece's result, in order.
+/// A resumable upload cuts its parts at these pieces' ends (FORMAT.md §14.6).
+pub fn seal_pieces<W: Write>(
     key: &TaskKey,
-    id: [u8; 16],
     first_chunk: u64,
     len: u64,
-    mut w: W,
+    piece_chunks: u64,
+    w: W,
     threads: Threads,
-    plan: super::AdaptPlan,
+) -> Result<RangeWriter<W>> {
+    seal_pieces_with_rng(
+        key,
+        first_chunk,
+        len,
+        piece_chunks,
+        w,
+        threads,
+        &mut rand_core::OsRng,
+    )
+}
+
+/// [`seal_pieces`], drawing the ids from `rng` (tests; production code passes a CSPRNG).
+pub fn seal_pieces_with_rng<W: Write>(
+    key: &TaskKey,
+    first_chunk: u64,
+    len: u64,
+    piece_chunks: u64,
+    w: W,
+    threads: Threads,
+    rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<RangeWriter<W>> {
     if !key.pieced {
         return Err(Error::InvalidOption(
             "a piece belongs to a pieced file: make its key with SplitSeal::pieced".into(),
         ));
     }
-    if len == 0 {
+    if len == 0 || piece_chunks == 0 {
         return Err(Error::InvalidOption(
-            "a piece holds at least one byte (FORMAT.md §14.2)".into(),
+            "a piece holds at least one byte and one chunk (FORMAT.md §14.2)".into(),
         ));
     }
-    w.write_all(&format::piece::marker(&id))?;
-    seal_range_in(key, first_chunk, w, threads, plan, Some((id, len)))
+    let chunks = len.div_ceil(key.chunk_size() as u64);
+    let ids = (0..chunks.div_ceil(piece_chunks))
+        .map(|_| {
+            let mut id = [0u8; format::piece::PIECE_ID_LEN];
+            rng.fill_bytes(&mut id);
+            id
+        })
+        .collect();
+    let plan = key.piece_plan(first_chunk, chunks, piece_chunks, ids);
+    seal_range_in(
+        key,
+        first_chunk,
+        w,
+        threads,
+        Default::default(),
+        Some((plan, len)),
+    )
 }
 
-/// A range's writer from `first_chunk`: a version-1 range, or the piece `(id, len)`.
+/// A range's writer from `first_chunk`: a version-1 range, or the run of pieces `plan` of the
+/// given plaintext length.
 fn seal_range_in<W: Write>(
     key: &TaskKey,
     first_chunk: u64,
     w: W,
     threads: Threads,
     plan: super::AdaptPlan,
-    piece: Option<([u8; 16], u64)>,
+    pieces: Option<(PiecePlan, u64)>,
 ) -> Result<RangeWriter<W>> {
     let adapt = plan.bounds;
     if adapt.is_some_and(|(_, max)| key.codec != Codec::Zstd(max)) {
@@ -771,22 +806,23 @@ fn seal_range_in<W: Write>(
         )));
     }
     let c = key.chunk_size() as u64;
-    let last = first_chunk + piece.map_or(1, |(_, len)| len.div_ceil(c));
+    let last = first_chunk + pieces.as_ref().map_or(1, |(_, len)| len.div_ceil(c));
     if last > format::MAX_CHUNKS {
         return Err(Error::Limit(format!(
             "chunk {} is past the last chunk a zseal file can hold",
             last - 1
         )));
     }
-    let sealer = match piece {
-        Some((id, _)) => key.piece_sealer(&id, first_chunk, last - 1),
+    let pieces = pieces.map(|(plan, len)| (std::sync::Arc::new(plan), len));
+    let sealer = match &pieces {
+        Some((plan, _)) => key.sealer().in_pieces(plan.clone()),
         None => key.sealer(),
     };
     let intake = Intake::new(sealer.data_at(), sealer.chunk_size(), sealer.buffer_len());
     let tally = Tally::from_frame(first_chunk, 0, key.padded, Vec::new());
     let adapt = super::adapt::Adapt::of(plan);
     let sink = ContainerSink::from_parts(w, intake, sealer, &threads, (tally, adapt));
-    Ok(ChunkWriter::from_sink(sink).with_range(first_chunk, piece))
+    Ok(ChunkWriter::from_sink(sink).with_range(first_chunk, pieces))
 }
 
 #[cfg(test)]
