@@ -114,7 +114,22 @@ impl Header {
         }
         let cipher = Cipher::from_id(raw[9])?;
         let codec = Codec::from_header(raw[10], raw[11] as i8)?;
+        let pieced_flag = raw[14] & FLAG_PIECED != 0;
+        if pieced_flag && raw[12] == 3 {
+            return Err(Error::InvalidHeader(
+                "hash 03, BLAKE3 of pieces (FORMAT.md §14.5: a file whose pieces end between \
+                 chunks, as a gateway's do), is read by a later zseal"
+                    .into(),
+            ));
+        }
         let hash = HashAlg::from_id(raw[12])?;
+        if pieced_flag && hash == HashAlg::Xxh3 {
+            return Err(Error::InvalidHeader(
+                "a pieced file with an XXH3 digest, which cannot be merged from pieces \
+                 (FORMAT.md §14.5)"
+                    .into(),
+            ));
+        }
         let chunk_log2 = raw[13];
         check_chunk_log2(chunk_log2)?;
         if raw[14] & !(FLAG_PADDED | FLAG_SIGNED | FLAG_PIECED) != 0 {

@@ -450,3 +450,79 @@ fn a_run_of_pieces_is_the_pieces_sealed_one_by_one() {
     let e = w.finish_range().expect_err("two pieces");
     assert!(e.to_string().contains("finish_pieces"), "{e}");
 }
+
+/// A whole read of a file that can seek reads the piece table first (`use_index`, as `zseal
+/// decrypt` does): a spliced piece is refused before any byte of it is released, not at the
+/// end. A read that began in order and loads the table midway checks the pieces it read
+/// against the table's first ones.
+#[test]
+fn a_reader_that_can_seek_releases_no_piece_the_table_does_not_list() {
+    let plain = common::data(6 * C);
+    let opts = EncryptOptions::default().chunk_size(C).codec(Codec::None);
+    let (file, pieces) = pieced(&plain, &[2 * C, 4 * C], &opts, 31);
+    let header_len = zseal::Locked::read(&file[..]).unwrap().header_len() as usize;
+    // Pieces 0 and 1 swapped: the same lengths (raw chunks), so only the ids tell.
+    let mut swapped = file[..header_len].to_vec();
+    swapped.extend_from_slice(&pieces[1].0);
+    swapped.extend_from_slice(&pieces[0].0);
+    swapped.extend_from_slice(&file[header_len + pieces[0].0.len() + pieces[1].0.len()..]);
+    assert_eq!(swapped.len(), file.len());
+    let id = common::identity("age.key");
+    let mut dec = Decryptor::new(
+        std::io::Cursor::new(&swapped),
+        &[&id],
+        &DecryptOptions::default(),
+    )
+    .unwrap();
+    dec.use_index().unwrap();
+    let mut out = Vec::new();
+    let e = dec.copy_to(&mut out).unwrap_err();
+    assert!(out.is_empty(), "{} bytes released", out.len());
+    assert!(e.to_string().contains("another piece"), "{e}");
+    // In order first, then the table: the pieces read are checked when it comes.
+    let mut dec = Decryptor::new(
+        std::io::Cursor::new(&swapped),
+        &[&id],
+        &DecryptOptions::default().threads(1),
+    )
+    .unwrap();
+    let mut first = vec![0u8; 3 * C];
+    dec.read_exact(&mut first).unwrap();
+    let e = dec.limit_read_ahead(None).unwrap_err();
+    assert!(e.to_string().contains("lists first"), "{e}");
+    // And the file as written passes both ways.
+    let mut dec = Decryptor::new(
+        std::io::Cursor::new(&file),
+        &[&id],
+        &DecryptOptions::default(),
+    )
+    .unwrap();
+    dec.use_index().unwrap();
+    let mut out = Vec::new();
+    dec.copy_to(&mut out).unwrap();
+    assert!(out == plain);
+}
+
+/// What the header says of a pieced file is checked before any key is asked: an XXH3 digest
+/// cannot be merged from pieces, and hash 03 (a gateway's pieces) is named as not read yet;
+/// the trailer refuses a piece of no bytes.
+#[test]
+fn a_pieced_header_and_trailer_refuse_what_pieces_cannot_hold() {
+    let plain = common::data(3 * C);
+    let opts = EncryptOptions::default().chunk_size(C);
+    let (file, pieces) = pieced(&plain, &[], &opts, 41);
+    for (hash, want) in [(2u8, "XXH3"), (3, "hash 03")] {
+        let mut f = file.clone();
+        f[12] = hash;
+        let e = zseal::Locked::read(&f[..]).err().expect("refused");
+        assert!(e.to_string().contains(want), "{hash}: {e}");
+    }
+    let to = common::recipient("age.pub");
+    let (coordinator, _) = SplitSeal::pieced(&[&to], &opts).unwrap();
+    let mut empty = pieces[0].1.clone();
+    empty.body_lens.clear();
+    empty.chaining_values.clear();
+    empty.plaintext_len = 0;
+    let e = coordinator.trailer(&[empty]).unwrap_err();
+    assert!(e.to_string().contains("no bytes"), "{e}");
+}

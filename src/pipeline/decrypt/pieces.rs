@@ -144,6 +144,9 @@ pub(crate) struct Pieces {
     pub(crate) end_frames: u64,
     /// Markers read since the last placement: the next marker's place in the table.
     markers: u64,
+    /// The ids of the markers read from the first byte, in order (while no seek intervened):
+    /// checked against the table's when it arrives mid-read.
+    ids_read: Option<blake3::Hasher>,
     /// The table, once the trailer was read by seeking.
     pub(crate) table: Option<PieceTable>,
     /// For a read from the first byte: each piece released whole, as its table entry, hashed
@@ -169,6 +172,7 @@ impl Pieces {
             next_chunk: 0,
             end_frames: 0,
             markers: 0,
+            ids_read: Some(blake3::Hasher::new()),
             table: None,
             trace: Some(Trace {
                 seen: blake3::Hasher::new(),
@@ -188,6 +192,20 @@ impl Pieces {
     /// first byte) goes on with the table's frame counts and tags from here; the piece it is
     /// in must be the table's at its place.
     pub(crate) fn set_table(&mut self, table: PieceTable) -> Result<()> {
+        // The pieces read before the table came are its first ones, in its order: each id names
+        // its key, and each piece read whole ended on a frame sealed as its last, so the ids in
+        // order are what the table must agree with (FORMAT.md §14.4).
+        if let Some(read) = &self.ids_read {
+            let mut listed = blake3::Hasher::new();
+            for e in table.entries.iter().take(self.markers as usize) {
+                listed.update(&e.id);
+            }
+            if self.markers > table.len() as u64 || listed.finalize() != read.finalize() {
+                return Err(Error::Damaged(
+                    "the pieces read so far are not those the piece table lists first".into(),
+                ));
+            }
+        }
         if let Some(c) = self.current.as_mut() {
             let p = self.markers as usize - 1;
             if table.entries.get(p).is_none_or(|e| e.id != c.id) {
@@ -226,6 +244,9 @@ impl Pieces {
             None => None,
         };
         self.markers += 1;
+        if let Some(h) = self.ids_read.as_mut() {
+            h.update(&id);
+        }
         self.current = Some(Current {
             id,
             opener: self.piece_opener(&id),
@@ -364,6 +385,7 @@ impl Pieces {
     /// place there. What was seen before is no longer a read from the first byte.
     pub(crate) fn place(&mut self, chunk: u64) {
         self.trace = None;
+        self.ids_read = None;
         self.end = None;
         self.end_frames = 0;
         self.next_chunk = chunk;
@@ -535,9 +557,9 @@ pub(crate) fn read_end(
     ))
 }
 
-/// The frame kinds a data position of a pieced file may hold: what [`FrameKind::is_data`] says,
-/// named here for the reader of a pipe, which asks whether the frame after a data frame ends
-/// its piece.
+/// Whether a data frame followed by a frame of kind `next` ends its piece, for the reader of
+/// a pipe: anything but another data frame (a marker or the end marker, FORMAT.md §14.3; any
+/// other kind there fails where it is read).
 pub(crate) fn ends_piece(next: FrameKind) -> bool {
     !next.is_data()
 }

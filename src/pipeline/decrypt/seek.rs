@@ -372,14 +372,20 @@ impl<R: Read + Seek> ContainerChunks<R> {
         let ix = self.index.as_mut().expect("just loaded");
         let d = ix.data_frames(c);
         let len = ix.fin.plaintext_len;
-        let (first, next) = ((start / c as u64).min(d), end.div_ceil(c as u64).min(d));
-        let (first, next) = (self.start_frame(first), self.frame_of(next));
+        let (first, next_chunk) = ((start / c as u64).min(d), end.div_ceil(c as u64).min(d));
+        let (first, next) = (self.start_frame(first), self.frame_of(next_chunk));
+        // After the range, the next frame's header is read; in a pieced file read to its last
+        // chunk, the whole end marker (`stop_frame`).
+        let after = match self.pieces.is_some() && next_chunk >= d {
+            true => crate::format::piece::MARKER_LEN,
+            false => FRAME_HEADER_LEN,
+        } as u64;
         let ix = self.index.as_mut().expect("just loaded");
         let from = ix.frame_offset(first, &mut self.frames.inner)?;
         let to = if end >= len {
             u64::MAX
         } else {
-            ix.frame_offset(next, &mut self.frames.inner)? + FRAME_HEADER_LEN as u64
+            ix.frame_offset(next, &mut self.frames.inner)? + after
         };
         self.frames.inner.seek(SeekFrom::Start(here))?;
         Ok((from, to))
@@ -403,6 +409,16 @@ impl<R: Read + Seek> SeekSource for ContainerChunks<R> {
     /// Reads the index once.
     fn plaintext_len(&mut self, _: &mut Cursor) -> Result<u64> {
         Ok(self.load_index()?.fin.plaintext_len)
+    }
+
+    /// A pieced file's table first (FORMAT.md §14.4): then no piece is released that the table
+    /// does not list at its place, where a read in order would find a splice only at the end.
+    /// A version-1 file's whole read needs nothing before it.
+    fn use_index(&mut self, _: &mut Cursor) -> Result<()> {
+        if self.pieces.is_some() {
+            self.load_index()?;
+        }
+        Ok(())
     }
 
     /// Hashed again into the digest (resume.rs).

@@ -332,8 +332,9 @@ impl SplitSeal {
         Self::pieced_with_rng(recipients, opts, &mut rand_core::OsRng)
     }
 
-    /// As [`SplitSeal::pieced`], drawing the file key, the salt and the end id from `rng`
-    /// (tests and vectors; production code passes a CSPRNG).
+    /// As [`SplitSeal::pieced`], drawing the file key and the salt from `rng` (tests and
+    /// vectors; production code passes a CSPRNG, never one seeded again to a seed used before:
+    /// the ids the pieces and trailers draw from it would then repeat, and with them keys).
     pub fn pieced_with_rng(
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
@@ -463,7 +464,13 @@ impl SplitSeal {
             .flat_map(|r| &r.body_lens)
             .map(|&l| FRAME_HEADER_LEN as u64 + u64::from(l))
             .sum();
-        let end = 4 * chunks + 1024;
+        // A pieced file's end also lists each piece (a table entry and its marker's index
+        // entry) and holds the end marker (FORMAT.md §14.3); its markers are in `stored_len`.
+        let pieces = match self.key.pieced {
+            true => results.len() as u64 * (format::piece::TABLE_ENTRY_LEN as u64 + 4) + 64,
+            false => 0,
+        };
+        let end = 4 * chunks + 1024 + pieces;
         if self.key.padded {
             let unpadded = self.header_len + frames + end;
             end + unpadded / 4 + self.key.chunk_size() as u64 + 64
@@ -563,6 +570,12 @@ impl SplitSeal {
         for (k, r) in results.iter().enumerate() {
             match (self.key.pieced, &r.piece) {
                 (true, Some(p)) => {
+                    if r.body_lens.is_empty() || r.plaintext_len == 0 {
+                        return Err(Error::InvalidOption(format!(
+                            "range {k} is a piece of no bytes: a piece holds one at least \
+                             (FORMAT.md §14.2)"
+                        )));
+                    }
                     let entry = format::piece::PieceEntry {
                         id: p.id,
                         plaintext_len: r.plaintext_len,
@@ -608,8 +621,13 @@ impl SplitSeal {
             }
             plaintext_len += r.plaintext_len;
         }
+        // Every frame before the final frame counts: a pieced file's markers and end marker too.
+        let markers = match self.key.pieced {
+            true => results.len() as u64 + 1,
+            false => 0,
+        };
         if plaintext_len > format::MAX_PLAINTEXT
-            || chunks >= format::MAX_CHUNKS
+            || chunks + markers >= format::MAX_CHUNKS
             || results.len() as u64 > format::piece::MAX_PIECES
         {
             return Err(Error::Limit(
