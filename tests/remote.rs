@@ -388,8 +388,12 @@ fn a_range_fetches_only_its_frames() {
         // A frame of incompressible data is its chunk plus 22 bytes; header and trailer (index
         // of 40 entries, final frame, footer) are well under 1 KiB each.
         let needed = frames * (C + 22) + 2 * 1024;
+        // The frames are a span the reader is told of (transfer::plan_span): nothing after it
+        // is fetched ahead. Beyond them only the header's and the trailer's GETs, at least
+        // MIN_FETCH (16 KiB) each. (Read-ahead past the range, fetched or not as the exit
+        // raced it, once made this 2,390,257 bytes for 2,099,244.)
         assert!(
-            fetched * 10 <= needed * 11,
+            fetched <= needed + 64 * 1024,
             "{start}..{end}: fetched {fetched} for {needed} needed"
         );
     }

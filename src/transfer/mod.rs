@@ -312,7 +312,10 @@ impl ReadPlan {
         // streamed one, which reads every frame and writes the range.
         let signer = reader.requires_signer();
         match range {
-            Some(r) if self.seekable && !signer => reader.copy_range_to(r.start, r.end, w),
+            Some(r) if self.seekable && !signer => {
+                plan_span(reader, r.start, r.end)?;
+                reader.copy_range_to(r.start, r.end, w)
+            }
             Some(r) => {
                 self.read_bodies(reader)?;
                 reader.copy_range_streaming(r.start, r.end, w)
@@ -334,4 +337,27 @@ impl ReadPlan {
             None => Ok(()),
         }
     }
+}
+
+/// Tells an object the container bytes a range of a zseal container reads in order (its
+/// frames, from the index), so that it fetches them in parts and nothing past them: without it
+/// a range read in random mode sent read-ahead for the bytes after the range, which were
+/// fetched (and counted) or not as the process's exit raced them.
+fn plan_span(reader: &mut Reader<Source>, start: u64, end: Option<u64>) -> Result<()> {
+    let crate::pipeline::AnyChunks::Zseal(z) = &mut reader.source else {
+        return Ok(());
+    };
+    let Some(object_len) = z.get_ref().size() else {
+        return Ok(());
+    };
+    let end = match end {
+        Some(e) => e,
+        None => z.load_index()?.final_frame().plaintext_len,
+    };
+    if start >= end {
+        return Ok(());
+    }
+    let (from, to) = z.stored_span(start, end)?;
+    z.inner_mut().plan_span(from, to.min(object_len));
+    Ok(())
 }

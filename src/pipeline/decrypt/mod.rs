@@ -116,6 +116,12 @@ impl<R: Read> ContainerChunks<R> {
         &self.frames.inner
     }
 
+    /// The underlying reader, to tell it what will be read (an object's span: it must not be
+    /// moved or read here).
+    pub(crate) fn inner_mut(&mut self) -> &mut R {
+        &mut self.frames.inner
+    }
+
     /// Reads one frame: a data frame goes to a worker, the final frame to the end of the window.
     /// A long data body of a regular file is left for the worker to read ([`Self::pass_long_body`]).
     fn read_frame(&mut self) -> Result<()> {
