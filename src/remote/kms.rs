@@ -327,41 +327,44 @@ async fn send(
 ) -> std::result::Result<serde_json::Value, Called> {
     let client = Client::for_region(&arn.region).map_err(Called::Failed)?;
     let bytes = serde_json::to_vec(body).map_err(|e| Called::Failed(Error::Bug(e.to_string())))?;
-    let mut retries = super::store::Retries::new(client.retry_timeout);
-    loop {
-        let failure = match client.send_once(operation, bytes.clone()).await {
-            Ok((status, answer)) if status.is_success() => {
-                return serde_json::from_slice(&answer).map_err(|e| {
-                    Called::Failed(Error::InvalidOption(format!(
-                        "AWS KMS {operation} with {}: the answer is not JSON: {e}",
-                        arn.text
-                    )))
-                })
-            }
-            Ok((status, answer)) => {
-                let (code, message) = kms_error(&answer);
-                let transient = status.is_server_error() || TRANSIENT.contains(&code.as_str());
-                let refused = Called::Refused {
-                    key: arn.text.clone(),
-                    operation,
-                    code,
-                    message,
-                };
-                if !transient {
-                    return Err(refused);
+    use super::store::{retried, Attempt};
+    let client = &client;
+    let (result, _) = retried(client.retry_timeout, move || {
+        let bytes = bytes.clone();
+        async move {
+            match client.send_once(operation, bytes).await {
+                Ok((status, answer)) if status.is_success() => {
+                    match serde_json::from_slice(&answer) {
+                        Ok(v) => Attempt::Done(v),
+                        Err(e) => Attempt::Failed(Called::Failed(Error::InvalidOption(format!(
+                            "AWS KMS {operation} with {}: the answer is not JSON: {e}",
+                            arn.text
+                        )))),
+                    }
                 }
-                refused
+                Ok((status, answer)) => {
+                    let (code, message) = kms_error(&answer);
+                    let transient = status.is_server_error() || TRANSIENT.contains(&code.as_str());
+                    let refused = Called::Refused {
+                        key: arn.text.clone(),
+                        operation,
+                        code,
+                        message,
+                    };
+                    match transient {
+                        true => Attempt::Transient(refused),
+                        false => Attempt::Failed(refused),
+                    }
+                }
+                Err(e) => Attempt::Transient(Called::Failed(Error::from(io::Error::new(
+                    e.kind(),
+                    format!("AWS KMS {operation} with {}: {e}", arn.text),
+                )))),
             }
-            Err(e) => Called::Failed(Error::from(io::Error::new(
-                e.kind(),
-                format!("AWS KMS {operation} with {}: {e}", arn.text),
-            ))),
-        };
-        let Some(pause) = retries.after_failure(&failure) else {
-            return Err(failure);
-        };
-        tokio::time::sleep(pause).await;
-    }
+        }
+    })
+    .await;
+    result
 }
 
 /// KMS's error codes that the SDKs retry.

@@ -171,32 +171,31 @@ impl Bucket {
         headers: &[(&str, String)],
         body: Bytes,
     ) -> Sent {
-        let mut retries = super::store::Retries::new(self.retry_timeout);
-        let mut uncertain = false;
-        loop {
-            let failure = match self.send_once(&method, &url, headers, body.clone()).await {
-                Ok(a) => match judge(&a, request) {
-                    Verdict::Done => {
-                        let result = Ok(a);
-                        return Sent { result, uncertain };
-                    }
-                    Verdict::Failed { transient, error } => {
-                        let error = io::Error::new(error.kind(), format!("{what}: {error}"));
-                        if !transient {
-                            let result = Err(error);
-                            return Sent { result, uncertain };
+        use super::store::{retried, Attempt};
+        let (method, url) = (&method, &url);
+        let (result, failed) = retried(self.retry_timeout, move || {
+            let body = body.clone();
+            async move {
+                match self.send_once(method, url, headers, body).await {
+                    Ok(a) => match judge(&a, request) {
+                        Verdict::Done => Attempt::Done(a),
+                        Verdict::Failed { transient, error } => {
+                            let error = io::Error::new(error.kind(), format!("{what}: {error}"));
+                            match transient {
+                                true => Attempt::Transient(error),
+                                false => Attempt::Failed(error),
+                            }
                         }
-                        error
-                    }
-                },
-                Err(e) => e,
-            };
-            uncertain = true;
-            let Some(pause) = retries.after_failure(&failure) else {
-                let result = Err(failure);
-                return Sent { result, uncertain };
-            };
-            tokio::time::sleep(pause).await;
+                    },
+                    Err(e) => Attempt::Transient(e),
+                }
+            }
+        })
+        .await;
+        // An attempt that failed transiently may have been carried out all the same.
+        Sent {
+            result,
+            uncertain: failed > 0,
         }
     }
 

@@ -346,9 +346,10 @@ async fn fetch(
     etag: Option<String>,
     stats: Arc<FetchStats>,
 ) -> io::Result<Bytes> {
+    use super::store::{retried, Attempt};
     let want = range.end - range.start;
-    let mut retries = super::store::Retries::new(obj.opts.retry_timeout);
-    loop {
+    let (obj, range, etag, stats) = (&obj, &range, &etag, &stats);
+    let (result, _) = retried(obj.opts.retry_timeout, move || async move {
         let opts = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
             if_match: etag.clone(),
@@ -359,21 +360,21 @@ async fn fetch(
             Ok(r) => r.bytes().await,
             Err(e) => Err(e),
         };
-        let err = match got {
+        match got {
             Ok(b) if b.len() as u64 == want => {
                 stats.bytes.fetch_add(want, Ordering::Relaxed);
-                return Ok(b);
+                Attempt::Done(b)
             }
             Ok(b) => {
                 stats.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
-                io::Error::new(
+                Attempt::Transient(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     format!(
                         "reading {}: the store sent {} bytes for a range of {want}",
                         obj.url,
                         b.len()
                     ),
-                )
+                ))
             }
             Err(e) => {
                 let permanent = matches!(
@@ -385,15 +386,13 @@ async fn fetch(
                         | object_store::Error::NotSupported { .. }
                 );
                 let e = obj.error("read", e);
-                if permanent {
-                    return Err(e);
+                match permanent {
+                    true => Attempt::Failed(e),
+                    false => Attempt::Transient(e),
                 }
-                e
             }
-        };
-        let Some(pause) = retries.after_failure(&err) else {
-            return Err(err);
-        };
-        tokio::time::sleep(pause).await;
-    }
+        }
+    })
+    .await;
+    result
 }

@@ -262,6 +262,43 @@ pub(crate) struct Retries {
     timeout: Duration,
 }
 
+/// What one attempt of a retried request came to ([`retried`]).
+pub(crate) enum Attempt<T, E> {
+    /// It worked.
+    Done(T),
+    /// It failed for a reason that may pass: try again, within the policy.
+    Transient(E),
+    /// It failed for good: report it.
+    Failed(E),
+}
+
+/// Runs `attempt` until it is done, fails for good, or the policy's retries or time (`timeout`)
+/// are spent, pausing between attempts as [`Retries`] says: the one retry loop of zseal's own
+/// requests (own.rs), ranged GETs cut off (reader.rs) and KMS calls (kms.rs). Returns the
+/// outcome and how many attempts failed transiently before it (an attempt that failed may
+/// still have been carried out by the server).
+pub(crate) async fn retried<T, E, F, Fut>(timeout: Duration, mut attempt: F) -> (Result<T, E>, u32)
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Attempt<T, E>>,
+{
+    let mut retries = Retries::new(timeout);
+    let mut failed = 0;
+    loop {
+        let failure = match attempt().await {
+            Attempt::Done(t) => return (Ok(t), failed),
+            Attempt::Failed(e) => return (Err(e), failed),
+            Attempt::Transient(e) => e,
+        };
+        failed += 1;
+        let Some(pause) = retries.after_failure(&failure) else {
+            return (Err(failure), failed);
+        };
+        tokio::time::sleep(pause).await;
+    }
+}
+
 impl Retries {
     /// A request about to be sent for the first time, retried within `timeout`.
     pub(crate) fn new(timeout: Duration) -> Retries {
