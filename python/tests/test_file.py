@@ -906,3 +906,39 @@ def test_identity_and_passphrase_together_are_refused(tmp_path, keys):
     assert not (tmp_path / "out").exists()
     with zseal.open(path, "rb", identity=identity, passphrase=None) as f:
         assert f.read() == b"data"
+
+
+VECTORS = Path(__file__).resolve().parents[2] / "fixtures" / "vectors"
+
+
+def vector(name: str) -> tuple[dict, bytes]:
+    """A committed test vector (fixtures/README.md): its header fields and its container."""
+    raw = (VECTORS / name).read_bytes()
+    head, body = raw.split(b"\n\n", 1)
+    fields = dict(line.split(": ", 1) for line in head.decode().splitlines()[1:])
+    return fields, body
+
+
+def test_pieced_files_read_whole_by_range_and_refuse_a_splice(tmp_path):
+    """A pieced file (FORMAT.md §14, the committed vectors): zseal.open reads it whole and by
+    range (the piece table is read when it opens), inspect describes its pieces, and one whose
+    pieces were swapped raises before any of their bytes is returned."""
+    fields, body = vector("ok-pieced-3-pieces")
+    path = tmp_path / "p.zseal"
+    path.write_bytes(body)
+    pw = fields["passphrase"]
+    with zseal.open(path, passphrase=pw) as f:
+        whole = f.read()
+    assert len(whole) == int(fields["plaintext-length"])
+    with zseal.open(path, passphrase=pw) as f:
+        f.seek(1500)
+        assert f.read(3000) == whole[1500:4500]
+    info = zseal.inspect(path)
+    assert info["pieced"] is True and info["pieces"] == 3
+    assert info["plaintext_min"] == info["plaintext_max"] == len(whole)
+    _, swapped = vector("bad-pieced-swapped")
+    bad = tmp_path / "swapped.zseal"
+    bad.write_bytes(swapped)
+    with pytest.raises(zseal.IntegrityError, match="damaged"):
+        with zseal.open(bad, passphrase=pw) as f:
+            f.read(10)
