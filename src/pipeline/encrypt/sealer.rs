@@ -1,7 +1,8 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
@@ -41,7 +42,14 @@ pub(crate) struct PiecePlan {
     per: u64,
     last: u64,
     ids: Vec<[u8; 16]>,
+    /// The ciphers of the pieces sealed last, by piece: a piece's key is derived once, not for
+    /// each of its chunks. Chunks are sealed nearly in order, so a few pieces cover every
+    /// worker; older ones are dropped, so memory does not grow with the run.
+    recent: Mutex<VecDeque<(usize, Arc<PayloadCipher>)>>,
 }
+
+/// Pieces whose ciphers [`PiecePlan`] keeps: more than the chunks in flight can straddle.
+const RECENT_PIECES: usize = 4;
 
 impl PiecePlan {
     /// The plan of `chunks` chunks from `first`, `per` a piece, under `ids` (one a piece, fresh
@@ -61,6 +69,7 @@ impl PiecePlan {
             per,
             last: first + chunks - 1,
             ids,
+            recent: Mutex::new(VecDeque::with_capacity(RECENT_PIECES)),
         }
     }
 
@@ -90,11 +99,19 @@ impl PiecePlan {
         (self.ids.len(), self.per)
     }
 
-    /// Piece `p`'s cipher, under its key (derived for each chunk: one HKDF and one key
-    /// schedule, microseconds against a chunk's milliseconds).
-    fn cipher_of(&self, p: usize) -> PayloadCipher {
+    /// Piece `p`'s cipher, under its key: derived by the first of its chunks to be sealed.
+    fn cipher_of(&self, p: usize) -> Arc<PayloadCipher> {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = recent.iter().find(|(q, _)| *q == p) {
+            return Arc::clone(c);
+        }
         let key = crate::crypto::piece_key(&self.payload_key, &self.ids[p]);
-        PayloadCipher::new(self.cipher, &key.0)
+        let c = Arc::new(PayloadCipher::new(self.cipher, &key.0));
+        if recent.len() == RECENT_PIECES {
+            recent.pop_front();
+        }
+        recent.push_back((p, Arc::clone(&c)));
+        c
     }
 }
 
