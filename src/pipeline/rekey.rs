@@ -307,7 +307,7 @@ impl<R: Read + Seek> Rekeyed<R> {
         match self.old.pieced {
             true => {
                 let mut pieces = super::decrypt::pieces::Pieces::new(&self.old, &payload_key.0);
-                super::decrypt::seek::read_pieced_trailer(&mut frames, &opener, &mut pieces)?;
+                super::decrypt::pieces::read_pieced_trailer(&mut frames, &opener, &mut pieces)?;
             }
             false => {
                 read_trailer(&mut frames, &opener)?;

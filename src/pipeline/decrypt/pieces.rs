@@ -13,7 +13,9 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::opener::{Opener, PieceNonce};
+use super::seek::{final_frame_at, index_offsets, SeekIndex};
 use crate::error::{Error, Result};
+use crate::format::frame::listed_bounds;
 use crate::format::piece::{
     PieceEntry, PiecedFooter, PIECED_FOOTER_LEN, PIECE_ID_LEN, TABLE_ENTRY_LEN,
 };
@@ -183,11 +185,6 @@ impl Pieces {
         }
     }
 
-    /// The payload key, whose HKDF outputs are the pieces' and the end's keys.
-    pub(crate) fn payload_key(&self) -> &[u8; 32] {
-        &self.payload_key
-    }
-
     /// The table the trailer was read with. A reader that read into the pieces before (from the
     /// first byte) goes on with the table's frame counts and tags from here; the piece it is
     /// in must be the table's at its place.
@@ -217,6 +214,11 @@ impl Pieces {
         }
         self.table = Some(table);
         Ok(())
+    }
+
+    /// The opener of the end frames under the end key of `id`.
+    pub(crate) fn end_opener(&self, id: &[u8; 16]) -> Arc<Opener> {
+        self.opener(&crate::crypto::end_key(&self.payload_key, id))
     }
 
     fn opener(&self, key: &crate::crypto::Zeroizing32) -> Arc<Opener> {
@@ -267,8 +269,7 @@ impl Pieces {
                 )));
             }
         }
-        let opener = self.opener(&crate::crypto::end_key(&self.payload_key, &id));
-        self.end = Some((id, opener));
+        self.end = Some((id, self.end_opener(&id)));
         Ok(())
     }
 
@@ -477,6 +478,40 @@ impl Pieces {
         }
         Ok(())
     }
+}
+
+/// [`read_trailer`](super::seek::read_trailer) of a pieced file (FORMAT.md §14.3): the footer and the table first (the
+/// final frame's nonce counts the end frames, which the table tells), the final frame under
+/// the end key, then the index and the table against its digest. The table goes to the
+/// reader's pieces, placed where the reader stands.
+pub(crate) fn read_pieced_trailer<R: Read + Seek>(
+    frames: &mut super::frames::Frames<R>,
+    opener: &super::opener::Opener,
+    pieces: &mut super::pieces::Pieces,
+) -> Result<SeekIndex> {
+    let c = opener.chunk_size();
+    let header = &opener.header;
+    let file_len = frames.inner.seek(SeekFrom::End(0))?;
+    let (end, table_bytes) = read_end(&mut frames.inner, frames.first_at, file_len, header)?;
+    let n = end.footer.chunk_count;
+    let end_opener = pieces.end_opener(&end.footer.end_id);
+    let fin = final_frame_at(frames, end.final_at, &end_opener, end.end_frames)?;
+    if fin.chunk_count != n
+        || fin.plaintext_len != end.table.plaintext_len()
+        || fin.plaintext_len.div_ceil(c as u64) != end.table.data_frames()
+    {
+        return Err(Error::Damaged(format!(
+            "the final frame records {} bytes in {} frames; the footer and the piece table \
+             say {n} frames and {} bytes",
+            fin.plaintext_len,
+            fin.chunk_count,
+            end.table.plaintext_len()
+        )));
+    }
+    let lengths = listed_bounds(c, header.padded, header.signed, true);
+    let index = index_offsets(frames, (fin, end.final_at), lengths, &table_bytes)?;
+    pieces.set_table(end.table)?;
+    Ok(index)
 }
 
 /// What the end of a pieced file read by seeking holds (FORMAT.md §14.3): the footer, the table

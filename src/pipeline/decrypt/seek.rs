@@ -185,16 +185,7 @@ pub(crate) fn read_trailer<R: Read + Seek>(
     let n = read_footer(&mut frames.inner, frames.first_at, file_len)?;
     let footer_at = file_len - FOOTER_LEN as u64;
     let fin_at = footer_at - 4 * n - FINAL_FRAME_LEN as u64;
-    let mut frame = [0u8; FINAL_FRAME_LEN];
-    frames.read_at(fin_at, &mut frame, "final frame")?;
-    let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
-    let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
-    if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
-        return Err(Error::Damaged(
-            "no final frame where the footer places it".into(),
-        ));
-    }
-    let fin = opener.open_final(n, body)?;
+    let fin = final_frame_at(frames, fin_at, opener, n)?;
     // Data frames: all `n` frames, or in a padded or signed file the first `d`, signature and
     // padding frames after them.
     let d = fin.plaintext_len.div_ceil(c as u64);
@@ -208,23 +199,21 @@ pub(crate) fn read_trailer<R: Read + Seek>(
     }
     // The index itself, streamed through BLAKE3 while the offsets are summed.
     let data = listed_bounds(c, padded, signed, opener.header.pieced);
-    let index_at = fin_at + FINAL_FRAME_LEN as u64;
-    let built = index_offsets(frames, n, fin_at, data, &[], &fin.index_digest)?;
-    Ok(built.finish(fin, index_at))
+    index_offsets(frames, (fin, fin_at), data, &[])
 }
 
-/// Reads the `n` entries of the index that follows the final frame at `final_at`, each within
-/// `lengths`, and checks them, followed by `table` (a pieced file's piece table, FORMAT.md
-/// §14.3; empty otherwise), against their authenticated `digest`, and that the frames they
-/// list end at the final frame: the offsets of every frame, in bounded memory.
-fn index_offsets<R: Read + Seek>(
+/// Reads the index that follows `fin`, the authenticated final frame at `final_at`: its
+/// `fin.chunk_count` entries, each within `lengths`, checked, followed by `table` (a pieced
+/// file's piece table, FORMAT.md §14.3; empty otherwise), against the final frame's index
+/// digest, and the frames they list ending at the final frame. The offsets of every frame, in
+/// bounded memory.
+pub(super) fn index_offsets<R: Read + Seek>(
     frames: &mut super::frames::Frames<R>,
-    n: u64,
-    final_at: u64,
+    (fin, final_at): (FinalFrame, u64),
     lengths: std::ops::RangeInclusive<usize>,
     table: &[u8],
-    digest: &[u8; 32],
-) -> Result<IndexBuilder> {
+) -> Result<SeekIndex> {
+    let n = fin.chunk_count;
     let mut built = IndexBuilder::new(n, frames.first_at);
     let mut listed = blake3::Hasher::new();
     let inner = &mut frames.inner;
@@ -243,7 +232,7 @@ fn index_offsets<R: Read + Seek>(
         Ok(())
     })?;
     listed.update(table);
-    if listed.finalize().as_bytes() != digest {
+    if listed.finalize().as_bytes() != &fin.index_digest {
         return Err(Error::Damaged(match table.is_empty() {
             true => "the index does not match its authenticated digest".into(),
             false => "the index and piece table do not match their authenticated digest".into(),
@@ -254,26 +243,19 @@ fn index_offsets<R: Read + Seek>(
             "the frames listed by the index do not end at the final frame".into(),
         ));
     }
-    Ok(built)
+    Ok(built.finish(fin, final_at + FINAL_FRAME_LEN as u64))
 }
 
-/// [`read_trailer`] of a pieced file (FORMAT.md §14.3): the footer and the table first (the
-/// final frame's nonce counts the end frames, which the table tells), the final frame under
-/// the end key, then the index and the table against its digest. The table goes to the
-/// reader's pieces, placed where the reader stands.
-pub(crate) fn read_pieced_trailer<R: Read + Seek>(
+/// Reads the final frame at container offset `at` and opens it under `opener` as the frame
+/// sealed after `counter` others: what the footer placed there must be one.
+pub(super) fn final_frame_at<R: Read + Seek>(
     frames: &mut super::frames::Frames<R>,
+    at: u64,
     opener: &super::opener::Opener,
-    pieces: &mut super::pieces::Pieces,
-) -> Result<SeekIndex> {
-    let c = opener.chunk_size();
-    let header = &opener.header;
-    let file_len = frames.inner.seek(SeekFrom::End(0))?;
-    let (end, table_bytes) =
-        super::pieces::read_end(&mut frames.inner, frames.first_at, file_len, header)?;
-    let n = end.footer.chunk_count;
+    counter: u64,
+) -> Result<FinalFrame> {
     let mut frame = [0u8; FINAL_FRAME_LEN];
-    frames.read_at(end.final_at, &mut frame, "final frame")?;
+    frames.read_at(at, &mut frame, "final frame")?;
     let (head, body) = frame.split_at_mut(FRAME_HEADER_LEN);
     let head: &[u8; FRAME_HEADER_LEN] = (&*head).try_into().expect("split at its length");
     if parse_frame_header(head) != (Some(FrameKind::Final), FINAL_BODY_LEN as u32) {
@@ -281,33 +263,7 @@ pub(crate) fn read_pieced_trailer<R: Read + Seek>(
             "no final frame where the footer places it".into(),
         ));
     }
-    let end_key = crate::crypto::end_key(pieces.payload_key(), &end.footer.end_id);
-    let end_opener = super::opener::Opener::new(header.clone(), header.cipher, &end_key.0);
-    let fin = end_opener.open_final(end.end_frames, body)?;
-    if fin.chunk_count != n
-        || fin.plaintext_len != end.table.plaintext_len()
-        || fin.plaintext_len.div_ceil(c as u64) != end.table.data_frames()
-    {
-        return Err(Error::Damaged(format!(
-            "the final frame records {} bytes in {} frames; the footer and the piece table \
-             say {n} frames and {} bytes",
-            fin.plaintext_len,
-            fin.chunk_count,
-            end.table.plaintext_len()
-        )));
-    }
-    let lengths = listed_bounds(c, header.padded, header.signed, true);
-    let index_at = end.final_at + FINAL_FRAME_LEN as u64;
-    let built = index_offsets(
-        frames,
-        n,
-        end.final_at,
-        lengths,
-        &table_bytes,
-        &fin.index_digest,
-    )?;
-    pieces.set_table(end.table)?;
-    Ok(built.finish(fin, index_at))
+    opener.open_final(counter, body)
 }
 
 /// The chunk count the footer of a container claims (not authenticated), read from the last
@@ -401,7 +357,7 @@ impl<R: Read + Seek> ContainerChunks<R> {
     /// [`read_pieced_trailer`] of this reader's frames, into its pieces.
     fn read_pieced_trailer(&mut self) -> Result<SeekIndex> {
         let pieces = self.pieces.as_mut().expect("a pieced file");
-        read_pieced_trailer(&mut self.frames, &self.opener, pieces)
+        super::pieces::read_pieced_trailer(&mut self.frames, &self.opener, pieces)
     }
 }
 
