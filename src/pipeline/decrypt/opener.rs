@@ -12,7 +12,8 @@ use crate::stats::{timed, ChunkTimes};
 /// What every worker needs to open a chunk.
 pub(crate) struct Opener {
     cipher: PayloadCipher,
-    pub(crate) header: Header,
+    /// Shared by the openers of one file's keys (a pieced file has one a piece).
+    pub(crate) header: std::sync::Arc<Header>,
 }
 
 /// A data frame as read, before a worker opens it.
@@ -79,10 +80,14 @@ impl Opened {
 }
 
 impl Opener {
-    pub(crate) fn new(header: Header, cipher: Cipher, payload_key: &[u8; 32]) -> Self {
+    pub(crate) fn new(
+        header: impl Into<std::sync::Arc<Header>>,
+        cipher: Cipher,
+        payload_key: &[u8; 32],
+    ) -> Self {
         Opener {
             cipher: PayloadCipher::new(cipher, payload_key),
-            header,
+            header: header.into(),
         }
     }
 

@@ -136,7 +136,7 @@ struct Current {
 /// read from the first byte, what it saw of each piece, for the table at the end.
 pub(crate) struct Pieces {
     payload_key: Zeroizing<[u8; 32]>,
-    header: Header,
+    header: Arc<Header>,
     current: Option<Current>,
     /// The end id and the end frames' opener, from the end marker.
     end: Option<([u8; 16], Arc<Opener>)>,
@@ -168,7 +168,7 @@ impl Pieces {
     pub(crate) fn new(header: &Header, payload_key: &[u8; 32]) -> Self {
         Pieces {
             payload_key: Zeroizing::new(*payload_key),
-            header: header.clone(),
+            header: Arc::new(header.clone()),
             current: None,
             end: None,
             next_chunk: 0,
@@ -222,7 +222,7 @@ impl Pieces {
     }
 
     fn opener(&self, key: &crate::crypto::Zeroizing32) -> Arc<Opener> {
-        Arc::new(Opener::new(self.header.clone(), self.header.cipher, &key.0))
+        Arc::new(Opener::new(Arc::clone(&self.header), self.header.cipher, &key.0))
     }
 
     fn piece_opener(&self, id: &[u8; 16]) -> Arc<Opener> {
