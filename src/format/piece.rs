@@ -1,6 +1,6 @@
 //! Pieces (FORMAT.md §14): the bytes a pieced container adds to version 1's layout — the marker
 //! before each piece, the piece table, and the pieced footer. Encodes and decodes only; the keys
-//! are [`crate::crypto::piece_key`] and [`crate::crypto::end_key`].
+//! are `crypto::piece_key` and `crypto::end_key`.
 
 use super::frame::{FrameKind, FRAME_HEADER_LEN};
 use super::{END_MAGIC, MAX_CHUNKS};

@@ -222,7 +222,11 @@ impl Pieces {
     }
 
     fn opener(&self, key: &crate::crypto::Zeroizing32) -> Arc<Opener> {
-        Arc::new(Opener::new(Arc::clone(&self.header), self.header.cipher, &key.0))
+        Arc::new(Opener::new(
+            Arc::clone(&self.header),
+            self.header.cipher,
+            &key.0,
+        ))
     }
 
     fn piece_opener(&self, id: &[u8; 16]) -> Arc<Opener> {

@@ -21,19 +21,21 @@ use crate::hash::{Digest, HashAlg};
 use crate::stats::{ChunkTimes, StreamStats};
 
 mod adapt;
+mod pieces;
 mod sealer;
 mod split;
+mod task;
 mod trailer;
 
 use super::options::EncryptOptions;
 use adapt::Adapt;
 pub(crate) use adapt::{AdaptPlan, LevelLog};
-pub(crate) use sealer::{padding_plan, sealed_header, Job, PiecePlan, Sealed, Sealer};
+pub(crate) use pieces::PiecePlan;
+pub use pieces::{seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, PieceRef};
+pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
 pub(crate) use split::seal_range_adapting;
-pub use split::{
-    seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, seal_range, PieceRef,
-    RangeResult, RangeWriter, SplitSeal, TaskKey,
-};
+pub use split::{seal_range, RangeWriter, SplitSeal};
+pub use task::{RangeResult, TaskKey};
 
 /// Encrypts everything written to it into `W`: the engine's writer over a container's sink. See
 /// the module documentation.

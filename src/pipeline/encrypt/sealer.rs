@@ -1,12 +1,10 @@
 //! The per-chunk work of a container: [`Sealer`] hashes, compresses and seals one chunk into a
 //! frame on a worker; and the header helpers encryption and rekey share.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
-use zeroize::Zeroizing;
+use std::sync::Arc;
 
 use super::super::intake::{Spare, ALIGN};
+use super::PiecePlan;
 use crate::codec::Codec;
 use crate::crypto::aead::{stream_nonce, Cipher, PayloadCipher, TAG_LEN};
 use crate::crypto::FileKey;
@@ -31,88 +29,6 @@ pub(crate) struct Sealer {
     /// The pieces these chunks are sealed in (FORMAT.md §14.2): each chunk under its piece's
     /// key, numbered within its piece, `last` set on each piece's last frame.
     pub(super) pieces: Option<Arc<PiecePlan>>,
-}
-
-/// Where the chunks of a run of pieces go (FORMAT.md §14.2): from chunk `first` to `last`,
-/// `per` chunks a piece (the last piece may hold fewer), each under the key of its own id.
-pub(crate) struct PiecePlan {
-    payload_key: Zeroizing<[u8; 32]>,
-    cipher: Cipher,
-    first: u64,
-    per: u64,
-    last: u64,
-    ids: Vec<[u8; 16]>,
-    /// The ciphers of the pieces sealed last, by piece: a piece's key is derived once, not for
-    /// each of its chunks. Chunks are sealed nearly in order, so a few pieces cover every
-    /// worker; older ones are dropped, so memory does not grow with the run.
-    recent: Mutex<VecDeque<(usize, Arc<PayloadCipher>)>>,
-}
-
-/// Pieces whose ciphers [`PiecePlan`] keeps: more than the chunks in flight can straddle.
-const RECENT_PIECES: usize = 4;
-
-impl PiecePlan {
-    /// The plan of `chunks` chunks from `first`, `per` a piece, under `ids` (one a piece, fresh
-    /// from a CSPRNG).
-    pub(super) fn new(
-        (payload_key, cipher): (&[u8; 32], Cipher),
-        first: u64,
-        chunks: u64,
-        per: u64,
-        ids: Vec<[u8; 16]>,
-    ) -> Self {
-        debug_assert_eq!(ids.len() as u64, chunks.div_ceil(per));
-        PiecePlan {
-            payload_key: Zeroizing::new(*payload_key),
-            cipher,
-            first,
-            per,
-            last: first + chunks - 1,
-            ids,
-            recent: Mutex::new(VecDeque::with_capacity(RECENT_PIECES)),
-        }
-    }
-
-    /// Chunk `index`'s piece, its number within the piece, and whether it ends the piece.
-    pub(super) fn place(&self, index: u64) -> (usize, u64, bool) {
-        let k = index - self.first;
-        let counter = k % self.per;
-        (
-            (k / self.per) as usize,
-            counter,
-            counter + 1 == self.per || index == self.last,
-        )
-    }
-
-    /// True when chunk `index` is one of the plan's.
-    pub(super) fn holds(&self, index: u64) -> bool {
-        (self.first..=self.last).contains(&index)
-    }
-
-    /// Piece `p`'s id.
-    pub(super) fn id(&self, p: usize) -> [u8; 16] {
-        self.ids[p]
-    }
-
-    /// How many pieces, and the chunks of each but the last.
-    pub(super) fn shape(&self) -> (usize, u64) {
-        (self.ids.len(), self.per)
-    }
-
-    /// Piece `p`'s cipher, under its key: derived by the first of its chunks to be sealed.
-    fn cipher_of(&self, p: usize) -> Arc<PayloadCipher> {
-        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, c)) = recent.iter().find(|(q, _)| *q == p) {
-            return Arc::clone(c);
-        }
-        let key = crate::crypto::piece_key(&self.payload_key, &self.ids[p]);
-        let c = Arc::new(PayloadCipher::new(self.cipher, &key.0));
-        if recent.len() == RECENT_PIECES {
-            recent.pop_front();
-        }
-        recent.push_back((p, Arc::clone(&c)));
-        c
-    }
 }
 
 /// One chunk's job as the calling thread hands it to a worker.
