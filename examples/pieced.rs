@@ -5,7 +5,8 @@
 //!
 //! ```sh
 //! cargo run --release --example pieced -- pieced IN OUT 64M    # pieces of 64 MiB
-//! cargo run --release --example pieced -- v1 IN OUT 64M        # version 1, the same ranges
+//! cargo run --release --example pieced -- v1 IN OUT 64M        # version 1, one range
+//! cargo run --release --example pieced -- pieced IN OUT 16M 64K   # chunks of 64 KiB
 //! zseal decrypt -i fixtures/keys/age.key OUT -o copy           # either opens with zseal
 //! ```
 //!
@@ -17,13 +18,23 @@ use zseal::{seal_pieces, seal_range, EncryptOptions, RangeResult, SplitSeal, Thr
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [mode, input, output, piece] = &args[..] else {
-        return Err("usage: pieced (pieced|v1) IN OUT PIECE_SIZE (e.g. 64M)".into());
+    let (mode, input, output, piece, chunk) = match &args[..] {
+        [m, i, o, p] => (m, i, o, p, None),
+        [m, i, o, p, c] => (m, i, o, p, Some(c)),
+        _ => {
+            return Err(
+                "usage: pieced (pieced|v1) IN OUT PIECE_SIZE [CHUNK_SIZE] (e.g. 64M 64K)".into(),
+            )
+        }
     };
-    let piece: u64 = match piece.strip_suffix('M') {
-        Some(m) => m.parse::<u64>()? << 20,
-        None => piece.parse()?,
+    let size = |s: &str| -> Result<u64, Box<dyn std::error::Error>> {
+        Ok(match (s.strip_suffix('M'), s.strip_suffix('K')) {
+            (Some(m), _) => m.parse::<u64>()? << 20,
+            (_, Some(k)) => k.parse::<u64>()? << 10,
+            _ => s.parse()?,
+        })
     };
+    let piece = size(piece)?;
     let pieced = match mode.as_str() {
         "pieced" => true,
         "v1" => false,
@@ -36,7 +47,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ))?
         .trim(),
     )?;
-    let opts = EncryptOptions::default();
+    let mut opts = EncryptOptions::default();
+    if let Some(c) = chunk {
+        opts = opts.chunk_size(size(c)? as usize);
+    }
     let (coordinator, header) = match pieced {
         true => SplitSeal::pieced(&[&to], &opts)?,
         false => SplitSeal::new(&[&to], &opts)?,
