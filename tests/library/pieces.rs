@@ -319,7 +319,7 @@ fn a_piece_is_written_whole_or_not_at_all() {
 
 /// A pieced file keeps its pieces through a rekey of its header (its trailer checked under the
 /// file key first, so a damaged one is refused and nothing written), is described by `inspect`
-/// from its table, and a rotation, not written for pieces yet, is refused by name.
+/// from its table.
 #[test]
 fn rekey_and_inspect_know_a_pieced_file() {
     use zseal::{Locked, RekeyOptions};
@@ -356,8 +356,6 @@ fn rekey_and_inspect_know_a_pieced_file() {
     let mut cut = file.clone();
     cut.truncate(file.len() - 1);
     assert!(rekey(&cut, &add).is_err(), "a cut trailer is refused");
-    let e = rekey(&file, &RekeyOptions::default().rotate(true)).unwrap_err();
-    assert!(e.to_string().contains("pieced file"), "{e}");
     let info = zseal::inspect::inspect_file(std::io::Cursor::new(&file)).unwrap();
     assert_eq!(info.pieces, Some((2, plain.len() as u64)));
     assert_eq!(info.chunks, Some(6));
@@ -366,6 +364,119 @@ fn rekey_and_inspect_know_a_pieced_file() {
         Some((plain.len() as u64, plain.len() as u64))
     );
     assert!(info.problem.is_none());
+}
+
+/// A rotation of a pieced file (FORMAT.md §14.4) under a new file key: it opens everywhere,
+/// with the same markers, frame lengths, index and footer, and no frame body as before; made in
+/// two runs that stop anywhere (a resumed upload's) it is the same bytes; and damage anywhere
+/// (a byte changed, pieces swapped) makes it fail, never a rotated file.
+#[test]
+fn a_pieced_file_rotates_in_place() {
+    use zseal::{Locked, RekeyOptions};
+    let id = common::identity("age.key");
+    let to = common::recipient("age.pub");
+    let rotate = RekeyOptions::default().rotate(true);
+    let rotated = |f: &[u8]| -> zseal::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Locked::read(std::io::Cursor::new(f))?
+            .rekey(&[&id], &[&to], &rotate)?
+            .write_to(&mut out)?;
+        Ok(out)
+    };
+    let text = common::data(9 * C + 7);
+    let cases: &[(&str, EncryptOptions, &[usize])] = &[
+        (
+            "three pieces",
+            EncryptOptions::default().chunk_size(C),
+            &[2 * C, 3 * C],
+        ),
+        (
+            "padded, chacha",
+            EncryptOptions::default()
+                .chunk_size(C)
+                .pad(true)
+                .cipher(zseal::Cipher::ChaCha20Poly1305),
+            &[4 * C],
+        ),
+        ("one piece", EncryptOptions::default().chunk_size(C), &[]),
+    ];
+    for (what, opts, cuts) in cases {
+        let (file, pieces) = pieced(&text, cuts, opts, 31);
+        let new = rotated(&file).unwrap_or_else(|e| panic!("{what}: {e}"));
+        opens_everywhere(&new, &text, what);
+        let (old_at, new_at) = (
+            Locked::read(&file[..]).unwrap().header_len() as usize,
+            Locked::read(&new[..]).unwrap().header_len() as usize,
+        );
+        assert_eq!(file.len() - old_at, new.len() - new_at, "{what}");
+        // Each piece's marker where it was, each frame body new.
+        let mut at = 0;
+        for (bytes, r) in &pieces {
+            let m = zseal::format::piece::MARKER_LEN;
+            assert_eq!(
+                new[new_at + at..new_at + at + m],
+                file[old_at + at..old_at + at + m],
+                "{what}"
+            );
+            assert_ne!(
+                new[new_at + at + m..new_at + at + bytes.len()],
+                file[old_at + at + m..old_at + at + bytes.len()],
+                "{what}"
+            );
+            assert_eq!(r.stored_len(), bytes.len() as u64);
+            at += bytes.len();
+        }
+        let footer = zseal::format::piece::PIECED_FOOTER_LEN;
+        assert_eq!(
+            new[new.len() - footer..],
+            file[file.len() - footer..],
+            "{what}"
+        );
+
+        // Two runs, stopped at every frame in turn, make what one run of the same rotation
+        // makes.
+        let (header, rotation, mut input) = Locked::read(std::io::Cursor::new(&file))
+            .unwrap()
+            .rekey(&[&id], &[&to], &rotate)
+            .unwrap()
+            .into_rotation()
+            .unwrap();
+        let mut whole = header.clone();
+        rotation.run(&mut input, 0, None, &mut whole).unwrap();
+        let tail: &[u8; zseal::format::piece::PIECED_FOOTER_LEN] =
+            file[file.len() - footer..].try_into().unwrap();
+        let frames = zseal::format::piece::PiecedFooter::decode(tail)
+            .unwrap()
+            .chunk_count;
+        for stop in 1..=frames {
+            let (resumed, mut input) = Locked::read(std::io::Cursor::new(&file))
+                .unwrap()
+                .resume_rotation(&[&id], rotation.new_payload_key())
+                .unwrap();
+            let mut two = header.clone();
+            resumed.run(&mut input, 0, Some(stop), &mut two).unwrap();
+            assert!(two.len() < whole.len(), "{what}: stopped at frame {stop}");
+            resumed.run(&mut input, stop, None, &mut two).unwrap();
+            assert!(two == whole, "{what}: stopped at frame {stop}");
+        }
+    }
+
+    // Damage: every byte in turn (sampled), and two pieces swapped.
+    let opts = EncryptOptions::default().chunk_size(C);
+    let (file, pieces) = pieced(&text, &[2 * C, 5 * C], &opts, 32);
+    for at in (0..file.len()).step_by(7) {
+        let mut bad = file.clone();
+        bad[at] ^= 0x20;
+        assert!(rotated(&bad).is_err(), "byte {at} changed, rotated");
+    }
+    let header_len = Locked::read(&file[..]).unwrap().header_len() as usize;
+    let (a, b) = (pieces[0].0.len(), pieces[1].0.len());
+    let mut swapped = file[..header_len].to_vec();
+    swapped.extend_from_slice(&file[header_len + a..header_len + a + b]);
+    swapped.extend_from_slice(&file[header_len..header_len + a]);
+    swapped.extend_from_slice(&file[header_len + a + b..]);
+    let e = rotated(&swapped).expect_err("swapped pieces rotated");
+    assert!(e.to_string().contains("piece"), "{e}");
 }
 
 /// A run of pieces sealed by one writer ([`zseal::seal_pieces`], the workers busy across the

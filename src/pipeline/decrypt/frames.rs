@@ -82,6 +82,17 @@ impl<R: Read> Frames<R> {
         Ok(self.peeked.expect("just set").0)
     }
 
+    /// The frame header read ahead by `peek_kind`, taken out: a caller that reads the same
+    /// input through another `Frames` later gives it back with [`Frames::give_peeked`].
+    pub(crate) fn take_peeked(&mut self) -> Option<(FrameKind, usize)> {
+        self.peeked.take()
+    }
+
+    /// A header read ahead by another `Frames` over the same input ([`Frames::take_peeked`]).
+    pub(crate) fn give_peeked(&mut self, peeked: Option<(FrameKind, usize)>) {
+        self.peeked = peeked;
+    }
+
     fn parse_header(&mut self) -> Result<(FrameKind, usize)> {
         let index = self.next;
         let mut fh = [0u8; FRAME_HEADER_LEN];

@@ -2,6 +2,8 @@
 //! wraps the same file key for a new set of recipients, in front of the unchanged payload; or,
 //! with rotation, a new file key under which every frame is sealed again (not recompressed).
 
+mod pieces;
+
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
 use super::decrypt::frames::{read_index, Frames};
@@ -84,14 +86,6 @@ impl<R: Read> Locked<R> {
         recipients: &[&dyn Recipient],
         opts: &RekeyOptions,
     ) -> Result<Rekeyed<R>> {
-        if opts.rotate && self.header().pieced {
-            return Err(Error::InvalidOption(
-                "rotating the file key of a pieced file (FORMAT.md §14.4: every piece sealed \
-                 again under a fresh id) is not written yet: rekey it without --rotate, or \
-                 decrypt it and encrypt it again"
-                    .into(),
-            ));
-        }
         let keeps = opts.keep_old || !opts.remove.is_empty();
         if keeps && opts.rotate {
             return Err(Error::InvalidOption(
@@ -346,6 +340,8 @@ pub struct Rotation {
     opener: Opener,
     sealer: Sealer,
     new_payload_key: zeroize::Zeroizing<[u8; 32]>,
+    /// A pieced file's rotation (FORMAT.md §14.4), which keeps its place between runs.
+    pieced: Option<pieces::PiecedRotation>,
 }
 
 impl std::fmt::Debug for Rotation {
@@ -366,6 +362,9 @@ impl Rotation {
             opener: Opener::new(old.clone(), old.cipher, old_key),
             sealer: Sealer::new(old.cipher, new_key, old.codec, old.hash, old.chunk_log2),
             new_payload_key: zeroize::Zeroizing::new(*new_key),
+            pieced: old
+                .pieced
+                .then(|| pieces::PiecedRotation::new(old, old_key, new_key)),
         }
     }
 
@@ -376,7 +375,8 @@ impl Rotation {
 
     /// Re-seals the frames from number `first` (where `input` is positioned) into `out`: up to
     /// frame `stop` (not included) when given, else through the final frame, the index and
-    /// the footer, all checked on the way. Returns the bytes written.
+    /// the footer, all checked on the way. Returns the bytes written. A pieced file's rotation
+    /// goes on where its last run stopped (`first` is that frame), over the same input.
     pub fn run<R: Read, W: Write>(
         &self,
         input: &mut R,
@@ -386,6 +386,9 @@ impl Rotation {
     ) -> Result<u64> {
         let mut frames = Frames::new(input, self.old_header_len, &self.old);
         frames.next = first;
+        if let Some(p) = &self.pieced {
+            return p.run(&mut frames, stop, out);
+        }
         rotate(
             &mut frames,
             (&self.opener, &self.sealer),
@@ -430,14 +433,6 @@ impl<R: Read> Locked<R> {
         identities: &[&dyn Identity],
         new_payload_key: &[u8; 32],
     ) -> Result<(Rotation, R)> {
-        if self.header().pieced {
-            return Err(Error::InvalidOption(
-                "rotating the file key of a pieced file (FORMAT.md §14.4: every piece sealed \
-                 again under a fresh id) is not written yet: rekey it without --rotate, or \
-                 decrypt it and encrypt it again"
-                    .into(),
-            ));
-        }
         let file_key = self.file_key(identities)?;
         let (input, old, old_header_len) = self.into_parts();
         let old_key = file_key.payload_key(&old.payload_salt);
