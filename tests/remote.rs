@@ -3060,6 +3060,41 @@ fn a_broken_upload_resumes_sending_only_the_missing_parts() {
     let (d3, _) = resuming::digests(base, &killed, &src);
     assert_eq!((&d1, &d2, &d3), (&source, &source, &source));
     assert_eq!(uploads_in_progress(base, &b), 0);
+
+    // Every resumable upload is a pieced file (FORMAT.md §14.6): a piece is a quarter of a part
+    // here at most, so more pieces than parts.
+    for url in [&whole, &cut, &killed] {
+        let out = zseal(base)
+            .args(["inspect", "--json", url])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["pieced"], true, "{url}");
+        let pieces = v["pieces"].as_u64().unwrap();
+        assert!(pieces >= 2 * parts, "{url}: {pieces} pieces, {parts} parts");
+    }
+
+    // A journal whose runs cannot prove what they sent (a zseal before the log of parts sent,
+    // as one before pieces): the resume seals the file anew, under a new key, in a new upload,
+    // and says why; the old upload is aborted.
+    let legacy = format!("s3://{b}/legacy");
+    resuming::cut_after(base, &state, &src, &legacy, 3);
+    let journal = resuming::journal_file(&state).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    v["sent_log"] = serde_json::Value::Bool(false);
+    std::fs::write(&journal, serde_json::to_vec(&v).unwrap()).unwrap();
+    resuming::encrypt(base, base, &state, &src, &legacy, &["--resume"])
+        .assert()
+        .success()
+        .stderr(contains("could not be continued safely"));
+    assert_eq!(resuming::journaled_parts(&state), None);
+    assert_eq!(
+        uploads_in_progress(base, &b),
+        0,
+        "the old upload was aborted"
+    );
+    resuming::decrypts_to(base, &legacy, &plain);
 }
 
 /// An upload with an adaptive level (`--adapt`) resumes: each frame stands alone, so the frames

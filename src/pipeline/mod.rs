@@ -44,7 +44,7 @@ pub use encrypt::{
     seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, seal_range, ContainerSink,
     Encryptor, PieceRef, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
-pub(crate) use encrypt::{seal_range_adapting, AdaptPlan, LevelLog};
+pub(crate) use encrypt::{seal_pieces_adapting, AdaptPlan};
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};
 pub use sink::{ChunkSink, ChunkWriter, SealTo, SinkState};

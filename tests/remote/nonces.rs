@@ -4,6 +4,9 @@
 //! every UploadPart body it receives (refused ones too: they left zseal). Each body is then
 //! opened frame by frame with its upload's key (the journal's, read after each run, or the
 //! finished object's), and no (key, nonce) pair may ever have sealed two different plaintexts.
+//! A pieced upload's body (FORMAT.md §14.6) is opened piece by piece: each marker names its
+//! piece, whose key this file derives itself (HKDF-Expand of the payload key), and the end
+//! marker the end frames' key; the ledger is kept by AEAD key, not by upload.
 //!
 //! `ZSEAL_NONCE_RUNS` sets the runs per mode: 2 in the suite, 20 or more by hand
 //! (docs/TESTING.md); `ZSEAL_NONCE_SEED` the first seed (each run prints its own).
@@ -21,15 +24,15 @@ const CHUNK: usize = 64 << 10;
 enum Mode {
     /// Killed at random moments, then resumed, until it completes.
     Kill,
-    /// The same with `--adapt=1..9`: a resumed run must seal again at the levels sent.
+    /// The same with `--adapt=1..9`: a resumed run seals new pieces at levels of its own.
     Adapt,
     /// Killed once, then the source rewritten in place (a few bytes changed, its mtime
     /// restored) and resumed.
     Changed,
     /// Parts after the second refused (403, what no client retries), then resumed; with
-    /// `--adapt=1..9`, so the refused parts (which left zseal but never reached the store) are
-    /// sealed again at the levels they were sent with, and the resume continues the upload
-    /// rather than starting anew.
+    /// `--adapt=1..9`: the refused parts (which left zseal but never reached the store) are
+    /// sealed again as new pieces, and the resume continues the upload rather than starting
+    /// anew.
     Refused,
 }
 
@@ -133,6 +136,17 @@ fn object_key(container: &[u8]) -> UploadKey {
     }
 }
 
+/// The key of a piece (`label` "zseal v1 piece") or of the end frames ("zseal v1 end") of id
+/// `id` under the upload's payload key (FORMAT.md §14.2, §14.3).
+fn derived(k: &UploadKey, label: &[u8], id: &[u8]) -> UploadKey {
+    let mut key = [0u8; 32];
+    hkdf::Hkdf::<sha2::Sha256>::from_prk(&k.key)
+        .unwrap()
+        .expand_multi_info(&[label, id], &mut key)
+        .unwrap();
+    UploadKey { key, ..k.clone() }
+}
+
 /// Opens frame `i` (`last`: the final frame) of kind `kind`: its plaintext, or `None`.
 fn open_frame(k: &UploadKey, (i, last): (u64, bool), head: &[u8], body: &[u8]) -> Option<Vec<u8>> {
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};
@@ -160,6 +174,22 @@ struct Ledger {
 }
 
 impl Ledger {
+    /// Records that nonce `(i, last)` under `k` sealed `plain` (at `place`); fails the test
+    /// when it sealed another plaintext before.
+    fn record(&mut self, k: &UploadKey, (i, last): (u64, bool), plain: &[u8], place: String) {
+        let h = blake3::hash(plain);
+        match self.seen.get(&(k.key, i, last)) {
+            Some((before, where_)) => assert_eq!(
+                *before, h,
+                "nonce ({i}, last {last}) sealed two plaintexts: {where_} and {place}"
+            ),
+            None => {
+                self.seen.insert((k.key, i, last), (h, place));
+            }
+        }
+        self.frames += 1;
+    }
+
     /// Opens every whole frame of `body` (part `number` of an upload under `k`), finding the
     /// first frame's number by trying each, and records each nonce's plaintext; a nonce seen
     /// before with another plaintext fails the test.
@@ -174,6 +204,9 @@ impl Ledger {
             self.unframed += 1;
             return;
         };
+        if kind == 6 {
+            return self.take_pieces(k, (number, body, at), what);
+        }
         let found = (0..=most).find_map(|i| {
             let last = kind == 2;
             open_frame(k, (i, last), head, first).map(|p| (i, p))
@@ -185,18 +218,12 @@ impl Ledger {
         };
         loop {
             let last = kind_at(body, at) == 2;
-            let entry = (k.key, i, last);
-            let h = blake3::hash(&plain);
-            let place = format!("{what}, part {number}, frame {i}");
-            if let Some((before, where_)) = self.seen.get(&entry) {
-                assert_eq!(
-                    *before, h,
-                    "nonce ({i}, last {last}) sealed two plaintexts: {where_} and {place}"
-                );
-            } else {
-                self.seen.insert(entry, (h, place));
-            }
-            self.frames += 1;
+            self.record(
+                k,
+                (i, last),
+                &plain,
+                format!("{what}, part {number}, frame {i}"),
+            );
             if last {
                 return;
             }
@@ -208,6 +235,53 @@ impl Ledger {
             match open_frame(k, (i, kind == 2), head, next) {
                 Some(p) => plain = p,
                 None => panic!("{what}: part {number}'s frame {i} does not open"),
+            }
+        }
+    }
+}
+
+impl Ledger {
+    /// A pieced upload's body from `at` (a marker): each piece's frames opened under its own
+    /// key, nonces counting within the piece, its last frame (followed by a marker, the end
+    /// marker or the body's end) with `last` set; after the end marker, the end frames and
+    /// the final frame under the end key.
+    fn take_pieces(
+        &mut self,
+        k: &UploadKey,
+        (number, body, mut at): (u64, &[u8], usize),
+        what: &str,
+    ) {
+        let (mut key, mut j, mut end) = (None::<UploadKey>, 0u64, false);
+        while at + 5 <= body.len() {
+            let (kind, len) = (kind_at(body, at), first_len(body, at));
+            let Some(frame) = body.get(at + 5..at + 5 + len) else {
+                return; // cut by size, inside the container's end
+            };
+            let head = &body[at..at + 5];
+            at += 5 + len;
+            if kind == 6 || kind == 7 {
+                assert!(!end, "{what}: part {number}: a marker after the end marker");
+                let label: &[u8] = if kind == 6 {
+                    b"zseal v1 piece"
+                } else {
+                    b"zseal v1 end"
+                };
+                key = Some(derived(k, label, frame));
+                (j, end) = (0, kind == 7);
+                continue;
+            }
+            let key = key.as_ref().expect("a frame after a marker");
+            let last = match end {
+                true => kind == 2,
+                false => at + 5 > body.len() || !matches!(body[at], 0 | 1 | 3),
+            };
+            let plain = open_frame(key, (j, last), head, frame)
+                .unwrap_or_else(|| panic!("{what}: part {number}: a frame does not open"));
+            let place = format!("{what}, part {number}, frame {j} of its piece");
+            self.record(key, (j, last), &plain, place);
+            j += 1;
+            if end && kind == 2 {
+                return;
             }
         }
     }
@@ -363,9 +437,16 @@ fn one_sequence(base: &str, b: &str, mode: Mode, seed: u64) {
     let mut ledger = Ledger::default();
     let most = (plain.len() / CHUNK) as u64 + 2;
     let mut unknown = Vec::new();
+    // A body the store received twice, byte for byte, is one sealing sent again (an HTTP
+    // retry of the same request): opened once.
+    let (mut bodies_seen, mut resent) = (std::collections::HashSet::new(), 0);
     for proxy in [&p, &refusing] {
         let bodies = proxy.seen.part_bodies.lock().unwrap();
         for (id, number, body) in bodies.iter() {
+            if !bodies_seen.insert(blake3::hash(body)) {
+                resent += 1;
+                continue;
+            }
             let id = unescape(id);
             let key = match keys.get(&id) {
                 Some(k) => k.clone(),
@@ -387,11 +468,19 @@ fn one_sequence(base: &str, b: &str, mode: Mode, seed: u64) {
     // Every body opened: at these sizes the container's end is never cut from its last frames,
     // and a body of an upload whose key is not the one tried would not open either.
     assert_eq!(ledger.unframed, 0, "{what}: bodies that no key opened");
+    // Pieced (FORMAT.md §14.6): every act of sealing is under a key no other act used, so no
+    // nonce was used twice at all, not even for the same plaintext, in bodies that are not
+    // the same bytes sent again.
+    assert_eq!(
+        ledger.seen.len() as u64,
+        ledger.frames,
+        "{what}: a nonce used twice"
+    );
     // The levels depend on the machine's timing (the slow link raises them), so they are
     // shown, not asserted.
     eprintln!(
         "nonces: {what}: {runs} runs, {} frames opened, {} distinct nonces, {} bodies inside \
-         the end, adaptive levels logged {levels:?}",
+         the end, {resent} bodies received twice, adaptive levels logged {levels:?}",
         ledger.frames,
         ledger.seen.len(),
         ledger.unframed

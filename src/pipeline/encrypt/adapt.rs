@@ -22,25 +22,14 @@ pub(super) struct Adapt {
     /// The stream's time waiting for workers when the last chunk was released: what it waited
     /// since is this chunk's.
     pub(super) waited: std::time::Duration,
-    /// Levels the next chunks must be sealed at, in order, before the controller's own (a
-    /// resumed upload sealing again frames an earlier run may have sent: the same bytes).
-    replay: std::collections::VecDeque<i32>,
-    /// Where each chunk's level is recorded as it is submitted, in order (a resumable upload's
-    /// log of parts sent).
-    log: Option<LevelLog>,
 }
 
-/// The levels an adaptive writer chose, one per chunk in submission order (shared with the
-/// writer's output, which records them beside the frames it sends).
-pub type LevelLog = std::sync::Arc<std::sync::Mutex<Vec<i8>>>;
-
-/// How an adaptive range is sealed: its bounds, the levels its first chunks must take
-/// (`replay`), and where the levels chosen go (`log`).
+/// How an adaptive range is sealed: its bounds (`None`: a fixed level). A resumed upload
+/// never seals a chunk again at an earlier run's level: what it seals is new pieces
+/// (FORMAT.md §14.6), so no level is replayed.
 #[derive(Clone, Debug, Default)]
 pub struct AdaptPlan {
     pub bounds: Option<(i32, i32)>,
-    pub replay: Vec<i8>,
-    pub log: Option<LevelLog>,
 }
 
 impl Adapt {
@@ -53,30 +42,18 @@ impl Adapt {
             write: Default::default(),
             wait: Default::default(),
             waited: Default::default(),
-            replay: Default::default(),
-            log: None,
         }
     }
 
     /// The controller of `plan` (`None` without bounds).
     pub(super) fn of(plan: AdaptPlan) -> Option<Self> {
         let (min, max) = plan.bounds?;
-        let mut a = Adapt::new(min, max);
-        a.replay = plan.replay.iter().map(|&l| i32::from(l)).collect();
-        a.log = plan.log;
-        Some(a)
+        Some(Adapt::new(min, max))
     }
 
-    /// The level of the next chunk submitted: the replayed one while any is left, else the
-    /// controller's; recorded in the log.
+    /// The level of the next chunk submitted.
     pub(super) fn next_level(&mut self) -> i32 {
-        let level = self.replay.pop_front().unwrap_or(self.level);
-        if let Some(log) = &self.log {
-            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
-            // Levels are zstd's, -100..=22 (EncryptOptions::adapt checks them).
-            log.push(level.clamp(i8::MIN.into(), i8::MAX.into()) as i8);
-        }
-        level
+        self.level
     }
 
     /// Takes in the times of the chunk `index` just written; `next` is the index the next

@@ -29,11 +29,10 @@ mod trailer;
 
 use super::options::EncryptOptions;
 use adapt::Adapt;
-pub(crate) use adapt::{AdaptPlan, LevelLog};
-pub(crate) use pieces::PiecePlan;
+pub(crate) use adapt::AdaptPlan;
 pub use pieces::{seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, PieceRef};
+pub(crate) use pieces::{seal_pieces_adapting, PiecePlan};
 pub(crate) use sealer::{padding_plan, sealed_header, Job, Sealed, Sealer};
-pub(crate) use split::seal_range_adapting;
 pub use split::{seal_range, RangeWriter, SplitSeal};
 pub use task::{RangeResult, TaskKey};
 

@@ -11,7 +11,7 @@ use rand_core::{CryptoRng, RngCore};
 use zeroize::Zeroizing;
 
 use super::split::{seal_range_in, RangeWriter};
-use super::TaskKey;
+use super::{AdaptPlan, TaskKey};
 use crate::crypto::aead::{Cipher, PayloadCipher};
 use crate::error::{Error, Result};
 use crate::format;
@@ -173,6 +173,32 @@ pub fn seal_pieces_with_rng<W: Write>(
     threads: Threads,
     rng: &mut (impl RngCore + CryptoRng),
 ) -> Result<RangeWriter<W>> {
+    let run = (first_chunk, len, piece_chunks);
+    seal_pieces_in(key, run, w, threads, Default::default(), rng)
+}
+
+/// [`seal_pieces`] with an adaptive level between `plan`'s bounds (a
+/// [`SplitSeal::sequential`](super::SplitSeal::sequential) key), following this run's output:
+/// a resumable upload's (FORMAT.md §14.6).
+pub(crate) fn seal_pieces_adapting<W: Write>(
+    key: &TaskKey,
+    (first_chunk, len, piece_chunks): (u64, u64, u64),
+    w: W,
+    threads: Threads,
+    plan: AdaptPlan,
+) -> Result<RangeWriter<W>> {
+    let run = (first_chunk, len, piece_chunks);
+    seal_pieces_in(key, run, w, threads, plan, &mut rand_core::OsRng)
+}
+
+fn seal_pieces_in<W: Write>(
+    key: &TaskKey,
+    (first_chunk, len, piece_chunks): (u64, u64, u64),
+    w: W,
+    threads: Threads,
+    plan: AdaptPlan,
+    rng: &mut (impl RngCore + CryptoRng),
+) -> Result<RangeWriter<W>> {
     if !key.is_pieced() {
         return Err(Error::InvalidOption(
             "a piece belongs to a pieced file: make its key with SplitSeal::pieced".into(),
@@ -191,13 +217,6 @@ pub fn seal_pieces_with_rng<W: Write>(
             id
         })
         .collect();
-    let plan = key.piece_plan(first_chunk, chunks, piece_chunks, ids);
-    seal_range_in(
-        key,
-        first_chunk,
-        w,
-        threads,
-        Default::default(),
-        Some((plan, len)),
-    )
+    let pieces = key.piece_plan(first_chunk, chunks, piece_chunks, ids);
+    seal_range_in(key, first_chunk, w, threads, plan, Some((pieces, len)))
 }

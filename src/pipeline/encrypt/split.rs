@@ -78,12 +78,15 @@ impl SplitSeal {
     /// resumable upload, docs/OBJECTS.md §7): an adaptive level is allowed, since one output's
     /// speed is followed, and the header records its highest level as a whole writer's does
     /// (each range is then sealed with [`seal_range_adapting`]); signing keys are allowed, and
-    /// the trailer holds their signature frames over the merged digest.
+    /// the trailer holds their signature frames over the merged digest. `pieced`: the ranges
+    /// are runs of pieces ([`seal_pieces_adapting`](super::seal_pieces_adapting)), as a
+    /// resumable upload's are (FORMAT.md §14.6).
     pub(crate) fn sequential(
         recipients: &[&dyn Recipient],
         opts: &EncryptOptions,
+        pieced: bool,
     ) -> Result<(Self, Vec<u8>)> {
-        Self::build(recipients, opts, &mut rand_core::OsRng, true, false)
+        Self::build(recipients, opts, &mut rand_core::OsRng, true, pieced)
     }
 
     fn build(
@@ -426,8 +429,7 @@ pub fn seal_range<W: Write>(
 }
 
 /// [`seal_range`] with an adaptive level between `plan`'s bounds (a [`SplitSeal::sequential`]
-/// key, whose codec is zstd at the highest level), following this range's output; its first
-/// chunks take the plan's replayed levels, and every level chosen goes to its log.
+/// key, whose codec is zstd at the highest level), following this range's output.
 pub(crate) fn seal_range_adapting<W: Write>(
     key: &TaskKey,
     first_chunk: u64,
@@ -492,12 +494,11 @@ mod tests {
     fn an_adaptive_range_needs_a_key_that_records_its_highest_level() {
         let pw = crate::pipeline::cheap_passphrase();
         let opts = EncryptOptions::default().codec(Codec::Zstd(3)).adapt(1, 6);
-        let (split, _) = SplitSeal::sequential(&[&pw], &opts).unwrap();
+        let (split, _) = SplitSeal::sequential(&[&pw], &opts, false).unwrap();
         let key = split.task_key();
         assert_eq!(key.codec, Codec::Zstd(6));
         let plan = |bounds| AdaptPlan {
             bounds: Some(bounds),
-            ..AdaptPlan::default()
         };
         assert!(seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), plan((1, 6))).is_ok());
         let e = seal_range_adapting(key, 0, Vec::new(), Threads::Count(1), plan((1, 9)))

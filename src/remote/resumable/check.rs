@@ -8,10 +8,10 @@ use std::io;
 use object_store::multipart::PartId;
 
 use super::cutter::each_piece;
-use super::record::{PartRecord, Record, SourceId};
+use super::record::{PartRecord, PieceRecord, Record, SourceId};
 use crate::format::Header;
 use crate::hash::{ChunkHash, HashAlg};
-use crate::pipeline::{EncryptOptions, RangeResult, TaskKey};
+use crate::pipeline::{EncryptOptions, PieceRef, RangeResult, TaskKey};
 use crate::remote::s3::ListedPart;
 
 /// Why a resume cannot go on.
@@ -163,15 +163,16 @@ pub(super) fn listed(
     Ok(kept)
 }
 
-/// Reads the plaintext of the kept parts again: each part's BLAKE3 must be the journal's.
-/// Returns the kept chunks as one range (their frames' lengths and, with a BLAKE3 digest,
-/// their chaining values), from chunk 0.
+/// Reads the kept `parts`' plaintext again from `file` (`len` bytes, chunks of `chunk_size`),
+/// checks each part's BLAKE3 against the journal's, and returns what the trailer needs of
+/// them: one range (a version-1 upload's), or one range a piece (a pieced upload's, whose
+/// every part lists its pieces); none without parts.
 pub(super) fn reread(
     file: &File,
     parts: &[PartRecord],
     (len, chunk_size): (u64, u64),
-    hash: HashAlg,
-) -> Result<RangeResult, Refusal> {
+    (hash, pieced): (HashAlg, bool),
+) -> Result<Vec<RangeResult>, Refusal> {
     let io = |e: io::Error| Refusal::Job(format!("reading the source again: {e}"));
     let mut kept = RangeResult {
         first_chunk: 0,
@@ -181,6 +182,7 @@ pub(super) fn reread(
         root_if_alone: None,
         piece: None,
     };
+    let mut pieces = Vec::new();
     for p in parts {
         let lens = p.lens().map_err(io)?;
         let first = kept.body_lens.len() as u64;
@@ -190,6 +192,17 @@ pub(super) fn reread(
                 p.number, p.first_chunk
             )));
         }
+        let listed = p.piece_list().map_err(io)?;
+        if listed.is_empty() == pieced {
+            return Err(Refusal::Job(format!(
+                "the journal's part {} {} pieces, and its header says the file {} pieced: the \
+                 journal is damaged",
+                p.number,
+                if pieced { "lists no" } else { "lists" },
+                if pieced { "is" } else { "is not" }
+            )));
+        }
+        pieces.extend(listed);
         let end = ((first + lens.len() as u64) * chunk_size).min(len);
         let start = (first * chunk_size).min(end);
         let digest = hash_chunks(
@@ -210,7 +223,38 @@ pub(super) fn reread(
         kept.plaintext_len += end - start;
         kept.body_lens.extend(lens);
     }
-    Ok(kept)
+    Ok(match (parts.is_empty(), pieced) {
+        (true, _) => Vec::new(),
+        (false, false) => vec![kept],
+        (false, true) => per_piece(&kept, &pieces, (len, chunk_size)),
+    })
+}
+
+/// The kept chunks' range cut into the pieces that hold them (each piece's frame count checked
+/// against its part's frames when the journal was read).
+fn per_piece(kept: &RangeResult, pieces: &[PieceRecord], (len, c): (u64, u64)) -> Vec<RangeResult> {
+    let mut at = 0usize;
+    pieces
+        .iter()
+        .map(|p| {
+            let n = p.frames as usize;
+            let first = at as u64;
+            let cvs = kept.chaining_values.get(at..at + n).unwrap_or_default();
+            let r = RangeResult {
+                first_chunk: first,
+                plaintext_len: ((first + n as u64) * c).min(len) - (first * c).min(len),
+                body_lens: kept.body_lens[at..at + n].to_vec(),
+                chaining_values: cvs.to_vec(),
+                root_if_alone: if at == 0 { kept.root_if_alone } else { None },
+                piece: Some(PieceRef {
+                    id: p.id,
+                    last_tag: p.last_tag,
+                }),
+            };
+            at += n;
+            r
+        })
+        .collect()
 }
 
 /// Reads `count` chunks from `first` once: returns the BLAKE3 of their plaintext (hex), and
@@ -258,6 +302,7 @@ mod tests {
             sealed_blake3: String::new(),
             levels: String::new(),
             end: false,
+            pieces: String::new(),
         }
     }
 

@@ -1,5 +1,6 @@
-//! [`Cutter`]: the sealed bytes of a resumable upload cut into parts at frame boundaries
-//! (docs/OBJECTS.md §7), uploaded at most `parts_in_flight` at once, and each part the store
+//! [`Cutter`]: the sealed bytes of a resumable upload cut into parts (docs/OBJECTS.md §7) at
+//! frame boundaries (a version-1 container's) or before a piece's marker (a pieced one's,
+//! FORMAT.md §14.6), uploaded at most `parts_in_flight` at once, and each part the store
 //! acknowledges recorded in the journal, in order.
 
 use std::collections::{HashMap, VecDeque};
@@ -14,9 +15,8 @@ use object_store::PutPayload;
 
 use super::super::upload::Upload;
 use super::super::{block_on, spawn, Object};
-use super::record::{to_hex, PartRecord, Record};
-use crate::format::FRAME_HEADER_LEN;
-use crate::pipeline::LevelLog;
+use super::record::{to_hex, PartRecord, PieceRecord, Record};
+use crate::format::{FrameKind, FRAME_HEADER_LEN};
 
 /// How often, at most, the journal is written while parts are acknowledged.
 const JOURNAL_EVERY: Duration = Duration::from_secs(1);
@@ -45,10 +45,16 @@ pub(super) struct Cutter {
     buf: Vec<u8>,
     /// Cutting at frame ends (the frames of the range); `false` for the container's end.
     in_frames: bool,
-    /// The frame header being read, and once it is read the frame's body length and the bytes
-    /// left of it.
+    /// The container is pieced: parts are cut before a marker, and hold whole pieces.
+    pieced: bool,
+    /// The pieces of the part being filled (encoded [`PieceRecord`]s), and the piece whose
+    /// frames are being read.
+    part_pieces: Vec<u8>,
+    piece: Option<PieceRecord>,
+    /// The frame header being read, and once it is read the frame's kind, its body length and
+    /// the bytes left of it.
     head: Vec<u8>,
-    body_left: Option<(u32, usize)>,
+    body_left: Option<(Option<FrameKind>, u32, usize)>,
     /// The first chunk of the part being filled, its frames' body lengths, the next chunk.
     part_first_chunk: u64,
     part_lens: Vec<u8>,
@@ -66,9 +72,6 @@ pub(super) struct Cutter {
     /// What the log says a run of this job may have sent under each part number (this run's
     /// parts are added as they are logged): a part sealed again must be byte for byte that.
     before: HashMap<u32, PartRecord>,
-    /// The adaptive level of each chunk sealed by this run, from chunk `levels_from`.
-    levels: Option<LevelLog>,
-    levels_from: u64,
     /// Why this run stopped: a part would have gone out with other bytes under a number (so
     /// under nonces) a run before may have sent.
     pub(super) differs: Option<String>,
@@ -96,6 +99,9 @@ impl Cutter {
             part_size,
             buf: Vec::with_capacity(part_size),
             in_frames: true,
+            pieced: false,
+            part_pieces: Vec::new(),
+            piece: None,
             head: Vec::with_capacity(FRAME_HEADER_LEN),
             body_left: None,
             part_first_chunk: first_chunk,
@@ -110,32 +116,30 @@ impl Cutter {
             plain,
             sent,
             before: HashMap::new(),
-            levels: None,
-            levels_from: first_chunk,
             differs: None,
             uploaded: 0,
             chunks: 0,
         }
     }
 
-    /// The parts the log says earlier runs may have sent (a resume), and where this run's
-    /// adaptive levels are recorded.
-    pub(super) fn with_log(mut self, before: Vec<PartRecord>, levels: Option<LevelLog>) -> Self {
+    /// The parts the log says earlier runs may have sent (a resume).
+    pub(super) fn with_log(mut self, before: Vec<PartRecord>) -> Self {
         for p in before {
             self.before.entry(p.number).or_insert(p);
         }
-        self.levels = levels;
+        self
+    }
+
+    /// The container is pieced (FORMAT.md §14.6): parts end before a piece's marker, once they
+    /// hold `part_size` bytes.
+    pub(super) fn pieced(mut self) -> Self {
+        self.pieced = true;
         self
     }
 
     /// Bytes that precede the frames (the header), in the first part.
     pub(super) fn write_lead(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
-    }
-
-    /// From now on the bytes are the container's end: cut by size alone, not journaled.
-    pub(super) fn end_frames(&mut self) {
-        self.in_frames = false;
     }
 
     /// Sends what is left as the last part, waits for every part, and returns them all.
@@ -162,11 +166,48 @@ impl Cutter {
         self.record.clone()
     }
 
-    fn frame_ended(&mut self, body_len: u32) -> io::Result<()> {
+    /// A frame's header `h`, of a frame of `kind`, was read: a pieced container's part is cut
+    /// before a piece's marker or the end marker once it holds `part_size` bytes, and the end
+    /// marker (a version-1 container's final frame) begins the container's end.
+    fn frame_begins(&mut self, kind: Option<FrameKind>, h: &[u8]) -> io::Result<()> {
+        match kind {
+            Some(FrameKind::Marker | FrameKind::EndMarker) if self.pieced => {
+                if let Some(p) = self.piece.take() {
+                    self.part_pieces.extend_from_slice(&p.encode());
+                }
+                if self.buf.len() >= self.part_size && !self.part_pieces.is_empty() {
+                    self.send(true)?;
+                }
+                self.in_frames = kind == Some(FrameKind::Marker);
+            }
+            // The container's end (a rotation writes it in the same stream).
+            Some(FrameKind::Final) => self.in_frames = false,
+            _ => {}
+        }
+        self.buf.extend_from_slice(h);
+        Ok(())
+    }
+
+    fn frame_ended(&mut self, kind: Option<FrameKind>, body_len: u32) -> io::Result<()> {
+        // A frame's last 16 bytes: a marker's id, a data frame's tag.
+        let at = self.buf.len().saturating_sub(16);
+        let tail: [u8; 16] = self.buf[at..].try_into().unwrap_or_default();
+        if self.pieced && kind == Some(FrameKind::Marker) {
+            self.piece = Some(PieceRecord {
+                id: tail,
+                frames: 0,
+                last_tag: [0; 16],
+            });
+            return Ok(());
+        }
+        if let Some(p) = &mut self.piece {
+            p.frames += 1;
+            p.last_tag = tail;
+        }
         self.part_lens.extend_from_slice(&body_len.to_le_bytes());
         self.next_chunk += 1;
         self.chunks += 1;
-        if self.buf.len() >= self.part_size {
+        if !self.pieced && self.buf.len() >= self.part_size {
             self.send(true)?;
         }
         Ok(())
@@ -183,7 +224,10 @@ impl Cutter {
             None
         };
         let logged = self.logged(record.as_ref());
+        // A pieced part sent again under its number holds new pieces, under keys of their
+        // own: other bytes, and never a nonce used before (FORMAT.md §14.6).
         let again = match self.before.get(&logged.number) {
+            _ if self.pieced => false,
             Some(b) if b.len == logged.len && b.sealed_blake3 == logged.sealed_blake3 => true,
             Some(b) => {
                 let why = format!(
@@ -228,6 +272,7 @@ impl Cutter {
         });
         self.part_first_chunk = self.next_chunk;
         self.part_lens.clear();
+        self.part_pieces.clear();
         Ok(())
     }
 
@@ -253,42 +298,25 @@ impl Cutter {
             sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
             levels: String::new(),
             end: false,
+            pieces: to_hex(&self.part_pieces),
         })
     }
 
-    /// The adaptive levels of `chunks` (hex of signed bytes; empty without an adaptive level).
-    fn levels_of(&self, chunks: std::ops::Range<u64>) -> String {
-        let Some(log) = &self.levels else {
-            return String::new();
-        };
-        let log = log.lock().unwrap_or_else(|p| p.into_inner());
-        let from = chunks.start.saturating_sub(self.levels_from) as usize;
-        let to = chunks.end.saturating_sub(self.levels_from) as usize;
-        let levels = log.get(from..to.min(log.len())).unwrap_or_default();
-        to_hex(&levels.iter().map(|&l| l as u8).collect::<Vec<u8>>())
-    }
-
-    /// The log's entry for the part being sent: the journal's `record` of a part of frames,
-    /// with its frames' adaptive levels; a part of the container's end by its bytes alone.
+    /// The log's entry for the part being sent: the journal's `record` of a part of frames; a
+    /// part of the container's end by its bytes alone (the first such part also holds the last
+    /// frames, whose chunks are recorded).
     fn logged(&self, record: Option<&PartRecord>) -> PartRecord {
         match record {
-            Some(r) => {
-                let mut r = r.clone();
-                r.levels = self.levels_of(self.part_first_chunk..self.next_chunk);
-                r
-            }
-            // The container's end; the first such part also holds the range's last frames,
-            // whose chunks and levels are recorded (a resume replays those levels too).
+            Some(r) => r.clone(),
             None => PartRecord {
                 number: self.next_number,
-                etag: String::new(),
                 len: self.buf.len() as u64,
                 first_chunk: self.part_first_chunk,
                 body_lens: to_hex(&self.part_lens),
-                plain_blake3: String::new(),
                 sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
-                levels: self.levels_of(self.part_first_chunk..self.next_chunk),
                 end: true,
+                pieces: to_hex(&self.part_pieces),
+                ..PartRecord::default()
             },
         }
     }
@@ -347,30 +375,29 @@ impl Write for Cutter {
                 None => {
                     let n = (FRAME_HEADER_LEN - self.head.len()).min(rest.len());
                     self.head.extend_from_slice(&rest[..n]);
-                    self.buf.extend_from_slice(&rest[..n]);
                     rest = &rest[n..];
                     if let Ok(h) = <[u8; FRAME_HEADER_LEN]>::try_from(self.head.as_slice()) {
                         let (kind, len) = crate::format::frame::parse_frame_header(&h);
                         self.head.clear();
-                        if kind == Some(crate::format::FrameKind::Final) {
-                            // The container's end (a rotation writes it in the same stream).
-                            self.in_frames = false;
+                        self.frame_begins(kind, &h)?;
+                        if !self.in_frames {
+                            // The rest is the container's end, cut by size above.
                         } else if len == 0 {
-                            self.frame_ended(0)?;
+                            self.frame_ended(kind, 0)?;
                         } else {
-                            self.body_left = Some((len, len as usize));
+                            self.body_left = Some((kind, len, len as usize));
                         }
                     }
                 }
-                Some((len, left)) => {
+                Some((kind, len, left)) => {
                     let n = left.min(rest.len());
                     self.buf.extend_from_slice(&rest[..n]);
                     rest = &rest[n..];
                     if n == left {
                         self.body_left = None;
-                        self.frame_ended(len)?;
+                        self.frame_ended(kind, len)?;
                     } else {
-                        self.body_left = Some((len, left - n));
+                        self.body_left = Some((kind, len, left - n));
                     }
                 }
             }

@@ -7,7 +7,7 @@ use std::io;
 use object_store::multipart::PartId;
 
 use super::check::{self, Refusal};
-use super::record::{by_number, PartRecord, Record};
+use super::record::{PartRecord, Record};
 use crate::remote::own::uncommitted_blocks;
 use crate::remote::s3::{ListedPart, S3};
 use crate::remote::{block_on, Object, Own};
@@ -20,8 +20,10 @@ use std::collections::HashMap;
 /// The journal is written at most once a second, and not after a part failed, so the store
 /// may hold parts after the journal's: on S3 and GCS, each part of frames that the log of
 /// parts `sent` names next, in order, and that the store lists with the logged size, is taken
-/// into `rec` as kept (every send under one number is the same bytes, which the log ensures),
-/// so that a resume sends only what the store lacks.
+/// into `rec` as kept, so that a resume sends only what the store lacks. A version-1 upload's
+/// sends under one number are the same bytes, which the log ensures. A pieced upload's hold
+/// other pieces each, so its part is taken only when the log names one send under its number:
+/// after two, the store's part could be either, and it is sent again, as new pieces.
 pub(super) fn kept_parts(
     obj: &std::sync::Arc<Object>,
     rec: &mut Record,
@@ -78,22 +80,26 @@ fn extend(rec: &mut Record, sent: &[PartRecord], listed: &[ListedPart]) {
         });
         (rec.parts.len() as u32 + 1, chunk)
     };
-    let (sent, listed): (_, HashMap<u32, &ListedPart>) = (
-        by_number(sent),
-        listed.iter().map(|l| (l.number, l)).collect(),
-    );
+    let listed: HashMap<u32, &ListedPart> = listed.iter().map(|l| (l.number, l)).collect();
+    let mut sends: HashMap<u32, Vec<&PartRecord>> = HashMap::new();
+    for p in sent {
+        sends.entry(p.number).or_default().push(p);
+    }
     loop {
         let (number, Some(chunk)) = next(rec) else {
             return;
         };
-        let logged = sent
-            .get(&number)
-            .copied()
-            .filter(|p| !p.end && p.first_chunk == chunk);
-        let held = listed.get(&number).copied();
-        match (logged, held) {
-            (Some(p), Some(l)) if l.size == p.len && !p.plain_blake3.is_empty() => {
-                let mut p = p.clone();
+        let Some(l) = listed.get(&number) else {
+            return;
+        };
+        let under = sends.get(&number).map_or(&[][..], Vec::as_slice);
+        let logged = under.iter().find(|p| {
+            let one = p.pieces.is_empty() || under.len() == 1;
+            one && l.size == p.len && !p.end && p.first_chunk == chunk
+        });
+        match logged {
+            Some(p) if !p.plain_blake3.is_empty() => {
+                let mut p = (*p).clone();
                 p.etag = l.e_tag.trim_matches('"').to_string();
                 p.levels.clear();
                 rec.parts.push(p);
@@ -118,4 +124,105 @@ pub(super) fn by_block_id(journal: &[PartRecord], blocks: &[(String, u64)]) -> V
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{Origin, PieceRecord, SourceId};
+    use super::*;
+
+    /// A part of frames from `first_chunk` with `frames` frames of 16 bytes, `len` bytes, as the
+    /// log has it; `pieced`: holding one piece.
+    fn sent(number: u32, (first_chunk, frames, len): (u64, u32, u64), pieced: bool) -> PartRecord {
+        let piece = PieceRecord {
+            id: [number as u8; 16],
+            frames,
+            last_tag: [7; 16],
+        };
+        PartRecord {
+            number,
+            len,
+            first_chunk,
+            body_lens: super::super::record::to_hex(&16u32.to_le_bytes().repeat(frames as usize)),
+            plain_blake3: "ab".into(),
+            pieces: match pieced {
+                true => super::super::record::to_hex(&piece.encode()),
+                false => String::new(),
+            },
+            ..PartRecord::default()
+        }
+    }
+
+    fn record() -> Record {
+        let id = SourceId {
+            path: "/src".into(),
+            dev: 1,
+            inode: 2,
+            size: 100,
+            mtime_ns: 3,
+        };
+        let origin = Origin::File {
+            id,
+            options: String::new(),
+            overwrite: false,
+        };
+        Record::new(("s3://b/k", "u"), origin, "r", (b"h", b"k"), 10)
+    }
+
+    fn listed(number: u32, size: u64) -> ListedPart {
+        ListedPart {
+            number,
+            e_tag: format!("\"e{number}\""),
+            size,
+        }
+    }
+
+    /// Parts past the journal are taken from the log when the store lists them with the logged
+    /// size, in order; a pieced part only when one send under its number was logged (two runs
+    /// that sent it hold other pieces each, and the store's could be either), a version-1 part
+    /// whatever the sends (each was the same bytes).
+    #[test]
+    fn parts_past_the_journal_are_kept_only_when_the_log_names_them_alone() {
+        let store = [listed(1, 30), listed(2, 40), listed(3, 50)];
+        for pieced in [true, false] {
+            let log = [
+                sent(1, (0, 2, 30), pieced),
+                sent(2, (2, 2, 40), pieced),
+                sent(3, (4, 1, 50), pieced),
+            ];
+            let mut rec = record();
+            extend(&mut rec, &log, &store);
+            let kept: Vec<(u32, &str)> = rec
+                .parts
+                .iter()
+                .map(|p| (p.number, p.etag.as_str()))
+                .collect();
+            assert_eq!(kept, [(1, "e1"), (2, "e2"), (3, "e3")], "pieced {pieced}");
+
+            // Part 2 sent twice (a resumed run sent it again, then was cut too).
+            let mut twice = log.to_vec();
+            twice.push(sent(2, (2, 2, 40), pieced));
+            let mut rec = record();
+            extend(&mut rec, &twice, &store);
+            let kept: Vec<u32> = rec.parts.iter().map(|p| p.number).collect();
+            match pieced {
+                true => assert_eq!(kept, [1], "the store's part 2 could be either send"),
+                false => assert_eq!(kept, [1, 2, 3], "the same bytes either way"),
+            }
+
+            // Another size at the store, or a part that does not follow: the log stops there.
+            let mut rec = record();
+            extend(
+                &mut rec,
+                &log,
+                &[listed(1, 30), listed(2, 41), listed(3, 50)],
+            );
+            assert_eq!(rec.parts.len(), 1);
+            let mut gap = log.to_vec();
+            gap[1].first_chunk = 3;
+            let mut rec = record();
+            extend(&mut rec, &gap, &store);
+            assert_eq!(rec.parts.len(), 1);
+        }
+    }
 }

@@ -33,8 +33,7 @@ use super::{writer::first_part_size, Object, Remote, Replace, Scheme};
 use crate::crypto::Recipient;
 use crate::hash::HashAlg;
 use crate::pipeline::{
-    seal_range_adapting, AdaptPlan, EncryptOptions, Format, LevelLog, RangeResult, SplitSeal,
-    TaskKey,
+    seal_pieces_adapting, AdaptPlan, EncryptOptions, Format, RangeResult, SplitSeal, TaskKey,
 };
 use crate::resume::journal;
 
@@ -147,7 +146,9 @@ impl Remote {
             return Err(obj.exists());
         }
         let part_size = self.part_size_for(id.size) as u64;
-        let (split, header) = SplitSeal::sequential(job.recipients, job.opts)?;
+        // Pieced (FORMAT.md §14.6): whatever a later run seals is a new piece under a key of
+        // its own, so no position is ever sealed twice.
+        let (split, header) = SplitSeal::sequential(job.recipients, job.opts, true)?;
         let upload = Upload::start(obj)?;
         let origin = Origin::File {
             id,
@@ -165,7 +166,7 @@ impl Remote {
         let rec = begin_journal(&upload, rec)?;
         let start = Start {
             done: Vec::new(),
-            kept: None,
+            kept: Vec::new(),
             lead: Some(header),
             sent: Vec::new(),
         };
@@ -215,31 +216,42 @@ impl Remote {
                  by an older zseal, or its log of parts sent is damaged)",
             );
         };
-        let done = listing::kept_parts(obj, &mut rec, &sent)?.map_err(refused)?;
-        let chunk_size = job.opts.chunk_size as u64;
-        let kept = check::reread(&file, &rec.parts, (now.size, chunk_size), job.opts.hash)
-            .map_err(refused)?;
         let header = from_hex(&rec.header).ok_or_else(|| end_job(obj, &rec, "damaged header"))?;
         let key = from_hex(&rec.key)
             .and_then(|k| TaskKey::from_bytes(&zeroize::Zeroizing::new(k)).ok())
             .ok_or_else(|| end_job(obj, &rec, "the journal's key cannot be read"))?;
         check::header(&header, &key, job.opts).map_err(refused)?;
+        if !key.is_pieced() {
+            // Its runs seal each chunk at its position under one key: nothing but the
+            // byte-for-byte rule kept a resumed run from sealing a position twice, and pieces
+            // make that rule unnecessary. Ended and sealed anew, pieced.
+            if let Ok(up) = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone()) {
+                up.abort();
+            }
+            return self.restart(
+                job,
+                &rec,
+                "it was begun by a zseal before pieces (docs/FORMAT.md §14), whose resumed runs \
+                 seal each chunk again at its place under the same key",
+            );
+        }
+        let done = listing::kept_parts(obj, &mut rec, &sent)?.map_err(refused)?;
+        let chunk_size = job.opts.chunk_size as u64;
+        let kept = check::reread(
+            &file,
+            &rec.parts,
+            (now.size, chunk_size),
+            (job.opts.hash, key.is_pieced()),
+        )
+        .map_err(refused)?;
         let split = SplitSeal::resumed(key, header.len() as u64).signed_by(job.opts.sign.clone());
         let upload = Upload::adopt(obj, rec.upload_id.clone(), rec.marker.clone())?;
         upload.journaled(&obj.url);
-        let start = match rec.parts.is_empty() {
-            true => Start {
-                done,
-                kept: None,
-                lead: Some(header),
-                sent,
-            },
-            false => Start {
-                done,
-                kept: Some(kept),
-                lead: None,
-                sent,
-            },
+        let start = Start {
+            done,
+            lead: kept.is_empty().then_some(header),
+            kept,
+            sent,
         };
         match send(obj, &upload, (split, rec.clone()), (file, start), job)? {
             Sent::Done(done) => Ok(done),
@@ -279,11 +291,11 @@ enum Sent {
     Differs(String),
 }
 
-/// Where a run begins: the parts the store holds (a resume), the range they hold, and what
-/// precedes the frames (the header, when part 1 is to be sent).
+/// Where a run begins: the parts the store holds (a resume), the ranges they hold (one, or a
+/// pieced file's pieces), and what precedes the frames (the header, when part 1 is to be sent).
 struct Start {
     done: Vec<(usize, PartId)>,
-    kept: Option<RangeResult>,
+    kept: Vec<RangeResult>,
     lead: Option<Vec<u8>>,
     /// What the log says earlier runs may have sent.
     sent: Vec<PartRecord>,
@@ -323,13 +335,12 @@ fn send(
     let len = rec.source.size;
     let (first_number, first_chunk) = (
         start.done.len() as u32 + 1,
-        start.kept.as_ref().map_or(0, |k| k.body_lens.len() as u64),
+        start.kept.iter().map(|k| k.body_lens.len() as u64).sum(),
     );
     let parts_kept = start.done.len();
+    let part_size = rec.part_size;
     let plan = AdaptPlan {
         bounds: job.opts.adapt,
-        replay: replayed_levels(&start.sent, first_number, first_chunk),
-        log: job.opts.adapt.map(|_| LevelLog::default()),
     };
     let file = Arc::new(file);
     let plain = Plain {
@@ -346,7 +357,8 @@ fn send(
         Some(plain),
         None,
     )
-    .with_log(start.sent, plan.log.clone());
+    .with_log(start.sent)
+    .pieced();
     if let Some(lead) = &start.lead {
         cutter.write_lead(lead);
     }
@@ -355,7 +367,7 @@ fn send(
         &split,
         &shared,
         (&file, len, first_chunk, start.kept),
-        (job, plan),
+        (job, plan, part_size),
     );
     let finished = sealed.and_then(|(digest, n)| {
         let mut cutter = shared.lock();
@@ -392,62 +404,37 @@ fn send(
     )))
 }
 
-/// The adaptive levels of the frames earlier runs may have sent after the kept parts, from
-/// part `number` and chunk `chunk` on, in order: a resume seals those chunks at the same
-/// levels, so that each such part is made again byte for byte.
-fn replayed_levels(sent: &[PartRecord], mut number: u32, mut chunk: u64) -> Vec<i8> {
-    let sent = record::by_number(sent);
-    let mut levels = Vec::new();
-    // Parts of frames, then the part that holds the last frames and the container's end.
-    while let Some(p) = sent.get(&number) {
-        let (Some(l), Ok(lens)) = (from_hex(&p.levels), p.lens()) else {
-            break;
-        };
-        if p.first_chunk != chunk || l.len() != lens.len() {
-            break;
-        }
-        levels.extend(l.iter().map(|&b| b as i8));
-        if p.end {
-            break;
-        }
-        chunk += lens.len() as u64;
-        number += 1;
-    }
-    levels
-}
-
-/// Seals the file from chunk `first` into `shared`, then the container's end after the `kept`
-/// range; the digest and the plaintext bytes sealed.
+/// Seals the file from chunk `first` into `shared` as a run of pieces of about a quarter of a
+/// part each (FORMAT.md §14.6), then the container's end after the `kept` pieces; the digest
+/// and the plaintext bytes sealed.
 fn seal(
     split: &SplitSeal,
     shared: &Shared,
-    (file, len, first, kept): (&File, u64, u64, Option<RangeResult>),
-    (job, plan): (&SealJob, AdaptPlan),
+    (file, len, first, kept): (&File, u64, u64, Vec<RangeResult>),
+    (job, plan, part_size): (&SealJob, AdaptPlan, u64),
 ) -> io::Result<(Option<String>, u64)> {
     let c = job.opts.chunk_size as u64;
-    let mut w = seal_range_adapting(
-        split.task_key(),
-        first,
-        shared.clone(),
-        job.opts.threads.clone(),
-        plan,
-    )?;
+    let key = split.task_key();
+    let threads = job.opts.threads.clone();
+    let rest = (first * c).min(len)..len;
     let mut n = 0u64;
-    cutter::each_piece(file, (first * c).min(len)..len, |piece| {
-        w.write_all(piece)?;
-        n += piece.len() as u64;
-        if let Some(s) = &job.sealed {
-            s.fetch_add(piece.len() as u64, Ordering::Relaxed);
-        }
-        Ok(())
-    })?;
-    let (_, result) = w.finish_range()?;
-    shared.lock().end_frames();
-    let results = match kept {
-        Some(k) if result.body_lens.is_empty() => vec![k],
-        Some(k) => vec![k, result],
-        None => vec![result],
-    };
+    let mut results = kept;
+    // Every chunk may already be in the parts kept: then only the end is left.
+    if !rest.is_empty() {
+        let per = (part_size / (4 * c)).max(1);
+        let run = (first, rest.end - rest.start, per);
+        let mut w = seal_pieces_adapting(key, run, shared.clone(), threads, plan)?;
+        cutter::each_piece(file, rest, |piece| {
+            w.write_all(piece)?;
+            n += piece.len() as u64;
+            if let Some(s) = &job.sealed {
+                s.fetch_add(piece.len() as u64, Ordering::Relaxed);
+            }
+            Ok(())
+        })?;
+        let (_, pieces) = w.finish_pieces()?;
+        results.extend(pieces);
+    }
     let (_, digest) = split.write_trailer(&results, shared.clone())?;
     Ok((digest, n))
 }

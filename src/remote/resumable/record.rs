@@ -71,7 +71,7 @@ pub(super) struct SourceId {
 }
 
 /// One part the store acknowledged: whole frames, from `first_chunk`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct PartRecord {
     pub(super) number: u32,
     pub(super) etag: String,
@@ -93,6 +93,32 @@ pub(super) struct PartRecord {
     /// A part of the container's end (in the log of parts sent), not of its frames.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(super) end: bool,
+    /// A pieced upload's part (FORMAT.md §14.6): the whole pieces it holds, in order, each its
+    /// id, its frame count (u32, little-endian) and its last frame's tag, hex of 36 bytes a
+    /// piece. Empty in a version-1 upload's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) pieces: String,
+}
+
+/// One piece of a part, as the journal lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PieceRecord {
+    pub(super) id: [u8; 16],
+    pub(super) frames: u32,
+    pub(super) last_tag: [u8; 16],
+}
+
+/// The bytes of a piece in [`PartRecord::pieces`].
+pub(super) const PIECE_RECORD_LEN: usize = 36;
+
+impl PieceRecord {
+    pub(super) fn encode(&self) -> [u8; PIECE_RECORD_LEN] {
+        let mut b = [0u8; PIECE_RECORD_LEN];
+        b[..16].copy_from_slice(&self.id);
+        b[16..20].copy_from_slice(&self.frames.to_le_bytes());
+        b[20..].copy_from_slice(&self.last_tag);
+        b
+    }
 }
 
 impl PartRecord {
@@ -105,16 +131,28 @@ impl PartRecord {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
     }
-}
 
-/// The log's parts by number, the first entry of each (every send under one number is the
-/// same bytes, which the log ensures): looked up once per part, not searched for.
-pub(super) fn by_number(sent: &[PartRecord]) -> std::collections::HashMap<u32, &PartRecord> {
-    let mut map = std::collections::HashMap::with_capacity(sent.len());
-    for p in sent {
-        map.entry(p.number).or_insert(p);
+    /// The pieces it holds (none in a version-1 upload's part). Their frames must be the
+    /// part's, every one at least one.
+    pub(super) fn piece_list(&self) -> io::Result<Vec<PieceRecord>> {
+        let bytes = from_hex(&self.pieces).filter(|b| b.len().is_multiple_of(PIECE_RECORD_LEN));
+        let bytes = bytes.ok_or_else(|| damaged(&format!("part {}'s pieces", self.number)))?;
+        let list: Vec<PieceRecord> = bytes
+            .chunks_exact(PIECE_RECORD_LEN)
+            .map(|c| PieceRecord {
+                id: c[..16].try_into().expect("16 bytes"),
+                frames: u32::from_le_bytes([c[16], c[17], c[18], c[19]]),
+                last_tag: c[20..].try_into().expect("16 bytes"),
+            })
+            .collect();
+        let frames: u64 = list.iter().map(|p| u64::from(p.frames)).sum();
+        if !list.is_empty()
+            && (list.iter().any(|p| p.frames == 0) || frames != self.lens()?.len() as u64)
+        {
+            return Err(damaged(&format!("part {}'s pieces", self.number)));
+        }
+        Ok(list)
     }
-    map
 }
 
 /// What a job reads, which decides how its journal names the source and how the completion
@@ -366,8 +404,30 @@ mod tests {
             sealed_blake3: String::new(),
             levels: String::new(),
             end: false,
+            pieces: String::new(),
         };
         assert_eq!(p.lens().unwrap(), vec![7, 257]);
+        assert_eq!(p.piece_list().unwrap(), vec![], "a version-1 part");
+        // Pieces whose frames are the part's two, and ones that are not.
+        let piece = |frames: u32| PieceRecord {
+            id: [frames as u8; 16],
+            frames,
+            last_tag: [9; 16],
+        };
+        let list = [piece(1), piece(1)];
+        p.pieces = to_hex(&list.iter().flat_map(|x| x.encode()).collect::<Vec<u8>>());
+        assert_eq!(p.piece_list().unwrap(), list);
+        for bad in [
+            vec![piece(2), piece(1)],
+            vec![piece(2), piece(0)],
+            vec![piece(1)],
+        ] {
+            p.pieces = to_hex(&bad.iter().flat_map(|x| x.encode()).collect::<Vec<u8>>());
+            let e = p.piece_list().unwrap_err().to_string();
+            assert!(e.contains("part 3's pieces"), "{e}");
+        }
+        p.pieces = "00".into();
+        assert!(p.piece_list().is_err());
         p.body_lens = "070000".into();
         let e = p.lens().unwrap_err().to_string();
         assert!(

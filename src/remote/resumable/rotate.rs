@@ -316,7 +316,7 @@ fn send(
         None,
         None,
     )
-    .with_log(from.sent, None);
+    .with_log(from.sent);
     if let Some(lead) = &from.lead {
         cutter.write_lead(lead);
     }
