@@ -39,22 +39,38 @@ pub(crate) fn decrypt_file(
         })?;
     py.detach(|| persist(t))
         .map_err(|e| to_py(py, &out_name, e))?;
-    // What the format cannot promise, said each time (issue 59 §4): a crypt4gh v1 file cut at a
-    // segment boundary decrypts without error.
+    unsigned_c4gh_warning(py, &dec, &name)?;
+    Ok(dec.digest_hex())
+}
+
+/// What the format cannot promise, said each time its plaintext is released (issue 59 §4): a
+/// crypt4gh v1 file cut at a segment boundary decrypts without error.
+pub(crate) fn unsigned_c4gh_warning<R: Read>(
+    py: Python<'_>,
+    dec: &zseal::Reader<R>,
+    name: &str,
+) -> PyResult<()> {
     if dec.as_crypt4gh().is_some_and(|c| c.signer().is_none()) {
-        let msg = format!(
-            "{name} is a crypt4gh file: every segment is authenticated, but {}",
-            zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT
-        );
-        let msg = std::ffi::CString::new(msg).unwrap_or_default();
-        PyErr::warn(
+        user_warning(
             py,
-            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-            &msg,
-            1,
+            format!(
+                "{name} is a crypt4gh file: every segment is authenticated, but {}",
+                zseal::format::crypt4gh::describe::UNSIGNED_CAVEAT
+            ),
         )?;
     }
-    Ok(dec.digest_hex())
+    Ok(())
+}
+
+/// A `UserWarning` with `msg`.
+pub(crate) fn user_warning(py: Python<'_>, msg: String) -> PyResult<()> {
+    let msg = std::ffi::CString::new(msg).unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        &msg,
+        1,
+    )
 }
 
 /// An error of the output (not the container), so that the message names the output file.
@@ -70,7 +86,7 @@ impl std::fmt::Display for OutputError {
 impl std::error::Error for OutputError {}
 
 /// A writer whose errors are marked as the output's.
-pub(crate) struct Output<W>(W);
+pub(crate) struct Output<W>(pub(crate) W);
 
 impl<W: Write> Write for Output<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -19,6 +19,7 @@ mod records;
 mod source;
 mod split;
 mod split_open;
+mod transfers;
 mod writer;
 
 use std::collections::HashMap;
@@ -61,6 +62,10 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(transfers::download, m)?)?;
+    m.add_function(wrap_pyfunction!(transfers::upload, m)?)?;
+    m.add_function(wrap_pyfunction!(transfers::pending, m)?)?;
+    m.add_function(wrap_pyfunction!(transfers::abort, m)?)?;
     m.add_class::<split::SplitSeal>()?;
     m.add_class::<split::SharedUpload>()?;
     m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;

@@ -94,8 +94,8 @@ pub(crate) fn persist(t: TempOutput) -> zseal::Result<()> {
     })
 }
 
-/// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`).
-#[derive(Default)]
+/// The keyword arguments every encrypting call takes (`Writer`, `encrypt_file`, `upload`).
+#[derive(Clone, Default)]
 pub(crate) struct EncryptArgs {
     pub(crate) recipients: Option<Vec<String>>,
     /// Files of recipients, one a line (`recipients_file=`, the command line's `-R`).
@@ -199,6 +199,26 @@ impl EncryptArgs {
             to.extend(c4gh::read_recipients_file(f)?);
         }
         zseal::Writer::crypt4gh(sink, &to, &self.options()?)
+    }
+
+    /// Who these arguments seal for, as a resumable upload's journal compares it (the command
+    /// line's `-r` and `-R` give the same for the same recipients).
+    pub(crate) fn recipients_id(&self) -> zseal::Result<String> {
+        let mut texts = Vec::new();
+        for r in self.recipients.iter().flatten() {
+            texts.push(
+                AgeRecipient::parse_with(r, crate::keys::KeyPrompt::None)?
+                    .as_str()
+                    .to_string(),
+            );
+        }
+        for f in &self.recipients_files {
+            let read = recipients::read_recipients_file_with(f, crate::keys::KeyPrompt::None)?;
+            texts.extend(read.iter().map(|r| r.as_str().to_string()));
+        }
+        Ok(zseal::remote::recipients_id(
+            texts.iter().map(String::as_str),
+        ))
     }
 
     /// The recipients and the options these arguments name.

@@ -67,6 +67,45 @@ def encrypt_file(
     whole-plaintext digest (hex, as b3sum or xxhsum -H3 print it), or None for hash="none" and
     for an age file."""
 
+def upload(
+    src: _Path,
+    url: str,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    threads: int | None = None,
+    **seal: Unpack[SealOptions],
+) -> dict[str, Any]:
+    """Encrypts the regular file src into the object at url (s3://, gs://, az://) as
+    `zseal encrypt SRC -o URL [--resume]` does: an upload larger than a part keeps a journal
+    (shared with the command line), a cut one stays pending, and resume=True sends only what the
+    store lacks. Returns {"journaled", "parts_kept", "parts_sent", "sealed", "uploaded",
+    "digest", "restarted"} (only "journaled" and "digest" for an upload without a journal)."""
+
+def download(
+    url: str,
+    dst: _Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    threads: int | None = None,
+    **keys: Unpack[OpenOptions],
+) -> str | None:
+    """Decrypts the object at url into the regular file dst through DST.zseal-partial and a
+    journal, as `zseal decrypt URL -o DST [--resume]` does: a cut run keeps what it
+    authenticated (said in the exception's note), and resume=True fetches only the rest. dst
+    appears only when all of it verified. Returns the whole-plaintext digest, or None."""
+
+def pending() -> list[dict[str, Any]]:
+    """The pending uploads and downloads of this user, as `zseal resume --list` shows them: each
+    a dict with "kind" ("upload" or "download") and "url"; an upload's "source", "parts",
+    "bytes_sent", "source_size"; a download's "destination", "bytes_kept", "object_size"; both
+    "updated" (Unix seconds)."""
+
+def abort(url: str) -> None:
+    """Ends the pending upload into url (`zseal resume --abort URL`): the store's upload is
+    aborted and the journal removed."""
+
 def decrypt_file(
     src: _Path,
     dst: _Path,

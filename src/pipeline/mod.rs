@@ -44,6 +44,8 @@ pub use encrypt::{
     seal_piece, seal_piece_with_rng, seal_pieces, seal_pieces_with_rng, seal_range, ContainerSink,
     Encryptor, PieceRef, RangeResult, RangeWriter, SplitSeal, TaskKey,
 };
+// A resumable upload's writer (`remote/resumable`).
+#[cfg(feature = "remote")]
 pub(crate) use encrypt::{seal_pieces_adapting, AdaptPlan};
 pub use options::{DecryptOptions, EncryptOptions, KeyNeeded};
 pub use rekey::{RekeyOptions, RekeyReport, Rekeyed, Rotation};

@@ -46,8 +46,8 @@ pub use parts::{PartPlan, PartTicket, PartWriter, SharedUpload, TaskParts, HEAD_
 pub use reader::{FetchStats, ReadMode, RemoteReader, MIN_FETCH};
 pub use rekey::{rekey_in_place, replace_head, HeadRewrite, ObjectRekey};
 pub use resumable::{
-    abort_pending, pending_upload, pending_uploads, Ended, PendingUpload, RotateJob, SealJob,
-    UploadDone,
+    abort_pending, pending_upload, pending_uploads, recipients_id, Ended, PendingUpload, RotateJob,
+    SealJob, UploadDone,
 };
 #[cfg(feature = "gateway")]
 pub(crate) use root::StoreRoot;

@@ -200,8 +200,8 @@ fn decrypt(
             );
         }
     }
-    let ask = crate::download::Ask {
-        input: input_name,
+    let ask = zseal::resume::download::Ask {
+        url: input_name.and_then(crate::files::url_of),
         output: output_name,
         resume: a.resume,
         force: c.force,
@@ -220,7 +220,7 @@ fn decrypt(
         crypt4gh_signature: a.signature.as_deref(),
         signers,
     };
-    if let Some(download) = crate::download::Download::plan(&ask, &input)? {
+    if let Some(download) = zseal::resume::download::Download::plan(&ask, &input)? {
         let size = input.size();
         let reader = keys.open(input)?;
         return resumable(a, download, (reader, &what, size), plan, &counters);
@@ -277,7 +277,7 @@ fn decrypt(
 /// leaves for `--resume` (download.rs).
 fn resumable(
     a: &Args,
-    download: crate::download::Download,
+    download: zseal::resume::download::Download,
     (mut reader, what, size): (zseal::Reader<zseal::transfer::Source>, &str, Option<u64>),
     plan: zseal::transfer::ReadPlan,
     counters: &Counters,
@@ -294,22 +294,27 @@ fn resumable(
         size,
         verb: "decrypting",
     };
-    let (_, stats, clock) = partial
-        .run(!c.no_fsync, |out| {
-            let mut out = Counted::new(out, counters.output.clone());
-            job.run(reader, |d| {
-                match from {
-                    0 => plan.copy(d, None, &mut out)?,
-                    _ => d.copy_resumed_to(from, kept, &mut out)?,
-                };
-                // Only a file read to its authenticated end is renamed into place.
-                match d.chunk_count() {
-                    Some(_) => Ok(()),
-                    None => Err(zseal::Error::Bug("the download ended unverified".into())),
-                }
-            })
+    let ran = partial.run(!c.no_fsync, |out| {
+        let mut out = Counted::new(out, counters.output.clone());
+        job.run(reader, |d| {
+            match from {
+                0 => plan.copy(d, None, &mut out)?,
+                _ => d.copy_resumed_to(from, kept, &mut out)?,
+            };
+            // Only a file read to its authenticated end is renamed into place.
+            match d.chunk_count() {
+                Some(_) => Ok(()),
+                None => Err(zseal::Error::Bug("the download ended unverified".into())),
+            }
         })
-        .with_context(|| format!("decrypting {what}"))?;
+    });
+    let (_, stats, clock) = ran.map_err(|f| {
+        // What a cut run keeps, said before the error (which the command's end prints).
+        if let Some(kept) = &f.kept {
+            eprintln!("zseal: {kept}");
+        }
+        anyhow::Error::from(f.error).context(format!("decrypting {what}"))
+    })?;
     let bytes = (counters.input(), counters.output());
     clock.report(&c.report, Direction::Decrypt, bytes, stats);
     Ok(())

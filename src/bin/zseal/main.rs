@@ -13,7 +13,6 @@ mod bench;
 mod common;
 mod decrypt;
 mod dict;
-mod download;
 mod encrypt;
 mod files;
 mod habits;

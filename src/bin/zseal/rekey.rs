@@ -127,7 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         #[cfg(feature = "remote")]
         Source::Object(remote, reader) => {
-            let who = crate::resume::fingerprint(&targets.recipients);
+            let who = zseal::remote::recipients_id(targets.recipients.iter().map(|r| r.as_str()));
             rekey_object(&a, &remote, *reader, (&to, &who), &opts)
         }
     }

@@ -97,34 +97,14 @@ fn journaled(
     opts: &EncryptOptions,
     resume: bool,
 ) -> anyhow::Result<Route> {
-    let pending = zseal::remote::pending_upload(url)?;
-    if let (Some(p), false) = (&pending, resume) {
-        bail!(
-            "{url} has a pending resumable upload ({} parts, {} bytes sent, from {}): add \
-             --resume to continue it, or end it with `zseal resume --abort {url}`",
-            p.parts,
-            p.bytes_sent,
-            p.source
-        );
-    }
-    // With --resume, the caller has refused what is not a file.
-    let (Some(path), Some(size)) = (file, size) else {
-        return Ok(Route::Plain);
-    };
     let remote = zseal::remote::Remote::from_env(url)?;
-    // What can never resume (a pipe, --format age, …) says so before "nothing to resume".
-    match remote.why_not_resumable(opts, size) {
-        Some(why) if resume => bail!("--resume: {why}"),
-        Some(_) => Ok(Route::Plain),
-        None if resume && pending.is_none() => bail!(
-            "there is no pending upload into {url} to resume (`zseal resume --list` shows \
-             those there are): run the command without --resume"
-        ),
-        None => Ok(Route::Journaled {
+    match (remote.journals_upload(size, opts, resume)?, file) {
+        (true, Some(path)) => Ok(Route::Journaled {
             remote,
             path: path.to_path_buf(),
             resume,
         }),
+        _ => Ok(Route::Plain),
     }
 }
 
@@ -139,19 +119,6 @@ fn journaled(
     Ok(Route::Plain)
 }
 
-/// Who a header is for, as a journal compares it: `passphrase`, or the BLAKE3 of the
-/// recipients' texts, sorted, one per line.
-pub(crate) fn fingerprint(recipients: &[zseal::AgeRecipient]) -> String {
-    if recipients.is_empty() {
-        return "passphrase".into();
-    }
-    let mut texts: Vec<&str> = recipients.iter().map(|r| r.as_str()).collect();
-    texts.sort_unstable();
-    blake3::hash(texts.join("\n").as_bytes())
-        .to_hex()
-        .to_string()
-}
-
 /// Runs a journaled upload (a new one, or with `resume` the pending one) of `path`.
 #[cfg(feature = "remote")]
 fn seal(
@@ -161,7 +128,7 @@ fn seal(
     recipients: Vec<zseal::AgeRecipient>,
 ) -> anyhow::Result<()> {
     let what = path.display().to_string();
-    let id = fingerprint(&recipients);
+    let id = zseal::remote::recipients_id(recipients.iter().map(|r| r.as_str()));
     // A resume takes the header from the journal: no passphrase is asked for. It is given the
     // keys when that asks nothing (recipients, a passphrase file or ZSEAL_PASSPHRASE), for the
     // case where it must seal the file anew under a new key (UploadDone::restarted).
@@ -266,7 +233,7 @@ fn list() -> anyhow::Result<()> {
         .map_or(0, |d| d.as_secs());
     let mut out = std::io::stdout().lock();
     let uploads = zseal::remote::pending_uploads()?;
-    let downloads = crate::download::pending_downloads()?;
+    let downloads = zseal::resume::download::pending_downloads()?;
     if uploads.is_empty() && downloads.is_empty() {
         eprintln!("zseal: nothing is pending: no upload or download was left to resume");
     }

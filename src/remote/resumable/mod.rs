@@ -120,6 +120,42 @@ impl Remote {
         })
     }
 
+    /// Whether an upload into this object keeps a journal (`true`) or goes as every upload
+    /// does (`false`), for a source that is a regular file of `size` bytes (`None`: not one,
+    /// which the caller refuses with `resume`). `resume` continues the pending upload: refused
+    /// when there is none, or when this upload could never be resumable; without it, a pending
+    /// upload into the object is refused before anything is sent (docs/OBJECTS.md §7).
+    pub fn journals_upload(
+        &self,
+        size: Option<u64>,
+        opts: &EncryptOptions,
+        resume: bool,
+    ) -> io::Result<bool> {
+        let url = &self.inner.url;
+        let pending = pending_upload(url)?;
+        if let (Some(p), false) = (&pending, resume) {
+            return Err(invalid(format!(
+                "{url} has a pending resumable upload ({} parts, {} bytes sent, from {}): add \
+                 --resume (Python: resume=True) to continue it, or end it with `zseal resume \
+                 --abort {url}`",
+                p.parts, p.bytes_sent, p.source
+            )));
+        }
+        let Some(size) = size else {
+            return Ok(false);
+        };
+        // What can never resume (a pipe, --format age, …) says so before "nothing to resume".
+        match self.why_not_resumable(opts, size) {
+            Some(why) if resume => Err(invalid(format!("--resume: {why}"))),
+            Some(_) => Ok(false),
+            None if resume && pending.is_none() => Err(invalid(format!(
+                "there is no pending upload into {url} to resume (`zseal resume --list` shows \
+                 those there are): run the command without --resume"
+            ))),
+            None => Ok(true),
+        }
+    }
+
     fn part_size_for(&self, size: u64) -> usize {
         first_part_size(self.inner.opts.part_size, Some(size))
     }
@@ -281,6 +317,20 @@ impl Remote {
         done.restarted = Some(why.to_string());
         Ok(done)
     }
+}
+
+/// Who a header is for, as a journal compares it (`SealJob::recipients_id`): `passphrase`
+/// without recipients, else the BLAKE3 of the recipients' texts, sorted, one per line. The
+/// command line and Python compute it alike, so that either resumes the other's upload.
+pub fn recipients_id<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut texts: Vec<&str> = texts.into_iter().collect();
+    if texts.is_empty() {
+        return "passphrase".into();
+    }
+    texts.sort_unstable();
+    blake3::hash(texts.join("\n").as_bytes())
+        .to_hex()
+        .to_string()
 }
 
 /// How a run ended, short of an error that leaves the job pending.

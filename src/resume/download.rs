@@ -1,26 +1,38 @@
 //! Downloads that survive a cut (docs/OBJECTS.md, "Resuming a download"): a whole object
 //! decrypted into a regular file is written into `DEST.zseal-partial`, with a journal of how much
 //! of it is authenticated and on disk, so that a run that fails or is killed is continued by
-//! `decrypt … --resume` instead of starting over. The destination is replaced only by renaming
-//! the partial file onto it once the whole file is checked.
+//! `decrypt … --resume` (Python: `zseal.download(…, resume=True)`) instead of starting over.
+//! The destination is replaced only by renaming the partial file onto it once the whole file is
+//! checked. [`Download::plan`] decides and refuses before any key is asked for,
+//! [`Download::start`] opens the partial file for an unlocked reader, and [`Partial::run`]
+//! writes into it and ends the run either way.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail};
 #[cfg(unix)]
 use nix::fcntl::FlockArg;
 use serde::{Deserialize, Serialize};
-use zseal::io::{named, Destination, What};
-use zseal::resume::journal::{self, Kind};
-use zseal::transfer::Source;
 
-use crate::files::url_of;
+use super::journal::{self, Kind};
+use crate::error::{Error, Result};
+use crate::io::{named, Destination, What};
+use crate::transfer::Source;
 
 mod partial;
-pub use partial::Partial;
+pub use partial::{Appender, Failed, Partial};
+
+/// A refusal with `msg`: what was asked cannot be done (the caller's to change).
+fn refused(msg: String) -> Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg).into()
+}
+
+/// A failure with `msg`.
+fn failed(msg: String) -> Error {
+    io::Error::other(msg).into()
+}
 
 /// What the journal of a download records (docs/OBJECTS.md: the table of fields).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -41,11 +53,15 @@ struct Record {
 
 const JOB: &str = "zseal-download";
 
-/// What the command line asked for, as far as resuming goes.
+/// What the caller asked for, as far as resuming goes.
 pub struct Ask<'a> {
-    pub input: Option<&'a Path>,
+    /// The object's URL (`None`: a local input, never resumed).
+    pub url: Option<&'a str>,
+    /// The destination (`None` or `-`: standard output; a URL: an object).
     pub output: Option<&'a Path>,
+    /// Continue a pending download (`--resume`).
     pub resume: bool,
+    /// Replace the destination, and start a pending download over (`--force`).
     pub force: bool,
     /// A signer is required: the file is read from its first frame (FORMAT.md §12.4).
     pub signer: bool,
@@ -73,13 +89,13 @@ impl Download {
     /// command decrypts as before); `--resume` with something that cannot be resumed, a pending
     /// download without `--resume` or `--force`, and an object that changed are refused here,
     /// before any key is asked for.
-    pub fn plan(ask: &Ask, input: &Source) -> anyhow::Result<Option<Download>> {
-        let Some(url) = ask.input.and_then(url_of) else {
+    pub fn plan(ask: &Ask, input: &Source) -> Result<Option<Download>> {
+        let Some(url) = ask.url else {
             return refuse(ask, "is for a download from an object (s3://, gs://, az://, http(s)://): a local input is read again from its start anyway");
         };
         let Some(out) = ask
             .output
-            .filter(|p| *p != Path::new("-") && url_of(p).is_none())
+            .filter(|p| *p != Path::new("-") && !p.to_str().is_some_and(crate::io::is_url))
         else {
             return refuse(
                 ask,
@@ -99,13 +115,17 @@ impl Download {
         // but still works, as before.
         if let Err(e) = journal::state_dir() {
             return match ask.resume {
-                true => Err(e.into()),
+                true => Err(e),
                 false => Ok(None),
             };
         }
         let shown = out.display().to_string();
-        let resolved = Destination::resolve(out)
-            .map_err(|e| anyhow!("cannot write {shown}: {}", zseal::io::without_path(&e)))?;
+        let resolved = Destination::resolve(out).map_err(|e| {
+            failed(format!(
+                "cannot write {shown}: {}",
+                crate::io::without_path(&e)
+            ))
+        })?;
         if !matches!(resolved.what(), What::Nothing | What::File { links: 1 }) {
             let why = format!(
                 "writes a regular file, and {shown} is {}",
@@ -114,10 +134,16 @@ impl Download {
             return refuse(ask, &why);
         }
         if resolved.needs_overwrite() && !ask.force {
-            bail!("{shown} already exists: use --force to overwrite it, or choose another -o");
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{shown} already exists: use --force to overwrite it, or choose another -o"
+                ),
+            )
+            .into());
         }
         let dest = std::path::absolute(resolved.real_path())
-            .map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
+            .map_err(|e| failed(format!("cannot write {shown}: {e}")))?;
         let mut name = dest.file_name().unwrap_or_default().to_os_string();
         name.push(".zseal-partial");
         let key = dest.to_string_lossy().into_owned();
@@ -138,33 +164,34 @@ impl Download {
 
     /// A pending download: refused without --resume (unless --force starts over), refused when
     /// the object is not the one it was of.
-    fn settle_pending(&mut self, resume: bool) -> anyhow::Result<()> {
+    fn settle_pending(&mut self, resume: bool) -> Result<()> {
         let Some(r) = &self.pending else {
             return Ok(());
         };
         let (shown, partial) = (&self.shown, self.partial.display());
         if busy(&self.partial) {
-            bail!(
+            return Err(refused(format!(
                 "another zseal is downloading into {shown} now (it writes {partial}): wait for it \
                  to end, or stop it first"
-            );
+            )));
         }
         match (resume, self.force) {
             // Nothing was kept: starting over loses nothing.
             (false, _) if r.done == 0 => return self.discard(),
-            (false, false) => bail!(
-                "{shown}: a download of {} into it was cut short ({} bytes are kept in \
+            (false, false) => {
+                return Err(refused(format!(
+                    "{shown}: a download of {} into it was cut short ({} bytes are kept in \
                  {partial}): add --resume to continue it, or --force to start over",
-                r.url,
-                r.done
-            ),
+                    r.url, r.done
+                )))
+            }
             (false, true) => return self.discard(),
             (true, _) => {}
         }
         // The partial file is always the one -o names: a journal that names another (edited,
         // or damaged) is never followed, which would cut and fill a file it names.
         if r.partial != self.partial || r.destination != self.dest {
-            bail!(
+            return Err(refused(format!(
                 "the journal of the download into {} names {} as its partial file, not {}: it \
                  was edited or is damaged, so it is not followed; run without --resume, with \
                  --force, to start over (that removes only {} and the journal)",
@@ -172,43 +199,38 @@ impl Download {
                 r.partial.display(),
                 self.partial.display(),
                 self.partial.display()
-            );
+            )));
         }
         if r.url != self.url {
-            bail!(
+            return Err(refused(format!(
                 "{shown}: the pending download into it is of {}, not {}: run without --resume, \
                  with --force, to start over",
-                r.url,
-                self.url
-            );
+                r.url, self.url
+            )));
         }
         if r.etag != self.etag || r.object_len != self.object_len {
-            bail!(
+            return Err(refused(format!(
                 "{} changed since the download into {shown} was cut (ETag {} and {} bytes then, \
                  {} and {} bytes now): it cannot be resumed; run without --resume, with --force, \
                  to download it again from the start",
-                self.url,
-                r.etag,
-                r.object_len,
-                self.etag,
-                self.object_len
-            );
+                self.url, r.etag, r.object_len, self.etag, self.object_len
+            )));
         }
         Ok(())
     }
 
     /// Ends the pending download: its partial file and its journal are removed.
-    fn discard(&mut self) -> anyhow::Result<()> {
+    fn discard(&mut self) -> Result<()> {
         if self.pending.take().is_some() {
             remove_if_there(&self.partial)?;
         }
-        Ok(journal::remove(Kind::Download, &self.key)?)
+        journal::remove(Kind::Download, &self.key)
     }
 
     /// Opens the partial file for the unlocked `reader`: the pending one cut to what its
     /// journal vouches for (a whole chunk), or a new one; the journal is written before the
     /// first byte is.
-    pub fn start(self, reader: &mut zseal::Reader<Source>) -> anyhow::Result<Partial> {
+    pub fn start(self, reader: &mut crate::Reader<Source>) -> Result<Partial> {
         // A resumed run reads by the index; a first run straight through, without the trailer.
         let plaintext_len = match self.pending {
             Some(_) => Some(reader.plaintext_len()?),
@@ -254,34 +276,33 @@ impl Download {
     }
 
     /// A new partial file (0600), never over one no journal names unless --force.
-    fn create(&self) -> anyhow::Result<File> {
+    fn create(&self) -> Result<File> {
         let p = &self.partial;
         match create_new(p) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && self.force => {
                 remove_if_there(p)?;
                 Ok(create_new(p).map_err(|e| named(&e, "create", &p.display().to_string()))?)
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => bail!(
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(refused(format!(
                 "{} exists and no pending download names it: remove it, or use --force to \
                  replace it",
                 p.display()
-            ),
+            ))),
             r => Ok(r.map_err(|e| named(&e, "create", &p.display().to_string()))?),
         }
     }
 
     /// The pending partial file, cut to the whole chunks its journal vouches for; a shorter
     /// one is refused (something other than zseal changed it).
-    fn reopen(&self, r: &Record, now: &Record, unit: u64) -> anyhow::Result<(File, Lock, u64)> {
+    fn reopen(&self, r: &Record, now: &Record, unit: u64) -> Result<(File, Lock, u64)> {
         let len = now.plaintext_len.unwrap_or(0);
         let known = r.plaintext_len.is_none_or(|l| l == len);
         if r.format != now.format || !known || r.done > len {
-            bail!(
+            return Err(refused(format!(
                 "{}: the pending download into {} does not match the object's contents: run \
                  without --resume, with --force, to start over",
-                self.url,
-                self.shown
-            );
+                self.url, self.shown
+            )));
         }
         let p = &self.partial;
         let name = p.display().to_string();
@@ -294,12 +315,12 @@ impl Download {
         let lock = lock(&file, p)?;
         let len = file.metadata().map_err(|e| named(&e, "read", &name))?.len();
         if len < r.done {
-            bail!(
+            return Err(refused(format!(
                 "{name} holds {len} bytes, but its journal vouches for {} already written and \
                  synced: something other than zseal changed it, so it is not resumed; run \
                  without --resume, with --force, to start over",
                 r.done
-            );
+            )));
         }
         let from = r.done - r.done % unit;
         file.set_len(from).map_err(|e| named(&e, "write", &name))?;
@@ -308,33 +329,36 @@ impl Download {
 }
 
 /// `--resume` refused for `why`; without `--resume`, not a resumable download.
-fn refuse(ask: &Ask, why: &str) -> anyhow::Result<Option<Download>> {
+fn refuse(ask: &Ask, why: &str) -> Result<Option<Download>> {
     match ask.resume {
-        true => bail!("--resume {why}"),
+        true => Err(refused(format!("--resume {why}"))),
         false => Ok(None),
     }
 }
 
-fn load(key: &str) -> anyhow::Result<Option<Record>> {
+fn load(key: &str) -> Result<Option<Record>> {
     let Some(bytes) = journal::load(Kind::Download, key)? else {
         return Ok(None);
     };
     let path = journal::path_for(Kind::Download, key)?;
     match serde_json::from_slice::<Record>(&bytes) {
         Ok(r) if r.job == JOB && r.version == 1 => Ok(Some(r)),
-        _ => bail!(
+        _ => Err(refused(format!(
             "{} is not a download journal this zseal reads: remove it to start over",
             path.display()
-        ),
+        ))),
     }
 }
 
 /// A download left pending, as `zseal resume` lists it.
 pub struct PendingDownload {
+    /// The object.
     pub url: String,
+    /// Where it goes (the partial file is beside it).
     pub destination: PathBuf,
     /// Plaintext bytes kept in the partial file.
     pub done: u64,
+    /// The object's length.
     pub object_len: u64,
     /// When the journal was last written (Unix seconds).
     pub updated: u64,
@@ -342,7 +366,7 @@ pub struct PendingDownload {
 
 /// Every pending download of this user, in journal order; a journal this zseal cannot read is
 /// shown by its path.
-pub fn pending_downloads() -> anyhow::Result<Vec<PendingDownload>> {
+pub fn pending_downloads() -> Result<Vec<PendingDownload>> {
     let mut found = Vec::new();
     for (path, bytes) in journal::list(Kind::Download)? {
         let updated = std::fs::metadata(&path)
@@ -370,8 +394,8 @@ pub fn pending_downloads() -> anyhow::Result<Vec<PendingDownload>> {
     Ok(found)
 }
 
-fn store(key: &str, record: &Record) -> anyhow::Result<()> {
-    let bytes = serde_json::to_vec_pretty(record)?;
+fn store(key: &str, record: &Record) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(record).map_err(|e| failed(e.to_string()))?;
     journal::store(Kind::Download, key, &bytes)?;
     Ok(())
 }
@@ -384,21 +408,23 @@ type Lock = ();
 
 /// Takes the lock on the partial file `f` (at `p`), or says who holds it.
 #[cfg(unix)]
-fn lock(f: &File, p: &Path) -> anyhow::Result<Lock> {
+fn lock(f: &File, p: &Path) -> Result<Lock> {
     let name = p.display();
     let dup = f
         .try_clone()
-        .map_err(|e| anyhow!("cannot lock {name}: {e}"))?;
+        .map_err(|e| failed(format!("cannot lock {name}: {e}")))?;
     nix::fcntl::Flock::lock(dup, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| match e {
-        nix::errno::Errno::EWOULDBLOCK => {
-            anyhow!("another zseal is writing {name} now: wait for it to end, or stop it first")
-        }
-        e => anyhow!("cannot lock {name}: {e}"),
+        nix::errno::Errno::EWOULDBLOCK => io::Error::new(
+            io::ErrorKind::ResourceBusy,
+            format!("another zseal is writing {name} now: wait for it to end, or stop it first"),
+        )
+        .into(),
+        e => failed(format!("cannot lock {name}: {e}")),
     })
 }
 
 #[cfg(not(unix))]
-fn lock(_: &File, _: &Path) -> anyhow::Result<Lock> {
+fn lock(_: &File, _: &Path) -> Result<Lock> {
     Ok(())
 }
 
@@ -447,7 +473,7 @@ fn open_partial(p: &Path) -> io::Result<File> {
     Ok(f)
 }
 
-fn remove_if_there(p: &Path) -> anyhow::Result<()> {
+fn remove_if_there(p: &Path) -> Result<()> {
     match std::fs::remove_file(p) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
             Err(named(&e, "remove", &p.display().to_string()).into())

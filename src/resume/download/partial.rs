@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use anyhow::anyhow;
-use zseal::io::named;
-use zseal::resume::journal::{self, Kind};
-
-use super::{place, remove_if_there, store, Lock, Record};
+use super::super::journal::{self, Kind};
+use super::{failed, place, remove_if_there, store, Lock, Record};
+use crate::error::{Error, Result};
+use crate::io::named;
 
 /// How often, at most, the journal is advanced while data arrives: what a kill can lose.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
@@ -39,7 +38,7 @@ impl Partial {
     }
 
     /// The kept part, to be hashed again (its first `from` bytes).
-    pub fn kept(&self) -> anyhow::Result<impl Read> {
+    pub fn kept(&self) -> Result<impl Read> {
         let name = self.record.partial.display().to_string();
         let f = File::open(&self.record.partial).map_err(|e| named(&e, "open", &name))?;
         Ok(io::BufReader::with_capacity(1 << 20, f).take(self.from))
@@ -47,42 +46,43 @@ impl Partial {
 
     /// Runs `copy` into the partial file (appended after the kept part) while a checkpoint
     /// advances the journal once a second; then completes (`sync`: fsync before the rename) or
-    /// keeps what it has and says how to go on.
+    /// keeps what it has and says how to go on ([`Failed::kept`]).
     pub fn run<T>(
         mut self,
         sync: bool,
-        copy: impl FnOnce(&mut Appender) -> zseal::Result<T>,
-    ) -> anyhow::Result<T> {
+        copy: impl FnOnce(&mut Appender) -> Result<T>,
+    ) -> std::result::Result<T, Failed> {
         let name = self.record.partial.display().to_string();
-        self.file
-            .seek(SeekFrom::Start(self.from))
-            .map_err(|e| named(&e, "write", &name))?;
-        let ticker = Ticker::start(&self)?;
-        let mut out = Appender {
-            file: self
-                .file
-                .try_clone()
-                .map_err(|e| named(&e, "write", &name))?,
-            written: self.written.clone(),
+        let setup = |p: &mut Partial| -> Result<(Ticker, Appender)> {
+            p.file
+                .seek(SeekFrom::Start(p.from))
+                .map_err(|e| named(&e, "write", &name))?;
+            let ticker = Ticker::start(p)?;
+            let out = Appender {
+                file: p.file.try_clone().map_err(|e| named(&e, "write", &name))?,
+                written: p.written.clone(),
+            };
+            Ok((ticker, out))
         };
+        let (ticker, mut out) = setup(&mut self).map_err(Failed::from)?;
         let result = copy(&mut out);
         ticker.stop();
         match result {
-            Ok(t) => self.complete(sync).map(|()| t),
+            Ok(t) => self.complete(sync).map(|()| t).map_err(Failed::from),
             Err(e) => Err(self.keep(e)),
         }
     }
 
     /// The whole file checked: synced, given its mode, renamed into place, the journal removed.
-    fn complete(self, sync: bool) -> anyhow::Result<()> {
+    fn complete(self, sync: bool) -> Result<()> {
         let r = &self.record;
         let name = r.partial.display().to_string();
         let fail = |e: io::Error| {
-            anyhow!(
+            failed(format!(
                 "cannot write {}: {}",
                 self.shown,
-                zseal::io::without_path(&e)
-            )
+                crate::io::without_path(&e)
+            ))
         };
         if sync {
             self.file
@@ -92,16 +92,19 @@ impl Partial {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = zseal::io::committed_mode(&r.destination, self.force, false);
+            let mode = crate::io::committed_mode(&r.destination, self.force, false);
             let perms = std::fs::Permissions::from_mode(mode);
             self.file.set_permissions(perms).map_err(fail)?;
         }
         place(&r.partial, &r.destination, self.force).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => anyhow!(
-                "{} appeared while it was being downloaded: use --force to replace it (with \
-                 --resume: nothing is fetched again), or choose another -o",
-                self.shown
-            ),
+            io::ErrorKind::AlreadyExists => Error::from(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} appeared while it was being downloaded: use --force to replace it (with \
+                     --resume: nothing is fetched again), or choose another -o",
+                    self.shown
+                ),
+            )),
             _ => fail(e),
         })?;
         if sync {
@@ -109,44 +112,74 @@ impl Partial {
                 File::open(dir).and_then(|d| d.sync_all()).map_err(fail)?;
             }
         }
-        Ok(journal::remove(Kind::Download, &self.key)?)
+        journal::remove(Kind::Download, &self.key)
     }
 
     /// A failed run: the journal vouches for all that was written; a resumed run whose digest
-    /// failed had a damaged kept part, which is removed. Returns the error to report.
-    fn keep(mut self, e: zseal::Error) -> anyhow::Error {
+    /// failed had a damaged kept part, which is removed. Returns the error to report, with what
+    /// was kept.
+    fn keep(mut self, e: Error) -> Failed {
         let r = &self.record;
-        if matches!(e, zseal::Error::DigestMismatch) {
+        if matches!(e, Error::DigestMismatch) {
             // Nothing in the partial file can be vouched for: it goes.
             let _ = remove_if_there(&r.partial);
             let _ = journal::remove(Kind::Download, &self.key);
             if self.from == 0 {
-                return anyhow::Error::from(e);
+                return Failed::from(e);
             }
-            return anyhow!(
+            return Failed::from(Error::Damaged(format!(
                 "the whole-file digest does not match: the {} bytes kept in {} since the earlier \
                  run were changed or damaged since (everything fetched now was authenticated). \
                  The partial file was removed: run the command again, without --resume, to \
                  download it all",
                 self.from,
                 r.partial.display()
-            );
+            )));
         }
         let done = self.from + self.written.load(Ordering::Acquire);
         let kept = checkpoint(&self.file, &mut self.record, &self.key, done);
         let r = &self.record;
-        if kept.is_ok() && r.done > 0 {
-            eprintln!(
-                "zseal: {} bytes of the plaintext of {} are kept in {}: run the same command with \
-                 --resume to fetch the rest",
-                r.done,
-                r.url,
-                r.partial.display()
-            );
+        Failed {
+            error: e,
+            kept: (kept.is_ok() && r.done > 0).then(|| {
+                format!(
+                    "{} bytes of the plaintext of {} are kept in {}: run the same command with \
+                     --resume to fetch the rest",
+                    r.done,
+                    r.url,
+                    r.partial.display()
+                )
+            }),
         }
-        anyhow::Error::from(e)
     }
 }
+
+/// A download that failed: the error, and what is kept for a resume (a sentence to show the
+/// user beside the error), if anything.
+#[derive(Debug)]
+pub struct Failed {
+    /// What went wrong.
+    pub error: Error,
+    /// What is kept and how to go on, when anything is.
+    pub kept: Option<String>,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Self {
+        Failed { error, kept: None }
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kept {
+            Some(k) => write!(f, "{}. {k}", self.error),
+            None => self.error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Failed {}
 
 /// The partial file as the engine's output: counts what it writes, for the checkpoints.
 pub struct Appender {
@@ -168,7 +201,7 @@ impl Write for Appender {
 
 /// Syncs the partial file, then records `done` in the journal: the journal never vouches for
 /// bytes a power loss could take back.
-fn checkpoint(file: &File, record: &mut Record, key: &str, done: u64) -> anyhow::Result<()> {
+fn checkpoint(file: &File, record: &mut Record, key: &str, done: u64) -> Result<()> {
     if done == record.done {
         return Ok(());
     }
@@ -185,7 +218,7 @@ struct Ticker {
 }
 
 impl Ticker {
-    fn start(p: &Partial) -> anyhow::Result<Ticker> {
+    fn start(p: &Partial) -> Result<Ticker> {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let file = p.file.try_clone()?;
         let (mut record, key, from) = (p.record.clone(), p.key.clone(), p.from);
