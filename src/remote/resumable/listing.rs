@@ -72,40 +72,42 @@ fn gone(obj: &std::sync::Arc<Object>, e: &io::Error) -> Refusal {
 }
 
 /// Takes into `rec`'s parts those the log names next that the store holds (see
-/// [`kept_parts`]): whole frames following on from the journal's last part.
+/// [`kept_parts`]): whole frames following on from the journal's last part, each under a
+/// number above the one before (a resumed run numbers its parts past every number sent
+/// before, so the next chunks may be under any higher number; the lowest that fits is taken).
 fn extend(rec: &mut Record, sent: &[PartRecord], listed: &[ListedPart]) {
-    let next = |rec: &Record| {
-        let chunk = rec.parts.last().map_or(Some(0), |p| {
-            p.lens().ok().map(|l| p.first_chunk + l.len() as u64)
-        });
-        (rec.parts.len() as u32 + 1, chunk)
-    };
     let listed: HashMap<u32, &ListedPart> = listed.iter().map(|l| (l.number, l)).collect();
-    let mut sends: HashMap<u32, Vec<&PartRecord>> = HashMap::new();
+    let mut sends: HashMap<u32, usize> = HashMap::new();
     for p in sent {
-        sends.entry(p.number).or_default().push(p);
+        *sends.entry(p.number).or_default() += 1;
     }
     loop {
-        let (number, Some(chunk)) = next(rec) else {
+        let (last, chunk) = match rec.parts.last() {
+            None => (0, Some(0)),
+            Some(p) => (
+                p.number,
+                p.lens().ok().map(|l| p.first_chunk + l.len() as u64),
+            ),
+        };
+        let Some(chunk) = chunk else {
             return;
         };
-        let Some(l) = listed.get(&number) else {
+        let next = sent
+            .iter()
+            .filter(|p| p.number > last && !p.end && p.first_chunk == chunk)
+            .filter(|p| !p.plain_blake3.is_empty())
+            // A pieced part's number sent once (S3 names a part by its number alone).
+            .filter(|p| p.pieces.is_empty() || sends.get(&p.number) == Some(&1))
+            .filter_map(|p| Some((p, *listed.get(&p.number)?)))
+            .filter(|(p, l)| l.size == p.len)
+            .min_by_key(|(p, _)| p.number);
+        let Some((p, l)) = next else {
             return;
         };
-        let under = sends.get(&number).map_or(&[][..], Vec::as_slice);
-        let logged = under.iter().find(|p| {
-            let one = p.pieces.is_empty() || under.len() == 1;
-            one && l.size == p.len && !p.end && p.first_chunk == chunk
-        });
-        match logged {
-            Some(p) if !p.plain_blake3.is_empty() => {
-                let mut p = (*p).clone();
-                p.etag = l.e_tag.trim_matches('"').to_string();
-                p.levels.clear();
-                rec.parts.push(p);
-            }
-            _ => return,
-        }
+        let mut p = p.clone();
+        p.etag = l.e_tag.trim_matches('"').to_string();
+        p.levels.clear();
+        rec.parts.push(p);
     }
 }
 
@@ -209,6 +211,20 @@ mod tests {
                 true => assert_eq!(kept, [1], "the store's part 2 could be either send"),
                 false => assert_eq!(kept, [1, 2, 3], "the same bytes either way"),
             }
+
+            // A resumed run's part 7 from chunk 2 (numbered past what was sent), beside the
+            // first run's part 2 from the same chunk: the lower number is taken, and the chunks
+            // after part 7 are only looked for above 7.
+            let mut later = log.to_vec();
+            later.push(sent(7, (2, 2, 40), pieced));
+            let mut rec = record();
+            extend(
+                &mut rec,
+                &later,
+                &[listed(1, 30), listed(7, 40), listed(3, 50)],
+            );
+            let kept: Vec<u32> = rec.parts.iter().map(|p| p.number).collect();
+            assert_eq!(kept, [1, 7], "part 3 is below 7: sent again, after 7");
 
             // Another size at the store, or a part that does not follow: the log stops there.
             let mut rec = record();

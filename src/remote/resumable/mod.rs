@@ -136,7 +136,7 @@ impl Remote {
         if let (Some(p), false) = (&pending, resume) {
             return Err(invalid(format!(
                 "{url} has a pending resumable upload ({} parts, {} bytes sent, from {}): add \
-                 --resume (Python: resume=True) to continue it, or end it with `zseal resume \
+                 --resume to continue it (Python: resume=True), or end it with `zseal resume \
                  --abort {url}`",
                 p.parts, p.bytes_sent, p.source
             )));
@@ -383,12 +383,10 @@ fn send(
 ) -> io::Result<Sent> {
     let chunk_size = job.opts.chunk_size as u64;
     let len = rec.source.size;
-    let (first_number, first_chunk) = (
-        start.done.len() as u32 + 1,
-        start.kept.iter().map(|k| k.body_lens.len() as u64).sum(),
-    );
-    let parts_kept = start.done.len();
+    let first_chunk: u64 = start.kept.iter().map(|k| k.body_lens.len() as u64).sum();
     let part_size = rec.part_size;
+    let first_number = first_number(&start, (len, first_chunk * chunk_size), part_size);
+    let parts_kept = start.done.len();
     let plan = AdaptPlan {
         bounds: job.opts.adapt,
     };
@@ -453,6 +451,30 @@ fn send(
         digest,
     )))
 }
+
+/// The number of this run's first part. Past every number a run of the job may have sent (the
+/// log's): a part sent again under a number an earlier run used holds other pieces, and a
+/// request of that run still on its way (through a proxy that holds whole requests, or one the
+/// store had not answered when the connection died) could land after this run's and replace it,
+/// so that the completion would name an ETag the store no longer has. S3 and GCS take any
+/// ascending numbers up to 10,000; where skipping would not leave room for the rest of the file
+/// (a file planned near the limit, resumed many times), numbering goes on after the kept parts.
+fn first_number(start: &Start, (len, sealed): (u64, u64), part_size: u64) -> u32 {
+    let after_kept = start.done.last().map_or(0, |(n, _)| *n as u32) + 1;
+    let fresh = (start.sent.iter().map(|p| p.number + 1))
+        .max()
+        .unwrap_or(0)
+        .max(after_kept);
+    // Parts hold at least `part_size` bytes but the last: a bound, with room for padding.
+    let left = (len.saturating_sub(sealed) * 13 / 10).div_ceil(part_size.max(1)) + 2;
+    match u64::from(fresh) + left <= MAX_PART_NUMBER {
+        true => fresh,
+        false => after_kept,
+    }
+}
+
+/// S3's and GCS's largest part number.
+const MAX_PART_NUMBER: u64 = 10_000;
 
 /// Seals the file from chunk `first` into `shared` as a run of pieces of about a quarter of a
 /// part each (FORMAT.md §14.6), then the container's end after the `kept` pieces; the digest
@@ -606,4 +628,50 @@ fn kept_error(e: io::Error, rec: &Record) -> io::Error {
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(kept: &[usize], sent: &[u32]) -> Start {
+        Start {
+            done: (kept.iter())
+                .map(|&n| {
+                    let id = PartId {
+                        content_id: format!("e{n}"),
+                    };
+                    (n, id)
+                })
+                .collect(),
+            kept: Vec::new(),
+            lead: None,
+            sent: (sent.iter())
+                .map(|&number| PartRecord {
+                    number,
+                    ..PartRecord::default()
+                })
+                .collect(),
+        }
+    }
+
+    /// A resumed run numbers its parts past every number a run may have sent, so that a late
+    /// request of an earlier run never replaces one of its parts; near S3's 10,000 it goes on
+    /// after the kept parts instead.
+    #[test]
+    fn a_resumed_run_numbers_its_parts_past_every_number_sent() {
+        const M: u64 = 1 << 20;
+        assert_eq!(first_number(&start(&[], &[]), (100 * M, 0), 5 * M), 1);
+        assert_eq!(
+            first_number(&start(&[1, 2], &[1, 2, 3, 4]), (100 * M, 10 * M), 5 * M),
+            5
+        );
+        assert_eq!(
+            first_number(&start(&[1, 2, 7], &[1, 2, 3, 7]), (100 * M, 0), 5 * M),
+            8
+        );
+        // 9,990 numbers used and 20 parts left: no room past them.
+        let sent: Vec<u32> = (1..=9990).collect();
+        assert_eq!(first_number(&start(&[1, 2], &sent), (100 * M, 0), 5 * M), 3);
+    }
 }
