@@ -194,7 +194,12 @@ impl Ledger {
     /// first frame's number by trying each, and records each nonce's plaintext; a nonce seen
     /// before with another plaintext fails the test.
     fn take(&mut self, k: &UploadKey, (number, body): (u64, &[u8]), most: u64, what: &str) {
-        let mut at = if number == 1 { k.header_len } else { 0 };
+        // The header begins the first part sent, which is part 1, or a resumed run's first
+        // part when it kept none (numbered past every number sent before).
+        let mut at = match body.starts_with(b"\x89ZSEAL\r\n") {
+            true => k.header_len,
+            false => 0,
+        };
         let frame = |at: usize| -> Option<(u8, &[u8], &[u8])> {
             let head = body.get(at..at + 5)?;
             let len = u32::from_le_bytes(head[1..5].try_into().unwrap()) as usize;
