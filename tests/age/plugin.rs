@@ -414,3 +414,36 @@ fn a_post_quantum_plugin_is_not_mixed_with_classic_recipients() {
         .assert()
         .success();
 }
+
+/// A plugin is given the caller's environment without zseal's own variables (issue 58 §5,
+/// vendor/README.md): no `ZSEAL_PASSPHRASE` nor any other `ZSEAL_*`, as zseal's AWS
+/// credential_process; the rest (`PATH`, `HOME`, the plugin's own settings) as age gives it.
+#[test]
+fn a_plugin_is_given_no_variable_of_zseals() {
+    let d = tempfile::tempdir().unwrap();
+    let path = with_test_plugin();
+    let (_, r) = common::test_plugin_identity(d.path(), "plugin.key");
+    let (plain, _) = input(d.path(), 1000);
+    let names = d.path().join("env.txt");
+    zseal(&path)
+        .env("ZSEALTEST", "env")
+        .env("ZSEALTEST_ENV_FILE", &names)
+        .env("ZSEAL_PASSPHRASE", "not for plugins")
+        .env("ZSEAL_PARTS_IN_FLIGHT", "2")
+        .env("HOME", d.path())
+        .args(["encrypt", "-q", "-r", &r])
+        .arg(&plain)
+        .arg("-o")
+        .arg(d.path().join("c.zseal"))
+        .assert()
+        .success();
+    let given = std::fs::read_to_string(&names).unwrap();
+    let given: Vec<&str> = given.lines().collect();
+    assert!(
+        given.contains(&"PATH") && given.contains(&"HOME"),
+        "{given:?}"
+    );
+    assert!(given.contains(&"ZSEALTEST_ENV_FILE"), "{given:?}");
+    let zseals: Vec<&&str> = given.iter().filter(|n| n.starts_with("ZSEAL_")).collect();
+    assert!(zseals.is_empty(), "the plugin was given {zseals:?}");
+}

@@ -115,6 +115,16 @@ impl RecipientPluginV1 for Wrap {
         mut callbacks: impl Callbacks<recipient::Error>,
     ) -> io::Result<Result<Vec<Vec<Stanza>>, Vec<recipient::Error>>> {
         misbehave("wrap");
+        if told("env") {
+            // The names of the variables this plugin was given, one a line, into
+            // $ZSEALTEST_ENV_FILE (zseal must give it none of its own, issue 58 §5).
+            let names: Vec<String> = std::env::vars_os()
+                .map(|(k, _)| k.to_string_lossy().into_owned())
+                .collect();
+            if let Some(f) = std::env::var_os("ZSEALTEST_ENV_FILE") {
+                std::fs::write(f, names.join("\n"))?;
+            }
+        }
         if told("msg") {
             callbacks.message("zsealtest: wrapping the file key")?.ok();
         }
