@@ -27,9 +27,9 @@ class Gateway:
 
     def __init__(self, zseal_bin: str, root: Path | str, recipient: str, identity: str | None, tmp: Path,
                  env: dict | None = None, extra: list[str] | None = None,
-                 listen: str = "127.0.0.1:0"):
+                 listen: str = "127.0.0.1:0", more_credentials: str = ""):
         creds = tmp / "creds"
-        creds.write_text(f"# test\n{ACCESS} {SECRET}\n")
+        creds.write_text(f"# test\n{ACCESS} {SECRET}\n{more_credentials}")
         args = [zseal_bin, "serve", "s3", str(root), "--listen", listen, "-r", recipient,
                 "--credentials", str(creds), "-j", "2", *(extra or [])]
         if identity:
@@ -49,9 +49,9 @@ class Gateway:
         self.url = m.group(1).replace("0.0.0.0", "127.0.0.1")
         self.root = root
 
-    def client(self, secret: str = SECRET, **config):
+    def client(self, secret: str = SECRET, access: str = ACCESS, **config):
         return boto3.client(
-            "s3", endpoint_url=self.url, aws_access_key_id=ACCESS, aws_secret_access_key=secret,
+            "s3", endpoint_url=self.url, aws_access_key_id=access, aws_secret_access_key=secret,
             region_name="us-east-1", config=Config(retries={"max_attempts": 1}, **config))
 
     def stop(self) -> str:
@@ -240,6 +240,54 @@ def test_wrong_secret_and_unsigned_requests_are_refused(gateway):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(gateway.url + "/")
     assert e.value.code == 403
+
+
+def test_a_credentials_line_names_the_buckets_its_key_may_use(zseal_bin, keys, tmp_path):
+    """A key whose line names buckets uses those alone, as its mode says (`:ro`, `:wo`); a
+    line naming none uses every bucket; a listing shows a key only its buckets; a copy needs
+    read access to its source (docs/GATEWAY.md, "Access"; issue 56 §5)."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    more = ("alice alice-secret-0123456789 alpha\n"
+            "backup backup-secret-0123456789 backups:wo shared:ro\n")
+    g = Gateway(zseal_bin, root, keys[1], keys[0], tmp_path, more_credentials=more)
+    try:
+        admin = g.client()
+        for b in ["alpha", "backups", "shared"]:
+            admin.create_bucket(Bucket=b)
+            admin.put_object(Bucket=b, Key="k", Body=b"of " + b.encode())
+        alice = g.client(access="alice", secret="alice-secret-0123456789")
+        backup = g.client(access="backup", secret="backup-secret-0123456789")
+
+        def denied(call, **kw):
+            with pytest.raises(ClientError) as e:
+                call(**kw)
+            assert e.value.response["Error"]["Code"] == "AccessDenied", kw
+            assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403, kw
+
+        assert [b["Name"] for b in alice.list_buckets()["Buckets"]] == ["alpha"]
+        alice.put_object(Bucket="alpha", Key="a", Body=b"mine")
+        assert alice.get_object(Bucket="alpha", Key="a")["Body"].read() == b"mine"
+        denied(alice.get_object, Bucket="shared", Key="k")
+        denied(alice.delete_object, Bucket="backups", Key="k")
+        denied(alice.list_objects_v2, Bucket="backups")
+        denied(alice.create_bucket, Bucket="alices-own")
+
+        assert sorted(b["Name"] for b in backup.list_buckets()["Buckets"]) == ["backups", "shared"]
+        backup.put_object(Bucket="backups", Key="b", Body=b"sealed once")
+        denied(backup.get_object, Bucket="backups", Key="b")
+        denied(backup.list_objects_v2, Bucket="backups")
+        assert backup.get_object(Bucket="shared", Key="k")["Body"].read() == b"of shared"
+        denied(backup.put_object, Bucket="shared", Key="x", Body=b"no")
+        denied(backup.delete_object, Bucket="shared", Key="k")
+        backup.copy_object(Bucket="backups", Key="c", CopySource={"Bucket": "shared", "Key": "k"})
+        denied(backup.copy_object, Bucket="backups", Key="d", CopySource={"Bucket": "alpha", "Key": "k"})
+
+        # The key with no bucket named uses them all, and sees them all.
+        assert admin.get_object(Bucket="backups", Key="c")["Body"].read() == b"of shared"
+        assert len(admin.list_buckets()["Buckets"]) == 3
+    finally:
+        g.stop()
 
 
 def test_keys_that_leave_the_bucket_are_refused(gateway, tmp_path):

@@ -4,6 +4,7 @@
 //! crate's; hyper serves it. This module holds the configuration and the server loop; the
 //! operations are in `service.rs` and `multipart.rs`, the files in `store.rs`.
 
+mod access;
 mod backend;
 mod body;
 mod copy;
@@ -49,8 +50,8 @@ pub struct Config {
     pub recipients: Vec<AgeRecipient>,
     /// The identity files' contents (`-i`); none: write-only.
     pub identities: Vec<Zeroizing<Vec<u8>>>,
-    /// The access key pairs a request may be signed with.
-    pub credentials: Vec<(String, Zeroizing<String>)>,
+    /// The access key pairs a request may be signed with, each with the buckets it may use.
+    pub credentials: Vec<Credential>,
     /// How objects are sealed (codec, chunk size, threads).
     pub encrypt: EncryptOptions,
     /// The engine's windows held at once (`--max-requests`): a PUT, a part or a GET holds one,
@@ -60,9 +61,23 @@ pub struct Config {
     pub quiet: bool,
 }
 
-/// Reads a credentials file's text: one `ACCESS_KEY_ID SECRET_ACCESS_KEY` pair a line, `#`
-/// comments and blank lines skipped. `origin` names the file in messages (never a secret).
-pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<(String, Zeroizing<String>)>> {
+pub use access::{Mode, Scope};
+
+/// One line of the credentials file: an access key pair and the buckets it may use.
+#[derive(Clone, Debug)]
+pub struct Credential {
+    /// The access key id.
+    pub id: String,
+    /// Its secret.
+    pub secret: Zeroizing<String>,
+    /// The buckets it may use, and how (every bucket when the line names none).
+    pub scope: Scope,
+}
+
+/// Reads a credentials file's text: one `ACCESS_KEY_ID SECRET_ACCESS_KEY [BUCKET[:ro|:wo]]…`
+/// line a key, `#` comments and blank lines skipped. `origin` names the file in messages (never
+/// a secret).
+pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<Credential>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -71,10 +86,23 @@ pub fn parse_credentials(text: &str, origin: &str) -> Result<Vec<(String, Zeroiz
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
         match fields.as_slice() {
-            [id, secret] => out.push((id.to_string(), Zeroizing::new(secret.to_string()))),
+            [id, secret, buckets @ ..] => {
+                let scope = Scope::parse(buckets).map_err(|e| {
+                    Error::InvalidOption(format!(
+                        "{origin} line {}: {e} (after the key pair, each field is a bucket the key \
+                         may use: BUCKET, BUCKET:ro, BUCKET:wo, or * for every other bucket)",
+                        i + 1
+                    ))
+                })?;
+                out.push(Credential {
+                    id: id.to_string(),
+                    secret: Zeroizing::new(secret.to_string()),
+                    scope,
+                });
+            }
             _ => {
                 return Err(Error::InvalidOption(format!(
-                    "{origin} line {}: expected ACCESS_KEY_ID SECRET_ACCESS_KEY (two fields separated by spaces), found {} field(s)",
+                    "{origin} line {}: expected ACCESS_KEY_ID SECRET_ACCESS_KEY (two fields separated by spaces, then the buckets it may use, if any), found {} field(s)",
                     i + 1,
                     fields.len()
                 )))
@@ -209,13 +237,22 @@ fn build_service(config: Config, backend: backend::Backend) -> s3s::service::S3S
         slots: Arc::new(tokio::sync::Semaphore::new(slots as usize)),
         max_slots: slots,
         uploads: Mutex::new(HashMap::new()),
+        scopes: Default::default(),
     };
     let mut auth = SimpleAuth::new();
-    for (id, secret) in config.credentials {
-        auth.register(id, secret.as_str().into());
+    let mut scopes = HashMap::new();
+    for c in config.credentials {
+        auth.register(c.id.clone(), c.secret.as_str().into());
+        scopes.insert(c.id, c.scope);
     }
+    let scopes = access::Scopes(Arc::new(scopes));
+    let gateway = service::Gateway {
+        scopes: scopes.clone(),
+        ..gateway
+    };
     let mut builder = S3ServiceBuilder::new(gateway);
     builder.set_auth(auth);
+    builder.set_access(scopes);
     builder.build()
 }
 
@@ -328,14 +365,27 @@ mod tests {
 
     #[test]
     fn credentials_are_pairs_a_line() {
-        let c = parse_credentials("# team\nAKID1 s3cr3t\n\n  AKID2\tother  \n", "creds").unwrap();
-        let ids: Vec<&str> = c.iter().map(|(id, _)| id.as_str()).collect();
+        let c = parse_credentials(
+            "# team\nAKID1 s3cr3t\n\n  AKID2\tother  backups:wo *:ro\n",
+            "creds",
+        )
+        .unwrap();
+        let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["AKID1", "AKID2"]);
-        assert_eq!(c[1].1.as_str(), "other");
-        let e = parse_credentials("AKID1 a b\n", "creds")
+        assert_eq!(c[1].secret.as_str(), "other");
+        assert_eq!(c[0].scope, Scope(None));
+        assert!(c[1].scope.may("backups", true) && !c[1].scope.may("backups", false));
+        let e = parse_credentials("AKID1\n", "creds")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("creds line 1") && e.contains("3 field"), "{e}");
+        assert!(e.contains("creds line 1") && e.contains("1 field"), "{e}");
+        let e = parse_credentials("AKID1 a b:rx\n", "creds")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("creds line 1") && e.contains(":ro, :wo or :rw"),
+            "{e}"
+        );
         assert!(parse_credentials("# nothing\n", "creds").is_err());
     }
 

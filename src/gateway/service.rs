@@ -35,6 +35,8 @@ pub struct Gateway {
     pub(super) slots: Arc<Semaphore>,
     pub(super) max_slots: u32,
     pub(super) uploads: Mutex<HashMap<String, Arc<Upload>>>,
+    /// The buckets each key may use (`access.rs`): a listing shows a key only its own.
+    pub(super) scopes: super::access::Scopes,
 }
 
 /// An identity loader that never asks: an encrypted SSH key was refused at start.
@@ -146,13 +148,15 @@ pub(super) fn identity_refs(ids: &[AgeIdentity]) -> Vec<&dyn Identity> {
 impl S3 for Gateway {
     async fn list_buckets(
         &self,
-        _req: S3Request<ListBucketsInput>,
+        req: S3Request<ListBucketsInput>,
     ) -> S3Result<S3Response<ListBucketsOutput>> {
+        let creds = req.credentials.as_ref();
         let buckets = self
             .backend
             .buckets()
             .await?
             .into_iter()
+            .filter(|(name, _)| self.scopes.lists(creds, name))
             .map(|(name, made)| Bucket {
                 name: Some(name),
                 // S3 always gives one, and clients rely on it (the aws CLI's `s3 ls` fails

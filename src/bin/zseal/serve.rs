@@ -54,7 +54,9 @@ pub struct S3Args {
     /// it the gateway is write-only; repeatable
     #[arg(short, long = "identity", value_name = "FILE")]
     identity: Vec<PathBuf>,
-    /// ACCESS_KEY_ID SECRET_ACCESS_KEY pairs, one a line: every request must be signed with one
+    /// ACCESS_KEY_ID SECRET_ACCESS_KEY pairs, one a line: every request must be signed with one;
+    /// after a pair, the buckets its key may use (BUCKET, BUCKET:ro, BUCKET:wo, * for the rest;
+    /// none: every bucket)
     #[arg(long, value_name = "FILE")]
     credentials: PathBuf,
     /// Compression: zstd[:LEVEL], lz4, gzip[:LEVEL] or none
