@@ -943,3 +943,52 @@ def test_rclone_copies_up_and_down_and_checks_sizes(gateway, zseal_bin, keys, tm
     for rel in ["a.txt", "sub/big.bin"]:
         assert (back / rel).read_bytes() == (src / rel).read_bytes(), rel
         assert decrypt(zseal_bin, keys[0], gateway.root / "rcl" / "tree" / rel) == (src / rel).read_bytes()
+
+
+def test_the_quick_start_runs_as_typed(zseal_bin, tmp_path):
+    """GATEWAY.md's quick start, its two ```sh blocks run by bash as written (issue 56 §6),
+    with `zseal` and `aws` on PATH and port 9000 replaced by a free one."""
+    aws = Path(sys.executable).parent / "aws"
+    if not aws.exists():
+        if os.environ.get("ZSEAL_REQUIRE_PEERS"):
+            pytest.fail("the aws CLI is not installed (python/requirements-test.txt: awscli)")
+        pytest.skip("the aws CLI is not installed")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "GATEWAY.md").read_text()
+    start = doc[doc.index("## Quick start"):doc.index("## What it is")]
+    blocks = re.findall(r"```sh\n(.*?)```", start, re.S)
+    assert len(blocks) == 2, blocks
+    port = socket_port()
+    server, client = (b.replace("9000", str(port)) for b in blocks)
+    # The server's block ends with `zseal serve`, which runs until stopped: it listens on the
+    # free port, and runs in the background while the client's block runs.
+    *setup, serve = server.strip().splitlines()
+    assert serve.startswith("zseal serve s3 "), serve
+    serve += f" --listen 127.0.0.1:{port}"
+    env = dict(os.environ, PATH=f"{Path(zseal_bin).parent}:{aws.parent}:{os.environ['PATH']}",
+               AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=str(tmp_path / "none"),
+               AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"))
+    (tmp_path / "notes.txt").write_text("what the backup holds\n")
+    subprocess.run(["tar", "cf", "backup.tar", "notes.txt"], cwd=tmp_path, check=True)
+    subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(setup)], cwd=tmp_path, env=env, check=True)
+    log = open(tmp_path / "serve.log", "w")
+    proc = subprocess.Popen(["bash", "-c", "exec " + serve], cwd=tmp_path, env=env, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while "listening on" not in (tmp_path / "serve.log").read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.05)
+        out = subprocess.run(["bash", "-euo", "pipefail", "-c", client], cwd=tmp_path, env=env,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip().splitlines()[-1] == "notes.txt", out.stdout
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def socket_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
