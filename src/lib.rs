@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod alloc;
+pub mod archive;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod codec;

@@ -7,6 +7,7 @@
 mod common;
 
 mod aead_peer;
+mod archive;
 mod crypt4gh;
 mod fast_paths;
 mod insertions;
