@@ -9,6 +9,7 @@ mod crypt4gh;
 mod docs;
 mod fixtures;
 mod habits;
+mod ls;
 mod outputs;
 mod records;
 mod serve;

@@ -20,6 +20,7 @@ mod hash;
 mod inspect;
 mod keygen;
 mod keys;
+mod ls;
 mod many;
 mod progress;
 mod rekey;
@@ -127,6 +128,8 @@ enum Command {
     /// Show a container's header without any key (--json for scripts); a file cut short or
     /// with a damaged end shows its header, says what is wrong, and exits 1
     Inspect(inspect::Args),
+    /// List an archive's members (a container whose plaintext is a tar), as `tar t` prints them
+    Ls(ls::Args),
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
     #[command(after_help = bench::EXAMPLES)]
     Bench(bench::Args),
@@ -179,6 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hash(a) => hash::run(a),
         Command::Dict(c) => dict::run(c),
         Command::Inspect(a) => inspect::run(a),
+        Command::Ls(a) => ls::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Serve(c) => serve::run(c),
         Command::Resume(a) => resume::run(a),

@@ -1,0 +1,189 @@
+//! `zseal ls` (FORMAT.md §15, issue 57 §2): an archive's members as GNU `tar t` prints them in a
+//! UTF-8 locale (odd names included), `--json` with each member's fields, and nothing printed
+//! from a damaged container or a plaintext that is not a tar.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use assert_cmd::Command as Cmd;
+use predicates::str::contains;
+
+fn zseal() -> Cmd {
+    Cmd::cargo_bin("zseal").unwrap()
+}
+
+/// A tree with names tar quotes: a backslash, a tab, a newline, a non-ASCII letter.
+fn tree(root: &Path) {
+    for (name, bytes) in [
+        ("plain.txt", &b"plain\n"[..]),
+        ("back\\slash", b"b"),
+        ("tab\there", b"t"),
+        ("new\nline", b"n"),
+        ("caf\u{e9}/na\u{ef}ve.txt", b"accents"),
+        ("empty", b""),
+    ] {
+        let p = root.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("plain.txt", root.join("link")).unwrap();
+}
+
+fn gnu(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Vec<u8> {
+    let mut c = Command::new("tar")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("GNU tar");
+    let mut input = c.stdin.take().unwrap();
+    if let Some(b) = stdin {
+        std::io::Write::write_all(&mut input, b).unwrap();
+    }
+    drop(input);
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn ls_prints_what_tar_t_prints() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    tree(&root);
+    let (key, recipient) = crate::common::keygen_file(d.path(), "me.key");
+    for format in ["pax", "gnu"] {
+        let tar = gnu(
+            &[
+                "--sort=name",
+                &format!("--format={format}"),
+                "-cf",
+                "-",
+                ".",
+            ],
+            &root,
+            None,
+        );
+        let sealed = d.path().join(format!("{format}.tar.zseal"));
+        zseal()
+            .args(["encrypt", "-q", "-r", &recipient, "-o"])
+            .arg(&sealed)
+            .write_stdin(tar.clone())
+            .assert()
+            .success();
+        let want = gnu(&["-tf", "-"], d.path(), Some(&tar));
+        // Whether this machine's tar has a UTF-8 locale decides how it prints é: zseal prints it
+        // as one does.
+        if !String::from_utf8_lossy(&want).contains("caf\u{e9}") {
+            eprintln!("no C.UTF-8 locale here: tar t prints é escaped; comparing the rest");
+        }
+        let out = zseal()
+            .arg("ls")
+            .arg(&sealed)
+            .arg("-i")
+            .arg(&key)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = String::from_utf8(out.stdout).unwrap();
+        let want = String::from_utf8_lossy(&want).to_string();
+        match want.contains("caf\u{e9}") {
+            true => assert_eq!(got, want, "{format}"),
+            false => assert_eq!(
+                got.lines().filter(|l| l.is_ascii()).collect::<Vec<_>>(),
+                want.lines()
+                    .filter(|l| !l.contains("caf"))
+                    .collect::<Vec<_>>(),
+                "{format}"
+            ),
+        }
+        let json = zseal()
+            .args(["ls", "--json", "-i"])
+            .arg(&key)
+            .arg(&sealed)
+            .output()
+            .unwrap();
+        assert!(json.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let by = |p: &str| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["path"] == p)
+                .unwrap_or_else(|| panic!("{format}: {p}"))
+                .clone()
+        };
+        let plain = by("./plain.txt");
+        assert_eq!(
+            (plain["type"].as_str(), plain["size"].as_u64()),
+            (Some("file"), Some(6))
+        );
+        assert_eq!(by("./link")["link"], "plain.txt");
+        assert_eq!(by("./link")["type"], "symlink");
+        assert_eq!(by("./empty")["size"], 0);
+        assert_eq!(by("./caf\u{e9}/")["type"], "directory");
+        assert_eq!(by("./new\nline")["size"], 1);
+    }
+}
+
+#[test]
+fn ls_of_a_damaged_container_or_of_no_tar_prints_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    tree(&root);
+    let (key, recipient) = crate::common::keygen_file(d.path(), "me.key");
+    let tar = gnu(&["--format=pax", "-cf", "-", "."], &root, None);
+    let sealed = d.path().join("a.tar.zseal");
+    zseal()
+        .args([
+            "encrypt",
+            "-q",
+            "--chunk-size",
+            "4K",
+            "-r",
+            &recipient,
+            "-o",
+        ])
+        .arg(&sealed)
+        .write_stdin(tar)
+        .assert()
+        .success();
+    // A byte of the last chunk changed: the list would be whole, and is not printed.
+    let mut bytes = std::fs::read(&sealed).unwrap();
+    let at = bytes.len() - 400;
+    bytes[at] ^= 1;
+    let damaged = d.path().join("damaged.zseal");
+    std::fs::write(&damaged, &bytes).unwrap();
+    zseal()
+        .args(["ls", "-i"])
+        .arg(&key)
+        .arg(&damaged)
+        .assert()
+        .failure()
+        .stdout("");
+    // A container of something else.
+    let other = d.path().join("other.zseal");
+    zseal()
+        .args(["encrypt", "-q", "-r", &recipient, "-o"])
+        .arg(&other)
+        .write_stdin(crate::common::noise(10_000, 4))
+        .assert()
+        .success();
+    zseal()
+        .args(["ls", "-i"])
+        .arg(&key)
+        .arg(&other)
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(contains("not a tar archive"));
+}
