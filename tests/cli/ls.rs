@@ -28,6 +28,16 @@ fn tree(root: &Path) {
     }
     #[cfg(unix)]
     std::os::unix::fs::symlink("plain.txt", root.join("link")).unwrap();
+    // A hard link, and sizes that widen tar tv's owner/size column as it goes.
+    std::fs::hard_link(root.join("plain.txt"), root.join("z-hard")).unwrap();
+    std::fs::write(root.join("z-big"), vec![7u8; 12_345_678]).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let exe = root.join("z-setuid");
+        std::fs::write(&exe, b"#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o4754)).unwrap();
+    }
 }
 
 fn gnu(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Vec<u8> {
@@ -104,6 +114,34 @@ fn ls_prints_what_tar_t_prints() {
                     .collect::<Vec<_>>(),
                 "{format}"
             ),
+        }
+        // --long is tar tv, in the same time zone.
+        let want_long = {
+            let mut c = Command::new("tar")
+                .args(["-tvf", "-"])
+                .env("LC_ALL", "C.UTF-8")
+                .env("TZ", "UTC")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(&mut c.stdin.take().unwrap(), &tar).unwrap();
+            String::from_utf8_lossy(&c.wait_with_output().unwrap().stdout).to_string()
+        };
+        let long = zseal()
+            .args(["ls", "-l", "-i"])
+            .arg(&key)
+            .arg(&sealed)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert!(long.status.success());
+        if want.contains("caf\u{e9}") {
+            assert_eq!(
+                String::from_utf8(long.stdout).unwrap(),
+                want_long,
+                "{format}"
+            );
         }
         let json = zseal()
             .args(["ls", "--json", "-i"])

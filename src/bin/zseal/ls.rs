@@ -16,8 +16,11 @@ pub struct Args {
     /// Archive to list; absent or `-` reads stdin
     input: Option<PathBuf>,
     /// One JSON object a member (path, type, size, mode, mtime, link, owner, group), in an array
-    #[arg(long)]
+    #[arg(long, conflicts_with = "long")]
     json: bool,
+    /// As `tar tv` prints them: mode, owner/group, size, date (local time), name, link
+    #[arg(short, long)]
+    long: bool,
     /// Read the passphrase from the first line of FILE (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
@@ -54,13 +57,94 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         false => {
+            let mut long = Long { width: 19 };
             for m in &index.members {
-                writeln!(out, "{}", tar_quoted(&m.path))?;
+                match a.long {
+                    true => writeln!(out, "{}", long.line(m))?,
+                    false => writeln!(out, "{}", tar_quoted(&m.path))?,
+                }
             }
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// Lines as `tar tv` prints them (GNU tar's `simple_print_header`): the owner/group and size
+/// column right-aligned to a width that starts at 19 and only grows, as tar's does.
+struct Long {
+    width: usize,
+}
+
+impl Long {
+    fn line(&mut self, m: &zseal::archive::Member) -> String {
+        use zseal::archive::MemberType as T;
+        let name = |n: &[u8], id: u32| match n.is_empty() {
+            true => id.to_string(),
+            false => String::from_utf8_lossy(n).into_owned(),
+        };
+        let (user, group) = (name(&m.uname, m.uid), name(&m.gname, m.gid));
+        let size = m.size.to_string();
+        let pad = user.len() + 1 + group.len() + 1 + size.len();
+        self.width = self.width.max(pad);
+        let date = chrono::DateTime::from_timestamp(m.mtime.0, 0)
+            .map(|t| {
+                t.with_timezone(&chrono::Local)
+                    .format("%Y-%m-%d %H:%M")
+                    .to_string()
+            })
+            .unwrap_or_else(|| m.mtime.0.to_string());
+        let mut line = format!(
+            "{} {user}/{group} {size:>w$} {date:<16} {}",
+            mode_string(m),
+            tar_quoted(&m.path),
+            w = self.width - pad + size.len(),
+        );
+        match m.kind {
+            T::Symlink => line.push_str(&format!(" -> {}", tar_quoted(&m.link))),
+            T::HardLink => line.push_str(&format!(" link to {}", tar_quoted(&m.link))),
+            _ => {}
+        }
+        line
+    }
+}
+
+/// The ten characters of `ls -l`'s mode column, as tar prints them (`h` for a hard link).
+fn mode_string(m: &zseal::archive::Member) -> String {
+    use zseal::archive::MemberType as T;
+    let kind = match m.kind {
+        T::File | T::Other => '-',
+        T::HardLink => 'h',
+        T::Symlink => 'l',
+        T::CharDevice => 'c',
+        T::BlockDevice => 'b',
+        T::Directory => 'd',
+        T::Fifo => 'p',
+    };
+    let bit = |mask: u32, c: char| if m.mode & mask != 0 { c } else { '-' };
+    let exec = |x: u32, special: u32, on: char, off: char| match (
+        m.mode & x != 0,
+        m.mode & special != 0,
+    ) {
+        (true, true) => on,
+        (false, true) => off,
+        (true, false) => 'x',
+        (false, false) => '-',
+    };
+    [
+        kind,
+        bit(0o400, 'r'),
+        bit(0o200, 'w'),
+        exec(0o100, 0o4000, 's', 'S'),
+        bit(0o040, 'r'),
+        bit(0o020, 'w'),
+        exec(0o010, 0o2000, 's', 'S'),
+        bit(0o004, 'r'),
+        bit(0o002, 'w'),
+        exec(0o001, 0o1000, 't', 'T'),
+    ]
+    .iter()
+    .collect()
 }
 
 /// A member as `--json` prints it.
