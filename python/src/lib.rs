@@ -11,6 +11,7 @@
 static ALLOC: zseal::alloc::HugeForLarge = zseal::alloc::HugeForLarge;
 // One module a job; each imports what the crate root holds (`use crate::*`), and the root
 // gathers their items back, so that they call each other as they did in one file.
+mod archive;
 mod errors;
 mod files;
 mod keys;
@@ -66,6 +67,7 @@ fn _zseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfers::upload, m)?)?;
     m.add_function(wrap_pyfunction!(transfers::pending, m)?)?;
     m.add_function(wrap_pyfunction!(transfers::abort, m)?)?;
+    m.add_function(wrap_pyfunction!(archive::archive_members, m)?)?;
     m.add_class::<split::SplitSeal>()?;
     m.add_class::<split::SharedUpload>()?;
     m.add_function(wrap_pyfunction!(split::seal_range, m)?)?;

@@ -43,6 +43,7 @@ from ._zseal import (
     upload,
     verify,
 )
+from .archive import Archive
 from .errors import (
     IntegrityError,
     MissingDictionaryError,
@@ -72,6 +73,7 @@ __all__ = [
     "download",
     "pending",
     "abort",
+    "Archive",
     "RecordKey",
     "RecordSealer",
     "RecordOpener",

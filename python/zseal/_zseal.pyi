@@ -96,6 +96,11 @@ def download(
     authenticated (said in the exception's note), and resume=True fetches only the rest. dst
     appears only when all of it verified. Returns the whole-plaintext digest, or None."""
 
+def archive_members(file: Any, *, threads: int | None = None, **keys: Any) -> list[dict[str, Any]]:
+    """The members of a container whose plaintext is a tar (what zseal.Archive lists), each
+    with its data offset; the whole tar is read once, and the list given once the container's
+    end authenticated."""
+
 def pending() -> list[dict[str, Any]]:
     """The pending uploads and downloads of this user, as `zseal resume --list` shows them: each
     a dict with "kind" ("upload" or "download") and "url"; an upload's "source", "parts",

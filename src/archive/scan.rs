@@ -3,7 +3,9 @@
 //! crate's raw entries (pax and GNU long-name blocks come as entries of their own, so the
 //! first block of a member's header set is known; their fields are applied here as tar does).
 
+use std::cell::RefCell;
 use std::io::Read;
+use std::rc::Rc;
 
 use tar::EntryType;
 
@@ -31,9 +33,40 @@ fn not_tar(e: impl std::fmt::Display) -> Error {
     Error::InvalidOption(format!("not a tar archive zseal can index: {e}"))
 }
 
-/// The index of the tar `r` holds, read to its end-of-archive blocks.
+/// The index of the tar `r` holds, read to its end-of-archive blocks. A failure of `r` itself
+/// (a chunk that fails authentication, a lost connection) is that failure, not "not a tar".
 pub fn index_tar<R: Read>(r: R) -> Result<Index> {
-    let mut archive = tar::Archive::new(r);
+    let failed = Rc::new(RefCell::new(None));
+    let mut archive = tar::Archive::new(Watched {
+        inner: r,
+        failed: Rc::clone(&failed),
+    });
+    let scanned = scan(&mut archive);
+    drop(archive);
+    let first = failed.borrow_mut().take();
+    match (scanned, first) {
+        (Err(_), Some(e)) => Err(Error::from(e)),
+        (result, _) => result,
+    }
+}
+
+/// A reader that keeps its first error, which the tar crate would wrap in its own words.
+struct Watched<R> {
+    inner: R,
+    failed: Rc<RefCell<Option<std::io::Error>>>,
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            let told = std::io::Error::new(e.kind(), e.to_string());
+            self.failed.borrow_mut().get_or_insert(e);
+            told
+        })
+    }
+}
+
+fn scan<R: Read>(archive: &mut tar::Archive<R>) -> Result<Index> {
     let entries = archive.entries().map_err(not_tar)?.raw(true);
     let mut members = Vec::new();
     let mut pending = Pending::default();

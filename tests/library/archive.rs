@@ -195,3 +195,27 @@ fn what_is_not_a_tar_is_refused_by_name() {
     let e = index_tar(cut).unwrap_err();
     assert!(e.to_string().contains("not a tar archive"), "{e}");
 }
+
+/// A reader that fails mid-tar (a chunk that fails authentication, a lost connection) fails
+/// the index with its own error, not as "not a tar".
+#[test]
+fn a_failing_reader_is_named_not_taken_for_a_bad_tar() {
+    struct Cut<'a>(&'a [u8]);
+    impl std::io::Read for Cut<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                let e = zseal::Error::ChunkAuth(3);
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let tar = gnu_tar(d.path(), "pax");
+    let e = index_tar(Cut(&tar[..3000])).unwrap_err();
+    assert!(matches!(e, zseal::Error::ChunkAuth(3)), "{e}");
+}
