@@ -29,23 +29,10 @@ pub(crate) fn archive_members<'py>(
         .map_err(|e| to_py(py, &name, e))?;
     let list = PyList::empty(py);
     for m in index.members {
-        use zseal::archive::MemberType as T;
         let d = PyDict::new(py);
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         d.set_item("path", text(&m.path))?;
-        d.set_item(
-            "type",
-            match m.kind {
-                T::File => "file",
-                T::HardLink => "hardlink",
-                T::Symlink => "symlink",
-                T::CharDevice => "chardev",
-                T::BlockDevice => "blockdev",
-                T::Directory => "directory",
-                T::Fifo => "fifo",
-                T::Other => "other",
-            },
-        )?;
+        d.set_item("type", m.kind.name())?;
         d.set_item("size", m.size)?;
         d.set_item("mode", m.mode & 0o7777)?;
         d.set_item("mtime", m.mtime.0)?;

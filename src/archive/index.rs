@@ -37,6 +37,20 @@ pub enum MemberType {
 }
 
 impl MemberType {
+    /// Its name in `zseal ls --json` and Python's `members()`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberType::File => "file",
+            MemberType::HardLink => "hardlink",
+            MemberType::Symlink => "symlink",
+            MemberType::CharDevice => "chardev",
+            MemberType::BlockDevice => "blockdev",
+            MemberType::Directory => "directory",
+            MemberType::Fifo => "fifo",
+            MemberType::Other => "other",
+        }
+    }
+
     fn byte(self) -> u8 {
         match self {
             MemberType::File => 0,

@@ -149,17 +149,7 @@ fn mode_string(m: &zseal::archive::Member) -> String {
 
 /// A member as `--json` prints it.
 fn json_of(m: &zseal::archive::Member) -> serde_json::Value {
-    use zseal::archive::MemberType as T;
-    let kind = match m.kind {
-        T::File => "file",
-        T::HardLink => "hardlink",
-        T::Symlink => "symlink",
-        T::CharDevice => "chardev",
-        T::BlockDevice => "blockdev",
-        T::Directory => "directory",
-        T::Fifo => "fifo",
-        T::Other => "other",
-    };
+    let kind = m.kind.name();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut v = serde_json::json!({
         "path": text(&m.path),
