@@ -7,4 +7,4 @@ pub mod index;
 pub mod scan;
 
 pub use index::{Index, Member, MemberType};
-pub use scan::index_tar;
+pub use scan::{copy_member, index_tar};

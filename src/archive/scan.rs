@@ -208,3 +208,65 @@ fn pax_time(s: &str) -> Result<(i64, u32)> {
     };
     Ok((secs, nanos))
 }
+
+/// Writes the bytes of the regular member `name` (as `tar t` lists it, with or without its
+/// leading `./`) of the tar `r` into `w`, as `tar xO` does, then reads `r` to its end (so that
+/// a container's end is authenticated before the caller commits what was written). A name the
+/// tar does not hold, a directory and a member with no bytes of its own are refused by name.
+pub fn copy_member<R: Read>(r: R, name: &str, w: &mut dyn std::io::Write) -> Result<u64> {
+    let failed = Rc::new(RefCell::new(None));
+    let mut archive = tar::Archive::new(Watched {
+        inner: r,
+        failed: Rc::clone(&failed),
+    });
+    let copied = copy_in(&mut archive, name, w);
+    // The rest, padding and later members, read to the end of the input.
+    let drained = copied.and_then(|n| {
+        std::io::copy(&mut archive.into_inner(), &mut std::io::sink()).map_err(Error::from)?;
+        Ok(n)
+    });
+    let first = failed.borrow_mut().take();
+    match (drained, first) {
+        (Err(_), Some(e)) => Err(Error::from(e)),
+        (result, _) => result,
+    }
+}
+
+fn bare(name: &[u8]) -> &[u8] {
+    let mut n = name;
+    while let Some(rest) = n.strip_prefix(b"./") {
+        n = rest;
+    }
+    n
+}
+
+fn copy_in<R: Read>(
+    archive: &mut tar::Archive<R>,
+    name: &str,
+    w: &mut dyn std::io::Write,
+) -> Result<u64> {
+    let want = bare(name.as_bytes());
+    for entry in archive.entries().map_err(not_tar)? {
+        let mut e = entry.map_err(not_tar)?;
+        let path = e.path_bytes().into_owned();
+        let matches = bare(&path) == want || bare(&path) == [want, b"/"].concat().as_slice();
+        if !matches {
+            continue;
+        }
+        return match e.header().entry_type() {
+            EntryType::Regular | EntryType::Continuous => {
+                // A write error is the output's, not the tar's.
+                Ok(std::io::copy(&mut e, w)?)
+            }
+            EntryType::Directory => Err(Error::InvalidOption(format!(
+                "{name} is a directory of the archive, not a file: `zseal ls` lists its members"
+            ))),
+            t => Err(Error::InvalidOption(format!(
+                "{name} is a {t:?} member of the archive, which has no bytes of its own"
+            ))),
+        };
+    }
+    Err(Error::InvalidOption(format!(
+        "the archive holds no member {name} (`zseal ls` lists them)"
+    )))
+}

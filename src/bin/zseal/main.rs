@@ -10,6 +10,7 @@
 static ALLOC: zseal::alloc::HugeForLarge = zseal::alloc::HugeForLarge;
 
 mod bench;
+mod cat;
 mod common;
 mod decrypt;
 mod dict;
@@ -130,6 +131,8 @@ enum Command {
     Inspect(inspect::Args),
     /// List an archive's members (a container whose plaintext is a tar), as `tar t` prints them
     Ls(ls::Args),
+    /// Write one member of an archive, as `tar xO` does: `zseal cat A.tar.zseal MEMBER`
+    Cat(cat::Args),
     /// Measure stage orders, algorithms, chunk sizes and threads on FILE; recommend a setting
     #[command(after_help = bench::EXAMPLES)]
     Bench(bench::Args),
@@ -183,6 +186,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dict(c) => dict::run(c),
         Command::Inspect(a) => inspect::run(a),
         Command::Ls(a) => ls::run(a),
+        Command::Cat(a) => cat::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Serve(c) => serve::run(c),
         Command::Resume(a) => resume::run(a),
