@@ -63,13 +63,31 @@ fn gnu(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Vec<u8> {
     out.stdout
 }
 
+/// The tree of [`tree`] under `d/tree`, a key in `d/me.key`: (the tree, the key, its recipient).
+fn scene(d: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let root = d.join("tree");
+    std::fs::create_dir(&root).unwrap();
+    tree(&root);
+    let (key, recipient) = crate::common::keygen_file(d, "me.key");
+    (root, key, recipient)
+}
+
+/// `tar` sealed into `d/NAME` for `recipient`, in chunks of 4 KiB.
+fn seal(d: &Path, name: &str, recipient: &str, tar: &[u8]) -> std::path::PathBuf {
+    let sealed = d.join(name);
+    zseal()
+        .args(["encrypt", "-q", "--chunk-size", "4K", "-r", recipient, "-o"])
+        .arg(&sealed)
+        .write_stdin(tar.to_vec())
+        .assert()
+        .success();
+    sealed
+}
+
 #[test]
 fn ls_prints_what_tar_t_prints() {
     let d = tempfile::tempdir().unwrap();
-    let root = d.path().join("tree");
-    std::fs::create_dir(&root).unwrap();
-    tree(&root);
-    let (key, recipient) = crate::common::keygen_file(d.path(), "me.key");
+    let (root, key, recipient) = scene(d.path());
     for format in ["pax", "gnu"] {
         let tar = gnu(
             &[
@@ -82,13 +100,7 @@ fn ls_prints_what_tar_t_prints() {
             &root,
             None,
         );
-        let sealed = d.path().join(format!("{format}.tar.zseal"));
-        zseal()
-            .args(["encrypt", "-q", "-r", &recipient, "-o"])
-            .arg(&sealed)
-            .write_stdin(tar.clone())
-            .assert()
-            .success();
+        let sealed = seal(d.path(), &format!("{format}.tar.zseal"), &recipient, &tar);
         let want = gnu(&["-tf", "-"], d.path(), Some(&tar));
         // Whether this machine's tar has a UTF-8 locale decides how it prints é: zseal prints it
         // as one does.
@@ -179,26 +191,9 @@ fn ls_prints_what_tar_t_prints() {
 #[test]
 fn ls_of_a_damaged_container_or_of_no_tar_prints_nothing() {
     let d = tempfile::tempdir().unwrap();
-    let root = d.path().join("tree");
-    std::fs::create_dir(&root).unwrap();
-    tree(&root);
-    let (key, recipient) = crate::common::keygen_file(d.path(), "me.key");
+    let (root, key, recipient) = scene(d.path());
     let tar = gnu(&["--format=pax", "-cf", "-", "."], &root, None);
-    let sealed = d.path().join("a.tar.zseal");
-    zseal()
-        .args([
-            "encrypt",
-            "-q",
-            "--chunk-size",
-            "4K",
-            "-r",
-            &recipient,
-            "-o",
-        ])
-        .arg(&sealed)
-        .write_stdin(tar)
-        .assert()
-        .success();
+    let sealed = seal(d.path(), "a.tar.zseal", &recipient, &tar);
     // A byte of the last chunk changed: the list would be whole, and is not printed.
     let mut bytes = std::fs::read(&sealed).unwrap();
     let at = bytes.len() - 400;
@@ -235,30 +230,13 @@ fn ls_of_a_damaged_container_or_of_no_tar_prints_nothing() {
 #[test]
 fn cat_writes_one_member_as_tar_xo_does() {
     let d = tempfile::tempdir().unwrap();
-    let root = d.path().join("tree");
-    std::fs::create_dir(&root).unwrap();
-    tree(&root);
-    let (key, recipient) = crate::common::keygen_file(d.path(), "me.key");
+    let (root, key, recipient) = scene(d.path());
     let tar = gnu(
         &["--sort=name", "--format=pax", "-cf", "-", "."],
         &root,
         None,
     );
-    let sealed = d.path().join("a.tar.zseal");
-    zseal()
-        .args([
-            "encrypt",
-            "-q",
-            "--chunk-size",
-            "64K",
-            "-r",
-            &recipient,
-            "-o",
-        ])
-        .arg(&sealed)
-        .write_stdin(tar.clone())
-        .assert()
-        .success();
+    let sealed = seal(d.path(), "a.tar.zseal", &recipient, &tar);
     for name in [
         "./caf\u{e9}/na\u{ef}ve.txt",
         "caf\u{e9}/na\u{ef}ve.txt",

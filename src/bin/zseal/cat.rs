@@ -35,16 +35,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let input = open_input(Some(&a.input))?;
     let what = display_name(Some(&a.input), "standard input");
-    let keys = Unlock {
-        what: &what,
-        passphrase_file: a.passphrase_file.as_deref(),
-        ids: &a.ids,
-        threads: a.threads,
-        raw_age: false,
-        signature: None,
-        crypt4gh_signature: None,
-        signers: Default::default(),
-    };
+    let keys = Unlock::plain(&what, a.passphrase_file.as_deref(), &a.ids, a.threads);
     let mut dec = keys.open(input)?;
     let mut out = Output::create_plaintext(a.output.as_deref(), a.force, Some(&a.input))?;
     zseal::archive::copy_member(&mut dec, &a.member, &mut out)

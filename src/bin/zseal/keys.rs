@@ -71,6 +71,27 @@ pub struct Unlock<'a> {
     pub crypt4gh_signature: Option<&'a Path>,
 }
 
+impl<'a> Unlock<'a> {
+    /// Keys only: no signer, no signature, an age file decompressed (`ls`, `cat`).
+    pub fn plain(
+        what: &'a str,
+        passphrase_file: Option<&'a Path>,
+        ids: &'a Identities,
+        threads: usize,
+    ) -> Self {
+        Unlock {
+            what,
+            passphrase_file,
+            ids,
+            threads,
+            raw_age: false,
+            signers: Default::default(),
+            signature: None,
+            crypt4gh_signature: None,
+        }
+    }
+}
+
 /// Refuses `decrypt --signature SIG` for a file other than a crypt4gh file, saying where its
 /// signatures are.
 fn only_crypt4gh_signs_beside(format: zseal::Format, what: &str, sig: &Path) -> anyhow::Result<()> {

@@ -34,16 +34,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let input = open_input(a.input.as_deref())?;
     let what = display_name(a.input.as_deref(), "standard input");
-    let keys = Unlock {
-        what: &what,
-        passphrase_file: a.passphrase_file.as_deref(),
-        ids: &a.ids,
-        threads: a.threads,
-        raw_age: false,
-        signature: None,
-        crypt4gh_signature: None,
-        signers: Default::default(),
-    };
+    let keys = Unlock::plain(&what, a.passphrase_file.as_deref(), &a.ids, a.threads);
     let mut dec = keys.open(input)?;
     let index = zseal::archive::index_tar(&mut dec).with_context(|| format!("listing {what}"))?;
     // The rest (the tar's padding to its record size) is read too: nothing is printed before
