@@ -295,11 +295,21 @@ impl Cutter {
             first_chunk: self.part_first_chunk,
             body_lens: to_hex(&self.part_lens),
             plain_blake3,
-            sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
+            sealed_blake3: self.sealed_hash(),
             levels: String::new(),
             end: false,
             pieces: to_hex(&self.part_pieces),
         })
+    }
+
+    /// BLAKE3 of the part being sent, hex: what the byte-for-byte rule of a rotation (and of a
+    /// version-1 journal) compares a part sent again with. A pieced part is never compared (a
+    /// part sent again holds new pieces), so its bytes are not hashed a second time.
+    fn sealed_hash(&self) -> String {
+        match self.pieced {
+            true => String::new(),
+            false => blake3::hash(&self.buf).to_hex().to_string(),
+        }
     }
 
     /// The log's entry for the part being sent: the journal's `record` of a part of frames; a
@@ -313,7 +323,7 @@ impl Cutter {
                 len: self.buf.len() as u64,
                 first_chunk: self.part_first_chunk,
                 body_lens: to_hex(&self.part_lens),
-                sealed_blake3: blake3::hash(&self.buf).to_hex().to_string(),
+                sealed_blake3: self.sealed_hash(),
                 end: true,
                 pieces: to_hex(&self.part_pieces),
                 ..PartRecord::default()
