@@ -420,6 +420,35 @@ impl Write for Cutter {
     }
 }
 
+/// The number of a run's first part, after the kept parts (the first number after them is
+/// `after_kept`) and what the log says was `sent`. Past every number a run of the job may have sent (the
+/// log's): a part sent again under a number an earlier run used holds other pieces, and a
+/// request of that run still on its way (through a proxy that holds whole requests, or one the
+/// store had not answered when the connection died) could land after this run's and replace it,
+/// so that the completion would name an ETag the store no longer has. S3 and GCS take any
+/// ascending numbers up to 10,000; where skipping would not leave room for the rest of the file
+/// (a file planned near the limit, resumed many times), numbering goes on after the kept parts.
+pub(super) fn first_number(
+    after_kept: u32,
+    sent: &[PartRecord],
+    (len, sealed): (u64, u64),
+    part_size: u64,
+) -> u32 {
+    let fresh = (sent.iter().map(|p| p.number + 1))
+        .max()
+        .unwrap_or(0)
+        .max(after_kept);
+    // Parts hold at least `part_size` bytes but the last: a bound, with room for padding.
+    let left = (len.saturating_sub(sealed) * 13 / 10).div_ceil(part_size.max(1)) + 2;
+    match u64::from(fresh) + left <= MAX_PART_NUMBER {
+        true => fresh,
+        false => after_kept,
+    }
+}
+
+/// S3's and GCS's largest part number.
+const MAX_PART_NUMBER: u64 = 10_000;
+
 /// The first 16 hex digits of a BLAKE3, for a message.
 fn short(hex: &str) -> &str {
     hex.get(..16).unwrap_or(hex)
@@ -466,4 +495,34 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
 #[cfg(windows)]
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `first_number` after the parts `kept` (their numbers), with `sent` logged.
+    fn first(kept: &[u32], sent: &[u32], plan: (u64, u64), part_size: u64) -> u32 {
+        let sent: Vec<PartRecord> = (sent.iter())
+            .map(|&number| PartRecord {
+                number,
+                ..PartRecord::default()
+            })
+            .collect();
+        first_number(kept.last().map_or(0, |n| *n) + 1, &sent, plan, part_size)
+    }
+
+    /// A resumed run numbers its parts past every number a run may have sent, so that a late
+    /// request of an earlier run never replaces one of its parts; near S3's 10,000 it goes on
+    /// after the kept parts instead.
+    #[test]
+    fn a_resumed_run_numbers_its_parts_past_every_number_sent() {
+        const M: u64 = 1 << 20;
+        assert_eq!(first(&[], &[], (100 * M, 0), 5 * M), 1);
+        assert_eq!(first(&[1, 2], &[1, 2, 3, 4], (100 * M, 10 * M), 5 * M), 5);
+        assert_eq!(first(&[1, 2, 7], &[1, 2, 3, 7], (100 * M, 0), 5 * M), 8);
+        // 9,990 numbers used and 20 parts left: no room past them.
+        let sent: Vec<u32> = (1..=9990).collect();
+        assert_eq!(first(&[1, 2], &sent, (100 * M, 0), 5 * M), 3);
+    }
 }

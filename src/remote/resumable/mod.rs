@@ -26,6 +26,7 @@ use self::check::Refusal;
 use self::cutter::{Cutter, Plain};
 use self::pending::pending_error;
 pub use self::pending::{abort_pending, pending_upload, pending_uploads, Ended, PendingUpload};
+pub use self::record::recipients_id;
 use self::record::{from_hex, options_text, source_id, Origin, PartRecord, Record};
 pub use self::rotate::RotateJob;
 use super::upload::Upload;
@@ -319,20 +320,6 @@ impl Remote {
     }
 }
 
-/// Who a header is for, as a journal compares it (`SealJob::recipients_id`): `passphrase`
-/// without recipients, else the BLAKE3 of the recipients' texts, sorted, one per line. The
-/// command line and Python compute it alike, so that either resumes the other's upload.
-pub fn recipients_id<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
-    let mut texts: Vec<&str> = texts.into_iter().collect();
-    if texts.is_empty() {
-        return "passphrase".into();
-    }
-    texts.sort_unstable();
-    blake3::hash(texts.join("\n").as_bytes())
-        .to_hex()
-        .to_string()
-}
-
 /// How a run ended, short of an error that leaves the job pending.
 enum Sent {
     Done(UploadDone),
@@ -385,7 +372,13 @@ fn send(
     let len = rec.source.size;
     let first_chunk: u64 = start.kept.iter().map(|k| k.body_lens.len() as u64).sum();
     let part_size = rec.part_size;
-    let first_number = first_number(&start, (len, first_chunk * chunk_size), part_size);
+    let after_kept = start.done.last().map_or(0, |(n, _)| *n as u32) + 1;
+    let first_number = cutter::first_number(
+        after_kept,
+        &start.sent,
+        (len, first_chunk * chunk_size),
+        part_size,
+    );
     let parts_kept = start.done.len();
     let plan = AdaptPlan {
         bounds: job.opts.adapt,
@@ -451,30 +444,6 @@ fn send(
         digest,
     )))
 }
-
-/// The number of this run's first part. Past every number a run of the job may have sent (the
-/// log's): a part sent again under a number an earlier run used holds other pieces, and a
-/// request of that run still on its way (through a proxy that holds whole requests, or one the
-/// store had not answered when the connection died) could land after this run's and replace it,
-/// so that the completion would name an ETag the store no longer has. S3 and GCS take any
-/// ascending numbers up to 10,000; where skipping would not leave room for the rest of the file
-/// (a file planned near the limit, resumed many times), numbering goes on after the kept parts.
-fn first_number(start: &Start, (len, sealed): (u64, u64), part_size: u64) -> u32 {
-    let after_kept = start.done.last().map_or(0, |(n, _)| *n as u32) + 1;
-    let fresh = (start.sent.iter().map(|p| p.number + 1))
-        .max()
-        .unwrap_or(0)
-        .max(after_kept);
-    // Parts hold at least `part_size` bytes but the last: a bound, with room for padding.
-    let left = (len.saturating_sub(sealed) * 13 / 10).div_ceil(part_size.max(1)) + 2;
-    match u64::from(fresh) + left <= MAX_PART_NUMBER {
-        true => fresh,
-        false => after_kept,
-    }
-}
-
-/// S3's and GCS's largest part number.
-const MAX_PART_NUMBER: u64 = 10_000;
 
 /// Seals the file from chunk `first` into `shared` as a run of pieces of about a quarter of a
 /// part each (FORMAT.md §14.6), then the container's end after the `kept` pieces; the digest
@@ -628,50 +597,4 @@ fn kept_error(e: io::Error, rec: &Record) -> io::Error {
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn start(kept: &[usize], sent: &[u32]) -> Start {
-        Start {
-            done: (kept.iter())
-                .map(|&n| {
-                    let id = PartId {
-                        content_id: format!("e{n}"),
-                    };
-                    (n, id)
-                })
-                .collect(),
-            kept: Vec::new(),
-            lead: None,
-            sent: (sent.iter())
-                .map(|&number| PartRecord {
-                    number,
-                    ..PartRecord::default()
-                })
-                .collect(),
-        }
-    }
-
-    /// A resumed run numbers its parts past every number a run may have sent, so that a late
-    /// request of an earlier run never replaces one of its parts; near S3's 10,000 it goes on
-    /// after the kept parts instead.
-    #[test]
-    fn a_resumed_run_numbers_its_parts_past_every_number_sent() {
-        const M: u64 = 1 << 20;
-        assert_eq!(first_number(&start(&[], &[]), (100 * M, 0), 5 * M), 1);
-        assert_eq!(
-            first_number(&start(&[1, 2], &[1, 2, 3, 4]), (100 * M, 10 * M), 5 * M),
-            5
-        );
-        assert_eq!(
-            first_number(&start(&[1, 2, 7], &[1, 2, 3, 7]), (100 * M, 0), 5 * M),
-            8
-        );
-        // 9,990 numbers used and 20 parts left: no room past them.
-        let sent: Vec<u32> = (1..=9990).collect();
-        assert_eq!(first_number(&start(&[1, 2], &sent), (100 * M, 0), 5 * M), 3);
-    }
 }

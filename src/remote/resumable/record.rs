@@ -10,6 +10,20 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::resume::journal::{self, Kind};
 
+/// Who a header is for, as a journal compares it (`SealJob::recipients_id`): `passphrase`
+/// without recipients, else the BLAKE3 of the recipients' texts, sorted, one per line. The
+/// command line and Python compute it alike, so that either resumes the other's upload.
+pub fn recipients_id<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut texts: Vec<&str> = texts.into_iter().collect();
+    if texts.is_empty() {
+        return "passphrase".into();
+    }
+    texts.sort_unstable();
+    blake3::hash(texts.join("\n").as_bytes())
+        .to_hex()
+        .to_string()
+}
+
 /// The journal's layout version; another one is refused.
 pub(super) const VERSION: u32 = 1;
 
